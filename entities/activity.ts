@@ -1,0 +1,111 @@
+import { Column, Entity, Index, Unique } from 'typeorm';
+import { BaseEntityWithId } from './base';
+
+/** Change events and health rows (design.md section 8). `seq` orders the feed for cursors. */
+@Entity('events')
+@Index('ix_events_tenant_seq', ['tenantId', 'seq'])
+@Unique('uq_events_dedupe', ['tenantId', 'dedupeKey'])
+export class EventRecord extends BaseEntityWithId {
+  @Column({ type: 'bigint', generated: 'increment' })
+  seq!: string;
+  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ name: 'connection_id', type: 'uuid', nullable: true }) connectionId!: string | null;
+  /** ticket.created, device.updated, health, sandbox_reset ... */
+  @Column({ type: 'text' }) kind!: string;
+  /** Health rows: attention_needed | resolved. */
+  @Column({ type: 'text', nullable: true }) type!: string | null;
+  /** Unique per tenant: a retried sync never writes the same event twice. */
+  @Column({ name: 'dedupe_key', type: 'text' }) dedupeKey!: string;
+  @Column({ name: 'occurred_at', type: 'timestamptz' }) occurredAt!: Date;
+  @Column({ type: 'text', nullable: true }) actor!: string | null;
+  @Column({ type: 'text', nullable: true }) summary!: string | null;
+  @Column({ name: 'subject_ref', type: 'text', nullable: true }) subjectRef!: string | null;
+  @Column({ name: 'incident_id', type: 'text', nullable: true }) incidentId!: string | null;
+  @Column({ name: 'canonical_ticket_id', type: 'uuid', nullable: true }) canonicalTicketId!: string | null;
+  @Column({ name: 'canonical_device_id', type: 'uuid', nullable: true }) canonicalDeviceId!: string | null;
+  @Column({ name: 'canonical_company_id', type: 'uuid', nullable: true }) canonicalCompanyId!: string | null;
+  @Column({ name: 'previous_status', type: 'text', nullable: true }) previousStatus!: string | null;
+  @Column({ name: 'new_status', type: 'text', nullable: true }) newStatus!: string | null;
+  @Column({ type: 'text', nullable: true }) vendor!: string | null;
+  @Column({ name: 'vendor_id', type: 'text', nullable: true }) vendorId!: string | null;
+  @Column({ name: 'vendor_url', type: 'text', nullable: true }) vendorUrl!: string | null;
+  @Column({ type: 'jsonb', default: () => `'{}'` }) detail!: Record<string, unknown>;
+}
+
+@Entity('audit_entries')
+@Index('ix_audit_tenant_id', ['tenantId', 'id'])
+export class AuditEntry extends BaseEntityWithId {
+  @Column({ type: 'bigint', generated: 'increment' })
+  seq!: string;
+  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ name: 'isv_id', type: 'uuid', nullable: true }) isvId!: string | null;
+  /** e.g. sync.completed, sync.failed, ticket.create.commit, ticket.create.refused */
+  @Column({ type: 'text' }) action!: string;
+  @Column({ type: 'text' }) outcome!: 'ok' | 'refused' | 'failed';
+  @Column({ name: 'connection_id', type: 'uuid', nullable: true }) connectionId!: string | null;
+  @Column({ name: 'subject_ref', type: 'text', nullable: true }) subjectRef!: string | null;
+  @Column({ type: 'jsonb', default: () => `'{}'` }) detail!: Record<string, unknown>;
+}
+
+/** Idempotency reservations: the unique constraint is what makes a commit happen once. */
+@Entity('idempotency_records')
+@Unique('uq_idempotency_scope_key', ['isvId', 'tenantId', 'operation', 'key'])
+export class IdempotencyRecord extends BaseEntityWithId {
+  @Column({ name: 'isv_id', type: 'uuid' }) isvId!: string;
+  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ type: 'text' }) operation!: string;
+  @Column({ type: 'text' }) key!: string;
+  @Column({ name: 'request_hash', type: 'text' }) requestHash!: string;
+  @Column({ type: 'text', default: 'in_progress' }) state!: 'in_progress' | 'completed' | 'failed';
+  @Column({ name: 'response_status', type: 'integer', nullable: true }) responseStatus!: number | null;
+  @Column({ name: 'response_body', type: 'jsonb', nullable: true }) responseBody!: Record<string, unknown> | null;
+  @Column({ name: 'expires_at', type: 'timestamptz' }) expiresAt!: Date;
+}
+
+/** Tickets created through the service; only these take write-back and time. */
+@Entity('ticket_links')
+@Unique('uq_ticket_links_ref', ['tenantId', 'connectionId', 'ticketRef'])
+export class TicketLink extends BaseEntityWithId {
+  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ name: 'connection_id', type: 'uuid' }) connectionId!: string;
+  @Column({ name: 'isv_id', type: 'uuid' }) isvId!: string;
+  /** PSA ticket id (the ticket's source_id). */
+  @Column({ name: 'ticket_ref', type: 'text' }) ticketRef!: string;
+  @Column({ name: 'finding_id', type: 'text', nullable: true }) findingId!: string | null;
+  @Column({ type: 'text', default: 'service_ticket' }) target!: string;
+}
+
+/** Per-tenant, per-ISV write-back target overrides. */
+@Entity('routing_configs')
+@Unique('uq_routing_tenant_isv', ['tenantId', 'isvId'])
+export class RoutingConfig extends BaseEntityWithId {
+  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ name: 'isv_id', type: 'uuid' }) isvId!: string;
+  @Column({ type: 'jsonb', default: () => `'{}'` }) overrides!: Record<string, string>;
+}
+
+@Entity('webhooks')
+@Index('ix_webhooks_tenant', ['tenantId'])
+export class Webhook extends BaseEntityWithId {
+  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ name: 'isv_id', type: 'uuid' }) isvId!: string;
+  @Column({ type: 'text' }) url!: string;
+  /** The signing secret, encrypted with the service key (it must be recoverable to sign). */
+  @Column({ name: 'secret_encrypted', type: 'text' }) secretEncrypted!: string;
+  @Column({ type: 'boolean', default: true }) enabled!: boolean;
+  @Column({ name: 'disabled_reason', type: 'text', nullable: true }) disabledReason!: string | null;
+}
+
+@Entity('webhook_deliveries')
+@Index('ix_webhook_deliveries_webhook', ['webhookId', 'createdAt'])
+@Unique('uq_webhook_deliveries_event', ['webhookId', 'eventId'])
+export class WebhookDelivery extends BaseEntityWithId {
+  @Column({ name: 'webhook_id', type: 'uuid' }) webhookId!: string;
+  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ name: 'event_id', type: 'uuid' }) eventId!: string;
+  @Column({ type: 'text', default: 'pending' }) status!: 'pending' | 'delivered' | 'failed' | 'gave_up';
+  @Column({ type: 'integer', default: 0 }) attempts!: number;
+  @Column({ name: 'last_status_code', type: 'integer', nullable: true }) lastStatusCode!: number | null;
+  @Column({ name: 'last_error', type: 'text', nullable: true }) lastError!: string | null;
+  @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true }) deliveredAt!: Date | null;
+}

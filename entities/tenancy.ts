@@ -1,0 +1,140 @@
+import { Column, Entity, Index, Unique } from 'typeorm';
+import { BaseEntityWithId } from './base';
+
+export const CONNECTION_KINDS = ['psa', 'rmm', 'distributor'] as const;
+export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
+export const CONNECTOR_NAMES = ['connectwise', 'autotask', 'halopsa', 'ninjaone', 'pax8'] as const;
+export type ConnectorName = (typeof CONNECTOR_NAMES)[number];
+
+@Entity('isvs')
+export class Isv extends BaseEntityWithId {
+  @Column({ type: 'text' })
+  name!: string;
+
+  /** Write-back targets this ISV supports (`service_ticket`, `project`). */
+  @Column({ name: 'supported_targets', type: 'jsonb', default: () => `'["service_ticket","project"]'` })
+  supportedTargets!: string[];
+
+  /** Finding kind -> recommended target. */
+  @Column({ name: 'routing_recommendation', type: 'jsonb', default: () => `'{}'` })
+  routingRecommendation!: Record<string, string>;
+}
+
+@Entity('api_keys')
+export class ApiKey extends BaseEntityWithId {
+  @Column({ name: 'isv_id', type: 'uuid' })
+  @Index()
+  isvId!: string;
+
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  @Column({ name: 'key_hash', type: 'text', unique: true })
+  keyHash!: string;
+
+  /** First characters of the key, for people to recognise it in lists. */
+  @Column({ type: 'text' })
+  prefix!: string;
+
+  @Column({ type: 'text', default: '' })
+  label!: string;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt!: Date | null;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt!: Date | null;
+}
+
+@Entity('tenants')
+export class Tenant extends BaseEntityWithId {
+  @Column({ type: 'text' })
+  name!: string;
+
+  /** Stable human slug (`sandbox-alpha`); unique. */
+  @Column({ type: 'text', unique: true })
+  slug!: string;
+
+  @Column({ type: 'boolean', default: false })
+  sandbox!: boolean;
+}
+
+@Entity('connections')
+@Index(['tenantId'])
+export class Connection extends BaseEntityWithId {
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId!: string;
+
+  @Column({ type: 'text' })
+  kind!: ConnectionKind;
+
+  @Column({ type: 'text' })
+  connector!: ConnectorName;
+
+  @Column({ name: 'base_url', type: 'text' })
+  baseUrl!: string;
+
+  /** AES-256-GCM envelope (see src/security/secret-box.ts); never plaintext. */
+  @Column({ name: 'credentials_encrypted', type: 'text' })
+  credentialsEncrypted!: string;
+
+  /** Vendor status name -> canonical status (new, in_progress, waiting, resolved, closed). */
+  @Column({ name: 'status_mapping', type: 'jsonb', default: () => `'{}'` })
+  statusMapping!: Record<string, string>;
+
+  @Column({ type: 'jsonb', default: () => `'{}'` })
+  settings!: Record<string, unknown>;
+}
+
+@Entity('grants')
+@Unique(['isvId', 'connectionId'])
+export class Grant extends BaseEntityWithId {
+  @Column({ name: 'isv_id', type: 'uuid' })
+  isvId!: string;
+
+  @Column({ name: 'connection_id', type: 'uuid' })
+  @Index()
+  connectionId!: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  @Index()
+  tenantId!: string;
+
+  @Column({ type: 'jsonb', default: () => `'[]'` })
+  keys!: string[];
+}
+
+/** Sync bookkeeping per connection and resource. */
+@Entity('sync_states')
+@Unique(['connectionId', 'resource'])
+export class SyncState extends BaseEntityWithId {
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId!: string;
+
+  @Column({ name: 'connection_id', type: 'uuid' })
+  connectionId!: string;
+
+  @Column({ type: 'text' })
+  resource!: string;
+
+  /** Last successful sync finish. */
+  @Column({ name: 'last_synced_at', type: 'timestamptz', nullable: true })
+  lastSyncedAt!: Date | null;
+
+  /** High-water mark of the vendor's last-updated field, used for the next incremental run. */
+  @Column({ type: 'timestamptz', nullable: true })
+  watermark!: Date | null;
+
+  @Column({ name: 'last_attempt_at', type: 'timestamptz', nullable: true })
+  lastAttemptAt!: Date | null;
+
+  @Column({ name: 'last_status', type: 'text', default: 'never' })
+  lastStatus!: 'never' | 'ok' | 'failed' | 'running';
+
+  @Column({ name: 'last_error', type: 'text', nullable: true })
+  lastError!: string | null;
+
+  @Column({ name: 'last_mode', type: 'text', nullable: true })
+  lastMode!: 'full' | 'incremental' | null;
+
+  @Column({ name: 'records_seen', type: 'integer', default: 0 })
+  recordsSeen!: number;
+}

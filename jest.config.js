@@ -1,0 +1,13 @@
+/** Tests run in one process, one file at a time: the embedded database and the shared
+ * PostgreSQL/Redis are real, and files would otherwise fight over ports and CPU. */
+const swcrc = JSON.parse(require('fs').readFileSync(__dirname + '/.swcrc', 'utf8'));
+delete swcrc['$schema'];
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/src', '<rootDir>/jobs', '<rootDir>/entities', '<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
+  setupFiles: ['reflect-metadata'],
+  testTimeout: 60000,
+  maxWorkers: 1,
+};

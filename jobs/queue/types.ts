@@ -1,0 +1,89 @@
+/**
+ * One job-queue interface, two drivers: BullMQ on Redis (production) and an in-process runner with
+ * the same semantics (embedded default). Every job payload carries its tenant id.
+ */
+
+/** Every job name the service knows. Startup fails when one has no handler (see JobQueue.start). */
+export const JOB_NAMES = ['sync.connection', 'vendor.write', 'webhook.deliver'] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+
+export interface JobPayload {
+  tenantId: string;
+  [key: string]: unknown;
+}
+
+export interface BackoffOptions {
+  type: 'exponential' | 'fixed';
+  /** Base delay in ms. Exponential: delay * 2^(attemptsMade-1). */
+  delay: number;
+  /** 0..1: a delay is reduced by a random share of up to `jitter` of itself. */
+  jitter?: number;
+}
+
+export interface AddJobOptions {
+  /** Dedupe: adding a job whose id is already waiting, delayed or active is a no-op returning the same job. */
+  jobId?: string;
+  /** Total tries, first one included. Default 1. */
+  attempts?: number;
+  backoff?: BackoffOptions;
+  /** Delay before the first try, ms. */
+  delay?: number;
+}
+
+export interface JobContext<T extends JobPayload = JobPayload> {
+  id: string;
+  name: JobName;
+  data: T;
+  /** 1 on the first try. */
+  attempt: number;
+  /** Total tries allowed. */
+  attempts: number;
+}
+
+export type JobHandler<T extends JobPayload = JobPayload, R = unknown> = (job: JobContext<T>) => Promise<R>;
+
+/**
+ * Thrown by a handler to be retried after an explicit delay (a vendor's Retry-After) instead of the
+ * backoff schedule. It counts as a failed attempt; when attempts are spent the job fails with `cause`.
+ */
+export class RetryAfterError extends Error {
+  constructor(readonly delayMs: number, readonly cause?: unknown) {
+    super(`retry after ${delayMs} ms`);
+    this.name = 'RetryAfterError';
+  }
+}
+
+/** Thrown by a handler when a retry cannot help: the job fails at once whatever attempts remain. */
+export class UnrecoverableJobError extends Error {
+  constructor(message: string, readonly cause?: unknown) {
+    super(message);
+    this.name = 'UnrecoverableJobError';
+  }
+}
+
+export interface JobOutcome<R = unknown> {
+  id: string;
+  state: 'completed' | 'failed';
+  result?: R;
+  /** Error message of the last failed attempt. */
+  error?: string;
+  attemptsMade: number;
+}
+
+export interface JobQueue {
+  readonly driver: 'in-process' | 'bullmq';
+  /** Register the handler for a job name. Must happen before start(). */
+  register<T extends JobPayload, R>(name: JobName, handler: JobHandler<T, R>, opts?: { concurrency?: number }): void;
+  /** Start processing (worker role). Throws if any JobName lacks a handler. */
+  start(): Promise<void>;
+  add<T extends JobPayload>(name: JobName, data: T, opts?: AddJobOptions): Promise<{ id: string }>;
+  /** Wait for a job to finish (completed or failed after its last attempt). Rejects on timeout. */
+  waitFor<R = unknown>(jobId: string, timeoutMs?: number): Promise<JobOutcome<R>>;
+  /** A repeating job (BullMQ job scheduler). Re-upserting the same id replaces the schedule. */
+  upsertScheduler<T extends JobPayload>(schedulerId: string, everyMs: number, name: JobName, data: T): Promise<void>;
+  removeScheduler(schedulerId: string): Promise<void>;
+  /** Readiness: true when the backing store answers. */
+  ping(): Promise<boolean>;
+  /** Stop taking jobs, let the ones in flight finish, release connections. */
+  close(): Promise<void>;
+}

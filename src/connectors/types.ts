@@ -1,0 +1,70 @@
+/**
+ * The contract between the sync engine and each vendor connector (read side).
+ * A connector is a real HTTP client of its vendor's API: it authenticates, pages with the largest
+ * page the vendor allows, applies the vendor's last-updated filter when `since` is set, and maps each
+ * native record to canonical fields while handing the native payload back untouched.
+ */
+import type { ConnectionKind, ConnectorName } from '../../entities/tenancy';
+import type {
+  AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord,
+  IncidentRecord, InstalledApplicationRecord, MemberRecord, PriorityRecord, ProjectRecord, StatusRecord,
+  TicketRecord,
+} from '../../entities/records';
+import type { SyncedRecord } from '../../entities/base';
+import type { VendorHttpClient } from './vendor-http';
+
+type FieldsOf<T> = Omit<T, keyof SyncedRecord>;
+
+export interface RecordFieldsByResource {
+  tickets: FieldsOf<TicketRecord>;
+  companies: FieldsOf<CompanyRecord>;
+  contacts: FieldsOf<ContactRecord>;
+  members: FieldsOf<MemberRecord>;
+  boards: FieldsOf<BoardRecord>;
+  statuses: FieldsOf<StatusRecord>;
+  priorities: FieldsOf<PriorityRecord>;
+  devices: FieldsOf<DeviceRecord>;
+  applications: FieldsOf<InstalledApplicationRecord>;
+  incidents: FieldsOf<IncidentRecord>;
+  agreements: FieldsOf<AgreementRecord>;
+  agreement_lines: FieldsOf<AgreementLineRecord>;
+  projects: FieldsOf<ProjectRecord>;
+}
+export type SyncResource = keyof RecordFieldsByResource;
+export const SYNC_RESOURCES: readonly SyncResource[] = [
+  'boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects',
+  'agreements', 'agreement_lines', 'devices', 'applications', 'incidents',
+];
+
+export interface FetchedRecord<R extends SyncResource = SyncResource> {
+  /** The record's id in the vendor system, as a string. */
+  sourceId: string;
+  /** The vendor payload exactly as the vendor returned it (never modified). */
+  native: Record<string, unknown>;
+  /** The vendor's last-updated time of this record, if it has one. */
+  vendorUpdatedAt: Date | null;
+  fields: RecordFieldsByResource[R];
+}
+
+export interface SyncContext {
+  /** Connection base URL, e.g. https://host/v4_6_release/apis/3.0 (no trailing slash). */
+  baseUrl: string;
+  /** Decrypted credentials; never log them. */
+  credentials: Record<string, string>;
+  /** Vendor status name -> canonical status, from the connection. */
+  statusMapping: Record<string, string>;
+  /** Incremental watermark for this resource: only records updated at or after it. Null: full sync. */
+  since: Date | null;
+  http: VendorHttpClient;
+}
+
+export interface ReadConnector {
+  readonly name: ConnectorName;
+  readonly kind: ConnectionKind;
+  /** Resources this connector syncs, in the order they must be synced. */
+  readonly resources: readonly SyncResource[];
+  /** The subset of `resources` whose fetch honours `ctx.since` (the vendor has a last-updated filter). */
+  readonly incremental: readonly SyncResource[];
+  /** Pages of mapped records. Each yielded array is one vendor page. */
+  fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]>;
+}

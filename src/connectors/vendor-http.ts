@@ -1,0 +1,137 @@
+/**
+ * The one HTTP client every connector uses to reach a vendor. It retries 429 and 503 with
+ * exponential backoff and full jitter, honouring Retry-After (seconds or HTTP date), and gives up
+ * with a VendorHttpError that carries the vendor's status, body and Retry-After so the caller can
+ * answer 429 `rate_limited` / 503 `vendor_unavailable` truthfully.
+ */
+
+export interface VendorHttpOptions {
+  /** Retries after the first try for 429/503 and network errors on safe requests. */
+  maxRetries?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Per-request timeout. */
+  timeoutMs?: number;
+  /** Longest Retry-After we are willing to wait inside one call; above it we give up at once. */
+  maxRetryAfterMs?: number;
+  /** For tests of the schedule itself. */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+export interface VendorRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  headers?: Record<string, string>;
+  query?: Record<string, string | number | boolean | undefined | null>;
+  /** JSON body (serialised here) */
+  json?: unknown;
+  /** application/x-www-form-urlencoded body */
+  form?: Record<string, string>;
+  /** Retry 429/503 on a non-GET too. Writes pass false unless they are safe to repeat. */
+  retry?: boolean;
+}
+
+export interface VendorResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+  /** Number of attempts it took. */
+  attempts: number;
+}
+
+export class VendorHttpError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: unknown,
+    readonly retryAfterMs: number | null,
+    readonly attempts: number,
+    /** True when no response was received at all (timeout, connection reset). */
+    readonly network = false,
+  ) {
+    super(message);
+    this.name = 'VendorHttpError';
+  }
+  get retryable(): boolean {
+    return this.network || this.status === 429 || this.status === 503;
+  }
+}
+
+export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
+  if (!value) return null;
+  const secs = Number(value);
+  if (Number.isFinite(secs) && secs >= 0) return Math.round(secs * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/** Exponential backoff with full jitter: a random delay in [base*2^attempt/2, base*2^attempt]. */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
+  const cap = Math.min(maxMs, baseMs * 2 ** attempt);
+  return Math.round(cap / 2 + random() * (cap / 2));
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class VendorHttpClient {
+  readonly opts: Required<VendorHttpOptions>;
+  constructor(opts: VendorHttpOptions = {}) {
+    this.opts = {
+      maxRetries: opts.maxRetries ?? 5,
+      baseDelayMs: opts.baseDelayMs ?? 250,
+      maxDelayMs: opts.maxDelayMs ?? 15_000,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      maxRetryAfterMs: opts.maxRetryAfterMs ?? 60_000,
+      sleep: opts.sleep ?? defaultSleep,
+      random: opts.random ?? Math.random,
+    };
+  }
+
+  async request<T = unknown>(req: VendorRequest): Promise<VendorResponse<T>> {
+    const method = req.method ?? 'GET';
+    const retry = req.retry ?? method === 'GET';
+    const url = new URL(req.url);
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v != null) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    let body: string | undefined;
+    if (req.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(req.json);
+    } else if (req.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(req.form).toString();
+    }
+
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs), redirect: 'manual' });
+      } catch (err) {
+        const e = new VendorHttpError(`vendor request failed: ${(err as Error).message}`, 0, null, null, attempt + 1, true);
+        if (retry && attempt < this.opts.maxRetries) {
+          await this.opts.sleep(backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random));
+          continue;
+        }
+        throw e;
+      }
+      const text = await res.text();
+      let parsed: unknown = text;
+      if (text && (res.headers.get('content-type') ?? '').includes('json')) {
+        try { parsed = JSON.parse(text); } catch { /* keep text */ }
+      }
+      if (res.ok) return { status: res.status, headers: res.headers, body: parsed as T, attempts: attempt + 1 };
+
+      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+      const retryable = res.status === 429 || res.status === 503;
+      if (retry && retryable && attempt < this.opts.maxRetries && (retryAfterMs ?? 0) <= this.opts.maxRetryAfterMs) {
+        const backoff = backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random);
+        await this.opts.sleep(Math.max(retryAfterMs ?? 0, retryAfterMs != null ? 0 : backoff));
+        continue;
+      }
+      throw new VendorHttpError(
+        `vendor answered ${res.status} to ${method} ${url.pathname}`, res.status, parsed, retryAfterMs, attempt + 1,
+      );
+    }
+  }
+}

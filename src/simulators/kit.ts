@@ -1,0 +1,148 @@
+/**
+ * Shared parts of the vendor simulators: fault injection, the control routes, and a standalone
+ * server for tests. Each vendor's simulator lives in its own folder and uses these.
+ */
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ConnectorName } from '../../entities/tenancy';
+
+export interface FaultSpec {
+  /** HTTP status to answer with (429 or 503 usually). */
+  status: number;
+  /** How many matching requests get the fault; Infinity for "until cleared". */
+  times: number;
+  /** Retry-After header value in seconds (429/503). */
+  retryAfterSeconds?: number;
+  /** Only requests whose path (after the vendor mount) contains this string. */
+  pathIncludes?: string;
+  /** Only requests with this method. */
+  method?: string;
+  /** Let the request reach the handler (the vendor does the work) and only then fail the answer:
+   *  "the vendor accepted the write but the connection dropped before the answer". */
+  afterHandler?: 'drop';
+}
+
+export class FaultInjector {
+  private faults: (FaultSpec & { remaining: number })[] = [];
+  latencyMs = 0;
+  /** Requests seen, for tests that count calls. */
+  requests: { method: string; path: string; at: number }[] = [];
+
+  inject(spec: FaultSpec): void {
+    this.faults.push({ ...spec, remaining: spec.times });
+  }
+  setLatency(ms: number): void {
+    this.latencyMs = ms;
+  }
+  clear(): void {
+    this.faults = [];
+    this.latencyMs = 0;
+  }
+  resetLog(): void {
+    this.requests = [];
+  }
+  countRequests(pathIncludes?: string, method?: string): number {
+    return this.requests.filter((r) => (!pathIncludes || r.path.includes(pathIncludes)) && (!method || r.method === method)).length;
+  }
+
+  private take(req: Request): (FaultSpec & { remaining: number }) | undefined {
+    const f = this.faults.find(
+      (x) => x.remaining > 0 && (!x.pathIncludes || req.path.includes(x.pathIncludes)) && (!x.method || x.method === req.method),
+    );
+    if (f) f.remaining -= 1;
+    return f;
+  }
+
+  /** Express middleware; mount first in a simulator's router (after control routes). */
+  middleware() {
+    return async (req: Request, res: Response, next: NextFunction) => {
+      this.requests.push({ method: req.method, path: req.path, at: Date.now() });
+      if (this.requests.length > 100_000) this.requests.splice(0, 50_000);
+      if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
+      const fault = this.take(req);
+      if (!fault) return next();
+      if (fault.afterHandler === 'drop') {
+        // Let the vendor do the work, then cut the connection before any answer leaves.
+        const socket = req.socket;
+        res.write = (() => true) as typeof res.write;
+        res.end = (() => { socket.destroy(); return res; }) as typeof res.end;
+        return next();
+      }
+      if (fault.retryAfterSeconds != null) res.setHeader('Retry-After', String(fault.retryAfterSeconds));
+      res.status(fault.status).json({ code: fault.status === 429 ? 'TooManyRequests' : 'ServiceUnavailable', message: 'Injected fault' });
+    };
+  }
+}
+
+export interface VendorSimulator {
+  readonly vendor: ConnectorName;
+  readonly faults: FaultInjector;
+  /** Router to mount at /sandbox-vendors/<vendor>. */
+  readonly router: Router;
+  /** Replace an instance's data with native fixtures (instance = the dataset the credentials select). */
+  seed(instance: string, fixtures: Record<string, unknown[]>): void;
+  /** Add `count` synthetic records of a resource to an instance (benchmarks). */
+  grow(instance: string, resource: string, count: number): void;
+  /** Drop every instance. */
+  reset(): void;
+}
+
+/**
+ * Control routes under /_control on a simulator (fault injection from another process), guarded by
+ * a bearer token: they are test tooling, not a vendor API.
+ */
+export function controlRouter(sim: Pick<VendorSimulator, 'faults'>, controlToken: string | undefined): Router {
+  const r = express.Router();
+  r.use(express.json());
+  r.use((req, res, next) => {
+    if (!controlToken || req.headers.authorization !== `Bearer ${controlToken}`) {
+      res.status(401).json({ message: 'control routes need the admin token' });
+      return;
+    }
+    next();
+  });
+  r.post('/faults', (req, res) => {
+    const b = req.body as Partial<FaultSpec> & { latencyMs?: number };
+    if (typeof b.latencyMs === 'number') sim.faults.setLatency(b.latencyMs);
+    if (typeof b.status === 'number') {
+      sim.faults.inject({
+        status: b.status,
+        times: typeof b.times === 'number' ? b.times : 1,
+        retryAfterSeconds: b.retryAfterSeconds,
+        pathIncludes: b.pathIncludes,
+        method: b.method,
+        afterHandler: b.afterHandler,
+      });
+    }
+    res.status(204).end();
+  });
+  r.delete('/faults', (_req, res) => {
+    sim.faults.clear();
+    res.status(204).end();
+  });
+  return r;
+}
+
+/** Runs one simulator on its own HTTP server on 127.0.0.1 (tests). Returns the mount URL. */
+export async function startStandalone(sim: VendorSimulator): Promise<{ url: string; close: () => Promise<void> }> {
+  const app = express();
+  app.use(`/sandbox-vendors/${sim.vendor}`, sim.router);
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/sandbox-vendors/${sim.vendor}`,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/** Monotonic vendor clock: every change gets a later timestamp than the previous one. */
+export class VendorClock {
+  private last = 0;
+  now(): Date {
+    const t = Math.max(Date.now(), this.last + 1);
+    this.last = t;
+    return new Date(t);
+  }
+}
