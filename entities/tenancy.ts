@@ -12,7 +12,7 @@ export class Isv extends BaseEntityWithId {
   name!: string;
 
   /** Write-back targets this ISV supports (`service_ticket`, `project`). */
-  @Column({ name: 'supported_targets', type: 'jsonb', default: () => `'["service_ticket","project"]'` })
+  @Column({ name: 'supported_targets', type: 'jsonb', default: () => `'[]'` })
   supportedTargets!: string[];
 
   /** Finding kind -> recommended target. */

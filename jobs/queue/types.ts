@@ -47,7 +47,7 @@ export type JobHandler<T extends JobPayload = JobPayload, R = unknown> = (job: J
  * backoff schedule. It counts as a failed attempt; when attempts are spent the job fails with `cause`.
  */
 export class RetryAfterError extends Error {
-  constructor(readonly delayMs: number, readonly cause?: unknown) {
+  constructor(readonly delayMs: number, override readonly cause?: unknown) {
     super(`retry after ${delayMs} ms`);
     this.name = 'RetryAfterError';
   }
@@ -55,7 +55,7 @@ export class RetryAfterError extends Error {
 
 /** Thrown by a handler when a retry cannot help: the job fails at once whatever attempts remain. */
 export class UnrecoverableJobError extends Error {
-  constructor(message: string, readonly cause?: unknown) {
+  constructor(message: string, override readonly cause?: unknown) {
     super(message);
     this.name = 'UnrecoverableJobError';
   }

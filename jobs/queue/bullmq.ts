@@ -1,0 +1,350 @@
+/**
+ * BullMQ driver (production, REDIS_URL set).
+ *
+ * One BullMQ Queue per job name, one Worker per name once started: concurrency is set per job name, and a
+ * backlog of syncs cannot hold up webhook deliveries or vendor writes. Consequences: a job id is unique
+ * within its job name (callers derive ids from name-specific keys), and waitFor(jobId) looks the id up
+ * in every queue.
+ *
+ * Every job carries a custom backoff type ('retry-exponential' | 'retry-fixed' | 'retry-none'): BullMQ
+ * only calls the worker's settings.backoffStrategy for types that are not built in, and that strategy is
+ * where a RetryAfterError's delay (BullMQ 6 passes the thrown error as the third argument) replaces the
+ * exponential/fixed schedule, which it otherwise computes with BullMQ's own formula.
+ */
+import { Job, JobsOptions, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import IORedis from 'ioredis';
+import { assertValidJobId, newJobId } from './job-id';
+import { consoleQueueLogger, QueueLogger } from './logger';
+import { DEFAULT_KEEP_FINISHED, DEFAULT_WAIT_TIMEOUT_MS, KeepFinished } from './retention';
+import { finalError, isUnrecoverable, retryDelayMs, toError, validateBackoff } from './retry-policy';
+import {
+  AddJobOptions,
+  BackoffOptions,
+  JOB_NAMES,
+  JobHandler,
+  JobName,
+  JobOutcome,
+  JobPayload,
+  JobQueue,
+} from './types';
+
+export interface BullMqJobQueueOptions {
+  redisUrl: string;
+  /** Redis key prefix; tests use a unique one per run. */
+  prefix?: string;
+  logger?: QueueLogger;
+  keepFinished?: KeepFinished;
+  /** A worker killed mid-job loses its lock after this long; its job is then taken up again. */
+  lockDurationMs?: number;
+  /** How often workers look for jobs whose lock expired (stalled). Tests shorten it. */
+  stalledIntervalMs?: number;
+}
+
+const BACKOFF_TYPE = { exponential: 'retry-exponential', fixed: 'retry-fixed', none: 'retry-none' } as const;
+
+interface Waiter {
+  resolve(outcome: JobOutcome): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+type Lookup = { found: 'finished'; outcome: JobOutcome } | { found: 'pending' } | { found: 'none' };
+
+export class BullMqJobQueue implements JobQueue {
+  readonly driver = 'bullmq' as const;
+  private readonly logger: QueueLogger;
+  private readonly prefix: string;
+  private readonly keep: KeepFinished;
+  private readonly lockDurationMs: number;
+  private readonly stalledIntervalMs: number;
+  /** Commands (queues, ping). Fails requests while Redis is down instead of queueing them forever. */
+  private readonly client: IORedis;
+  /** Template for workers and queue events; BullMQ duplicates it for their blocking reads. */
+  private readonly blockingClient: IORedis;
+  private readonly queues = new Map<JobName, Queue>();
+  private readonly handlers = new Map<JobName, { handler: JobHandler; concurrency: number }>();
+  private readonly workers: Worker[] = [];
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private events?: Promise<QueueEvents[]>;
+  private started = false;
+  private closed = false;
+
+  constructor(opts: BullMqJobQueueOptions) {
+    this.logger = opts.logger ?? consoleQueueLogger;
+    this.prefix = opts.prefix ?? 'msp-jobs';
+    this.keep = opts.keepFinished ?? DEFAULT_KEEP_FINISHED;
+    this.lockDurationMs = opts.lockDurationMs ?? 30_000;
+    this.stalledIntervalMs = opts.stalledIntervalMs ?? 30_000;
+    this.client = new IORedis(opts.redisUrl, { maxRetriesPerRequest: 3 });
+    this.blockingClient = new IORedis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+    for (const client of [this.client, this.blockingClient]) {
+      client.on('error', (err: Error) => this.logger.error({ err: err.message }, 'redis connection error'));
+    }
+    for (const name of JOB_NAMES) {
+      const queue = new Queue(name, { connection: this.client, prefix: this.prefix });
+      queue.on('error', (err) => this.logger.error({ jobName: name, err: err.message }, 'job queue error'));
+      this.queues.set(name, queue);
+    }
+  }
+
+  register<T extends JobPayload, R>(name: JobName, handler: JobHandler<T, R>, opts: { concurrency?: number } = {}): void {
+    this.queue(name);
+    if (this.started) throw new Error(`Cannot register "${name}" after start()`);
+    if (this.handlers.has(name)) throw new Error(`A handler for "${name}" is already registered`);
+    this.handlers.set(name, { handler: handler as unknown as JobHandler, concurrency: Math.max(1, opts.concurrency ?? 1) });
+  }
+
+  async start(): Promise<void> {
+    if (this.closed) throw new Error('Job queue is closed');
+    const missing = JOB_NAMES.filter((name) => !this.handlers.has(name));
+    if (missing.length > 0) throw new Error(`No job handler registered for: ${missing.join(', ')}`);
+    if (this.started) return;
+    this.started = true;
+    for (const [name, { handler, concurrency }] of this.handlers) {
+      const worker = new Worker(name, (job: Job) => this.process(name, handler, job), {
+        connection: this.blockingClient,
+        prefix: this.prefix,
+        concurrency,
+        lockDuration: this.lockDurationMs,
+        stalledInterval: this.stalledIntervalMs,
+        maxStalledCount: 1,
+        settings: { backoffStrategy: (attemptsMade, type, err, job) => this.backoff(attemptsMade, type, err, job) },
+      });
+      worker.on('failed', (job, err) => this.logFailure(name, job, err));
+      worker.on('error', (err) => this.logger.error({ jobName: name, err: err.message }, 'job worker error'));
+      this.workers.push(worker);
+    }
+    await Promise.all(this.workers.map((worker) => worker.waitUntilReady()));
+  }
+
+  async add<T extends JobPayload>(name: JobName, data: T, opts: AddJobOptions = {}): Promise<{ id: string }> {
+    if (this.closed) throw new Error('Job queue is closed');
+    if (opts.jobId !== undefined) assertValidJobId(opts.jobId);
+    const attempts = opts.attempts ?? 1;
+    if (!Number.isInteger(attempts) || attempts < 1) throw new Error('attempts must be an integer >= 1');
+    validateBackoff(opts.backoff);
+    const id = opts.jobId ?? newJobId();
+    // BullMQ ignores an add whose id exists in any state, atomically: concurrent adds make one job.
+    await this.queue(name).add(name, data, { ...this.jobOptions(attempts, opts.backoff), jobId: id, delay: opts.delay });
+    return { id };
+  }
+
+  async waitFor<R = unknown>(jobId: string, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS): Promise<JobOutcome<R>> {
+    if (this.closed) throw new Error('Job queue is closed');
+    // Listen first, then look at the job: a job finishing in between is seen either way.
+    await this.ensureEvents();
+    return new Promise<JobOutcome<R>>((resolve, reject) => {
+      const waiters = this.waiters.get(jobId) ?? new Set<Waiter>();
+      const waiter: Waiter = {
+        resolve: resolve as (outcome: JobOutcome) => void,
+        reject,
+        timer: setTimeout(() => {
+          this.dropWaiter(jobId, waiter);
+          reject(new Error(`Timed out after ${timeoutMs} ms waiting for job "${jobId}"`));
+        }, timeoutMs),
+      };
+      waiters.add(waiter);
+      this.waiters.set(jobId, waiters);
+      this.lookup(jobId).then(
+        (found) => {
+          if (found.found === 'finished') this.settle(jobId, found.outcome);
+          else if (found.found === 'none') this.fail(jobId, new Error(`No job with id "${jobId}"`));
+        },
+        (err) => this.fail(jobId, toError(err)),
+      );
+    });
+  }
+
+  async upsertScheduler<T extends JobPayload>(schedulerId: string, everyMs: number, name: JobName, data: T): Promise<void> {
+    if (this.closed) throw new Error('Job queue is closed');
+    if (!(everyMs > 0)) throw new Error('everyMs must be > 0');
+    // Schedulers live in a queue; one that moves to another job name must leave its old queue.
+    for (const [other, queue] of this.queues) if (other !== name) await queue.removeJobScheduler(schedulerId);
+    await this.queue(name).upsertJobScheduler(schedulerId, { every: everyMs }, { name, data, opts: this.jobOptions(1) });
+  }
+
+  async removeScheduler(schedulerId: string): Promise<void> {
+    for (const queue of this.queues.values()) await queue.removeJobScheduler(schedulerId);
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.closed) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 2000)));
+    try {
+      return await Promise.race([this.client.ping().then((reply) => reply === 'PONG'), timeout]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Worker.close() lets active jobs finish before it resolves.
+    await Promise.allSettled(this.workers.map((worker) => worker.close()));
+    await this.settleWaitersAtClose();
+    const events = this.events ? await this.events.catch(() => []) : [];
+    await Promise.allSettled(events.map((queueEvents) => queueEvents.close()));
+    await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()));
+    await Promise.allSettled([this.client, this.blockingClient].map((client) => quit(client)));
+  }
+
+  private async process(name: JobName, handler: JobHandler, job: Job): Promise<unknown> {
+    const attempts = job.opts.attempts ?? 1;
+    const attempt = job.attemptsMade + 1;
+    try {
+      return await handler({ id: job.id!, name, data: job.data as JobPayload, attempt, attempts });
+    } catch (thrown) {
+      const err = toError(thrown);
+      if (isUnrecoverable(err)) throw new UnrecoverableError(err.message);
+      // On the last try BullMQ fails the job with this error; a RetryAfterError fails with its cause.
+      throw attempt >= attempts ? finalError(err) : err;
+    }
+  }
+
+  private backoff(attemptsMade: number, type: string | undefined, err: Error | undefined, job: { opts: JobsOptions } | undefined): number {
+    const stored = job?.opts.backoff;
+    const configured = typeof stored === 'object' ? stored : undefined;
+    let backoff: BackoffOptions | undefined;
+    if (type === BACKOFF_TYPE.exponential || type === BACKOFF_TYPE.fixed) {
+      backoff = {
+        type: type === BACKOFF_TYPE.exponential ? 'exponential' : 'fixed',
+        delay: configured?.delay ?? 0,
+        jitter: configured?.jitter,
+      };
+    }
+    return retryDelayMs(err, backoff, attemptsMade);
+  }
+
+  private jobOptions(attempts: number, backoff?: BackoffOptions): JobsOptions {
+    const keep = { age: Math.ceil(this.keep.ageMs / 1000), count: this.keep.count };
+    return {
+      attempts,
+      backoff: backoff
+        ? { type: BACKOFF_TYPE[backoff.type], delay: backoff.delay, jitter: backoff.jitter }
+        : { type: BACKOFF_TYPE.none, delay: 0 },
+      removeOnComplete: keep,
+      removeOnFail: keep,
+    };
+  }
+
+  private logFailure(name: JobName, job: Job | undefined, err: Error): void {
+    const fields = {
+      jobId: job?.id,
+      jobName: name,
+      tenantId: (job?.data as JobPayload | undefined)?.tenantId,
+      attemptsMade: job?.attemptsMade,
+      err: err.message,
+    };
+    // finishedOn is set only when the job moved to failed for good.
+    if (!job || job.finishedOn) this.logger.error(fields, 'job failed');
+    else this.logger.warn(fields, 'job attempt failed, will retry');
+  }
+
+  /**
+   * One QueueEvents per queue, started from the stream's current tail (not '$', which would only count
+   * from the first blocking read) so no event after this call is missed.
+   */
+  private ensureEvents(): Promise<QueueEvents[]> {
+    this.events ??= Promise.all(
+      [...this.queues].map(async ([name, queue]) => {
+        const tail = await this.client.xrevrange(queue.keys.events, '+', '-', 'COUNT', 1);
+        const queueEvents = new QueueEvents(name, {
+          connection: this.blockingClient,
+          prefix: this.prefix,
+          lastEventId: tail[0]?.[0] ?? '0-0',
+        });
+        queueEvents.on('error', (err) => this.logger.error({ jobName: name, err: err.message }, 'queue events error'));
+        const onFinished = ({ jobId }: { jobId: string }) => {
+          if (!this.waiters.has(jobId)) return;
+          this.outcomeIn(queue, jobId).then(
+            (found) => found.found === 'finished' && this.settle(jobId, found.outcome),
+            (err) => this.fail(jobId, toError(err)),
+          );
+        };
+        queueEvents.on('completed', onFinished);
+        queueEvents.on('failed', onFinished);
+        await queueEvents.waitUntilReady();
+        return queueEvents;
+      }),
+    );
+    return this.events;
+  }
+
+  private async lookup(jobId: string): Promise<Lookup> {
+    let pending = false;
+    for (const queue of this.queues.values()) {
+      const found = await this.outcomeIn(queue, jobId);
+      if (found.found === 'finished') return found;
+      if (found.found === 'pending') pending = true;
+    }
+    return pending ? { found: 'pending' } : { found: 'none' };
+  }
+
+  private async outcomeIn(queue: Queue, jobId: string): Promise<Lookup> {
+    const state = await queue.getJobState(jobId);
+    if (state === 'unknown') return { found: 'none' };
+    if (state !== 'completed' && state !== 'failed') return { found: 'pending' };
+    const job = await queue.getJob(jobId);
+    if (!job) return { found: 'none' };
+    return {
+      found: 'finished',
+      outcome: {
+        id: jobId,
+        state,
+        ...(state === 'completed' ? { result: job.returnvalue ?? undefined } : { error: job.failedReason }),
+        attemptsMade: job.attemptsMade,
+      },
+    };
+  }
+
+  /** After the workers stopped: answer waiters whose job has finished, reject the rest. */
+  private async settleWaitersAtClose(): Promise<void> {
+    for (const jobId of [...this.waiters.keys()]) {
+      const found = await this.lookup(jobId).catch(() => undefined);
+      if (found?.found === 'finished') this.settle(jobId, found.outcome);
+      else this.fail(jobId, new Error(`Job queue closed before job "${jobId}" finished`));
+    }
+  }
+
+  private settle(jobId: string, outcome: JobOutcome): void {
+    const waiters = this.waiters.get(jobId);
+    this.waiters.delete(jobId);
+    for (const waiter of waiters ?? []) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(outcome);
+    }
+  }
+
+  private fail(jobId: string, err: Error): void {
+    const waiters = this.waiters.get(jobId);
+    this.waiters.delete(jobId);
+    for (const waiter of waiters ?? []) {
+      clearTimeout(waiter.timer);
+      waiter.reject(err);
+    }
+  }
+
+  private dropWaiter(jobId: string, waiter: Waiter): void {
+    const waiters = this.waiters.get(jobId);
+    waiters?.delete(waiter);
+    if (waiters?.size === 0) this.waiters.delete(jobId);
+  }
+
+  private queue(name: JobName): Queue {
+    const queue = this.queues.get(name);
+    if (!queue) throw new Error(`Unknown job name "${name}"`);
+    return queue;
+  }
+}
+
+async function quit(client: IORedis): Promise<void> {
+  if (client.status === 'end' || client.status === 'wait') {
+    client.disconnect();
+    return;
+  }
+  await client.quit().catch(() => client.disconnect());
+}

@@ -1,0 +1,133 @@
+/** The HTTP surface: REST at the documented paths, /graphql for internal tooling, docs, operations. */
+import { ApolloServer } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { pinoHttp } from 'pino-http';
+import { ServiceError } from './errors/service-error';
+import type { GraphContext } from './graphql/context';
+import { GraphExecutor, unwrap } from './graphql/executor';
+import { domainSchema } from './graphql/schema';
+import { mountDocs } from './http/docs';
+import { Metrics } from './http/metrics';
+import { RequestValidationError, sendError, sendValidationError } from './rest/http-errors';
+import { buildOpenApi } from './rest/openapi';
+import { PENDING_ROUTES } from './rest/pending-routes';
+import { ALL_DOCUMENTS } from './rest/operations';
+import { bindRoute, expressPath, type RouteDef } from './rest/route';
+import { ROUTES } from './rest/routes';
+import { mountSimulators } from './sandbox/simulators';
+import type { Services } from './services';
+
+export interface BuiltApp {
+  app: Express;
+  graph: GraphExecutor;
+  routes: RouteDef[];
+  apollo: ApolloServer<GraphContext>;
+}
+
+export function allRoutes(): RouteDef[] {
+  return [...ROUTES, ...PENDING_ROUTES];
+}
+
+/** `extra` mounts routes that are not part of the service (the benchmark's baseline handler). */
+export async function buildApp(services: Services, extra?: (app: Express) => void): Promise<BuiltApp> {
+  const { config, logger } = services;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  const metrics = new Metrics();
+  const schema = domainSchema();
+  const graph = new GraphExecutor(schema, services);
+  const routes = allRoutes();
+
+  app.use(pinoHttp({
+    logger,
+    genReqId: (req, res) => {
+      const id = (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+  }));
+  app.use(metrics.middleware());
+
+  // Simulators parse their own bodies the vendor's way; mount them before our parsers.
+  if (services.simulators) mountSimulators(app, services.simulators);
+
+  app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
+  app.get('/readyz', async (_req, res) => {
+    const [database, queue] = await Promise.all([
+      services.ds.query('SELECT 1').then(() => true, () => false),
+      services.queue.ping().catch(() => false),
+    ]);
+    res.status(database && queue ? 200 : 503).json({ status: database && queue ? 'ready' : 'not_ready', database, queue });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  let openapi: Record<string, unknown> | undefined;
+  app.get('/openapi.json', (_req, res) => {
+    openapi ??= buildOpenApi(routes, config.publicUrl);
+    res.json(openapi);
+  });
+  mountDocs(app);
+
+  app.use(express.json({ limit: '1mb', strict: false }));
+
+  // Internal GraphQL, admin token only.
+  const apollo = new ApolloServer<GraphContext>({
+    schema,
+    introspection: true,
+    formatError: (formatted, error) => {
+      const e = unwrap(error as never);
+      if (e instanceof ServiceError) return { ...formatted, message: e.message, extensions: { ...formatted.extensions, code: e.code, needed: e.extras.needed } };
+      return formatted;
+    },
+  });
+  await apollo.start();
+  app.use('/graphql', (req: Request, res: Response, next: NextFunction) => {
+    if (req.headers.authorization !== `Bearer ${config.adminToken}`) {
+      sendError(res, config.publicUrl, 'unauthenticated', '/graphql needs Authorization: Bearer <ADMIN_TOKEN>.');
+      return;
+    }
+    next();
+  }, expressMiddleware(apollo, { context: async () => ({ caller: { kind: 'admin' as const }, services }) }));
+
+  // REST: X-API-Key on every documented path.
+  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
+    res.locals.caller = await services.access.authenticate(req.header('x-api-key') ?? undefined);
+    next();
+  };
+  for (const r of routes) {
+    app[r.method](expressPath(r.path), authenticate, bindRoute(r, graph));
+  }
+
+  extra?.(app);
+  app.use((req: Request, res: Response) => {
+    sendError(res, config.publicUrl, 'not_found', `No route ${req.method} ${req.path}.`);
+  });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return;
+    if (err instanceof RequestValidationError) return sendValidationError(res, err);
+    if (err instanceof ServiceError) return sendError(res, config.publicUrl, err.code, err.message, err.extras);
+    const e = err as { type?: string; status?: number; message?: string };
+    if (e?.type === 'entity.parse.failed') {
+      return sendValidationError(res, new RequestValidationError([{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }]));
+    }
+    if (e?.type === 'entity.too.large') {
+      return sendValidationError(res, new RequestValidationError([{ loc: ['body'], msg: 'Body larger than 1 MB', type: 'too_large' }]));
+    }
+    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+      return sendValidationError(res, new RequestValidationError([{ loc: ['body'], msg: e.message ?? 'Bad request', type: 'request_invalid' }]));
+    }
+    req.log?.error({ err }, 'unhandled error');
+    sendError(res, config.publicUrl, 'internal', 'Something went wrong on our side; the request id identifies it in our logs.');
+  });
+
+  // Fail at start, not at the first request, if an operation no longer fits the schema.
+  for (const doc of ALL_DOCUMENTS) graph.prepare(doc);
+  return { app, graph, routes, apollo };
+}

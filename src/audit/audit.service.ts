@@ -1,0 +1,51 @@
+/** The audit log: one entry per sync outcome, commit and refusal, per tenant. */
+import type { DataSource, EntityManager } from 'typeorm';
+import { AuditEntry } from '../../entities';
+
+export interface AuditInput {
+  tenantId: string;
+  isvId?: string | null;
+  action: string;
+  outcome: AuditEntry['outcome'];
+  connectionId?: string | null;
+  subjectRef?: string | null;
+  detail?: Record<string, unknown>;
+}
+
+export class AuditService {
+  constructor(private readonly ds: DataSource) {}
+
+  async write(input: AuditInput, manager: EntityManager = this.ds.manager): Promise<void> {
+    await manager.getRepository(AuditEntry).insert({
+      // jsonb column: TypeORM's partial-entity typing does not model free-form objects.
+      detail: (input.detail ?? {}) as never,
+      tenantId: input.tenantId,
+      isvId: input.isvId ?? null,
+      action: input.action,
+      outcome: input.outcome,
+      connectionId: input.connectionId ?? null,
+      subjectRef: input.subjectRef ?? null,
+    });
+  }
+
+  /**
+   * Newest first; `before` is the seq of the last entry of the previous page.
+   * `isvId` set: the system's entries and that ISV's own, never another ISV's.
+   */
+  async list(tenantId: string, limit: number, before: string | null, isvId: string | null): Promise<{ items: AuditEntry[]; next: string | null }> {
+    const qb = this.ds.getRepository(AuditEntry).createQueryBuilder('a')
+      .where('a.tenant_id = :tenantId', { tenantId })
+      .orderBy('a.seq', 'DESC')
+      .limit(limit + 1);
+    if (before) qb.andWhere('a.seq < :before', { before });
+    if (isvId) qb.andWhere('(a.isv_id IS NULL OR a.isv_id = :isvId)', { isvId });
+    const rows = await qb.getMany();
+    const more = rows.length > limit;
+    if (more) rows.pop();
+    return { items: rows, next: more ? rows[rows.length - 1].seq : null };
+  }
+
+  async clearTenant(tenantId: string, manager: EntityManager = this.ds.manager): Promise<void> {
+    await manager.getRepository(AuditEntry).delete({ tenantId });
+  }
+}

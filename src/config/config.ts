@@ -1,0 +1,104 @@
+/** Typed configuration, validated once at start (design.md section 2). */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+const envSchema = z.object({
+  DATABASE_URL: z.string().url().optional(),
+  REDIS_URL: z.string().url().optional(),
+  SERVICE_ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  PUBLIC_URL: z.string().url().optional(),
+  DATA_DIR: z.string().default('.data'),
+  SANDBOX_API_KEY: z.string().min(20).optional(),
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  ENCRYPTION_KEY: z.string().optional(),
+  SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(900),
+  SANDBOX: z.enum(['true', 'false']).default('true'),
+  QUEUE_PREFIX: z.string().default('msp'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
+});
+
+export interface AppConfig {
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  role: 'api' | 'worker' | 'all';
+  port: number;
+  host: string;
+  /** Set after listen when PORT is 0. */
+  publicUrl: string;
+  dataDir: string;
+  /** In-memory embedded database (tests); DATA_DIR is not used for the database. */
+  ephemeral: boolean;
+  sandboxEnabled: boolean;
+  sandboxApiKey: string | undefined;
+  adminToken: string;
+  adminTokenGenerated: boolean;
+  encryptionKey: Buffer;
+  syncIntervalMs: number;
+  queuePrefix: string;
+  logLevel: string;
+  webhookAllowLoopback: boolean;
+}
+
+/** The development sandbox key used when SANDBOX_API_KEY is unset (public, like the sandbox data). */
+export const DEFAULT_SANDBOX_API_KEY = 'sk_sandbox_0000000000000000000000000000dev';
+
+export class ConfigError extends Error {}
+
+function loadOrCreateKey(dataDir: string, ephemeral: boolean): Buffer {
+  if (ephemeral) return randomBytes(32);
+  const file = path.join(dataDir, 'encryption.key');
+  if (fs.existsSync(file)) return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32);
+  fs.writeFileSync(file, key.toString('base64'), { mode: 0o600 });
+  return key;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${lines}`);
+  }
+  const e = parsed.data;
+  const production = Boolean(e.DATABASE_URL);
+  const ephemeral = overrides.ephemeral ?? false;
+  const dataDir = path.resolve(overrides.dataDir ?? e.DATA_DIR);
+
+  let encryptionKey: Buffer;
+  if (e.ENCRYPTION_KEY) {
+    encryptionKey = Buffer.from(e.ENCRYPTION_KEY, 'base64');
+    if (encryptionKey.length !== 32) throw new ConfigError('invalid configuration: ENCRYPTION_KEY must be 32 bytes, base64');
+  } else if (production && !ephemeral && env.NODE_ENV === 'production') {
+    throw new ConfigError('invalid configuration: ENCRYPTION_KEY is required in production');
+  } else {
+    encryptionKey = loadOrCreateKey(dataDir, ephemeral);
+  }
+  const adminToken = e.ADMIN_TOKEN ?? `adm_${randomBytes(24).toString('base64url')}`;
+  const port = overrides.port ?? e.PORT;
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    role: e.SERVICE_ROLE,
+    port,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://127.0.0.1:${port}`).replace(/\/$/, ''),
+    dataDir,
+    ephemeral,
+    sandboxEnabled: e.SANDBOX === 'true',
+    sandboxApiKey: e.SANDBOX_API_KEY ?? (e.SANDBOX === 'true' ? DEFAULT_SANDBOX_API_KEY : undefined),
+    adminToken,
+    adminTokenGenerated: !e.ADMIN_TOKEN,
+    encryptionKey,
+    syncIntervalMs: e.SYNC_INTERVAL_SECONDS * 1000,
+    queuePrefix: e.QUEUE_PREFIX,
+    logLevel: e.LOG_LEVEL,
+    webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',
+    ...overrides,
+  };
+}

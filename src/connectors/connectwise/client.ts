@@ -1,0 +1,80 @@
+/**
+ * Reading ConnectWise lists: API-member Basic auth plus the clientId header, the largest page
+ * ConnectWise allows (1000), and the RFC 5988 `Link` header's rel="next" to walk the pages.
+ */
+import type { SyncContext } from '../types';
+
+export const CW_MAX_PAGE_SIZE = 1000;
+
+/** A record as ConnectWise returns it; fields are read defensively by the mappers. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type CwNative = Record<string, any>;
+
+export function cwHeaders(credentials: Record<string, string>): Record<string, string> {
+  const { companyId, publicKey, privateKey, clientId } = credentials;
+  if (!companyId || !publicKey || !privateKey || !clientId) {
+    throw new Error('connectwise credentials need companyId, publicKey, privateKey and clientId');
+  }
+  const basic = Buffer.from(`${companyId}+${publicKey}:${privateKey}`).toString('base64');
+  return { authorization: `Basic ${basic}`, clientId };
+}
+
+/** The URL of the `rel` link in an RFC 5988 Link header, or null. */
+export function linkUrl(header: string | null, rel: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(/,(?=\s*<)/)) {
+    const m = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
+    if (!m) continue;
+    const rels = /\brel\s*=\s*"?([^";]+)"?/i.exec(m[2])?.[1].split(/\s+/) ?? [];
+    if (rels.includes(rel)) return m[1];
+  }
+  return null;
+}
+
+/** ConnectWise condition dates: `[2026-01-01T00:00:00Z]` (whole seconds, as its timestamps are). */
+export function cwDate(d: Date): string {
+  return `[${new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString().replace(/\.000Z$/, 'Z')}]`;
+}
+
+/**
+ * Every page of a list, in id order. `path` is relative to ctx.baseUrl (e.g. `/service/tickets`).
+ * Each yielded array is one vendor page, exactly as received.
+ */
+export async function* cwPages(ctx: SyncContext, path: string, conditions?: string): AsyncGenerator<CwNative[]> {
+  const headers = cwHeaders(ctx.credentials);
+  let url: string | null = `${ctx.baseUrl}${path}`;
+  let query: Record<string, string | number> | undefined = {
+    pageSize: CW_MAX_PAGE_SIZE,
+    page: 1,
+    orderBy: 'id asc',
+    ...(conditions ? { conditions } : {}),
+  };
+  // A Link header that loops back on itself would never end; a list is never this long.
+  for (let pages = 0; url && pages < 100_000; pages++) {
+    const res: { headers: Headers; body: unknown } = await ctx.http.request<unknown>({ url, headers, query });
+    if (!Array.isArray(res.body)) throw new Error(`connectwise ${path}: expected a JSON array, got ${typeof res.body}`);
+    if (res.body.length) yield res.body as CwNative[];
+    const next = linkUrl(res.headers.get('link'), 'next');
+    // The next link carries every query parameter already.
+    url = next && next !== url ? sameOrigin(next, ctx.baseUrl) : null;
+    query = undefined;
+  }
+}
+
+/**
+ * The next-page link on the connection's own origin: credentials never follow a link to another
+ * host, and a proxy that reports its inner host name still works.
+ */
+function sameOrigin(link: string, baseUrl: string): string {
+  const target = new URL(link, baseUrl);
+  const base = new URL(baseUrl);
+  if (target.origin === base.origin) return target.toString();
+  return new URL(`${target.pathname}${target.search}`, base.origin).toString();
+}
+
+/** Every record of a list (for parents whose children are fetched per parent). */
+export async function cwAll(ctx: SyncContext, path: string, conditions?: string): Promise<CwNative[]> {
+  const all: CwNative[] = [];
+  for await (const page of cwPages(ctx, path, conditions)) all.push(...page);
+  return all;
+}

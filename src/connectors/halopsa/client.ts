@@ -1,0 +1,115 @@
+/**
+ * HTTP access to one Halo instance: the client-credentials token (cached until shortly before it
+ * expires, per base URL and client id), authorised GETs, and page-by-page reads of Halo's lists.
+ */
+import type { SyncContext } from '../types';
+import { VendorHttpError } from '../vendor-http';
+
+/** Halo's documented largest page (`page_size`: "Maximum size: 100"). */
+export const HALO_PAGE_SIZE = 100;
+/** Renew a token this long before Halo says it expires. */
+const EXPIRY_MARGIN_MS = 60_000;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type HaloRecord = Record<string, any>;
+
+interface CachedToken {
+  accessToken: string;
+  expiresAt: number;
+}
+
+/** The one piece of state a connector keeps: tokens, shared by concurrent syncs of one connection. */
+const tokenCache = new Map<string, Promise<CachedToken>>();
+
+function credentialsOf(ctx: SyncContext): { clientId: string; clientSecret: string } {
+  const { clientId, clientSecret } = ctx.credentials;
+  if (!clientId || !clientSecret) throw new Error('HaloPSA credentials need clientId and clientSecret');
+  return { clientId, clientSecret };
+}
+
+async function requestToken(ctx: SyncContext): Promise<CachedToken> {
+  const { clientId, clientSecret } = credentialsOf(ctx);
+  const res = await ctx.http.request<{ access_token?: string; expires_in?: number }>({
+    method: 'POST',
+    url: `${ctx.baseUrl}/auth/token`,
+    form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'all' },
+    // Asking for a token changes nothing at Halo, so throttling may be retried.
+    retry: true,
+  });
+  const token = res.body?.access_token;
+  if (!token) throw new Error('HaloPSA token response carried no access_token');
+  const ttlMs = (typeof res.body.expires_in === 'number' ? res.body.expires_in : 3600) * 1000;
+  return { accessToken: token, expiresAt: Date.now() + Math.max(0, ttlMs - EXPIRY_MARGIN_MS) };
+}
+
+async function accessToken(ctx: SyncContext, forceNew = false): Promise<string> {
+  const key = `${ctx.baseUrl}|${credentialsOf(ctx).clientId}`;
+  let pending = tokenCache.get(key);
+  if (pending && !forceNew) {
+    const cached = await pending.catch(() => null);
+    if (cached && cached.expiresAt > Date.now()) return cached.accessToken;
+    if (tokenCache.get(key) !== pending) return accessToken(ctx); // another caller already renewed it
+  }
+  pending = requestToken(ctx);
+  tokenCache.set(key, pending);
+  pending.catch(() => tokenCache.delete(key));
+  return (await pending).accessToken;
+}
+
+/** GET under <base>/api with the bearer token; a 401 (token revoked early) gets one fresh token. */
+export async function haloGet<T>(ctx: SyncContext, path: string, query: Record<string, string | number | boolean> = {}): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const token = await accessToken(ctx, attempt > 0);
+    try {
+      const res = await ctx.http.request<T>({
+        url: `${ctx.baseUrl}/api/${path}`,
+        headers: { authorization: `Bearer ${token}` },
+        query,
+      });
+      return res.body;
+    } catch (err) {
+      if (attempt === 0 && err instanceof VendorHttpError && err.status === 401) continue;
+      throw err;
+    }
+  }
+}
+
+/**
+ * Every page of a paged Halo list (`{record_count, <key>: [...]}`), largest page first to last, in id
+ * order so that pages stay disjoint while records change between requests.
+ */
+export async function* haloPages(
+  ctx: SyncContext, path: string, key: string, query: Record<string, string | number | boolean> = {},
+): AsyncGenerator<HaloRecord[]> {
+  for (let pageNo = 1; ; pageNo++) {
+    const body = await haloGet<HaloRecord>(ctx, path, {
+      ...query, pageinate: true, page_size: HALO_PAGE_SIZE, page_no: pageNo, order: 'id', orderdesc: false,
+    });
+    const rows: unknown = body?.[key];
+    if (!Array.isArray(rows)) throw new Error(`HaloPSA ${path} answered without a ${key} list`);
+    if (rows.length > 0) yield rows as HaloRecord[];
+    const total = typeof body.record_count === 'number' ? body.record_count : null;
+    if (rows.length < HALO_PAGE_SIZE || (total != null && pageNo * HALO_PAGE_SIZE >= total)) return;
+  }
+}
+
+/** A lookup list Halo answers as a plain array (Status, Priority, ...). */
+export async function haloArray(ctx: SyncContext, path: string, query: Record<string, string | number | boolean> = {}): Promise<HaloRecord[]> {
+  const body = await haloGet<unknown>(ctx, path, query);
+  if (!Array.isArray(body)) throw new Error(`HaloPSA ${path} did not answer a list`);
+  return body as HaloRecord[];
+}
+
+/** Halo times are UTC without a zone suffix; one without a zone is read as UTC. */
+export function parseHaloTime(value: unknown): Date | null {
+  if (typeof value !== 'string' || value === '') return null;
+  const hasZone = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(value);
+  const d = new Date(hasZone || !value.includes('T') ? value : `${value}Z`);
+  // Halo writes 1900-01-01 for "no date".
+  return Number.isNaN(d.getTime()) || d.getUTCFullYear() <= 1900 ? null : d;
+}
+
+/** A `since` watermark as Halo takes it in lastupdatefromdate: UTC, no zone suffix. */
+export function haloQueryTime(d: Date): string {
+  return d.toISOString().slice(0, 23);
+}

@@ -1,0 +1,99 @@
+/**
+ * HaloPSA read connector: the limited PSA connector of rule 14 of the interface document. It syncs
+ * companies, contacts, tickets, projects, agreements and agreement lines, and on purpose no boards,
+ * statuses, priorities or members (statuses and priorities are read internally, only to name what a
+ * ticket carries as ids).
+ *
+ * Paging: `pageinate=true&page_size=100&page_no=N` (100 is Halo's documented maximum), in id order.
+ * Incremental: `lastupdatefromdate` on Tickets, Projects, Client and Users; ClientContract and
+ * RecurringInvoice have no last-updated filter, so agreements and their lines are read whole.
+ * Agreement lines: Halo keeps a contract's priced recurring lines on the recurring invoices linked
+ * to it (`contract_id`), read with `includelines=true`; each line is yielded with the line object as
+ * its native payload.
+ */
+import type { FetchedRecord, ReadConnector, RecordFieldsByResource, SyncContext, SyncResource } from '../types';
+import { haloArray, haloPages, haloQueryTime, parseHaloTime, type HaloRecord } from './client';
+import {
+  agreementFields, agreementLineFields, buildLookups, companyFields, contactFields, projectFields, ticketFields,
+  type HaloLookups,
+} from './map';
+
+type Fetched<R extends SyncResource> = FetchedRecord<R>;
+
+function record<R extends SyncResource>(native: HaloRecord, updated: unknown, fields: RecordFieldsByResource[R]): Fetched<R> {
+  return { sourceId: String(native.id), native, vendorUpdatedAt: parseHaloTime(updated), fields };
+}
+
+function sinceQuery(ctx: SyncContext): Record<string, string> {
+  return ctx.since ? { lastupdatefromdate: haloQueryTime(ctx.since) } : {};
+}
+
+async function lookups(ctx: SyncContext): Promise<HaloLookups> {
+  const [statuses, priorities] = await Promise.all([haloArray(ctx, 'Status'), haloArray(ctx, 'Priority')]);
+  return buildLookups(statuses, priorities);
+}
+
+async function* tickets(ctx: SyncContext): AsyncGenerator<Fetched<'tickets'>[]> {
+  const names = await lookups(ctx);
+  for await (const page of haloPages(ctx, 'Tickets', 'tickets', sinceQuery(ctx))) {
+    yield page.map((t) => record<'tickets'>(t, t.last_update ?? t.lastactiondate, ticketFields(t, names, ctx.statusMapping)));
+  }
+}
+
+async function* projects(ctx: SyncContext): AsyncGenerator<Fetched<'projects'>[]> {
+  const names = await lookups(ctx);
+  for await (const page of haloPages(ctx, 'Projects', 'tickets', sinceQuery(ctx))) {
+    yield page.map((p) => record<'projects'>(p, p.last_update ?? p.lastactiondate, projectFields(p, names)));
+  }
+}
+
+async function* companies(ctx: SyncContext): AsyncGenerator<Fetched<'companies'>[]> {
+  const query = { includeactive: true, includeinactive: true, ...sinceQuery(ctx) };
+  for await (const page of haloPages(ctx, 'Client', 'clients', query)) {
+    yield page.map((c) => record<'companies'>(c, c.alastupdate, companyFields(c)));
+  }
+}
+
+async function* contacts(ctx: SyncContext): AsyncGenerator<Fetched<'contacts'>[]> {
+  const query = { includeactive: true, includeinactive: true, ...sinceQuery(ctx) };
+  for await (const page of haloPages(ctx, 'Users', 'users', query)) {
+    yield page.map((u) => record<'contacts'>(u, u.ulastupdate, contactFields(u)));
+  }
+}
+
+async function* agreements(ctx: SyncContext): AsyncGenerator<Fetched<'agreements'>[]> {
+  for await (const page of haloPages(ctx, 'ClientContract', 'contracts', { includeinactive: true })) {
+    yield page.map((c) => record<'agreements'>(c, c.last_modified, agreementFields(c)));
+  }
+}
+
+async function* agreementLines(ctx: SyncContext): AsyncGenerator<Fetched<'agreement_lines'>[]> {
+  for await (const invoices of haloPages(ctx, 'RecurringInvoice', 'invoices', { includelines: true })) {
+    const lines: Fetched<'agreement_lines'>[] = [];
+    for (const invoice of invoices) {
+      for (const line of Array.isArray(invoice.lines) ? (invoice.lines as HaloRecord[]) : []) {
+        const contractId = line.contract_id || invoice.contract_id;
+        // A recurring invoice not tied to a contract bills no agreement.
+        if (!contractId) continue;
+        lines.push(record<'agreement_lines'>(line, invoice.last_modified, agreementLineFields(line, String(contractId))));
+      }
+    }
+    yield lines;
+  }
+}
+
+const FETCHERS: { [R in SyncResource]?: (ctx: SyncContext) => AsyncGenerator<Fetched<R>[]> } = {
+  companies, contacts, tickets, projects, agreements, agreement_lines: agreementLines,
+};
+
+export const haloPsaConnector: ReadConnector = {
+  name: 'halopsa',
+  kind: 'psa',
+  resources: ['companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines'],
+  incremental: ['companies', 'contacts', 'tickets', 'projects'],
+  fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
+    const fetcher = FETCHERS[resource] as ((c: SyncContext) => AsyncGenerator<FetchedRecord<R>[]>) | undefined;
+    if (!fetcher) throw new Error(`the HaloPSA connector does not sync ${resource}`);
+    return fetcher(ctx);
+  },
+};

@@ -1,0 +1,137 @@
+/**
+ * NinjaOne API access for the connector: OAuth client-credentials tokens (cached until shortly
+ * before expiry), authenticated GETs, and the two paging schemes of the v2 API:
+ * `after` = last id for the lists (/v2/organizations, /v2/devices-detailed) and server-side report
+ * cursors for /v2/queries/* (`{cursor: {name, offset, count, expires}, results}`).
+ */
+import { createHash } from 'node:crypto';
+import type { SyncContext } from '../types';
+import { VendorHttpError } from '../vendor-http';
+
+/** 1000: no maximum is documented for these endpoints; 1000 is the documented default of the
+ *  /v2/queries/* reports and the page size NinjaOne's own scripts use for device lists. */
+export const NINJA_PAGE_SIZE = 1000;
+
+interface TokenResponse {
+  access_token: string;
+  token_type?: string;
+  expires_in?: number;
+}
+
+interface CachedToken {
+  token: string;
+  /** Epoch ms after which we ask for a new one. */
+  refreshAt: number;
+}
+
+// Keyed by base URL + client id (+ a hash of the secret, so a rotated secret gets its own token).
+const tokenCache = new Map<string, CachedToken>();
+const pendingTokens = new Map<string, Promise<CachedToken>>();
+
+function credentialsOf(ctx: SyncContext): { clientId: string; clientSecret: string } {
+  const { clientId, clientSecret } = ctx.credentials;
+  if (!clientId || !clientSecret) throw new Error('ninjaone connection needs credentials clientId and clientSecret');
+  return { clientId, clientSecret };
+}
+
+function cacheKey(ctx: SyncContext): string {
+  const { clientId, clientSecret } = credentialsOf(ctx);
+  const secretHash = createHash('sha256').update(clientSecret).digest('hex').slice(0, 16);
+  return `${ctx.baseUrl}\n${clientId}\n${secretHash}`;
+}
+
+async function requestToken(ctx: SyncContext): Promise<CachedToken> {
+  const { clientId, clientSecret } = credentialsOf(ctx);
+  const res = await ctx.http.request<TokenResponse>({
+    method: 'POST',
+    url: `${ctx.baseUrl}/ws/oauth/token`,
+    form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'monitoring management control' },
+    // Asking for a token again is harmless, so throttling on the token endpoint is retried too.
+    retry: true,
+  });
+  const { access_token: token, expires_in: expiresIn } = res.body ?? ({} as TokenResponse);
+  if (typeof token !== 'string' || !token) throw new Error('ninjaone token endpoint answered without access_token');
+  const lifetimeS = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : 3600;
+  // Renew a little early so a token does not expire in the middle of a page.
+  const marginS = Math.min(60, lifetimeS / 10);
+  return { token, refreshAt: Date.now() + (lifetimeS - marginS) * 1000 };
+}
+
+async function accessToken(ctx: SyncContext): Promise<string> {
+  const key = cacheKey(ctx);
+  const cached = tokenCache.get(key);
+  if (cached && cached.refreshAt > Date.now()) return cached.token;
+  let pending = pendingTokens.get(key);
+  if (!pending) {
+    pending = requestToken(ctx).finally(() => pendingTokens.delete(key));
+    pendingTokens.set(key, pending);
+  }
+  const fresh = await pending;
+  tokenCache.set(key, fresh);
+  return fresh.token;
+}
+
+/** GET <baseUrl><path> with the bearer token; a 401 (token revoked or expired early) gets one
+ *  fresh token and one more try. */
+export async function ninjaGet<T>(ctx: SyncContext, path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const token = await accessToken(ctx);
+    try {
+      const res = await ctx.http.request<T>({ url: `${ctx.baseUrl}${path}`, query, headers: { authorization: `Bearer ${token}` } });
+      return res.body;
+    } catch (err) {
+      if (attempt === 0 && err instanceof VendorHttpError && err.status === 401) {
+        if (tokenCache.get(cacheKey(ctx))?.token === token) tokenCache.delete(cacheKey(ctx));
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+/** Pages of a list that pages with `after` (the last id of the previous page), in id order. */
+export async function* pagesAfter<T extends { id?: unknown }>(ctx: SyncContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
+  let after: number | undefined;
+  for (;;) {
+    const page = await ninjaGet<T[]>(ctx, path, { pageSize, after });
+    if (!Array.isArray(page)) throw new Error(`ninjaone ${path} did not answer with a list`);
+    if (page.length > 0) yield page;
+    if (page.length < pageSize) return;
+    const last = Number(page[page.length - 1].id);
+    // A page that does not move forward would loop for ever.
+    if (!Number.isFinite(last) || (after !== undefined && last <= after)) throw new Error(`ninjaone ${path} paging did not advance`);
+    after = last;
+  }
+}
+
+interface ReportPage<T> {
+  cursor?: { name?: string; offset?: number; count?: number; expires?: number } | null;
+  results?: T[];
+}
+
+/** Pages of a /v2/queries/* report, following its cursor until a short or empty page. */
+export async function* reportPages<T>(ctx: SyncContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
+  let cursor: string | undefined;
+  let lastOffset = -1;
+  for (;;) {
+    const body = await ninjaGet<ReportPage<T>>(ctx, path, { pageSize, cursor });
+    const results = body?.results ?? [];
+    if (!Array.isArray(results)) throw new Error(`ninjaone ${path} answered without a results list`);
+    if (results.length > 0) yield results;
+    const name = body.cursor?.name;
+    if (results.length < pageSize || !name) return;
+    const offset = body.cursor?.offset;
+    if (typeof offset === 'number') {
+      if (offset <= lastOffset) throw new Error(`ninjaone ${path} cursor did not advance`);
+      lastOffset = offset;
+    }
+    cursor = name;
+  }
+}
+
+/** Every row of an unpaginated list endpoint (/v2/alerts). */
+export async function listAll<T>(ctx: SyncContext, path: string): Promise<T[]> {
+  const body = await ninjaGet<T[]>(ctx, path);
+  if (!Array.isArray(body)) throw new Error(`ninjaone ${path} did not answer with a list`);
+  return body;
+}

@@ -1,0 +1,131 @@
+/**
+ * Pax8 (distributor) read connector: companies and their contacts from the Partner API v1.
+ *
+ * Pages: `page` (0-based) and `size=200` (Pax8's maximum), followed until `page.totalPages`.
+ * Incremental: none. Companies carry `updatedDate` (kept as vendorUpdatedAt) but no Pax8 list
+ * endpoint filters on it (GET /companies takes only page, size, sort and address/flag/status
+ * filters; devx.pax8.com Partner Endpoints OpenAPI), and contacts have no last-updated time at all,
+ * so every sync is a full fetch and `ctx.since` is ignored.
+ * Contacts live under each company (/companies/{id}/contacts), so they are read company by company.
+ */
+import { parseVendorTime } from '../canonical';
+import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../types';
+import { VendorHttpError } from '../vendor-http';
+import { pax8AccessToken } from './token';
+
+export const PAX8_PAGE_SIZE = 200;
+
+interface Pax8Page {
+  content: Record<string, unknown>[];
+  page: { totalPages: number; number: number };
+}
+
+/** GET with the bearer token; a 401 with a cached token gets one retry with a new token. */
+async function pax8Get(ctx: SyncContext, path: string, query: Record<string, number>): Promise<unknown> {
+  const get = async (token: string) =>
+    (await ctx.http.request({ url: `${ctx.baseUrl}${path}`, query, headers: { authorization: `Bearer ${token}` } })).body;
+  try {
+    return await get(await pax8AccessToken(ctx));
+  } catch (err) {
+    if (!(err instanceof VendorHttpError) || err.status !== 401) throw err;
+    return get(await pax8AccessToken(ctx, true));
+  }
+}
+
+function asPage(body: unknown, path: string): Pax8Page {
+  const b = body as Partial<Pax8Page> | null;
+  if (!b || !Array.isArray(b.content) || typeof b.page?.totalPages !== 'number') {
+    throw new Error(`pax8 ${path}: expected {content, page} in the answer`);
+  }
+  return b as Pax8Page;
+}
+
+/** Every page of a Pax8 list, in order. Stops at totalPages (or at an empty page, whichever first). */
+async function* listPages(ctx: SyncContext, path: string): AsyncGenerator<Record<string, unknown>[]> {
+  for (let page = 0; ; page++) {
+    const body = asPage(await pax8Get(ctx, path, { page, size: PAX8_PAGE_SIZE }), path);
+    if (body.content.length) yield body.content;
+    if (page + 1 >= body.page.totalPages || body.content.length === 0) return;
+  }
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+
+function mapCompany(native: Record<string, unknown>): FetchedRecord<'companies'> {
+  return {
+    sourceId: String(native.id),
+    native,
+    vendorUpdatedAt: parseVendorTime(native.updatedDate),
+    fields: {
+      name: typeof native.name === 'string' ? native.name : '',
+      // MSPs keep their PSA's company identifier in Pax8's externalId.
+      identifier: str(native.externalId),
+    },
+  };
+}
+
+function mapContact(native: Record<string, unknown>, companyId: string): FetchedRecord<'contacts'> {
+  return {
+    sourceId: String(native.id),
+    native,
+    // Pax8 contacts only have a createdDate (a date), no last-updated time.
+    vendorUpdatedAt: null,
+    fields: {
+      firstName: str(native.firstName),
+      lastName: str(native.lastName),
+      email: str(native.email),
+      phone: str(native.phone),
+      companySourceId: companyId,
+    },
+  };
+}
+
+/** Pages of companies, without repeats should the list shift between page reads. */
+async function* fetchCompanies(ctx: SyncContext): AsyncGenerator<FetchedRecord<'companies'>[]> {
+  const seen = new Set<string>();
+  for await (const page of listPages(ctx, '/companies')) {
+    const fresh = page.filter((c) => !seen.has(String(c.id)));
+    fresh.forEach((c) => seen.add(String(c.id)));
+    if (fresh.length) yield fresh.map(mapCompany);
+  }
+}
+
+async function* fetchContacts(ctx: SyncContext): AsyncGenerator<FetchedRecord<'contacts'>[]> {
+  const seenCompanies = new Set<string>();
+  for await (const companies of listPages(ctx, '/companies')) {
+    for (const company of companies) {
+      const companyId = String(company.id);
+      if (seenCompanies.has(companyId)) continue;
+      seenCompanies.add(companyId);
+      const path = `/companies/${encodeURIComponent(companyId)}/contacts`;
+      try {
+        for await (const contacts of listPages(ctx, path)) yield contacts.map((c) => mapContact(c, companyId));
+      } catch (err) {
+        // The company went away between the company page and its contacts: nothing to read.
+        if (err instanceof VendorHttpError && err.status === 404) continue;
+        throw err;
+      }
+    }
+  }
+}
+
+async function* unsupported(resource: SyncResource): AsyncGenerator<never> {
+  throw new Error(`pax8 connector does not sync ${resource}`);
+}
+
+export const pax8Connector: ReadConnector = {
+  name: 'pax8',
+  kind: 'distributor',
+  resources: ['companies', 'contacts'],
+  incremental: [],
+  fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
+    switch (resource) {
+      case 'companies':
+        return fetchCompanies(ctx) as unknown as AsyncIterable<FetchedRecord<R>[]>;
+      case 'contacts':
+        return fetchContacts(ctx) as unknown as AsyncIterable<FetchedRecord<R>[]>;
+      default:
+        return unsupported(resource);
+    }
+  },
+};

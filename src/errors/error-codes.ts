@@ -1,0 +1,34 @@
+/**
+ * Every error code the service answers with, its HTTP status and what it means. The /docs/errors
+ * page is rendered from this list, and every Error envelope's doc_url points into it.
+ */
+export const ERROR_CODES = {
+  unauthenticated: { status: 401, description: 'No X-API-Key header, or the key is unknown or revoked.' },
+  not_found: { status: 404, description: 'The tenant is not visible to this key (or does not exist), or the record or route is unknown.' },
+  grant_missing: { status: 403, description: 'The MSP has not granted the permission this operation needs; the missing grant key is in `needed` and `details.needed`.' },
+  psa_company_create_refused: { status: 403, description: 'Company create was refused by policy while the grant is on.' },
+  validation: { status: 422, description: 'A field fails the target vendor\'s rules, or names an unknown board, status, priority or member id, or an unsupported routing target. Nothing was written.' },
+  request_invalid: { status: 422, description: 'The request is well-formed but not allowed here (for example: sandbox reset of a production tenant).' },
+  status_unmapped: { status: 422, description: 'The canonical status has no mapping on this connection; `allowed` lists the vendor statuses that are mapped.' },
+  agreement_header_not_supported: { status: 422, description: 'The service never creates an agreement header.' },
+  project_header_not_supported: { status: 422, description: 'The service never creates a project header.' },
+  agreement_requires_existing: { status: 404, description: 'The agreement is missing, unknown or not active.' },
+  project_requires_existing: { status: 404, description: 'The project is missing or unknown.' },
+  project_not_writable: { status: 409, description: 'A baseline project cannot take the write.' },
+  project_company_cannot_update: { status: 409, description: 'A project\'s company cannot be changed.' },
+  company_match_ambiguous: { status: 409, description: 'More than one company matches; nothing was created.' },
+  distributor_required: { status: 409, description: 'The tenant has no connected distributor for this write.' },
+  idempotency_conflict: { status: 409, description: 'The idempotency key was used before with a different request body.' },
+  idempotency_in_progress: { status: 409, description: 'A request with this idempotency key is still being processed; retry later.' },
+  not_supported: { status: 501, description: 'The connector does not support this operation (limited PSA connector lists, non-fixture host, unavailable import).' },
+  rate_limited: { status: 429, description: 'Vendor throttling outlived our retries (or our own limit); wait for `Retry-After` seconds.' },
+  vendor_error: { status: 502, description: 'The vendor refused the request in a way we could not map to a field.' },
+  vendor_unavailable: { status: 503, description: 'The vendor stayed unavailable after retries.' },
+  internal: { status: 500, description: 'An unexpected error on our side. It is logged with the request id; nothing a client sends should cause it.' },
+} as const satisfies Record<string, { status: number; description: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The request-schema failure body (HTTPValidationError) is not an Error envelope; documented here too. */
+export const VALIDATION_ERROR_DOC =
+  'Request-schema failures (wrong type, missing field, undeclared property, bad query parameter) answer 422 with HTTPValidationError: {"detail": [{"loc": [...], "msg": "...", "type": "..."}]}.';

@@ -1,0 +1,8 @@
+import type { Caller } from '../tenants/caller';
+import type { Services } from '../services';
+
+/** What every resolver gets: who is calling and the domain services. */
+export interface GraphContext {
+  caller: Caller;
+  services: Services;
+}

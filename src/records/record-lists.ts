@@ -1,0 +1,129 @@
+/**
+ * The store-served lists: which table feeds each list, which connector capability it needs, and how
+ * a stored row becomes the documented record (design.md section 5). One definition per list; REST,
+ * GraphQL and MCP all read through RecordsService.
+ */
+import type { ConnectionKind } from '../../entities/tenancy';
+import type { SyncResource } from '../connectors/types';
+
+export type Row = Record<string, any>;
+
+const iso = (d: Date | string | null | undefined): string | null =>
+  d == null ? null : (d instanceof Date ? d : new Date(d)).toISOString().replace('.000Z', 'Z');
+
+/** `vendor` and `raw` carry the same payload, verbatim. */
+function vendorFields(row: Row) {
+  return {
+    raw: row.raw,
+    synced_at: iso(row.synced_at),
+    vendor: { connector: row.connector, native_id: row.source_id, native: row.raw },
+  };
+}
+
+export interface RecordListDef {
+  resource: SyncResource;
+  table: string;
+  /** Items field of the envelope. */
+  itemsField: string;
+  /** Connection kind that feeds it. */
+  kind: ConnectionKind;
+  /** The list is served only when a connector of the tenant syncs this resource; else 501. */
+  requiresCapability: boolean;
+  toApi(row: Row): Record<string, unknown>;
+}
+
+export const RECORD_LISTS = {
+  tickets: {
+    resource: 'tickets', table: 'tickets', itemsField: 'tickets', kind: 'psa', requiresCapability: false,
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, connection_id: r.connection_id,
+      summary: r.summary, description: r.description,
+      status: r.status, native_status: r.native_status, priority: r.priority, native_priority: r.native_priority,
+      board: r.board_source_id, board_name: r.board_name,
+      company_name: r.company_name, company_source_id: r.company_source_id,
+      project_source_id: r.project_source_id, record_type: r.record_type,
+      linked: r.linked === true,
+      created_at: iso(r.opened_at), updated_at: iso(r.vendor_updated_at), closed_at: iso(r.closed_at),
+      ...vendorFields(r),
+    }),
+  },
+  devices: {
+    resource: 'devices', table: 'devices', itemsField: 'devices', kind: 'rmm', requiresCapability: false,
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, hostname: r.hostname,
+      company_name: r.company_name, company_source_id: r.company_source_id, os: r.os,
+      online: r.online, needs_attention: r.needs_attention, patches_pending: r.patches_pending,
+      last_contact_at: iso(r.last_contact_at),
+      ...vendorFields(r),
+    }),
+  },
+  members: {
+    resource: 'members', table: 'members', itemsField: 'members', kind: 'psa', requiresCapability: true,
+    toApi: (r) => ({
+      id: r.member_ref, display_name: r.display_name, active: r.active, email: r.email,
+      source: r.connector, source_id: r.source_id, connection_id: r.connection_id,
+      ...vendorFields(r),
+    }),
+  },
+  boards: {
+    resource: 'boards', table: 'ticket_boards', itemsField: 'boards', kind: 'psa', requiresCapability: true,
+    toApi: (r) => ({
+      id: r.source_id, name: r.name, active: r.active, source: r.connector, connection_id: r.connection_id,
+      ...vendorFields(r),
+    }),
+  },
+  statuses: {
+    resource: 'statuses', table: 'ticket_statuses', itemsField: 'statuses', kind: 'psa', requiresCapability: true,
+    toApi: (r) => ({
+      id: r.source_id, name: r.name, board: r.board_source_id, closed: r.closed, canonical: r.canonical,
+      source: r.connector, connection_id: r.connection_id,
+      ...vendorFields(r),
+    }),
+  },
+  priorities: {
+    resource: 'priorities', table: 'ticket_priorities', itemsField: 'priorities', kind: 'psa', requiresCapability: true,
+    toApi: (r) => ({
+      id: r.source_id, name: r.name, canonical: r.canonical, source: r.connector, connection_id: r.connection_id,
+      ...vendorFields(r),
+    }),
+  },
+  applications: {
+    resource: 'applications', table: 'installed_applications', itemsField: 'applications', kind: 'rmm', requiresCapability: false,
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, name: r.name, publisher: r.publisher,
+      version: r.version, device_source_id: r.device_source_id, installed_at: r.installed_at,
+      ...vendorFields(r),
+    }),
+  },
+  incidents: {
+    resource: 'incidents', table: 'incidents', itemsField: 'incidents', kind: 'rmm', requiresCapability: false,
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, message: r.message, severity: r.severity,
+      device_source_id: r.device_source_id, opened_at: iso(r.opened_at),
+      ...vendorFields(r),
+    }),
+  },
+  agreements: {
+    resource: 'agreements', table: 'agreements', itemsField: 'agreements', kind: 'psa', requiresCapability: true,
+    toApi: (r) => ({
+      source: r.connector, source_id: r.source_id, name: r.name, status: r.status ?? 'unknown',
+      billing_cycle: r.billing_cycle ?? 'unknown', company_name: r.company_name, company_source_id: r.company_source_id,
+      start_date: r.start_date, end_date: r.end_date, monthly_recurring_revenue: r.monthly_recurring_revenue,
+      lines: [] as Record<string, unknown>[],
+      ...vendorFields(r),
+    }),
+  },
+} satisfies Record<string, RecordListDef>;
+
+export type RecordListName = keyof typeof RECORD_LISTS;
+
+export function agreementLineToApi(r: Row): Record<string, unknown> {
+  return {
+    source: r.connector, source_id: r.source_id, agreement_source_id: r.agreement_source_id,
+    product_name: r.product_name, product_source_id: r.product_source_id, quantity: r.quantity,
+    unit_cost: r.unit_cost, unit_price: r.unit_price, effective_start: r.effective_start,
+    effective_end: r.effective_end, ...vendorFields(r),
+  };
+}
+
+export { iso as toRfc3339 };

@@ -1,0 +1,117 @@
+/**
+ * Reads of synced records, always from the store (design.md section 5): keyset pagination on our id
+ * (complete and disjoint even while sync writes), `updated_since`, and the envelope facts
+ * (`last_synced_at` of the connections that feed the list, `sandbox`).
+ */
+import type { DataSource } from 'typeorm';
+import { ServiceError } from '../errors/service-error';
+import { connectorsSyncing, LIMITED_PSA_CONNECTORS } from '../connectors/registry';
+import type { TenantAccess } from '../tenants/access.service';
+import { TtlCache } from '../shared/ttl-cache';
+import { agreementLineToApi, RECORD_LISTS, toRfc3339, type RecordListName, type Row } from './record-lists';
+
+export interface ListQuery {
+  limit: number;
+  /** Id of the last record of the previous page (decoded cursor). */
+  after?: string | null;
+  updatedSince?: Date | null;
+}
+
+export interface ListPage {
+  items: Record<string, unknown>[];
+  nextCursor: string | null;
+  lastSyncedAt: string | null;
+  sandbox: boolean;
+  servedFrom: 'store';
+}
+
+export function encodeCursor(id: string): string {
+  return Buffer.from(id, 'utf8').toString('base64url');
+}
+/** Returns the id in a cursor, or null when the cursor is not one of ours. */
+export function decodeCursor(cursor: string): string | null {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) ? id : null;
+}
+
+export class RecordsService {
+  /** (tenant, resource) -> last_synced_at; sync completion clears it. */
+  private readonly syncedAt = new TtlCache<string | null>(2_000);
+
+  constructor(private readonly ds: DataSource) {}
+
+  invalidateSyncedAt(): void {
+    this.syncedAt.clear();
+  }
+
+  async list(access: TenantAccess, name: RecordListName, q: ListQuery): Promise<ListPage> {
+    const def = RECORD_LISTS[name];
+    const feeding = connectorsSyncing(def.resource);
+    const ofKind = access.connections.filter((c) => c.kind === def.kind);
+    if (def.requiresCapability && ofKind.length > 0 && !ofKind.some((c) => feeding.includes(c.connector))) {
+      const limited = ofKind.some((c) => LIMITED_PSA_CONNECTORS.includes(c.connector));
+      throw ServiceError.notSupported(
+        limited
+          ? `The ${ofKind[0].connector} connector is the limited PSA connector: it has no ${def.itemsField} list.`
+          : `No connection of this tenant supports the ${def.itemsField} list.`,
+      );
+    }
+    const tenantId = access.tenant.id;
+    const linkedJoin = name === 'tickets'
+      ? `, EXISTS (SELECT 1 FROM ticket_links l WHERE l.tenant_id = r.tenant_id AND l.connection_id = r.connection_id AND l.ticket_ref = r.source_id) AS linked`
+      : '';
+    const rows: Row[] = await this.ds.query(
+      `SELECT r.*, c.connector${linkedJoin}
+         FROM ${def.table} r JOIN connections c ON c.id = r.connection_id
+        WHERE r.tenant_id = $1
+          AND ($2::uuid IS NULL OR r.id > $2::uuid)
+          AND ($3::timestamptz IS NULL OR COALESCE(r.vendor_updated_at, r.synced_at) >= $3::timestamptz)
+        ORDER BY r.id
+        LIMIT $4`,
+      [tenantId, q.after ?? null, q.updatedSince ?? null, q.limit + 1],
+    );
+    const more = rows.length > q.limit;
+    if (more) rows.pop();
+    const items = rows.map((r) => def.toApi(r));
+    if (name === 'agreements' && rows.length > 0) await this.attachLines(tenantId, rows, items);
+    return {
+      items,
+      nextCursor: more ? encodeCursor(rows[rows.length - 1].id) : null,
+      lastSyncedAt: await this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id)),
+      sandbox: access.tenant.sandbox,
+      servedFrom: 'store',
+    };
+  }
+
+  private async attachLines(tenantId: string, rows: Row[], items: Record<string, unknown>[]): Promise<void> {
+    const lines: Row[] = await this.ds.query(
+      `SELECT l.*, c.connector FROM agreement_lines l JOIN connections c ON c.id = l.connection_id
+        WHERE l.tenant_id = $1 AND (l.connection_id, l.agreement_source_id) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))
+        ORDER BY l.source_id`,
+      [tenantId, rows.map((r) => r.connection_id), rows.map((r) => r.source_id)],
+    );
+    const byAgreement = new Map<string, Record<string, unknown>[]>();
+    for (const l of lines) {
+      const k = `${l.connection_id}:${l.agreement_source_id}`;
+      if (!byAgreement.has(k)) byAgreement.set(k, []);
+      byAgreement.get(k)!.push(agreementLineToApi(l));
+    }
+    rows.forEach((r, i) => { items[i].lines = byAgreement.get(`${r.connection_id}:${r.source_id}`) ?? []; });
+  }
+
+  /** Oldest successful sync among the connections that feed the list; null if one never synced. */
+  private async lastSyncedAt(tenantId: string, resource: string, connectionIds: string[]): Promise<string | null> {
+    if (connectionIds.length === 0) return null;
+    const key = `${tenantId}:${resource}:${connectionIds.join(',')}`;
+    const hit = this.syncedAt.get(key);
+    if (hit !== undefined) return hit;
+    const [row] = await this.ds.query(
+      `SELECT MIN(s.last_synced_at) AS oldest, COUNT(s.last_synced_at)::int AS n
+         FROM unnest($1::uuid[]) AS c(id) LEFT JOIN sync_states s ON s.connection_id = c.id AND s.resource = $2`,
+      [connectionIds, resource],
+    );
+    const value = row && row.n === connectionIds.length ? toRfc3339(row.oldest) : null;
+    this.syncedAt.set(key, value);
+    return value;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The sandbox: the sandbox ISV and its key, the two sandbox tenants with connections pointing at our
+ * own simulators (the fixture hosts), seeding the simulators from fixtures, and reset.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import {
+  ApiKey, AuditEntry, Connection, EventRecord, Grant, IdempotencyRecord, Isv, RoutingConfig, SyncState, Tenant,
+  TicketLink,
+} from '../../entities';
+import { ServiceError } from '../errors/service-error';
+import { displayPrefix, hashApiKey } from '../security/api-keys';
+import type { SecretBox } from '../security/secret-box';
+import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
+import type { SyncJobs, ConnectionSyncResult } from '../sync/sync-jobs';
+import type { AccessService } from '../tenants/access.service';
+import { loadVendorFixtures } from './fixtures';
+import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_TENANTS, type SandboxTenantDef } from './sandbox.definition';
+import type { SandboxSimulators } from './simulators';
+
+export interface SandboxInfo {
+  isvId: string;
+  apiKey: string | undefined;
+  tenants: { id: string; slug: string; name: string }[];
+}
+
+export class SandboxService {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly box: SecretBox,
+    private readonly access: AccessService,
+    private readonly simulators: SandboxSimulators,
+    private readonly syncJobs: SyncJobs,
+    private readonly publicUrl: () => string,
+  ) {}
+
+  /** Creates what is missing (idempotent) and points the sandbox connections at this server. */
+  async ensure(apiKey: string | undefined): Promise<SandboxInfo> {
+    const isvRepo = this.ds.getRepository(Isv);
+    let isv = await isvRepo.findOneBy({ name: SANDBOX_ISV_NAME });
+    if (!isv) {
+      isv = await isvRepo.save({ name: SANDBOX_ISV_NAME, supportedTargets: ['service_ticket', 'project'], routingRecommendation: SANDBOX_RECOMMENDATION });
+    }
+    if (apiKey) {
+      const hash = hashApiKey(apiKey);
+      const keys = this.ds.getRepository(ApiKey);
+      if (!(await keys.findOneBy({ keyHash: hash }))) {
+        await keys.save({ isvId: isv.id, keyHash: hash, prefix: displayPrefix(apiKey), label: 'sandbox', revokedAt: null });
+      }
+    }
+    const tenants: SandboxInfo['tenants'] = [];
+    for (const def of SANDBOX_TENANTS) {
+      const tenant = await this.ensureTenant(def, isv.id);
+      tenants.push({ id: tenant.id, slug: tenant.slug, name: tenant.name });
+    }
+    this.access.invalidate();
+    return { isvId: isv.id, apiKey, tenants };
+  }
+
+  private async ensureTenant(def: SandboxTenantDef, isvId: string): Promise<Tenant> {
+    const tenantRepo = this.ds.getRepository(Tenant);
+    const tenant = (await tenantRepo.findOneBy({ slug: def.slug })) ?? (await tenantRepo.save({ name: def.name, slug: def.slug, sandbox: true }));
+    const connRepo = this.ds.getRepository(Connection);
+    for (const c of def.connections) {
+      const baseUrl = `${this.publicUrl()}${c.path}`;
+      const statusMapping = c.kind === 'psa' ? loadVendorFixtures(def.slug, c.connector).statusMapping : {};
+      let conn = await connRepo.findOneBy({ tenantId: tenant.id, connector: c.connector });
+      if (!conn) {
+        conn = await connRepo.save({
+          tenantId: tenant.id, kind: c.kind, connector: c.connector, baseUrl,
+          credentialsEncrypted: this.box.sealJson(c.credentials), statusMapping, settings: { fixture: true },
+        });
+      } else if (conn.baseUrl !== baseUrl) {
+        // The server's address changed since the last start: follow it.
+        await connRepo.update({ id: conn.id }, { baseUrl });
+      }
+      await this.ds.getRepository(Grant).upsert(
+        { isvId, connectionId: conn.id, tenantId: tenant.id, keys: [...def.grants] }, ['isvId', 'connectionId'],
+      );
+    }
+    return tenant;
+  }
+
+  /** Loads every sandbox tenant's fixtures into the simulators. */
+  seedSimulators(): void {
+    for (const def of SANDBOX_TENANTS) this.seedTenant(def);
+  }
+
+  private seedTenant(def: SandboxTenantDef): void {
+    for (const c of def.connections) {
+      this.simulators[c.connector].seed(def.slug, loadVendorFixtures(def.slug, c.connector).resources);
+    }
+  }
+
+  /** Syncs every sandbox tenant that has never synced (first start). */
+  async syncUnsynced(): Promise<void> {
+    for (const def of SANDBOX_TENANTS) {
+      const tenant = await this.ds.getRepository(Tenant).findOneByOrFail({ slug: def.slug });
+      const synced = await this.ds.getRepository(SyncState).count({ where: { tenantId: tenant.id, lastStatus: 'ok' } });
+      if (synced === 0) await this.syncJobs.syncTenantNow(tenant.id);
+    }
+  }
+
+  /**
+   * Re-seeds a sandbox tenant: fixtures back into its simulators, its store emptied and synced again
+   * in full, its audit log cleared, and one `sandbox_reset` event written.
+   */
+  async reset(tenantId: string): Promise<{ tenant_id: string; sandbox: true; synced: ConnectionSyncResult[] }> {
+    const tenant = await this.ds.getRepository(Tenant).findOneByOrFail({ id: tenantId });
+    if (!tenant.sandbox) {
+      throw new ServiceError('request_invalid', 'Only sandbox tenants can be reset; this is a production tenant.');
+    }
+    const def = SANDBOX_TENANTS.find((d) => d.slug === tenant.slug);
+    if (!def) throw new ServiceError('request_invalid', 'This sandbox tenant has no fixtures to reset from.');
+    this.seedTenant(def);
+    await this.ds.transaction(async (m) => {
+      for (const entity of Object.values(ENTITY_BY_RESOURCE)) await m.getRepository(entity).delete({ tenantId } as never);
+      for (const entity of [SyncState, EventRecord, TicketLink, IdempotencyRecord, RoutingConfig]) {
+        await m.getRepository(entity).delete({ tenantId } as never);
+      }
+    });
+    const synced = await this.syncJobs.syncTenantNow(tenantId, { full: true });
+    await this.ds.transaction(async (m) => {
+      await m.getRepository(AuditEntry).delete({ tenantId });
+      await m.getRepository(EventRecord).insert({
+        tenantId, connectionId: null, kind: 'sandbox_reset', type: null, dedupeKey: `sandbox_reset:${randomUUID()}`,
+        occurredAt: new Date(), summary: 'Sandbox tenant re-seeded from fixtures', detail: {},
+      });
+    });
+    return { tenant_id: tenantId, sandbox: true, synced };
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Boots the service: store (migrations), queue, services, HTTP, sandbox, jobs. Used by main.ts, the
+ * tests and the benchmarks alike, so every one of them runs the real thing.
+ */
+import type { Express } from 'express';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { createJobQueue } from '../jobs/queue';
+import { syncConnectionProcessor } from '../jobs/processors/sync-connection.processor';
+import { buildApp } from './app';
+import type { AppConfig } from './config/config';
+import { openDatabase, type DatabaseOptions } from './db/database';
+import { createSandboxSimulators } from './sandbox/simulators';
+import type { SandboxInfo } from './sandbox/sandbox.service';
+import { createServices, type Services } from './services';
+import { createLogger } from './shared/logger';
+import type { VendorHttpClient } from './connectors/vendor-http';
+
+export interface RunningServer {
+  url: string;
+  services: Services;
+  server: http.Server;
+  sandbox: SandboxInfo | null;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  database?: DatabaseOptions;
+  logger?: Logger;
+  http?: VendorHttpClient;
+  /** Extra routes (benchmarks only). */
+  mount?: (app: Express, services: Services) => void;
+  /** Wait for the first sandbox sync before resolving (default true). */
+  awaitInitialSync?: boolean;
+}
+
+export async function startServer(config: AppConfig, opts: StartOptions = {}): Promise<RunningServer> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const db = await openDatabase(opts.database ?? {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.ephemeral ? undefined : config.dataDir,
+  });
+  const queue = createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+  const simulators = config.sandboxEnabled ? createSandboxSimulators(config.adminToken) : null;
+  const services = createServices(config, db, queue, logger, simulators, opts.http);
+  queue.register('sync.connection', syncConnectionProcessor(services.sync), { concurrency: 2 });
+  // TEMP-UNTIL-ISSUE-3-4
+  queue.register('vendor.write', async () => { throw new Error('not yet'); });
+  queue.register('webhook.deliver', async () => { throw new Error('not yet'); });
+  try {
+    return await serve(config, services, opts);
+  } catch (err) {
+    // A failed start releases what it opened, so the process (or test) can exit.
+    await queue.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function serve(config: AppConfig, services: Services, opts: StartOptions): Promise<RunningServer> {
+  const { queue, db } = services;
+
+  const { app, apollo } = await buildApp(services, opts.mount && ((a) => opts.mount!(a, services)));
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  if (config.port === 0) config.publicUrl = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${port}`;
+
+  const worker = config.role !== 'api' || !config.redisUrl;
+  if (worker) await queue.start();
+
+  // The API side owns the sandbox (its simulators are the fixture hosts); a worker only runs jobs.
+  let sandbox: SandboxInfo | null = null;
+  if (services.sandbox && config.role !== 'worker') {
+    services.sandbox.seedSimulators();
+    sandbox = await services.sandbox.ensure(config.sandboxApiKey);
+    if (opts.awaitInitialSync !== false) await services.sandbox.syncUnsynced();
+  }
+  if (worker) await services.syncJobs.scheduleAll();
+
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= (async () => {
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await queue.close();
+    await apollo.stop();
+    await db.close();
+  })());
+  return { url, services, server, sandbox, close };
+}

@@ -1,0 +1,52 @@
+/** The service graph: one instance of each domain service, built once at start. */
+import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import type { JobQueue } from '../jobs/queue/types';
+import type { AppConfig } from './config/config';
+import type { Database } from './db/database';
+import { AuditService } from './audit/audit.service';
+import { RecordsService } from './records/records.service';
+import type { SandboxSimulators } from './sandbox/simulators';
+import { SandboxService } from './sandbox/sandbox.service';
+import { SecretBox } from './security/secret-box';
+import { SyncJobs } from './sync/sync-jobs';
+import { SyncService } from './sync/sync.service';
+import { AccessService } from './tenants/access.service';
+import { AdminService } from './tenants/admin.service';
+import { VendorHttpClient } from './connectors/vendor-http';
+
+export interface Services {
+  config: AppConfig;
+  db: Database;
+  ds: DataSource;
+  box: SecretBox;
+  queue: JobQueue;
+  logger: Logger;
+  access: AccessService;
+  records: RecordsService;
+  audit: AuditService;
+  admin: AdminService;
+  sync: SyncService;
+  syncJobs: SyncJobs;
+  simulators: SandboxSimulators | null;
+  sandbox: SandboxService | null;
+}
+
+export function createServices(
+  config: AppConfig, db: Database, queue: JobQueue, logger: Logger, simulators: SandboxSimulators | null,
+  http: VendorHttpClient = new VendorHttpClient(),
+): Services {
+  const ds = db.dataSource;
+  const box = new SecretBox(config.encryptionKey);
+  const access = new AccessService(ds);
+  const records = new RecordsService(ds);
+  const audit = new AuditService(ds);
+  const sync = new SyncService(ds, box, audit, logger, http);
+  sync.onSynced = () => records.invalidateSyncedAt();
+  const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs);
+  const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl) : null;
+  return {
+    config, db, ds, box, queue, logger, access, records, audit,
+    admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * HaloPSA simulator, mounted at /sandbox-vendors/halopsa:
+ *   POST /auth/token            client-credentials token (form body); the client id selects the instance
+ *   GET  /api/authinfo          auth server discovery (no auth)
+ *   GET  /api/Tickets[/id]      paged, lastupdatefromdate/lastupdatetodate on `last_update`
+ *   POST /api/Tickets           array: element without id creates (summary, existing client_id), with id updates
+ *   GET  /api/Projects[/id]     projects are tickets in Halo (`{record_count, tickets}`); POST as Tickets
+ *   GET/POST /api/Actions       notes on a ticket or project (`ticket_id`); `new_status` moves the ticket
+ *   GET  /api/Client[/id]       `{record_count, clients}`, lastupdatefromdate on `alastupdate`
+ *   GET  /api/Users[/id]        contacts, `{record_count, users}`, lastupdatefromdate on `ulastupdate`
+ *   GET  /api/Agent, /api/Status, /api/Priority, /api/Team   plain arrays
+ *   GET  /api/ClientContract[/id]      `{record_count, contracts}` (inactive only with includeinactive)
+ *   GET  /api/RecurringInvoice[/id]    `{record_count, invoices}`, `lines` with includelines=true
+ * A locked ticket or project (the baseline project) refuses API writes.
+ */
+import express, { type Router } from 'express';
+import { FaultInjector, VendorClock, controlRouter, type VendorSimulator } from '../kit';
+import { HaloTokens } from './auth';
+import { addAction, createFault, createRecord, updateFault, updateRecord } from './mutations';
+import { haloApiRouter } from './routes';
+import { HaloInstance, clone, isHaloResource, type HaloRecord, type HaloResource } from './store';
+import { grow } from './synthetic';
+
+export interface HaloPsaSimulator extends VendorSimulator {
+  /** One record, as the API would answer it; undefined when absent. */
+  get(instance: string, resource: HaloResource, id: string | number): HaloRecord | undefined;
+  list(instance: string, resource: HaloResource): HaloRecord[];
+  /** A change made in Halo's UI by the MSP: merges the patch and bumps the last-updated time. */
+  update(instance: string, resource: HaloResource, id: string | number, patch: HaloRecord): HaloRecord;
+  create(instance: string, resource: HaloResource, record: HaloRecord): HaloRecord;
+  /** Adds a note (an action) to a ticket or project; a string is the note text. */
+  addAction(instance: string, ticketId: number, note: string | HaloRecord): HaloRecord;
+  /** Invalidates every issued token (tests of token refresh). */
+  revokeTokens(): void;
+}
+
+export function createHaloPsaSimulator(opts: { controlToken?: string } = {}): HaloPsaSimulator {
+  const faults = new FaultInjector();
+  const clock = new VendorClock();
+  const tokens = new HaloTokens();
+  let instances = new Map<string, HaloInstance>();
+
+  const instance = (name: string): HaloInstance => {
+    let inst = instances.get(name);
+    if (!inst) {
+      inst = new HaloInstance();
+      instances.set(name, inst);
+    }
+    return inst;
+  };
+
+  const resourceOf = (name: string): HaloResource => {
+    if (!isHaloResource(name)) throw new Error(`unknown HaloPSA resource ${name}`);
+    return name;
+  };
+
+  const sim: HaloPsaSimulator = {
+    vendor: 'halopsa',
+    faults,
+    router: express.Router(),
+
+    seed(name, fixtures) {
+      const inst = new HaloInstance();
+      for (const [key, records] of Object.entries(fixtures)) {
+        if (key.startsWith('_')) continue;
+        const resource = resourceOf(key);
+        for (const rec of records) inst.insert(resource, clone(rec as HaloRecord));
+      }
+      instances.set(name, inst);
+    },
+
+    grow(name, resource, count) {
+      grow(instance(name), resourceOf(resource), count, clock.now());
+    },
+
+    reset() {
+      instances = new Map();
+    },
+
+    get(name, resource, id) {
+      const rec = instance(name).table(resource).get(id);
+      return rec ? clone(rec) : undefined;
+    },
+
+    list(name, resource) {
+      return clone(instance(name).table(resource).rows);
+    },
+
+    update(name, resource, id, patch) {
+      const inst = instance(name);
+      if (resource === 'tickets' || resource === 'projects') {
+        return clone(updateFault(inst, resource, Number(id), patch, clock.now(), false));
+      }
+      return clone(updateRecord(inst, resource, id, patch, clock.now()));
+    },
+
+    create(name, resource, record) {
+      const inst = instance(name);
+      if (resource === 'tickets' || resource === 'projects') return clone(createFault(inst, resource, record, clock.now()));
+      return clone(createRecord(inst, resource, record, clock.now()));
+    },
+
+    addAction(name, ticketId, note) {
+      const body = typeof note === 'string' ? { note } : note;
+      return clone(addAction(instance(name), { ...body, ticket_id: ticketId }, clock.now(), false));
+    },
+
+    revokeTokens() {
+      tokens.revokeAll();
+    },
+  };
+
+  const router = sim.router as Router;
+  router.use('/_control', controlRouter(sim, opts.controlToken));
+  router.use(faults.middleware());
+  router.post('/auth/token', express.urlencoded({ extended: false }), tokens.tokenHandler);
+  // Halo's discovery document: where the authorisation server lives (clients append /token).
+  router.get('/api/authinfo', (req, res) => {
+    res.json({ auth_url: `${req.protocol}://${req.get('host')}${req.baseUrl}/auth` });
+  });
+  router.use('/api', tokens.requireBearer, haloApiRouter({ instance, clock }));
+  return sim;
+}

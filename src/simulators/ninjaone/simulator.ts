@@ -1,0 +1,433 @@
+/**
+ * NinjaOne RMM simulator: the v2 public API's shapes for the reads our connector makes.
+ *
+ *   POST /ws/oauth/token            client credentials -> {access_token, token_type, expires_in, scope}
+ *   GET  /v2/organizations          pageSize, after (last id)
+ *   GET  /v2/organization/{id}
+ *   GET  /v2/devices                pageSize, after, df   (basic node fields)
+ *   GET  /v2/devices-detailed       pageSize, after, df   (+ os, system, addresses, ...)
+ *   GET  /v2/device/{id}
+ *   GET  /v2/queries/software       pageSize, cursor, df, installedBefore, installedAfter
+ *   GET  /v2/queries/os-patches     pageSize, cursor, df, status, type, severity
+ *   GET  /v2/alerts                 df, sourceType (not paginated)
+ *
+ * NinjaOne has no last-updated filter on any of these (checked against the public OpenAPI
+ * document, v2.0.9): the only `updatedAfter` parameters are on the custom-field queries.
+ * The client id selects the instance: `sandbox` -> sandbox-alpha, `sandbox-beta` -> sandbox-beta.
+ */
+import express, { type Request, type Response } from 'express';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { FaultInjector, VendorClock, controlRouter, type VendorSimulator } from '../kit';
+import { DeviceFilterError, parseDeviceFilter, type DevicePredicate } from './device-filter';
+import { NinjaInstance, pageAfter, type QueryCursor } from './store';
+import { growNinjaInstance } from './synthetic';
+import {
+  NINJA_RESOURCES, type NinjaAlert, type NinjaDevice, type NinjaOsPatch, type NinjaRecordByResource,
+  type NinjaResource, type NinjaSoftware,
+} from './types';
+
+export interface NinjaOneClient {
+  secret: string;
+  instance: string;
+}
+
+export interface NinjaOneSimulatorOptions {
+  controlToken?: string;
+  /** client id -> secret and instance; defaults to the public sandbox credentials. */
+  clients?: Record<string, NinjaOneClient>;
+  /** Access token lifetime (NinjaOne issues 3600 s tokens). */
+  tokenTtlSeconds?: number;
+}
+
+export interface NinjaOneSimulator extends VendorSimulator {
+  /** A copy of one record, by id (uid for alerts, `${deviceId}:${name}:${version}` for software). */
+  get<R extends NinjaResource>(instance: string, resource: R, id: string | number): NinjaRecordByResource[R] | undefined;
+  /** Copies of all records of a resource, in API order. */
+  list<R extends NinjaResource>(instance: string, resource: R): NinjaRecordByResource[R][];
+  /** Changes a record as a technician or the agent would; bumps its last-updated time. */
+  update<R extends NinjaResource>(
+    instance: string, resource: R, id: string | number, patch: Partial<NinjaRecordByResource[R]>,
+  ): NinjaRecordByResource[R];
+  /** Adds a record; missing ids and times are filled in. */
+  create<R extends NinjaResource>(instance: string, resource: R, record: Partial<NinjaRecordByResource[R]>): NinjaRecordByResource[R];
+  remove(instance: string, resource: NinjaResource, id: string | number): boolean;
+  /** A condition triggers on a device: a new active alert (and the device's lastUpdate moves). */
+  raiseAlert(instance: string, deviceId: number, message: string, extra?: Partial<NinjaAlert>): NinjaAlert;
+  /** An alert is reset/cleared: it leaves /v2/alerts (and the device's lastUpdate moves). */
+  clearAlert(instance: string, uid: string): boolean;
+  /** Invalidates every issued access token (as a revoked API client would). */
+  expireTokens(): void;
+}
+
+const DEFAULT_CLIENTS: Record<string, NinjaOneClient> = {
+  sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' },
+  'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta' },
+};
+const SCOPES = new Set(['monitoring', 'management', 'control', 'offline_access']);
+/** Report cursors: NinjaOne does not document their lifetime; ten minutes is ample for a sync. */
+const CURSOR_TTL_MS = 10 * 60_000;
+/** Query endpoints: sibling /v2/queries/* document default 1000, maximum 10000. */
+const QUERY_DEFAULT_PAGE = 1000;
+const QUERY_MAX_PAGE = 10_000;
+
+/** Fields of /v2/devices (NodeWithDetailedReferences); /v2/devices-detailed returns the whole Device. */
+const BASIC_DEVICE_FIELDS = [
+  'id', 'uid', 'assignedOwnerUid', 'parentDeviceId', 'organizationId', 'locationId', 'nodeClass', 'nodeRoleId',
+  'rolePolicyId', 'policyId', 'approvalStatus', 'offline', 'displayName', 'systemName', 'dnsName', 'netbiosName',
+  'created', 'lastContact', 'lastUpdate', 'userData', 'tags', 'fields', 'maintenance', 'references',
+] as const;
+
+function basicDevice(d: NinjaDevice): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of BASIC_DEVICE_FIELDS) if (d[k] !== undefined) out[k] = d[k];
+  return out;
+}
+
+class BadRequest extends Error {}
+
+/** NinjaOne's error envelope: {error, error_description, error_code}. */
+function ninjaError(res: Response, status: number, error: string, description: string, code?: number): void {
+  res.status(status).json({ error, error_description: description, ...(code != null ? { error_code: code } : {}) });
+}
+
+function queryString(req: Request, name: string): string | undefined {
+  const v = (req.query as Record<string, unknown>)[name];
+  if (Array.isArray(v)) return typeof v[0] === 'string' ? v[0] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+
+function positiveInt(req: Request, name: string): number | undefined {
+  const raw = queryString(req, name);
+  if (raw == null || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new BadRequest(`${name} must be a positive integer`);
+  return n;
+}
+
+function nonNegativeInt(req: Request, name: string): number {
+  const raw = queryString(req, name);
+  if (raw == null || raw === '') return 0;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new BadRequest(`${name} must be an integer`);
+  return n;
+}
+
+function basicAuthCredentials(req: Request): { id: string; secret: string } | null {
+  const h = req.headers.authorization;
+  if (!h?.startsWith('Basic ')) return null;
+  const decoded = Buffer.from(h.slice(6), 'base64').toString('utf8');
+  const at = decoded.indexOf(':');
+  return at < 0 ? null : { id: decodeURIComponent(decoded.slice(0, at)), secret: decodeURIComponent(decoded.slice(at + 1)) };
+}
+
+export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): NinjaOneSimulator {
+  const faults = new FaultInjector();
+  const clock = new VendorClock();
+  const clients = opts.clients ?? DEFAULT_CLIENTS;
+  const tokenTtl = opts.tokenTtlSeconds ?? 3600;
+  const instances = new Map<string, NinjaInstance>();
+  const tokens = new Map<string, { instance: string; expiresAt: number }>();
+
+  const nowSeconds = () => clock.now().getTime() / 1000;
+  const instanceOf = (name: string): NinjaInstance => {
+    let inst = instances.get(name);
+    if (!inst) {
+      inst = new NinjaInstance();
+      instances.set(name, inst);
+    }
+    return inst;
+  };
+  const existing = (name: string): NinjaInstance => {
+    const inst = instances.get(name);
+    if (!inst) throw new Error(`ninjaone simulator: no instance "${name}"`);
+    return inst;
+  };
+  const mustFind = <R extends NinjaResource>(inst: NinjaInstance, resource: R, id: string | number) => {
+    const rec = inst.find(resource, id);
+    if (!rec) throw new Error(`ninjaone simulator: no ${resource} "${id}"`);
+    return rec;
+  };
+  /** The agent submitted data: the device's lastUpdate moves on. */
+  const touchDevice = (inst: NinjaInstance, deviceId: number | undefined) => {
+    const d = deviceId != null ? inst.device(deviceId) : undefined;
+    if (d) d.lastUpdate = nowSeconds();
+  };
+
+  // --- HTTP -----------------------------------------------------------------------------------
+
+  const router = express.Router();
+  const api = express.Router();
+
+  const issueToken = (req: Request, res: Response) => {
+    const body = (req.body ?? {}) as Record<string, string | undefined>;
+    if (body.grant_type !== 'client_credentials') {
+      res.status(400).json({ error: 'unsupported_grant_type', error_description: 'Only client_credentials is supported for API services' });
+      return;
+    }
+    const basic = basicAuthCredentials(req);
+    const clientId = body.client_id ?? basic?.id;
+    const secret = body.client_secret ?? basic?.secret;
+    const client = clientId != null ? clients[clientId] : undefined;
+    if (!client || client.secret !== secret) {
+      // RFC 6749 section 5.2 error, which NinjaOne's authorization server follows.
+      res.status(401).json({ error: 'invalid_client', error_description: 'Bad client credentials' });
+      return;
+    }
+    const scopes = (body.scope ?? 'monitoring').split(/\s+/).filter(Boolean);
+    const unknown = scopes.find((s) => !SCOPES.has(s));
+    if (unknown) {
+      res.status(400).json({ error: 'invalid_scope', error_description: `Invalid scope: ${unknown}` });
+      return;
+    }
+    const token = randomBytes(24).toString('base64url');
+    tokens.set(token, { instance: client.instance, expiresAt: Date.now() + tokenTtl * 1000 });
+    res.json({ access_token: token, token_type: 'Bearer', expires_in: tokenTtl, scope: scopes.join(' ') });
+  };
+
+  api.use((req, res, next) => {
+    const h = req.headers.authorization;
+    const issued = h?.startsWith('Bearer ') ? tokens.get(h.slice(7)) : undefined;
+    if (!issued || issued.expiresAt <= Date.now()) {
+      // The body NinjaOne answers to a missing, expired or unknown token.
+      ninjaError(res, 401, 'not_authenticated', 'Invalid credentials', 10);
+      return;
+    }
+    res.locals.instance = instanceOf(issued.instance);
+    next();
+  });
+
+  const inst = (res: Response) => res.locals.instance as NinjaInstance;
+  const deviceFilter = (req: Request): DevicePredicate | null => parseDeviceFilter(queryString(req, 'df'));
+  /** Rows of a device-scoped report pass `df` when their device does. */
+  const rowFilter = (i: NinjaInstance, df: DevicePredicate | null) => (row: { deviceId?: number }) => {
+    if (!df) return true;
+    const d = row.deviceId != null ? i.device(row.deviceId) : undefined;
+    return d != null && df(d);
+  };
+
+  api.get('/organizations', (req, res) => {
+    const size = positiveInt(req, 'pageSize') ?? Number.MAX_SAFE_INTEGER;
+    res.json(pageAfter(inst(res).organizations, nonNegativeInt(req, 'after'), size, null));
+  });
+
+  api.get('/organization/:id', (req, res) => {
+    const org = inst(res).organization(Number(req.params.id));
+    if (!org) return ninjaError(res, 404, 'invalid_id', `Organization ${req.params.id} not found`);
+    res.json(org);
+  });
+
+  // Page size: NinjaOne documents no maximum for the device lists; without pageSize it returns all.
+  api.get('/devices', (req, res) => {
+    const size = positiveInt(req, 'pageSize') ?? Number.MAX_SAFE_INTEGER;
+    res.json(pageAfter(inst(res).devices, nonNegativeInt(req, 'after'), size, deviceFilter(req)).map(basicDevice));
+  });
+
+  api.get('/devices-detailed', (req, res) => {
+    const size = positiveInt(req, 'pageSize') ?? Number.MAX_SAFE_INTEGER;
+    res.json(pageAfter(inst(res).devices, nonNegativeInt(req, 'after'), size, deviceFilter(req)));
+  });
+
+  api.get('/device/:id', (req, res) => {
+    const d = inst(res).device(Number(req.params.id));
+    if (!d) return ninjaError(res, 404, 'invalid_id', `Device ${req.params.id} not found`);
+    res.json(d);
+  });
+
+  /** One page of a /v2/queries/* report, opening a cursor on the first call. */
+  const reportPage = (req: Request, res: Response, query: string, matching: () => readonly unknown[]) => {
+    const i = inst(res);
+    const requested = positiveInt(req, 'pageSize');
+    const cursorName = queryString(req, 'cursor');
+    let cursor: QueryCursor | undefined;
+    if (cursorName) {
+      cursor = i.cursor(cursorName, query);
+      if (!cursor) return ninjaError(res, 400, 'invalid_cursor', `Cursor ${cursorName} is unknown or expired`);
+      if (requested) cursor.pageSize = Math.min(requested, QUERY_MAX_PAGE);
+    } else {
+      cursor = i.openCursor(query, matching(), Math.min(requested ?? QUERY_DEFAULT_PAGE, QUERY_MAX_PAGE), CURSOR_TTL_MS);
+    }
+    const offset = cursor.nextOffset;
+    const results = cursor.rows.slice(offset, offset + cursor.pageSize);
+    cursor.nextOffset = offset + results.length;
+    res.json({
+      cursor: { name: cursor.name, offset, count: results.length, expires: cursor.expiresAt / 1000 },
+      results,
+    });
+  };
+
+  api.get('/queries/software', (req, res) => {
+    const i = inst(res);
+    const keep = rowFilter(i, deviceFilter(req));
+    const before = queryString(req, 'installedBefore');
+    const after = queryString(req, 'installedAfter');
+    const beforeMs = before ? Date.parse(before) : NaN;
+    const afterMs = after ? Date.parse(after) : NaN;
+    if ((before && Number.isNaN(beforeMs)) || (after && Number.isNaN(afterMs))) throw new BadRequest('invalid date');
+    reportPage(req, res, 'software', () => i.software.filter((r: NinjaSoftware) => {
+      if (!keep(r)) return false;
+      const installed = r.installDate ? Date.parse(r.installDate) : NaN;
+      if (before && !(installed < beforeMs)) return false;
+      if (after && !(installed > afterMs)) return false;
+      return true;
+    }));
+  });
+
+  api.get('/queries/os-patches', (req, res) => {
+    const i = inst(res);
+    const keep = rowFilter(i, deviceFilter(req));
+    const status = queryString(req, 'status');
+    const type = queryString(req, 'type');
+    const severity = queryString(req, 'severity');
+    reportPage(req, res, 'os-patches', () => i.osPatches.filter((r: NinjaOsPatch) =>
+      keep(r) && (!status || r.status === status) && (!type || r.type === type) && (!severity || r.severity === severity)));
+  });
+
+  api.get('/alerts', (req, res) => {
+    const i = inst(res);
+    const keep = rowFilter(i, deviceFilter(req));
+    const sourceType = queryString(req, 'sourceType');
+    res.json(i.alerts.filter((a) => keep(a) && (!sourceType || a.sourceType === sourceType)));
+  });
+
+  api.use((req, res) => ninjaError(res, 404, 'not_found', `No API resource at ${req.method} /v2${req.path}`));
+
+  // Express 5 routes thrown errors here, also from async handlers.
+  api.use((err: unknown, _req: Request, res: Response, next: (e?: unknown) => void) => {
+    if (err instanceof BadRequest || err instanceof DeviceFilterError) return ninjaError(res, 400, 'invalid_parameter', err.message);
+    next(err);
+  });
+
+  // Control routes first (not subject to faults), then faults, then the vendor API.
+  const sim: NinjaOneSimulator = {
+    vendor: 'ninjaone',
+    faults,
+    router,
+
+    seed(instance, fixtures) {
+      const fresh = new NinjaInstance();
+      for (const [resource, rows] of Object.entries(fixtures)) {
+        if (!(NINJA_RESOURCES as readonly string[]).includes(resource)) {
+          throw new Error(`ninjaone simulator: unknown fixture resource "${resource}"`);
+        }
+        for (const row of rows) fresh.insert(resource as NinjaResource, structuredClone(row) as never);
+      }
+      instances.set(instance, fresh);
+    },
+
+    grow(instance, resource, count) {
+      if (!(NINJA_RESOURCES as readonly string[]).includes(resource)) {
+        throw new Error(`ninjaone simulator: cannot grow "${resource}"`);
+      }
+      growNinjaInstance(instanceOf(instance), resource as NinjaResource, count, nowSeconds());
+    },
+
+    reset() {
+      instances.clear();
+    },
+
+    get(instance, resource, id) {
+      const rec = instances.get(instance)?.find(resource, id);
+      return rec ? structuredClone(rec) : undefined;
+    },
+
+    list(instance, resource) {
+      return structuredClone(instances.get(instance)?.list(resource) ?? []);
+    },
+
+    update(instance, resource, id, patch) {
+      const i = existing(instance);
+      const rec = mustFind(i, resource, id) as Record<string, unknown>;
+      const now = nowSeconds();
+      Object.assign(rec, structuredClone(patch));
+      // Keys are identity: a patch cannot move a record to another id.
+      if (resource === 'devices' || resource === 'organizations') rec.id = Number(id);
+      if (resource === 'devices' && !('lastUpdate' in patch)) rec.lastUpdate = now;
+      if (resource === 'alerts' && !('updateTime' in patch)) rec.updateTime = now;
+      if ((resource === 'software' || resource === 'os-patches') && !('timestamp' in patch)) rec.timestamp = now;
+      return structuredClone(rec) as NinjaRecordByResource[typeof resource];
+    },
+
+    create(instance, resource, record) {
+      const i = instanceOf(instance);
+      const now = nowSeconds();
+      const rec = structuredClone(record) as Record<string, unknown>;
+      switch (resource) {
+        case 'organizations':
+          rec.id ??= i.nextOrganizationId();
+          rec.nodeApprovalMode ??= 'AUTOMATIC';
+          break;
+        case 'devices':
+          rec.id ??= i.nextDeviceId();
+          rec.uid ??= randomUUID();
+          rec.organizationId ??= i.organizations[0]?.id;
+          rec.nodeClass ??= 'WINDOWS_WORKSTATION';
+          rec.approvalStatus ??= 'APPROVED';
+          rec.offline ??= false;
+          rec.created ??= now;
+          rec.lastContact ??= now;
+          rec.lastUpdate ??= now;
+          break;
+        case 'software':
+          rec.timestamp ??= now;
+          break;
+        case 'os-patches':
+          rec.id ??= randomUUID();
+          rec.status ??= 'MANUAL';
+          rec.timestamp ??= now;
+          break;
+        case 'alerts':
+          rec.uid ??= randomUUID();
+          rec.createTime ??= now;
+          rec.updateTime ??= rec.createTime;
+          break;
+      }
+      i.insert(resource, rec as NinjaRecordByResource[typeof resource]);
+      return structuredClone(rec) as NinjaRecordByResource[typeof resource];
+    },
+
+    remove(instance, resource, id) {
+      return instances.get(instance)?.remove(resource, id) ?? false;
+    },
+
+    raiseAlert(instance, deviceId, message, extra = {}) {
+      const i = existing(instance);
+      if (!i.device(deviceId)) throw new Error(`ninjaone simulator: no device ${deviceId}`);
+      const now = nowSeconds();
+      const alert: NinjaAlert = {
+        uid: randomUUID(),
+        deviceId,
+        message,
+        createTime: now,
+        updateTime: now,
+        sourceType: 'CONDITION_SCRIPT_RESULT',
+        sourceConfigUid: randomUUID(),
+        sourceName: 'Sandbox condition',
+        subject: message.slice(0, 60),
+        data: {},
+        ...structuredClone(extra),
+      };
+      i.insert('alerts', alert);
+      touchDevice(i, deviceId);
+      return structuredClone(alert);
+    },
+
+    clearAlert(instance, uid) {
+      const i = instances.get(instance);
+      const alert = i?.find('alerts', uid);
+      if (!i || !alert) return false;
+      i.remove('alerts', uid);
+      touchDevice(i, alert.deviceId);
+      return true;
+    },
+
+    expireTokens() {
+      tokens.clear();
+    },
+  };
+
+  router.use('/_control', controlRouter(sim, opts.controlToken));
+  router.use(faults.middleware());
+  router.post('/ws/oauth/token', express.urlencoded({ extended: false }), issueToken);
+  router.use('/v2', api);
+  return sim;
+}

@@ -1,0 +1,167 @@
+/**
+ * Sync of one connection: every resource its connector knows, full on the first run and incremental
+ * (the vendor's last-updated filter from the stored watermark) after. Each page is written in its own
+ * transaction; a failure is recorded in sync_states (served by `status`) and re-thrown so the job
+ * retries, and the last good data stays served.
+ */
+import type { DataSource, EntityManager } from 'typeorm';
+import { Connection, SyncState } from '../../entities';
+import type { Logger } from 'pino';
+import { readConnector } from '../connectors/registry';
+import type { FetchedRecord, SyncResource } from '../connectors/types';
+import { VendorHttpClient, VendorHttpError } from '../connectors/vendor-http';
+import type { SecretBox } from '../security/secret-box';
+import type { AuditService } from '../audit/audit.service';
+import { RecordWriter, type PageWriteResult } from './record-writer';
+
+export interface SyncOptions {
+  /** Ignore watermarks and rewrite every record. */
+  full?: boolean;
+}
+
+export interface ResourceReport {
+  resource: SyncResource;
+  mode: 'full' | 'incremental';
+  fetched: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+
+export interface SyncReport {
+  connectionId: string;
+  tenantId: string;
+  connector: string;
+  ok: boolean;
+  error?: string;
+  resources: ResourceReport[];
+}
+
+/** Called inside the page's transaction with what changed: change detection writes events here. */
+export interface PageChangeListener {
+  onPageWritten(
+    manager: EntityManager,
+    scope: { tenantId: string; connection: Connection; resource: SyncResource; baseline: boolean },
+    result: PageWriteResult,
+  ): Promise<void>;
+}
+
+export class SyncService {
+  private readonly writer: RecordWriter;
+  private readonly listeners: PageChangeListener[] = [];
+  /** Called after a connection finished syncing (cache invalidation). */
+  onSynced: (tenantId: string) => void = () => {};
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly box: SecretBox,
+    private readonly audit: AuditService,
+    private readonly logger: Logger,
+    private readonly http: VendorHttpClient = new VendorHttpClient(),
+  ) {
+    this.writer = new RecordWriter(ds);
+  }
+
+  addListener(listener: PageChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  async syncConnection(connectionId: string, opts: SyncOptions = {}): Promise<SyncReport> {
+    const connection = await this.ds.getRepository(Connection).findOneByOrFail({ id: connectionId });
+    const connector = readConnector(connection.connector);
+    const credentials = this.box.openJson<Record<string, string>>(connection.credentialsEncrypted);
+    const report: SyncReport = {
+      connectionId, tenantId: connection.tenantId, connector: connection.connector, ok: true, resources: [],
+    };
+    const states = this.ds.getRepository(SyncState);
+
+    for (const resource of connector.resources) {
+      const state = (await states.findOneBy({ connectionId, resource })) ??
+        states.create({ tenantId: connection.tenantId, connectionId, resource, lastStatus: 'never', recordsSeen: 0 });
+      const incremental = !opts.full && connector.incremental.includes(resource) && state.watermark != null;
+      const baseline = state.lastSyncedAt == null;
+      const mode = incremental ? 'incremental' : 'full';
+      const started = new Date();
+      state.lastAttemptAt = started;
+      state.lastStatus = 'running';
+      await states.save(state);
+
+      const r: ResourceReport = { resource, mode, fetched: 0, created: 0, updated: 0, unchanged: 0 };
+      let watermark = state.watermark;
+      try {
+        const pages = connector.fetch(resource, {
+          baseUrl: connection.baseUrl.replace(/\/$/, ''),
+          credentials,
+          statusMapping: connection.statusMapping,
+          since: incremental ? state.watermark : null,
+          http: this.http,
+        });
+        for await (const page of pages) {
+          r.fetched += page.length;
+          const result = await this.ds.transaction(async (manager) => {
+            const res = await this.writer.writePage(
+              manager, resource, { tenantId: connection.tenantId, connectionId }, page as FetchedRecord[], started, opts.full === true,
+            );
+            for (const l of this.listeners) {
+              await l.onPageWritten(manager, { tenantId: connection.tenantId, connection, resource, baseline }, res);
+            }
+            return res;
+          });
+          r.created += result.created.length;
+          r.updated += result.updated.length;
+          r.unchanged += result.unchanged;
+          for (const rec of page) {
+            if (rec.vendorUpdatedAt && (!watermark || rec.vendorUpdatedAt > watermark)) watermark = rec.vendorUpdatedAt;
+          }
+        }
+        state.lastStatus = 'ok';
+        state.lastError = null;
+        state.lastSyncedAt = new Date();
+        state.lastMode = mode;
+        state.watermark = watermark;
+        state.recordsSeen = r.fetched;
+        await states.save(state);
+        report.resources.push(r);
+      } catch (err) {
+        const message = describeSyncError(err);
+        state.lastStatus = 'failed';
+        state.lastError = message;
+        await states.save(state);
+        report.ok = false;
+        report.error = `${resource}: ${message}`;
+        report.resources.push(r);
+        await this.audit.write({
+          tenantId: connection.tenantId, action: 'sync.failed', outcome: 'failed', connectionId,
+          detail: { connector: connection.connector, resource, error: message },
+        });
+        this.logger.warn({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
+        this.onSynced(connection.tenantId);
+        throw new SyncFailedError(report);
+      }
+    }
+    await this.audit.write({
+      tenantId: connection.tenantId, action: 'sync.completed', outcome: 'ok', connectionId,
+      detail: {
+        connector: connection.connector,
+        resources: Object.fromEntries(report.resources.map((x) => [x.resource, { mode: x.mode, fetched: x.fetched, created: x.created, updated: x.updated }])),
+      },
+    });
+    this.onSynced(connection.tenantId);
+    return report;
+  }
+}
+
+export class SyncFailedError extends Error {
+  constructor(readonly report: SyncReport) {
+    super(`sync of ${report.connector} connection ${report.connectionId} failed: ${report.error}`);
+    this.name = 'SyncFailedError';
+  }
+}
+
+/** A sync error as we record it: the vendor status and a short reason, never credentials or bodies. */
+function describeSyncError(err: unknown): string {
+  if (err instanceof VendorHttpError) {
+    return err.network ? `vendor unreachable after ${err.attempts} attempts` : `vendor answered HTTP ${err.status} after ${err.attempts} attempts`;
+  }
+  return (err as Error)?.message?.slice(0, 300) ?? String(err);
+}

@@ -1,0 +1,54 @@
+/** Connections of a tenant as a caller sees them, with their sync state (connections and status reads). */
+import type { DataSource } from 'typeorm';
+import { In } from 'typeorm';
+import { SyncState } from '../../entities';
+import { LIMITED_PSA_CONNECTORS } from '../connectors/registry';
+import { toRfc3339 } from '../records/record-lists';
+import type { TenantAccess } from './access.service';
+import type { ConnectionInfo, TenantStatus } from './tenant.types';
+import { GRANT_KEYS } from './caller';
+
+export async function connectionInfos(ds: DataSource, access: TenantAccess): Promise<ConnectionInfo[]> {
+  const ids = access.connections.map((c) => c.id);
+  const states = ids.length ? await ds.getRepository(SyncState).find({ where: { connectionId: In(ids) }, order: { resource: 'ASC' } }) : [];
+  return access.connections.map((c) => {
+    const mine = states.filter((s) => s.connectionId === c.id);
+    const keys = access.grants.get(c.id) ?? new Set<string>();
+    const synced = mine.map((s) => s.lastSyncedAt).filter((d): d is Date => d != null);
+    const failing = mine.some((s) => s.lastStatus === 'failed');
+    const running = mine.some((s) => s.lastStatus === 'running');
+    return {
+      id: c.id,
+      kind: c.kind,
+      connector: c.connector,
+      base_url: c.baseUrl,
+      limited: LIMITED_PSA_CONNECTORS.includes(c.connector),
+      grants: keys.has('*') ? [...GRANT_KEYS] : [...keys].sort(),
+      last_synced_at: synced.length === mine.length && synced.length > 0
+        ? toRfc3339(new Date(Math.min(...synced.map((d) => d.getTime())))) : null,
+      sync_status: mine.length === 0 ? 'never' : failing ? 'failed' : running ? 'running' : 'ok',
+      resources: mine.map((s) => ({
+        resource: s.resource,
+        last_status: s.lastStatus,
+        last_synced_at: toRfc3339(s.lastSyncedAt),
+        last_attempt_at: toRfc3339(s.lastAttemptAt),
+        last_mode: s.lastMode,
+        last_error: s.lastError,
+        records: s.recordsSeen,
+      })),
+    };
+  });
+}
+
+export async function tenantStatus(ds: DataSource, access: TenantAccess): Promise<TenantStatus> {
+  const connections = await connectionInfos(ds, access);
+  const times = connections.map((c) => c.last_synced_at);
+  return {
+    tenant_id: access.tenant.id,
+    name: access.tenant.name,
+    sandbox: access.tenant.sandbox,
+    healthy: connections.every((c) => c.sync_status === 'ok'),
+    last_synced_at: times.length > 0 && times.every((t) => t != null) ? [...(times as string[])].sort()[0] : null,
+    connections,
+  };
+}

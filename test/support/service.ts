@@ -1,0 +1,60 @@
+/**
+ * Starts the whole service for a test file, on whichever runtime the suite runs (see runtime.ts):
+ * real HTTP on 127.0.0.1, the sandbox seeded and synced from the simulators over HTTP.
+ */
+import { loadConfig, type AppConfig } from '../../src/config/config';
+import { startServer, type RunningServer } from '../../src/server';
+import { createLogger } from '../../src/shared/logger';
+import { VendorHttpClient } from '../../src/connectors/vendor-http';
+import { runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
+
+export interface TestService extends RunningServer {
+  config: AppConfig;
+  key: string;
+  alphaId: string;
+  betaId: string;
+  /** fetch against the service with the sandbox key (override headers to change it). */
+  api(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<{ status: number; body: any; headers: Headers }>;
+  graphql(query: string, variables?: Record<string, unknown>): Promise<any>;
+}
+
+export async function startTestService(overrides: Partial<AppConfig> = {}): Promise<TestService> {
+  const config = loadConfig(
+    { ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SYNC_INTERVAL_SECONDS: '0', ADMIN_TOKEN: `adm_test_${uniqueSuffix()}${uniqueSuffix()}` },
+    { port: 0, ephemeral: true, queuePrefix: `test-${uniqueSuffix()}`, redisUrl: runtime.redisUrl, databaseUrl: runtime.databaseUrl, ...overrides },
+  );
+  const running = await startServer(config, {
+    database: testDatabaseOptions(),
+    logger: createLogger(config.logLevel),
+    // Short backoff so that injected faults resolve quickly; Retry-After is still honoured.
+    http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500 }),
+  });
+  const alpha = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-alpha')!;
+  const beta = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-beta')!;
+  const key = running.sandbox!.apiKey!;
+
+  const api: TestService['api'] = async (path, init = {}) => {
+    const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
+    const k = init.key === undefined ? key : init.key;
+    if (k) headers['x-api-key'] = k;
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(init.json);
+    }
+    const res = await fetch(`${running.url}${path}`, { ...init, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+    return { status: res.status, body: parsed, headers: res.headers };
+  };
+  const graphql: TestService['graphql'] = async (query, variables = {}) => {
+    const res = await fetch(`${running.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${config.adminToken}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return res.json();
+  };
+  return { ...running, config, key, alphaId: alpha.id, betaId: beta.id, api, graphql };
+}
