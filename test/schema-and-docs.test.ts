@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Validator } from '@seriousme/openapi-schema-validator';
 import { emittedSchemas } from '../src/tools/emit-schema';
 import { ERROR_CODES } from '../src/errors/error-codes';
 import { startTestService, type TestService } from './support/service';
@@ -40,6 +39,8 @@ describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document with version 0.77.0', async () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('0.77.0');
+    // ESM-only package: loaded with a dynamic import.
+    const { Validator } = await import('@seriousme/openapi-schema-validator');
     const result = await new Validator().validate(doc);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
@@ -57,7 +58,7 @@ describe('GET /openapi.json', () => {
         const res = await svc.api(url, { method: method.toUpperCase(), ...(method === 'get' ? {} : { json: {} }) });
         expect({ route: `${method} ${p}`, noRoute: res.status === 404 && /^No route/.test(res.body?.message ?? '') })
           .toEqual({ route: `${method} ${p}`, noRoute: false });
-        expect(res.status).toBeLessThan(500 + (res.status === 501 ? 1 : 0));
+        expect({ route: `${method} ${p}`, serverError: res.status >= 500 && res.status !== 501 }).toEqual({ route: `${method} ${p}`, serverError: false });
       }
     }
   });
