@@ -18,6 +18,7 @@ import { bindRoute, expressPath, type RouteDef } from './rest/route';
 import { ROUTES } from './rest/routes';
 import { mountSimulators } from './sandbox/simulators';
 import type { Services } from './services';
+import { FEATURES } from './features';
 
 export interface BuiltApp {
   app: Express;
@@ -26,8 +27,11 @@ export interface BuiltApp {
   apollo: ApolloServer<GraphContext>;
 }
 
+/** Feature routes replace the pending placeholder of the same method and path. */
 export function allRoutes(): RouteDef[] {
-  return [...ROUTES, ...PENDING_ROUTES];
+  const featureRoutes = FEATURES.flatMap((f) => f.routes ?? []);
+  const taken = new Set(featureRoutes.map((r) => `${r.method} ${r.path}`));
+  return [...ROUTES, ...featureRoutes, ...PENDING_ROUTES.filter((r) => !taken.has(`${r.method} ${r.path}`))];
 }
 
 /** `extra` mounts routes that are not part of the service (the benchmark's baseline handler). */
@@ -105,6 +109,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     app[r.method](expressPath(r.path), authenticate, bindRoute(r, graph));
   }
 
+  for (const f of FEATURES) f.mount?.(app, services, graph);
   extra?.(app);
   app.use((req: Request, res: Response) => {
     sendError(res, config.publicUrl, 'not_found', `No route ${req.method} ${req.path}.`);
@@ -128,6 +133,6 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   });
 
   // Fail at start, not at the first request, if an operation no longer fits the schema.
-  for (const doc of ALL_DOCUMENTS) graph.prepare(doc);
+  for (const doc of [...ALL_DOCUMENTS, ...FEATURES.flatMap((f) => f.documents ?? [])]) graph.prepare(doc);
   return { app, graph, routes, apollo };
 }

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { createJobQueue } from '../jobs/queue';
 import { syncConnectionProcessor } from '../jobs/processors/sync-connection.processor';
 import { buildApp } from './app';
+import { FEATURES } from './features';
 import type { AppConfig } from './config/config';
 import { openDatabase, type DatabaseOptions } from './db/database';
 import { createSandboxSimulators } from './sandbox/simulators';
@@ -45,9 +46,10 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
   const simulators = config.sandboxEnabled ? createSandboxSimulators(config.adminToken) : null;
   const services = createServices(config, db, queue, logger, simulators, opts.http);
   queue.register('sync.connection', syncConnectionProcessor(services.sync), { concurrency: 2 });
-  // TEMP-UNTIL-ISSUE-3-4
-  queue.register('vendor.write', async () => { throw new Error('not yet'); });
-  queue.register('webhook.deliver', async () => { throw new Error('not yet'); });
+  for (const f of FEATURES) f.install?.(services);
+  // TEMP-UNTIL-ISSUE-3-4: handlers land with their features.
+  if (!FEATURES.some((f) => f.name === 'tickets' && f.install)) queue.register('vendor.write', async () => { throw new Error('not yet'); });
+  if (!FEATURES.some((f) => f.name === 'webhooks' && f.install)) queue.register('webhook.deliver', async () => { throw new Error('not yet'); });
   try {
     return await serve(config, services, opts);
   } catch (err) {

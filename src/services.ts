@@ -14,6 +14,8 @@ import { SyncService } from './sync/sync.service';
 import { AccessService } from './tenants/access.service';
 import { AdminService } from './tenants/admin.service';
 import { VendorHttpClient } from './connectors/vendor-http';
+import { EventsService } from './events/events.service';
+import { WebhooksService } from './webhooks/webhooks.service';
 
 export interface Services {
   config: AppConfig;
@@ -30,6 +32,10 @@ export interface Services {
   syncJobs: SyncJobs;
   simulators: SandboxSimulators | null;
   sandbox: SandboxService | null;
+  events: EventsService;
+  webhooks: WebhooksService;
+  /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
+  http: VendorHttpClient;
 }
 
 export function createServices(
@@ -48,5 +54,8 @@ export function createServices(
   return {
     config, db, ds, box, queue, logger, access, records, audit,
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
+    events: new EventsService(ds, queue),
+    webhooks: new WebhooksService(ds, box, queue, config),
+    http,
   };
 }

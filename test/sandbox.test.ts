@@ -22,7 +22,7 @@ describe('POST /sandbox/reset', () => {
   it('re-seeds the simulators, re-syncs, clears the audit log and writes one sandbox_reset event', async () => {
     // The MSP changes a ticket in ConnectWise, and we sync it in.
     const cw = svc.services.simulators!.connectwise as any;
-    const original = (await svc.api(`/tenants/${svc.alphaId}/tickets?limit=1`)).body.tickets[0];
+    const original = (await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`)).body.tickets.find((t: any) => t.record_type === 'ServiceTicket');
     const find = async () => (await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`)).body.tickets.find((t: any) => t.source_id === original.source_id);
     cw.update('sandbox-alpha', 'tickets', Number(original.source_id), { summary: 'Changed by the MSP' });
     await svc.api(`/tenants/${svc.alphaId}/sync`, { method: 'POST', json: {} });

@@ -73,7 +73,7 @@ describe.each([
 describe('incremental sync', () => {
   it('after the first run, fetches only the tickets the MSP changed', async () => {
     const before = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`);
-    const target = before.body.tickets.find((t: any) => t.source === 'connectwise');
+    const target = before.body.tickets.find((t: any) => t.source === 'connectwise' && t.record_type === 'ServiceTicket');
     // The MSP edits the ticket in its PSA (over the vendor's own API).
     const auth = 'Basic ' + Buffer.from('sandbox+sandbox-public:sandbox-private').toString('base64');
     const patch = await fetch(`${svc.url}/sandbox-vendors/connectwise/v4_6_release/apis/3.0/service/tickets/${target.source_id}`, {

@@ -6,6 +6,7 @@ import { RecordsResolver } from '../records/records.resolver';
 import { SyncResolver } from '../sync/sync.resolver';
 import { TenantsResolver } from '../tenants/tenants.resolver';
 import type { GraphContext } from './context';
+import { FEATURES } from '../features';
 
 const authChecker: AuthChecker<GraphContext> = ({ context }, roles) =>
   roles.includes('admin') ? context.caller.kind === 'admin' : true;
@@ -16,7 +17,7 @@ let built: GraphQLSchema | undefined;
 
 export function domainSchema(): GraphQLSchema {
   built ??= buildSchemaSync({
-    resolvers: [...RESOLVERS],
+    resolvers: [...RESOLVERS, ...FEATURES.flatMap((f) => f.resolvers ?? [])] as unknown as [Function, ...Function[]],
     authChecker,
     authMode: 'error',
     validate: false,

@@ -37,13 +37,16 @@ export interface SyncReport {
   resources: ResourceReport[];
 }
 
-/** Called inside the page's transaction with what changed: change detection writes events here. */
+/**
+ * Called inside the page's transaction with what changed: change detection writes events here.
+ * It may return a callback to run once the transaction has committed (enqueue webhook deliveries).
+ */
 export interface PageChangeListener {
   onPageWritten(
     manager: EntityManager,
     scope: { tenantId: string; connection: Connection; resource: SyncResource; baseline: boolean },
     result: PageWriteResult,
-  ): Promise<void>;
+  ): Promise<void | (() => Promise<void>)>;
 }
 
 export class SyncService {
@@ -98,15 +101,18 @@ export class SyncService {
         });
         for await (const page of pages) {
           r.fetched += page.length;
+          const afterCommit: (() => Promise<void>)[] = [];
           const result = await this.ds.transaction(async (manager) => {
             const res = await this.writer.writePage(
               manager, resource, { tenantId: connection.tenantId, connectionId }, page as FetchedRecord[], started, opts.full === true,
             );
             for (const l of this.listeners) {
-              await l.onPageWritten(manager, { tenantId: connection.tenantId, connection, resource, baseline }, res);
+              const after = await l.onPageWritten(manager, { tenantId: connection.tenantId, connection, resource, baseline }, res);
+              if (after) afterCommit.push(after);
             }
             return res;
           });
+          for (const after of afterCommit) await after();
           r.created += result.created.length;
           r.updated += result.updated.length;
           r.unchanged += result.unchanged;

@@ -1,0 +1,108 @@
+/**
+ * The contract between the write pipeline and each PSA connector (write side). The pipeline resolves
+ * references (link store, boards, statuses, priorities, members) to vendor ids first; the connector
+ * then checks the vendor's own rules, shows the exact request it would send (preview), sends it
+ * (commit), and can find a write it may already have made by our marker (reconcile).
+ */
+import type { ConnectorName } from '../../entities/tenancy';
+import type { VendorHttpClient } from './vendor-http';
+
+export interface WriteContext {
+  baseUrl: string;
+  credentials: Record<string, string>;
+  http: VendorHttpClient;
+}
+
+/** A field that breaks a vendor rule: `field` is the request field the caller sent (e.g. `summary`). */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** One vendor HTTP request as the preview shows it (no credentials, path relative to the base URL). */
+export interface VendorRequestPreview {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  body?: unknown;
+}
+
+export interface TicketDraft {
+  /** Our write marker; the connector stores it in the vendor's external-reference field. */
+  marker: string;
+  summary: string;
+  description: string | null;
+  companyName: string;
+  /** Resolved from the synced companies by exact name; null when unknown (the vendor rule decides). */
+  companySourceId: string | null;
+  boardSourceId: string | null;
+  statusSourceId: string | null;
+  prioritySourceId: string | null;
+  /** Limited connector: an existing project to write a note on; others: create a project ticket on it. */
+  projectSourceId: string | null;
+  /** Vendor-native fields, merged into the vendor body as given (already grant-checked). */
+  vendorNative: Record<string, unknown> | null;
+}
+
+export interface TicketPatch {
+  summary?: string;
+  description?: string;
+  statusSourceId?: string;
+  prioritySourceId?: string;
+  boardSourceId?: string;
+  vendorNative?: Record<string, unknown> | null;
+}
+
+export interface NoteDraft {
+  marker: string;
+  text: string;
+  internal: boolean;
+  /** A resolution note (close with evidence). */
+  resolution: boolean;
+}
+
+export interface TimeEntryDraft {
+  marker: string;
+  ticketRef: string;
+  hours: number;
+  billable: boolean;
+  /** Member id from the members list (ConnectWise identifier, Autotask resource id); null when not given. */
+  memberRef: string | null;
+  /** Start of the work; the entry spans `hours` from it. */
+  start: Date;
+}
+
+export interface CreatedTicket {
+  ticketRef: string;
+  native: Record<string, unknown>;
+}
+
+export interface WriteConnector {
+  readonly name: ConnectorName;
+  /** Vendor rules (lengths, required fields, ranges). Empty when the draft may be sent. */
+  checkTicket(d: TicketDraft): FieldProblem[];
+  checkPatch(p: TicketPatch): FieldProblem[];
+  checkNote(n: NoteDraft): FieldProblem[];
+  checkTimeEntry(t: TimeEntryDraft, live: boolean): FieldProblem[];
+
+  previewCreateTicket(d: TicketDraft): VendorRequestPreview[];
+  previewUpdateTicket(ticketRef: string, p: TicketPatch): VendorRequestPreview[];
+  previewAddNote(ticketRef: string, n: NoteDraft): VendorRequestPreview[];
+  previewTimeEntry(t: TimeEntryDraft): VendorRequestPreview[];
+
+  /** Creates the ticket (or, where the vendor needs it, the project ticket / project note). */
+  createTicket(ctx: WriteContext, d: TicketDraft): Promise<CreatedTicket>;
+  /** Finds a ticket this service created with `marker`, or null. Used before any retry of a create. */
+  findTicketByMarker(ctx: WriteContext, marker: string): Promise<CreatedTicket | null>;
+  updateTicket(ctx: WriteContext, ticketRef: string, p: TicketPatch): Promise<Record<string, unknown>>;
+  addNote(ctx: WriteContext, ticketRef: string, n: NoteDraft): Promise<{ noteRef: string }>;
+  findNoteByMarker(ctx: WriteContext, ticketRef: string, marker: string): Promise<{ noteRef: string } | null>;
+  createTimeEntry(ctx: WriteContext, t: TimeEntryDraft): Promise<{ timeEntryRef: string }>;
+  findTimeEntryByMarker(ctx: WriteContext, t: TimeEntryDraft): Promise<{ timeEntryRef: string } | null>;
+
+  /**
+   * Findings routed to `project`. ConnectWise and Autotask create a project ticket on the existing
+   * project `projectRef` (never a project header); the limited connector writes a note on it.
+   */
+  previewProjectWrite(projectRef: string, d: TicketDraft): VendorRequestPreview[];
+  writeToProject(ctx: WriteContext, projectRef: string, d: TicketDraft): Promise<{ ticketRef: string | null; noteRef: string | null }>;
+}

@@ -1,0 +1,3 @@
+import type { FeatureModule } from '../feature';
+
+export const mcpFeature: FeatureModule = { name: 'mcp' };
