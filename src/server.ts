@@ -40,15 +40,18 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
   const logger = opts.logger ?? createLogger(config.logLevel);
   const db = await openDatabase(opts.database ?? {
     databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
     dataDir: config.ephemeral ? undefined : config.dataDir,
   });
-  const queue = createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+  const queue = createJobQueue({
+    redisUrl: config.redisUrl, prefix: config.queuePrefix, logger,
+    lockDurationMs: config.queueLockMs, stalledIntervalMs: config.queueStalledMs,
+  });
   const simulators = config.sandboxEnabled ? createSandboxSimulators(config.adminToken) : null;
   const services = createServices(config, db, queue, logger, simulators, opts.http);
   queue.register('sync.connection', syncConnectionProcessor(services.sync), { concurrency: 2 });
   for (const f of FEATURES) f.install?.(services);
-  // TEMP-UNTIL-ISSUE-3-4: handlers land with their features.
-  if (!FEATURES.some((f) => f.name === 'tickets' && f.install)) queue.register('vendor.write', async () => { throw new Error('not yet'); });
+  // TEMP-UNTIL-ISSUE-4: the webhook handler lands with its feature.
   if (!FEATURES.some((f) => f.name === 'webhooks' && f.install)) queue.register('webhook.deliver', async () => { throw new Error('not yet'); });
   try {
     return await serve(config, services, opts);

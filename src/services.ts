@@ -16,6 +16,10 @@ import { AdminService } from './tenants/admin.service';
 import { VendorHttpClient } from './connectors/vendor-http';
 import { EventsService } from './events/events.service';
 import { WebhooksService } from './webhooks/webhooks.service';
+import { IdempotencyService } from './tickets/idempotency.service';
+import { WritePipeline } from './tickets/write-pipeline';
+import { TicketsService } from './tickets/tickets.service';
+import { FindingsService } from './tickets/findings.service';
 
 export interface Services {
   config: AppConfig;
@@ -33,6 +37,8 @@ export interface Services {
   simulators: SandboxSimulators | null;
   sandbox: SandboxService | null;
   events: EventsService;
+  tickets: TicketsService;
+  findings: FindingsService;
   webhooks: WebhooksService;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
   http: VendorHttpClient;
@@ -51,8 +57,11 @@ export function createServices(
   sync.onSynced = () => records.invalidateSyncedAt();
   const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl) : null;
+  const pipeline = new WritePipeline(ds, queue, audit, new IdempotencyService(ds), () => config.publicUrl);
+  const tickets = new TicketsService(ds, access, pipeline, queue, sync);
+  const findings = new FindingsService(ds, access, pipeline, tickets);
   return {
-    config, db, ds, box, queue, logger, access, records, audit,
+    config, db, ds, box, queue, logger, access, records, audit, tickets, findings,
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
     events: new EventsService(ds, queue),
     webhooks: new WebhooksService(ds, box, queue, config),

@@ -8,10 +8,18 @@ export interface CreateJobQueueOptions {
   redisUrl?: string;
   prefix?: string;
   logger?: QueueLogger;
+  /** BullMQ only: lock duration and stalled-job check interval (a killed worker's job is re-run after them). */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
 }
 
 export function createJobQueue(opts: CreateJobQueueOptions = {}): JobQueue {
-  if (opts.redisUrl) return new BullMqJobQueue({ redisUrl: opts.redisUrl, prefix: opts.prefix, logger: opts.logger });
+  if (opts.redisUrl) {
+    return new BullMqJobQueue({
+      redisUrl: opts.redisUrl, prefix: opts.prefix, logger: opts.logger,
+      lockDurationMs: opts.lockDurationMs, stalledIntervalMs: opts.stalledIntervalMs,
+    });
+  }
   return new InProcessJobQueue({ logger: opts.logger });
 }
 

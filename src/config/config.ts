@@ -18,12 +18,19 @@ const envSchema = z.object({
   SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(900),
   SANDBOX: z.enum(['true', 'false']).default('true'),
   QUEUE_PREFIX: z.string().default('msp'),
+  /** Run inside this PostgreSQL schema (isolated test databases; a worker process joins the API's). */
+  DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
+  QUEUE_LOCK_MS: z.coerce.number().int().min(1000).optional(),
+  QUEUE_STALLED_MS: z.coerce.number().int().min(500).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
 });
 
 export interface AppConfig {
   databaseUrl: string | undefined;
+  databaseSchema: string | undefined;
+  queueLockMs: number | undefined;
+  queueStalledMs: number | undefined;
   redisUrl: string | undefined;
   role: 'api' | 'worker' | 'all';
   port: number;
@@ -83,6 +90,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const port = overrides.port ?? e.PORT;
   return {
     databaseUrl: e.DATABASE_URL,
+    databaseSchema: e.DATABASE_SCHEMA,
+    queueLockMs: e.QUEUE_LOCK_MS,
+    queueStalledMs: e.QUEUE_STALLED_MS,
     redisUrl: e.REDIS_URL,
     role: e.SERVICE_ROLE,
     port,

@@ -25,6 +25,8 @@ export interface DatabaseOptions {
   dataDir?: string;
   /** Postgres only: run inside this schema (created if missing), for isolated test databases. */
   schema?: string;
+  /** Drop `schema` on close (throwaway test databases). */
+  dropSchemaOnClose?: boolean;
   poolSize?: number;
 }
 
@@ -88,7 +90,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     url,
     close: async () => {
       if (dataSource.isInitialized) await dataSource.destroy();
-      if (opts.schema && !embedded) {
+      if (opts.schema && opts.dropSchemaOnClose && !embedded) {
         const drop = new DataSource({ type: 'postgres', url: url! });
         await drop.initialize();
         await drop.query(`DROP SCHEMA IF EXISTS "${opts.schema}" CASCADE`);

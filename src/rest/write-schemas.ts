@@ -59,7 +59,7 @@ export const RouteFindingBody = z.object({
 }).strict().openapi('RouteFindingBody');
 
 export const RoutingConfigBody = z.object({
-  overrides: z.record(z.enum(FINDING_KINDS), z.string().nullable())
+  overrides: z.partialRecord(z.enum(FINDING_KINDS), z.string().nullable())
     .openapi({ description: 'Finding kind -> service_ticket | project | null (null reverts to the recommendation).' }),
 }).strict().openapi('RoutingConfigBody');
 

@@ -87,7 +87,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     port: 0, ephemeral: true, databaseUrl, redisUrl: undefined, queuePrefix: `bench-${Date.now()}`,
   });
   const svc = await startServer(config, {
-    database: databaseUrl ? { databaseUrl, schema: `bench_${Date.now()}`, poolSize: 16 } : {},
+    database: databaseUrl ? { databaseUrl, schema: `bench_${Date.now()}`, dropSchemaOnClose: true, poolSize: 16 } : {},
     logger: createLogger('warn'),
     mount: mountBaseline,
   });
@@ -104,6 +104,8 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     // (a) reads, service vs baseline, one after the other in the same process
     const service = await load(`${svc.url}/tenants/${tenantId}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
     const baseline = await load(`${svc.url}/__bench/baseline/tickets?tenant_id=${tenantId}`, {}, 'last_id', 'after');
+    // Issue 3: commit latency through the service vs a direct call to the simulator, and sustained commits.
+    const writes = await benchCommits(svc, tenantId, key);
     return {
       runtime: name,
       'tickets.synced': synced,
@@ -116,10 +118,65 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       'baseline p50/p99 ms': `${baseline.p50.toFixed(1)} / ${baseline.p99.toFixed(1)}`,
       'read ratio (>=0.8 on PostgreSQL)': +(service.rps / baseline.rps).toFixed(2),
       errors: service.errors + baseline.errors,
+      ...writes,
     };
   } finally {
     await svc.close();
   }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+}
+
+async function timed(fn: () => Promise<void>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+async function benchCommits(svc: RunningServer, tenantId: string, key: string): Promise<Record<string, unknown>> {
+  const N = Number(process.env.BENCH_COMMITS ?? 150);
+  const companies = (await svc.services.ds.query('SELECT name FROM companies WHERE tenant_id = $1 GROUP BY name HAVING COUNT(*) = 1 LIMIT 1', [tenantId]));
+  const company = companies[0].name as string;
+  let seq = 0;
+  const commit = async () => {
+    const res = await fetch(`${svc.url}/tenants/${tenantId}/tickets`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ company_name: company, summary: `Bench ticket ${seq}`, dry_run: false, idempotency_key: `bench-${Date.now()}-${seq++}` }),
+    });
+    if (res.status !== 201) throw new Error(`commit answered ${res.status}: ${await res.text()}`);
+  };
+  // The request the service would send, sent straight to the simulator.
+  const preview = await (await fetch(`${svc.url}/tenants/${tenantId}/tickets`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ company_name: company, summary: 'Bench direct' }),
+  })).json() as { preview: { targets: { requests: { body: Record<string, unknown> }[] }[] } };
+  const directBody = preview.preview.targets[0].requests[0].body;
+  const auth = 'Basic ' + Buffer.from(`${INSTANCE}+sandbox-public:sandbox-private`).toString('base64');
+  const direct = async () => {
+    const res = await fetch(`${svc.url}/sandbox-vendors/connectwise/v4_6_release/apis/3.0/service/tickets`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: auth, clientId: '00000000-0000-0000-0000-000000000000' },
+      body: JSON.stringify({ ...directBody, externalXRef: `direct-${seq++}` }),
+    });
+    if (res.status !== 201) throw new Error(`direct answered ${res.status}`);
+  };
+  const svcLat: number[] = [];
+  const dirLat: number[] = [];
+  for (let i = 0; i < N; i++) { svcLat.push(await timed(commit)); dirLat.push(await timed(direct)); }
+  svcLat.sort((a, b) => a - b);
+  dirLat.sort((a, b) => a - b);
+  // Sustained: 16 clients, unique keys, for a fixed time.
+  const until = Date.now() + SECONDS * 1000;
+  let done = 0;
+  const t0 = Date.now();
+  await Promise.all(Array.from({ length: 16 }, async () => { while (Date.now() < until) { await commit(); done++; } }));
+  const rate = done / ((Date.now() - t0) / 1000);
+  return {
+    'commit p50/p99 ms (service)': `${percentile(svcLat, 0.5).toFixed(1)} / ${percentile(svcLat, 0.99).toFixed(1)}`,
+    'commit p50/p99 ms (direct)': `${percentile(dirLat, 0.5).toFixed(1)} / ${percentile(dirLat, 0.99).toFixed(1)}`,
+    'commit latency ratio p50/p99': `${(percentile(svcLat, 0.5) / percentile(dirLat, 0.5)).toFixed(2)} / ${(percentile(svcLat, 0.99) / percentile(dirLat, 0.99)).toFixed(2)}`,
+    'sustained commits/s (16 clients)': Math.round(rate),
+  };
 }
 
 async function postgresReachable(url: string): Promise<boolean> {

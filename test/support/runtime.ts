@@ -17,5 +17,5 @@ export function uniqueSuffix(): string {
 
 /** A fresh, isolated database: in-memory PGlite, or a throwaway schema on the real server. */
 export function testDatabaseOptions(): DatabaseOptions {
-  return runtime.databaseUrl ? { databaseUrl: runtime.databaseUrl, schema: `t_${uniqueSuffix()}` } : {};
+  return runtime.databaseUrl ? { databaseUrl: runtime.databaseUrl, schema: `t_${uniqueSuffix()}`, dropSchemaOnClose: true } : {};
 }

@@ -7,6 +7,7 @@ import { startServer, type RunningServer } from '../../src/server';
 import { createLogger } from '../../src/shared/logger';
 import { VendorHttpClient } from '../../src/connectors/vendor-http';
 import { runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
+import type { DatabaseOptions } from '../../src/db/database';
 
 export interface TestService extends RunningServer {
   config: AppConfig;
@@ -18,13 +19,19 @@ export interface TestService extends RunningServer {
   graphql(query: string, variables?: Record<string, unknown>): Promise<any>;
 }
 
-export async function startTestService(overrides: Partial<AppConfig> = {}): Promise<TestService> {
+export interface TestServiceOptions {
+  /** Extra environment for the configuration (e.g. ENCRYPTION_KEY shared with a worker process). */
+  env?: Record<string, string>;
+  database?: DatabaseOptions;
+}
+
+export async function startTestService(overrides: Partial<AppConfig> = {}, opts: TestServiceOptions = {}): Promise<TestService> {
   const config = loadConfig(
-    { ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SYNC_INTERVAL_SECONDS: '0', ADMIN_TOKEN: `adm_test_${uniqueSuffix()}${uniqueSuffix()}` },
+    { ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SYNC_INTERVAL_SECONDS: '0', ADMIN_TOKEN: `adm_test_${uniqueSuffix()}${uniqueSuffix()}`, ...opts.env },
     { port: 0, ephemeral: true, queuePrefix: `test-${uniqueSuffix()}`, redisUrl: runtime.redisUrl, databaseUrl: runtime.databaseUrl, ...overrides },
   );
   const running = await startServer(config, {
-    database: testDatabaseOptions(),
+    database: opts.database ?? testDatabaseOptions(),
     logger: createLogger(config.logLevel),
     // Short backoff so that injected faults resolve quickly; Retry-After is still honoured.
     http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500 }),

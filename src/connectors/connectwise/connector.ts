@@ -7,13 +7,17 @@
  *   same second as the watermark would be lost with `>`; records read twice are dropped by the
  *   sync engine's raw-hash comparison.
  * - Tickets are service tickets (/service/tickets) then project tickets (/project/tickets); both
- *   share ConnectWise's ticket id space. Notes are not fetched per ticket: `description` is null and
- *   `noteCount` 0.
+ *   share ConnectWise's ticket id space. The description lives in the notes, so it is null.
+ * - Note counts: a ticket's list record says nothing about its notes (adding one only bumps
+ *   `_info.lastUpdated`), so on incremental reads, which return only the tickets changed since the
+ *   watermark, each changed service ticket's notes are counted (`/service/tickets/{id}/notes/count`)
+ *   for change detection to tell a new note from another edit. Full reads leave `noteCount` 0 rather
+ *   than make one call per ticket of the whole board.
  * - Statuses are read per board, agreement lines (additions) per agreement.
  * - A baseline project is one whose project type is named "Baseline" (`type.name`).
  */
 import type { FetchedRecord, ReadConnector, RecordFieldsByResource, SyncContext, SyncResource } from '../types';
-import { cwAll, cwDate, cwPages, type CwNative } from './client';
+import { cwAll, cwDate, cwHeaders, cwPages, type CwNative } from './client';
 import {
   mapAddition, mapAgreement, mapBoard, mapCompany, mapContact, mapMember, mapPriority, mapProject, mapStatus, mapTicket,
   vendorUpdatedAt,
@@ -47,10 +51,33 @@ async function* statuses(ctx: SyncContext): AsyncGenerator<Page<'statuses'>> {
   }
 }
 
+/** Parallel note counts per page: enough to hide latency, few enough not to provoke throttling. */
+const NOTE_COUNT_CONCURRENCY = 4;
+
+/** Fills `noteCount` of each service ticket of an incremental page (see the header comment). */
+async function countNotes(ctx: SyncContext, page: Page<'tickets'>): Promise<void> {
+  const headers = cwHeaders(ctx.credentials);
+  let next = 0;
+  const worker = async () => {
+    while (next < page.length) {
+      const rec = page[next++];
+      const res = await ctx.http.request<{ count?: unknown }>({ url: `${ctx.baseUrl}/service/tickets/${rec.sourceId}/notes/count`, headers });
+      const count = res.body?.count;
+      if (typeof count === 'number' && Number.isFinite(count)) rec.fields.noteCount = count;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(NOTE_COUNT_CONCURRENCY, page.length) }, worker));
+}
+
 async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
   const conditions = sinceCondition('tickets', ctx);
   for (const path of ['/service/tickets', '/project/tickets']) {
-    for await (const page of cwPages(ctx, path, conditions)) yield toPage<'tickets'>(page, (t) => mapTicket(t, ctx.statusMapping));
+    for await (const page of cwPages(ctx, path, conditions)) {
+      const mapped = toPage<'tickets'>(page, (t) => mapTicket(t, ctx.statusMapping));
+      // Project ticket notes live elsewhere (/project/tickets/{id}/notes); they are not counted.
+      if (ctx.since && path === '/service/tickets') await countNotes(ctx, mapped);
+      yield mapped;
+    }
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { badRequest, notFound } from './errors';
 import {
-  HALO_CLOSED_STATUS_ID, LAST_UPDATE_FIELD, clone, haloTime,
+  HALO_CLOSED_STATUS_ID, LAST_UPDATE_FIELD, clone, haloTime, parseHaloTime,
   type HaloInstance, type HaloRecord, type HaloResource,
 } from './store';
 
@@ -150,6 +150,12 @@ export function addAction(inst: HaloInstance, body: HaloRecord, at: Date, fromAp
     timetaken: typeof body.timetaken === 'number' ? body.timetaken : 0,
     hiddenfromuser: body.hiddenfromuser === true,
   };
+  // Time-entry fields of an action, kept when the caller sends them.
+  if (typeof body.actisbillable === 'boolean') action.actisbillable = body.actisbillable;
+  for (const field of ['actionarrivaldate', 'actioncompletiondate']) {
+    const at = typeof body[field] === 'string' ? parseHaloTime(body[field]) : null;
+    if (at) action[field] = haloTime(at);
+  }
   // An action may move the ticket on (Halo's `new_status`), e.g. the closing action.
   const patch: HaloRecord = {};
   if (body.new_status != null) patch.status_id = body.new_status;

@@ -61,7 +61,10 @@ function faultFilter(q: Query): (r: HaloRecord) => boolean {
   const openOnly = flag(q, 'open_only', false);
   const closedOnly = flag(q, 'closed_only', false);
   const ids = q.ticketids ? new Set(q.ticketids.split(',').map((s) => Number(s.trim()))) : null;
+  // Halo's `third_party_id_string` filter: the integration reference stored on the ticket.
+  const thirdPartyId = q.third_party_id_string;
   return (r) =>
+    (thirdPartyId === undefined || r.third_party_id_string === thirdPartyId) &&
     (clientId == null || r.client_id === clientId) &&
     (statusId == null || r.status_id === statusId) &&
     (agentId == null || r.agent_id === agentId) &&

@@ -2,10 +2,12 @@
  * HaloPSA simulator, mounted at /sandbox-vendors/halopsa:
  *   POST /auth/token            client-credentials token (form body); the client id selects the instance
  *   GET  /api/authinfo          auth server discovery (no auth)
- *   GET  /api/Tickets[/id]      paged, lastupdatefromdate/lastupdatetodate on `last_update`
+ *   GET  /api/Tickets[/id]      paged, lastupdatefromdate/lastupdatetodate on `last_update`,
+ *                               third_party_id_string (the integration reference on a ticket)
  *   POST /api/Tickets           array: element without id creates (summary, existing client_id), with id updates
  *   GET  /api/Projects[/id]     projects are tickets in Halo (`{record_count, tickets}`); POST as Tickets
- *   GET/POST /api/Actions       notes on a ticket or project (`ticket_id`); `new_status` moves the ticket
+ *   GET/POST /api/Actions       notes on a ticket or project (`ticket_id`); `new_status` moves the ticket;
+ *                               time on an action: timetaken (hours), actisbillable, actionarrivaldate/actioncompletiondate
  *   GET  /api/Client[/id]       `{record_count, clients}`, lastupdatefromdate on `alastupdate`
  *   GET  /api/Users[/id]        contacts, `{record_count, users}`, lastupdatefromdate on `ulastupdate`
  *   GET  /api/Agent, /api/Status, /api/Priority, /api/Team   plain arrays

@@ -1,0 +1,354 @@
+/**
+ * Autotask PSA write side. Every body is built by one function that both the preview and the commit
+ * use, so a preview shows exactly what a commit sends.
+ *
+ * Where our marker lives (what reconciliation queries):
+ * - tickets (service tickets and tickets on a project): `externalID`, found with a query `eq externalID`;
+ * - ticket notes: a trailing `[ref:<marker>]` line in `description`, found with `contains`;
+ * - time entries: `internalNotes` holds the `[ref:<marker>]` line.
+ *
+ * Autotask refuses content with HTTP 500 (or 400) and `{errors: [...]}` (see ./errors.ts): that is a
+ * VendorValidationError here, never retried. Creates are sent once (`retry: false`); queries are
+ * reads and retry throttling.
+ */
+import { VendorHttpError } from '../vendor-http';
+import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
+import {
+  defined, hasMarker, isNumericId, markerLine, quoted, resolvedAtCommit, vendorId, withMarker,
+} from '../write-support';
+import type {
+  CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
+  WriteConnector, WriteContext,
+} from '../write-types';
+import { AUTOTASK_PAGE_SIZE, type FilterItem, type Native } from './client';
+import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
+
+const TITLE_MAX = 255;
+const DESCRIPTION_MAX = 8000;
+const NOTE_DESCRIPTION_MAX = 32000;
+const NOTE_TITLE_MAX = 250;
+/** Tickets.externalID holds 50 characters (the simulator's reading of Autotask's field information). */
+const EXTERNAL_ID_MAX = 50;
+const HOURS_MAX = 24;
+
+/**
+ * Autotask requires status and priority on a ticket. When the caller names neither, the values every
+ * Autotask database ships with: status New (1) and priority Medium (2), the picklists' defaults.
+ */
+const DEFAULT_STATUS = '1';
+const DEFAULT_PRIORITY = '2';
+
+/** TicketNotes picklists (noteType, publish). The sandbox has no resolution note type. */
+const NOTE_TYPE_NOTES = 3; // Task Notes
+const NOTE_TYPE_SUMMARY = 1; // Task Summary: the closing summary, used for resolution notes
+const PUBLISH_ALL = 1; // All Autotask Users
+const PUBLISH_INTERNAL = 2; // Internal Only
+
+type Body = Record<string, unknown>;
+
+const TICKET_FIELDS: FieldMap = {
+  title: 'summary', description: 'description', companyid: 'company_name', company: 'company_name',
+  queueid: 'board', status: 'status', priority: 'priority', externalid: 'idempotency_key', projectid: 'project_source_id',
+};
+const noteFields = (field: string): FieldMap => ({ description: field, title: field, ticketid: 'ticket_ref', ticket: 'ticket_ref' });
+const TIME_FIELDS: FieldMap = {
+  resourceid: 'member', resource: 'member', roleid: 'member', hoursworked: 'hours', startdatetime: 'hours',
+  enddatetime: 'hours', dateworked: 'hours', ticketid: 'ticket_ref', isnonbillable: 'billable', internalnotes: 'idempotency_key',
+};
+
+// ---- Bodies (shared by preview and commit) ----
+
+/** POST Tickets. vendorNative first, our fields over it, the marker last. */
+function ticketBody(d: TicketDraft): Body {
+  return defined({
+    ...(d.vendorNative ?? {}),
+    title: d.summary,
+    description: d.description || undefined,
+    companyID: d.companySourceId ? vendorId(d.companySourceId) : undefined,
+    queueID: d.boardSourceId ? vendorId(d.boardSourceId) : undefined,
+    status: vendorId(d.statusSourceId ?? DEFAULT_STATUS),
+    priority: vendorId(d.prioritySourceId ?? DEFAULT_PRIORITY),
+    // A ticket on a project is Autotask's project ticket (the project's work list shows it).
+    projectID: d.projectSourceId ? vendorId(d.projectSourceId) : undefined,
+    externalID: d.marker,
+  });
+}
+
+/** PATCH Tickets: the changed fields with the ticket's id. */
+function patchBody(ticketRef: string, p: TicketPatch): Body {
+  return defined({
+    ...(p.vendorNative ?? {}),
+    title: p.summary,
+    description: p.description,
+    status: p.statusSourceId !== undefined ? vendorId(p.statusSourceId) : undefined,
+    priority: p.prioritySourceId !== undefined ? vendorId(p.prioritySourceId) : undefined,
+    queueID: p.boardSourceId !== undefined ? vendorId(p.boardSourceId) : undefined,
+    id: vendorId(ticketRef),
+  });
+}
+
+/** The note's title (Autotask requires one): its first line, at most 250 characters. */
+function noteTitle(n: NoteDraft): string {
+  const first = n.text.split(/\r?\n/).map((l) => l.replace(/\s+/g, ' ').trim()).find((l) => l) ?? '';
+  const title = n.resolution ? `Resolution: ${first}`.trim() : first;
+  return title.length > NOTE_TITLE_MAX ? `${title.slice(0, NOTE_TITLE_MAX - 1)}…` : title;
+}
+
+/** POST Tickets/{id}/Notes. */
+function noteBody(ticketRef: string, n: NoteDraft): Body {
+  return {
+    ticketID: vendorId(ticketRef),
+    title: noteTitle(n),
+    description: withMarker(n.text, n.marker),
+    noteType: n.resolution ? NOTE_TYPE_SUMMARY : NOTE_TYPE_NOTES,
+    publish: n.internal ? PUBLISH_INTERNAL : PUBLISH_ALL,
+  };
+}
+
+const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * POST TimeEntries. Ticket time is entered in a role; `roleId` is the resource's default service desk
+ * role, which only Autotask knows (looked up at commit; the preview names where it comes from).
+ */
+function timeEntryBody(t: TimeEntryDraft, roleId: number | string): Body {
+  const start = new Date(Math.floor(t.start.getTime() / 1000) * 1000);
+  const end = new Date(start.getTime() + Math.round(t.hours * 3_600_000));
+  return defined({
+    resourceID: t.memberRef ? vendorId(t.memberRef) : undefined,
+    ticketID: vendorId(t.ticketRef),
+    roleID: roleId,
+    dateWorked: `${iso(start).slice(0, 10)}T00:00:00Z`,
+    startDateTime: iso(start),
+    endDateTime: iso(end),
+    hoursWorked: t.hours,
+    isNonBillable: !t.billable,
+    internalNotes: markerLine(t.marker),
+  });
+}
+
+const resourcePath = (memberRef: string) => `/Resources/${memberRef}`;
+
+// ---- Vendor rules ----
+
+function lengthProblem(field: string, what: string, value: string | null | undefined, max: number): FieldProblem[] {
+  return value && value.length > max
+    ? [{ field, message: `Autotask allows at most ${max} characters in ${what}; this one has ${value.length}.` }]
+    : [];
+}
+
+function idProblems(ids: [string, string | null | undefined][]): FieldProblem[] {
+  return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(String(id))} is not an Autotask id.` }));
+}
+
+function titleProblems(summary: string | undefined): FieldProblem[] {
+  if (summary === undefined) return [];
+  if (!summary.trim()) return [{ field: 'summary', message: 'Autotask requires a ticket title.' }];
+  return lengthProblem('summary', 'a ticket title', summary, TITLE_MAX);
+}
+
+const noteField = (n: NoteDraft) => (n.resolution ? 'evidence' : 'note.text');
+
+// ---- HTTP ----
+
+function headers(credentials: Record<string, string>): Record<string, string> {
+  const { username, secret, integrationCode } = credentials;
+  if (!username || !secret || !integrationCode) throw new Error('autotask credentials need username, secret and integrationCode');
+  return { ApiIntegrationCode: integrationCode, UserName: username, Secret: secret };
+}
+
+interface Send {
+  method: VendorRequestPreview['method'];
+  path: string;
+  body?: unknown;
+  /** Safe to repeat (reads, including POST <Entity>/query). */
+  read?: boolean;
+}
+
+async function call<T>(ctx: WriteContext, req: Send, fields: FieldMap, fallback: string): Promise<T> {
+  try {
+    const res = await ctx.http.request<T>({
+      method: req.method,
+      url: `${ctx.baseUrl}${req.path}`,
+      headers: headers(ctx.credentials),
+      json: req.body,
+      retry: req.read ?? req.method === 'GET',
+    });
+    return res.body;
+  } catch (err) {
+    throw refusal(err, fields, fallback);
+  }
+}
+
+function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
+  if (!isAutotaskValidationError(err)) return err;
+  const problems = autotaskErrorMessages(err.body).map((message) => ({ field: fieldNamedIn(message, fields, fallback), message }));
+  return new VendorValidationError('autotask', problems, (err as VendorHttpError).status, err.body);
+}
+
+/** The first page of a query (a marker matches one record). */
+async function query(ctx: WriteContext, entity: string, filter: FilterItem[]): Promise<Native[]> {
+  const body = await call<{ items?: Native[] }>(ctx, {
+    method: 'POST', path: `/${entity}/query`, body: { filter, MaxRecords: AUTOTASK_PAGE_SIZE }, read: true,
+  }, {}, 'ticket_ref');
+  if (!body || !Array.isArray(body.items)) throw new Error(`autotask ${entity}/query: expected {items} in the answer`);
+  return body.items;
+}
+
+async function getItem(ctx: WriteContext, path: string, fields: FieldMap, fallback: string): Promise<Native | null> {
+  const body = await call<{ item?: Native | null }>(ctx, { method: 'GET', path }, fields, fallback);
+  return body?.item ?? null;
+}
+
+async function readTicket(ctx: WriteContext, ticketRef: string): Promise<Native> {
+  const item = await getItem(ctx, `/Tickets/${ticketRef}`, TICKET_FIELDS, 'ticket_ref');
+  if (!item) throw new Error(`autotask Tickets/${ticketRef}: the ticket is not there`);
+  return item;
+}
+
+/** The role ticket time of this resource is entered in: its default service desk role. */
+async function resourceRole(ctx: WriteContext, memberRef: string): Promise<number> {
+  const resource = await getItem(ctx, resourcePath(memberRef), TIME_FIELDS, 'member');
+  const problem = (message: string) => new VendorValidationError('autotask', [{ field: 'member', message }], 200, resource);
+  if (!resource) throw problem(`No Autotask resource with id ${memberRef} exists.`);
+  if (resource.isActive !== true) throw problem(`Autotask resource ${memberRef} is inactive; time cannot be entered for it.`);
+  const role = resource.defaultServiceDeskRoleID;
+  if (typeof role !== 'number') throw problem(`Autotask resource ${memberRef} has no default service desk role to enter time in.`);
+  return role;
+}
+
+// ---- The connector ----
+
+export const autotaskWriter: WriteConnector = {
+  name: 'autotask',
+
+  checkTicket(d) {
+    const problems: FieldProblem[] = [
+      ...titleProblems(d.summary),
+      ...lengthProblem('description', 'a ticket description', d.description, DESCRIPTION_MAX),
+    ];
+    if (!d.companySourceId) problems.push({ field: 'company_name', message: `No company named ${quoted(d.companyName)} exists in Autotask.` });
+    if (d.marker.length > EXTERNAL_ID_MAX) {
+      problems.push({ field: 'idempotency_key', message: `The write marker is longer than the ${EXTERNAL_ID_MAX} characters Autotask keeps in externalID.` });
+    }
+    problems.push(...idProblems([
+      ['company_name', d.companySourceId], ['board', d.boardSourceId], ['status', d.statusSourceId],
+      ['priority', d.prioritySourceId], ['project_source_id', d.projectSourceId],
+    ]));
+    return problems;
+  },
+
+  checkPatch(p) {
+    return [
+      ...titleProblems(p.summary),
+      ...lengthProblem('description', 'a ticket description', p.description, DESCRIPTION_MAX),
+      ...idProblems([['board', p.boardSourceId], ['status', p.statusSourceId], ['priority', p.prioritySourceId]]),
+    ];
+  },
+
+  checkNote(n) {
+    const field = noteField(n);
+    if (!n.text.trim()) return [{ field, message: 'Autotask requires the text of a note.' }];
+    // The marker line is part of what Autotask stores.
+    const stored = withMarker(n.text, n.marker);
+    return stored.length > NOTE_DESCRIPTION_MAX
+      ? [{ field, message: `Autotask allows at most ${NOTE_DESCRIPTION_MAX} characters in a note; this one needs ${stored.length}.` }]
+      : [];
+  },
+
+  checkTimeEntry(t, live) {
+    const problems: FieldProblem[] = [];
+    if (!(t.hours > 0 && t.hours <= HOURS_MAX)) {
+      problems.push({ field: 'hours', message: `Autotask takes more than 0 and at most ${HOURS_MAX} hours in one time entry.` });
+    }
+    if (live && !t.memberRef) {
+      problems.push({ field: 'member', message: 'Autotask records time against a resource; name the member who did the work.' });
+    }
+    problems.push(...idProblems([['member', t.memberRef], ['ticket_ref', t.ticketRef]]));
+    return problems;
+  },
+
+  previewCreateTicket(d) {
+    return [{ method: 'POST', path: '/Tickets', body: ticketBody(d) }];
+  },
+
+  previewUpdateTicket(ticketRef, p) {
+    return [{ method: 'PATCH', path: '/Tickets', body: patchBody(ticketRef, p) }];
+  },
+
+  previewAddNote(ticketRef, n) {
+    return [{ method: 'POST', path: `/Tickets/${ticketRef}/Notes`, body: noteBody(ticketRef, n) }];
+  },
+
+  previewTimeEntry(t) {
+    const lookup: VendorRequestPreview[] = t.memberRef ? [{ method: 'GET', path: resourcePath(t.memberRef) }] : [];
+    const role = resolvedAtCommit(t.memberRef ? `defaultServiceDeskRoleID of resource ${t.memberRef}` : 'the member\'s default role');
+    return [...lookup, { method: 'POST', path: '/TimeEntries', body: timeEntryBody(t, role) }];
+  },
+
+  createTicket(ctx, d) {
+    return createTicket(ctx, d);
+  },
+
+  async findTicketByMarker(ctx, marker) {
+    const found = (await query(ctx, 'Tickets', [{ op: 'eq', field: 'externalID', value: marker }])).find((t) => t.externalID === marker);
+    return found ? { ticketRef: String(found.id), native: found } : null;
+  },
+
+  async updateTicket(ctx, ticketRef, p) {
+    await call(ctx, { method: 'PATCH', path: '/Tickets', body: patchBody(ticketRef, p) }, TICKET_FIELDS, 'ticket_ref');
+    // Autotask answers {itemId}; the record is read back.
+    return readTicket(ctx, ticketRef);
+  },
+
+  async addNote(ctx, ticketRef, n) {
+    const field = noteField(n);
+    const { itemId } = await call<{ itemId: number }>(ctx, {
+      method: 'POST', path: `/Tickets/${ticketRef}/Notes`, body: noteBody(ticketRef, n),
+    }, noteFields(field), field);
+    return { noteRef: String(itemId) };
+  },
+
+  async findNoteByMarker(ctx, ticketRef, marker) {
+    const notes = await query(ctx, 'TicketNotes', [
+      { op: 'eq', field: 'ticketID', value: vendorId(ticketRef) },
+      { op: 'contains', field: 'description', value: markerLine(marker) },
+    ]);
+    const note = notes.find((x) => hasMarker(x.description, marker));
+    return note ? { noteRef: String(note.id) } : null;
+  },
+
+  async createTimeEntry(ctx, t) {
+    if (!t.memberRef) {
+      throw new VendorValidationError('autotask', [{ field: 'member', message: 'Autotask records time against a resource; name the member who did the work.' }], 0, null);
+    }
+    const roleId = await resourceRole(ctx, t.memberRef);
+    const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: '/TimeEntries', body: timeEntryBody(t, roleId) }, TIME_FIELDS, 'hours');
+    return { timeEntryRef: String(itemId) };
+  },
+
+  async findTimeEntryByMarker(ctx, t) {
+    const entries = await query(ctx, 'TimeEntries', [
+      { op: 'eq', field: 'ticketID', value: vendorId(t.ticketRef) },
+      { op: 'contains', field: 'internalNotes', value: markerLine(t.marker) },
+    ]);
+    const entry = entries.find((e) => hasMarker(e.internalNotes, t.marker));
+    return entry ? { timeEntryRef: String(entry.id) } : null;
+  },
+
+  previewProjectWrite(projectRef, d) {
+    return this.previewCreateTicket({ ...d, projectSourceId: projectRef });
+  },
+
+  async writeToProject(ctx, projectRef, d) {
+    const created = await createTicket(ctx, { ...d, projectSourceId: projectRef });
+    return { ticketRef: created.ticketRef, noteRef: null };
+  },
+};
+
+async function createTicket(ctx: WriteContext, d: TicketDraft): Promise<CreatedTicket> {
+  const fallback = d.projectSourceId ? 'project_source_id' : 'summary';
+  const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: '/Tickets', body: ticketBody(d) }, TICKET_FIELDS, fallback);
+  // Autotask answers {itemId}; the created record is read back.
+  return { ticketRef: String(itemId), native: await readTicket(ctx, String(itemId)) };
+}

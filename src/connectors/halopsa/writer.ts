@@ -1,0 +1,320 @@
+/**
+ * HaloPSA write side (the limited PSA connector). Halo writes are POSTs of a JSON array to the
+ * collection; an element with `id` updates. Every body is built by one function that both the
+ * preview and the commit use, so a preview shows exactly what a commit sends.
+ *
+ * Where our marker lives (what reconciliation queries):
+ * - tickets: `third_party_id_string`, the integration reference Halo keeps on a ticket and filters
+ *   GET /api/Tickets by (`third_party_id_string=`);
+ * - notes, time and project notes: Actions have no reference field, so a trailing `[ref:<marker>]`
+ *   line in the action's `note`, found by reading the ticket's (or project's) actions. A project write
+ *   is a note on the project, so it is reconciled with findNoteByMarker(projectRef, marker).
+ *
+ * Halo documents no maximum length for a ticket summary, so none is checked here; Halo refuses a
+ * missing summary or client with 400 and a message, which becomes a VendorValidationError.
+ */
+import { VendorHttpError } from '../vendor-http';
+import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
+import { defined, hasMarker, isNumericId, markerLine, quoted, vendorId, withMarker } from '../write-support';
+import type {
+  CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
+  WriteConnector, WriteContext,
+} from '../write-types';
+import { HALO_PAGE_SIZE, type HaloRecord } from './client';
+
+/** Action outcomes (configurable per Halo instance; these are the sandbox's). */
+const OUTCOME_UPDATE = 'Update';
+const OUTCOME_RESOLUTION = 'Resolution';
+
+const TICKET_FIELDS: FieldMap = {
+  summary: 'summary', details: 'description', client: 'company_name', client_id: 'company_name',
+  status: 'status', status_id: 'status', priority: 'priority', priority_id: 'priority', team: 'board',
+  ticket: 'ticket_ref',
+};
+const noteFields = (field: string): FieldMap => ({ note: field, ticket: 'ticket_ref', ticket_id: 'ticket_ref' });
+const TIME_FIELDS: FieldMap = { timetaken: 'hours', who_agentid: 'member', agent: 'member', ticket: 'ticket_ref', ticket_id: 'ticket_ref' };
+const PROJECT_FIELDS: FieldMap = { note: 'summary', ticket: 'project_source_id', ticket_id: 'project_source_id' };
+
+type Body = Record<string, unknown>;
+
+/** A marker matches one ticket; a few rows read back is enough to confirm it. */
+const MAX_CANDIDATES = 5;
+
+/** Halo times: UTC without a zone suffix. */
+const haloTime = (d: Date) => d.toISOString().slice(0, 23);
+
+// ---- Bodies (shared by preview and commit); each is the array Halo takes ----
+
+/** POST /api/Tickets, one element without id: vendorNative first, ours over it, the marker last. */
+function ticketBody(d: TicketDraft): Body[] {
+  return [defined({
+    ...(d.vendorNative ?? {}),
+    summary: d.summary,
+    details: d.description || undefined,
+    client_id: d.companySourceId ? vendorId(d.companySourceId) : undefined,
+    status_id: d.statusSourceId ? vendorId(d.statusSourceId) : undefined,
+    priority_id: d.prioritySourceId ? vendorId(d.prioritySourceId) : undefined,
+    third_party_id_string: d.marker,
+  })];
+}
+
+/** POST /api/Tickets, one element with id: an update. */
+function patchBody(ticketRef: string, p: TicketPatch): Body[] {
+  return [defined({
+    ...(p.vendorNative ?? {}),
+    summary: p.summary,
+    details: p.description,
+    status_id: p.statusSourceId !== undefined ? vendorId(p.statusSourceId) : undefined,
+    priority_id: p.prioritySourceId !== undefined ? vendorId(p.prioritySourceId) : undefined,
+    id: vendorId(ticketRef),
+  })];
+}
+
+/** POST /api/Actions: a note; internal notes are hidden from the end user. */
+function noteBody(ticketRef: string, n: NoteDraft): Body[] {
+  return [{
+    ticket_id: vendorId(ticketRef),
+    outcome: n.resolution ? OUTCOME_RESOLUTION : OUTCOME_UPDATE,
+    note: withMarker(n.text, n.marker),
+    hiddenfromuser: n.internal,
+  }];
+}
+
+/** POST /api/Actions: time in Halo is an action with `timetaken` (hours) on the ticket. */
+function timeEntryBody(t: TimeEntryDraft): Body[] {
+  const start = new Date(Math.floor(t.start.getTime() / 1000) * 1000);
+  const end = new Date(start.getTime() + Math.round(t.hours * 3_600_000));
+  return [defined({
+    ticket_id: vendorId(t.ticketRef),
+    outcome: OUTCOME_UPDATE,
+    note: markerLine(t.marker),
+    timetaken: t.hours,
+    actisbillable: t.billable,
+    actionarrivaldate: haloTime(start),
+    actioncompletiondate: haloTime(end),
+    who_agentid: t.memberRef ? vendorId(t.memberRef) : undefined,
+    hiddenfromuser: true,
+  })];
+}
+
+/** POST /api/Actions on a project (projects are tickets in Halo): the finding as an internal note. */
+function projectNoteBody(projectRef: string, d: TicketDraft): Body[] {
+  const text = d.description ? `${d.summary}\n\n${d.description}` : d.summary;
+  return [{ ticket_id: vendorId(projectRef), outcome: OUTCOME_UPDATE, note: withMarker(text, d.marker), hiddenfromuser: true }];
+}
+
+// ---- Vendor rules ----
+
+function idProblems(ids: [string, string | null | undefined][]): FieldProblem[] {
+  return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(String(id))} is not a HaloPSA id.` }));
+}
+
+const NO_BOARDS: FieldProblem = { field: 'board', message: 'HaloPSA boards are not available through this limited connector; leave board out.' };
+const noteField = (n: NoteDraft) => (n.resolution ? 'evidence' : 'note.text');
+
+// ---- HTTP: client-credentials token, then Bearer calls under /api ----
+
+interface Token {
+  value: string;
+  expiresAt: number;
+}
+/** Tokens per base URL and client id (the one piece of state); renewed a minute before expiry. */
+const tokens = new Map<string, Promise<Token>>();
+
+async function requestToken(ctx: WriteContext): Promise<Token> {
+  const { clientId, clientSecret } = ctx.credentials;
+  if (!clientId || !clientSecret) throw new Error('HaloPSA credentials need clientId and clientSecret');
+  const res = await ctx.http.request<{ access_token?: string; expires_in?: number }>({
+    method: 'POST',
+    url: `${ctx.baseUrl}/auth/token`,
+    form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'all' },
+    retry: true, // asking for a token changes nothing
+  });
+  if (!res.body?.access_token) throw new Error('HaloPSA token response carried no access_token');
+  const ttlMs = (typeof res.body.expires_in === 'number' ? res.body.expires_in : 3600) * 1000;
+  return { value: res.body.access_token, expiresAt: Date.now() + Math.max(0, ttlMs - 60_000) };
+}
+
+async function bearer(ctx: WriteContext, fresh: boolean): Promise<string> {
+  const key = `${ctx.baseUrl}|${ctx.credentials.clientId}`;
+  const cached = fresh ? null : await tokens.get(key)?.catch(() => null);
+  if (cached && cached.expiresAt > Date.now()) return cached.value;
+  const pending = requestToken(ctx);
+  tokens.set(key, pending);
+  pending.catch(() => tokens.delete(key));
+  return (await pending).value;
+}
+
+interface Send {
+  method: VendorRequestPreview['method'];
+  path: string;
+  body?: unknown;
+  query?: Record<string, string | number | boolean>;
+}
+
+/** One Halo call; a 401 (token revoked early) gets one fresh token; a 400 is a refusal. */
+async function call<T>(ctx: WriteContext, req: Send, fields: FieldMap, fallback: string): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await ctx.http.request<T>({
+        method: req.method,
+        url: `${ctx.baseUrl}${req.path}`,
+        headers: { authorization: `Bearer ${await bearer(ctx, attempt > 0)}` },
+        query: req.query,
+        json: req.body,
+        retry: req.method === 'GET',
+      });
+      return res.body;
+    } catch (err) {
+      // A 401 is answered before Halo does anything, so even a POST may be sent again.
+      if (attempt === 0 && err instanceof VendorHttpError && err.status === 401) continue;
+      throw refusal(err, fields, fallback);
+    }
+  }
+}
+
+/** Halo answers a refused write with 400 and its message as a JSON string. */
+function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
+  if (!(err instanceof VendorHttpError) || err.status !== 400) return err;
+  const body = err.body as unknown;
+  const message = typeof body === 'string' && body.trim()
+    ? body
+    : typeof (body as { message?: unknown } | null)?.message === 'string' ? (body as { message: string }).message : 'HaloPSA refused the request.';
+  return new VendorValidationError('halopsa', [{ field: fieldNamedIn(message, fields, fallback), message }], err.status, body);
+}
+
+/** Halo answers a one-element POST with the object (a longer one with an array). */
+function single(body: unknown): HaloRecord {
+  const rec = Array.isArray(body) ? body[0] : body;
+  if (!rec || typeof rec !== 'object') throw new Error('HaloPSA answered a write without the written record');
+  return rec as HaloRecord;
+}
+
+async function actionsOf(ctx: WriteContext, ticketRef: string): Promise<HaloRecord[]> {
+  const body = await call<{ actions?: HaloRecord[] }>(ctx, { method: 'GET', path: '/api/Actions', query: { ticket_id: ticketRef } }, {}, 'ticket_ref');
+  if (!body || !Array.isArray(body.actions)) throw new Error('HaloPSA /api/Actions answered without an actions list');
+  return body.actions;
+}
+
+async function findAction(ctx: WriteContext, ticketRef: string, marker: string): Promise<{ noteRef: string } | null> {
+  const action = (await actionsOf(ctx, ticketRef)).find((a) => hasMarker(a.note, marker));
+  return action ? { noteRef: String(action.id) } : null;
+}
+
+async function addAction(ctx: WriteContext, body: Body[], fields: FieldMap, fallback: string): Promise<string> {
+  return String(single(await call<unknown>(ctx, { method: 'POST', path: '/api/Actions', body }, fields, fallback)).id);
+}
+
+// ---- The connector ----
+
+export const haloPsaWriter: WriteConnector = {
+  name: 'halopsa',
+
+  checkTicket(d) {
+    const problems: FieldProblem[] = [];
+    if (!d.summary.trim()) problems.push({ field: 'summary', message: 'HaloPSA requires a ticket summary.' });
+    // A project write is a note on the project: no client needed.
+    if (!d.projectSourceId && !d.companySourceId) {
+      problems.push({ field: 'company_name', message: `No company named ${quoted(d.companyName)} exists in HaloPSA.` });
+    }
+    if (d.boardSourceId) problems.push(NO_BOARDS);
+    problems.push(...idProblems([
+      ['company_name', d.companySourceId], ['status', d.statusSourceId], ['priority', d.prioritySourceId],
+      ['project_source_id', d.projectSourceId],
+    ]));
+    return problems;
+  },
+
+  checkPatch(p) {
+    const problems: FieldProblem[] = [];
+    if (p.summary !== undefined && !p.summary.trim()) problems.push({ field: 'summary', message: 'HaloPSA requires a ticket summary.' });
+    if (p.boardSourceId !== undefined) problems.push(NO_BOARDS);
+    problems.push(...idProblems([['status', p.statusSourceId], ['priority', p.prioritySourceId]]));
+    return problems;
+  },
+
+  checkNote(n) {
+    return n.text.trim() ? [] : [{ field: noteField(n), message: 'HaloPSA requires the text of a note.' }];
+  },
+
+  checkTimeEntry(t) {
+    const problems: FieldProblem[] = [];
+    if (!(t.hours > 0)) problems.push({ field: 'hours', message: 'HaloPSA needs more than 0 hours of time taken.' });
+    problems.push(...idProblems([['member', t.memberRef], ['ticket_ref', t.ticketRef]]));
+    return problems;
+  },
+
+  previewCreateTicket(d) {
+    if (d.projectSourceId) return this.previewProjectWrite(d.projectSourceId, d);
+    return [{ method: 'POST', path: '/api/Tickets', body: ticketBody(d) }];
+  },
+
+  previewUpdateTicket(ticketRef, p) {
+    return [{ method: 'POST', path: '/api/Tickets', body: patchBody(ticketRef, p) }];
+  },
+
+  previewAddNote(ticketRef, n) {
+    return [{ method: 'POST', path: '/api/Actions', body: noteBody(ticketRef, n) }];
+  },
+
+  previewTimeEntry(t) {
+    return [{ method: 'POST', path: '/api/Actions', body: timeEntryBody(t) }];
+  },
+
+  async createTicket(ctx, d) {
+    if (d.projectSourceId) {
+      // The limited connector writes the finding as a note on the project (reconcile with findNoteByMarker).
+      await addAction(ctx, projectNoteBody(d.projectSourceId, d), PROJECT_FIELDS, 'project_source_id');
+      const project = await call<HaloRecord>(ctx, { method: 'GET', path: `/api/Projects/${d.projectSourceId}` }, PROJECT_FIELDS, 'project_source_id');
+      return { ticketRef: d.projectSourceId, native: project } satisfies CreatedTicket;
+    }
+    const created = single(await call<unknown>(ctx, { method: 'POST', path: '/api/Tickets', body: ticketBody(d) }, TICKET_FIELDS, 'summary'));
+    return { ticketRef: String(created.id), native: created };
+  },
+
+  async findTicketByMarker(ctx, marker) {
+    const body = await call<{ tickets?: HaloRecord[] }>(ctx, {
+      method: 'GET', path: '/api/Tickets', query: { third_party_id_string: marker, pageinate: true, page_size: HALO_PAGE_SIZE, page_no: 1 },
+    }, TICKET_FIELDS, 'ticket_ref');
+    for (const t of (body?.tickets ?? []).slice(0, MAX_CANDIDATES)) {
+      if (t.third_party_id_string === marker) return { ticketRef: String(t.id), native: t };
+      // A list row without the field (Halo trims list columns): the full record decides.
+      if (t.third_party_id_string === undefined) {
+        const full = await call<HaloRecord>(ctx, { method: 'GET', path: `/api/Tickets/${t.id}` }, TICKET_FIELDS, 'ticket_ref');
+        if (full?.third_party_id_string === marker) return { ticketRef: String(full.id), native: full };
+      }
+    }
+    return null;
+  },
+
+  async updateTicket(ctx, ticketRef, p) {
+    return single(await call<unknown>(ctx, { method: 'POST', path: '/api/Tickets', body: patchBody(ticketRef, p) }, TICKET_FIELDS, 'ticket_ref'));
+  },
+
+  async addNote(ctx, ticketRef, n) {
+    const field = noteField(n);
+    return { noteRef: await addAction(ctx, noteBody(ticketRef, n), noteFields(field), field) };
+  },
+
+  findNoteByMarker(ctx, ticketRef, marker) {
+    return findAction(ctx, ticketRef, marker);
+  },
+
+  async createTimeEntry(ctx, t) {
+    return { timeEntryRef: await addAction(ctx, timeEntryBody(t), TIME_FIELDS, 'hours') };
+  },
+
+  async findTimeEntryByMarker(ctx, t) {
+    const found = await findAction(ctx, t.ticketRef, t.marker);
+    return found ? { timeEntryRef: found.noteRef } : null;
+  },
+
+  previewProjectWrite(projectRef, d) {
+    return [{ method: 'POST', path: '/api/Actions', body: projectNoteBody(projectRef, d) }];
+  },
+
+  async writeToProject(ctx, projectRef, d) {
+    const noteRef = await addAction(ctx, projectNoteBody(projectRef, d), PROJECT_FIELDS, 'project_source_id');
+    return { ticketRef: null, noteRef };
+  },
+};

@@ -1,0 +1,56 @@
+/**
+ * Small pieces the three PSA writers share: the marker line kept in vendor text fields that have no
+ * external-reference field of their own, the placeholder a preview shows for a value only the vendor
+ * can supply at commit time, and the read-side context the existing list helpers take.
+ */
+import type { SyncContext } from './types';
+import type { WriteContext } from './write-types';
+
+/** The line that carries our marker in a note or an internal-notes field: `[ref:<marker>]`. */
+export function markerLine(marker: string): string {
+  return `[ref:${marker}]`;
+}
+
+/** The text with the marker line appended (on its own line). */
+export function withMarker(text: string, marker: string): string {
+  const body = text.replace(/\s+$/, '');
+  return body ? `${body}\n\n${markerLine(marker)}` : markerLine(marker);
+}
+
+/** True when `text` carries exactly this marker's line. */
+export function hasMarker(text: unknown, marker: string): boolean {
+  return typeof text === 'string' && text.includes(markerLine(marker));
+}
+
+/**
+ * What a preview shows for a value the connector looks up at the vendor during the commit (a
+ * project's phase, a resource's role): a readable description of where the value comes from.
+ */
+export function resolvedAtCommit(description: string): string {
+  return `<resolved at commit: ${description}>`;
+}
+
+/** The list helpers of the read side take a SyncContext; a write has no mapping or watermark. */
+export function asSyncContext(ctx: WriteContext): SyncContext {
+  return { baseUrl: ctx.baseUrl, credentials: ctx.credentials, http: ctx.http, statusMapping: {}, since: null };
+}
+
+/** A vendor id as the vendor's JSON takes it: a number when the source id is numeric. */
+export function vendorId(sourceId: string): number | string {
+  return /^\d+$/.test(sourceId) ? Number(sourceId) : sourceId;
+}
+
+export function isNumericId(sourceId: string | null | undefined): boolean {
+  return sourceId == null || /^\d+$/.test(sourceId);
+}
+
+/** Removes keys whose value is undefined, so a body never carries "field": undefined. */
+export function defined<T extends Record<string, unknown>>(body: T): T {
+  for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+  return body;
+}
+
+/** `"Name"` with inner quotes escaped, for the messages that quote a value back to the caller. */
+export function quoted(value: string): string {
+  return JSON.stringify(value);
+}

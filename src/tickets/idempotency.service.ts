@@ -1,0 +1,91 @@
+/**
+ * Idempotency records (design.md section 6): the unique constraint on (isv, tenant, operation, key)
+ * is what makes a commit happen once. A replay returns the stored answer; a different body under the
+ * same key is a conflict; a key still being worked on is "in progress". A failed commit frees its key.
+ */
+import { createHash } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { IdempotencyRecord } from '../../entities';
+import { ServiceError } from '../errors/service-error';
+
+const KEEP_MS = 24 * 3600 * 1000;
+/** An in-progress record older than this belonged to a process that died; it may be taken over. */
+const ABANDONED_MS = 10 * 60 * 1000;
+
+export interface StoredAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export type Reservation =
+  | { kind: 'new'; id: string }
+  | { kind: 'replay'; answer: StoredAnswer };
+
+export interface IdempotencyScope {
+  isvId: string;
+  tenantId: string;
+  operation: string;
+  key: string;
+}
+
+export function requestHash(body: unknown): string {
+  const canonical = JSON.stringify(body, (_k, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v);
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+export class IdempotencyService {
+  constructor(private readonly ds: DataSource) {}
+
+  async reserve(scope: IdempotencyScope, hash: string): Promise<Reservation> {
+    const now = new Date();
+    const inserted: { id: string }[] = await this.ds.query(
+      `INSERT INTO idempotency_records (isv_id, tenant_id, operation, key, request_hash, state, expires_at)
+       VALUES ($1, $2, $3, $4, $5, 'in_progress', $6)
+       ON CONFLICT ON CONSTRAINT uq_idempotency_scope_key DO NOTHING RETURNING id`,
+      [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS)],
+    );
+    if (inserted.length) return { kind: 'new', id: inserted[0].id };
+
+    const existing = await this.ds.getRepository(IdempotencyRecord).findOneByOrFail({
+      isvId: scope.isvId, tenantId: scope.tenantId, operation: scope.operation, key: scope.key,
+    });
+    const expired = existing.expiresAt.getTime() < now.getTime();
+    if (!expired && existing.requestHash !== hash) {
+      throw new ServiceError('idempotency_conflict', 'This idempotency_key was used before with a different request body.');
+    }
+    if (!expired && existing.state === 'completed') {
+      return { kind: 'replay', answer: { status: existing.responseStatus ?? 200, body: existing.responseBody ?? {} } };
+    }
+    const abandoned = existing.state === 'in_progress' && now.getTime() - existing.updatedAt.getTime() > ABANDONED_MS;
+    if (existing.state === 'in_progress' && !expired && !abandoned) {
+      throw new ServiceError('idempotency_in_progress', 'A request with this idempotency_key is still being processed; retry shortly.', {
+        retryAfterSeconds: 1,
+      });
+    }
+    // Failed, expired or abandoned: take the key over, but only one caller may win the take-over.
+    const taken: { id: string }[] = await this.ds.query(
+      `UPDATE idempotency_records SET state = 'in_progress', request_hash = $2, expires_at = $3, updated_at = now(),
+              response_status = NULL, response_body = NULL
+        WHERE id = $1 AND state = $4 AND updated_at = $5 RETURNING id`,
+      [existing.id, hash, new Date(now.getTime() + KEEP_MS), existing.state, existing.updatedAt],
+    );
+    if (!taken.length) {
+      throw new ServiceError('idempotency_in_progress', 'A request with this idempotency_key is still being processed; retry shortly.', {
+        retryAfterSeconds: 1,
+      });
+    }
+    return { kind: 'new', id: existing.id };
+  }
+
+  async complete(id: string, answer: StoredAnswer): Promise<void> {
+    await this.ds.getRepository(IdempotencyRecord).update({ id }, {
+      state: 'completed', responseStatus: answer.status, responseBody: answer.body as never,
+    });
+  }
+
+  /** The commit did not land: the key may be used again. */
+  async fail(id: string): Promise<void> {
+    await this.ds.getRepository(IdempotencyRecord).update({ id }, { state: 'failed' });
+  }
+}

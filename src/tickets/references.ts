@@ -1,0 +1,111 @@
+/**
+ * Resolving what a write names to the vendor's ids, from the synced lists of the target connection:
+ * company by exact name, priority and status (canonical or an id from the list), board and member ids.
+ * An unknown id is a 422 `validation` naming the field; a canonical status without a mapping is
+ * `status_unmapped` with the mapped vendor statuses in `allowed`.
+ */
+import type { DataSource } from 'typeorm';
+import type { Connection } from '../../entities';
+import { CANONICAL_PRIORITIES, CANONICAL_STATUSES } from '../connectors/canonical';
+import { ServiceError } from '../errors/service-error';
+
+export function fieldError(field: string, message: string): ServiceError {
+  return new ServiceError('validation', message, { details: { field, problems: [{ field, message }] } });
+}
+
+export class ReferenceResolver {
+  constructor(private readonly ds: DataSource) {}
+
+  async company(c: Connection, name: string): Promise<string | null> {
+    const rows: { source_id: string }[] = await this.ds.query(
+      'SELECT source_id FROM companies WHERE connection_id = $1 AND name = $2 ORDER BY source_id LIMIT 2', [c.id, name],
+    );
+    if (rows.length > 1) {
+      throw new ServiceError('company_match_ambiguous', `More than one company in ${c.connector} is named "${name}"; nothing was created.`, {
+        details: { field: 'company_name', matches: rows.map((r) => r.source_id) },
+      });
+    }
+    return rows[0]?.source_id ?? null;
+  }
+
+  /** Canonical priority or an id from ticket-priorities. Null when the connector has no priority list. */
+  async priority(c: Connection, value: string): Promise<string | null> {
+    const rows: { source_id: string; canonical: string | null }[] = await this.ds.query(
+      'SELECT source_id, canonical FROM ticket_priorities WHERE connection_id = $1 ORDER BY sort_order NULLS LAST, source_id', [c.id],
+    );
+    if (rows.length === 0) {
+      if ((CANONICAL_PRIORITIES as readonly string[]).includes(value)) return null;
+      throw fieldError('priority', `Priority "${value}" is not a canonical priority (${CANONICAL_PRIORITIES.join(', ')}), and ${c.connector} has no priority list.`);
+    }
+    const byId = rows.find((r) => r.source_id === value);
+    if (byId) return byId.source_id;
+    if ((CANONICAL_PRIORITIES as readonly string[]).includes(value)) {
+      const mapped = rows.find((r) => r.canonical === value);
+      if (mapped) return mapped.source_id;
+      throw fieldError('priority', `No ${c.connector} priority maps to "${value}".`);
+    }
+    throw fieldError('priority', `Priority "${value}" is neither canonical nor an id from the ticket-priorities list.`);
+  }
+
+  /** Canonical status or an id from ticket-statuses (optionally on a board). */
+  async status(c: Connection, value: string, boardSourceId: string | null): Promise<string | null> {
+    const rows: { source_id: string; name: string; canonical: string | null; board_source_id: string | null; closed: boolean }[] = await this.ds.query(
+      'SELECT source_id, name, canonical, board_source_id, closed FROM ticket_statuses WHERE connection_id = $1 ORDER BY sort_order NULLS LAST, source_id', [c.id],
+    );
+    if (rows.length === 0) {
+      if ((CANONICAL_STATUSES as readonly string[]).includes(value)) return null;
+      throw fieldError('status', `Status "${value}" is not canonical (${CANONICAL_STATUSES.join(', ')}), and ${c.connector} has no status list.`);
+    }
+    const byId = rows.find((r) => r.source_id === value && (!boardSourceId || !r.board_source_id || r.board_source_id === boardSourceId));
+    if (byId) return byId.source_id;
+    if ((CANONICAL_STATUSES as readonly string[]).includes(value)) {
+      const onBoard = rows.filter((r) => !boardSourceId || !r.board_source_id || r.board_source_id === boardSourceId);
+      const mapped = onBoard.find((r) => r.canonical === value);
+      if (mapped) return mapped.source_id;
+      const allowed = [...new Set(onBoard.filter((r) => r.canonical).map((r) => r.name))];
+      throw new ServiceError('status_unmapped', `The canonical status "${value}" has no mapping on this ${c.connector} connection.`, {
+        allowed, details: { field: 'status', allowed },
+      });
+    }
+    throw fieldError('status', `Status "${value}" is neither canonical nor an id from the ticket-statuses list.`);
+  }
+
+  async board(c: Connection, value: string): Promise<string> {
+    const rows = await this.ds.query('SELECT 1 FROM ticket_boards WHERE connection_id = $1 AND source_id = $2', [c.id, value]);
+    if (rows.length === 0) throw fieldError('board', `Board "${value}" is not an id from the ticket-boards list.`);
+    return value;
+  }
+
+  async member(c: Connection, value: string): Promise<string> {
+    const rows: { active: boolean | null }[] = await this.ds.query(
+      'SELECT active FROM members WHERE connection_id = $1 AND member_ref = $2', [c.id, value],
+    );
+    if (rows.length === 0) throw fieldError('member', `Member "${value}" is not an id from the members list.`);
+    if (rows[0].active === false) throw fieldError('member', `Member "${value}" is inactive in ${c.connector}.`);
+    return value;
+  }
+
+  async hasList(c: Connection, table: 'members' | 'ticket_statuses'): Promise<boolean> {
+    return (await this.ds.query(`SELECT 1 FROM ${table} WHERE connection_id = $1 LIMIT 1`, [c.id])).length > 0;
+  }
+
+  /** A project that can take the write: exists (404 otherwise) and is not a baseline (409). */
+  async project(c: Connection, projectSourceId: string): Promise<string> {
+    const rows: { baseline: boolean }[] = await this.ds.query(
+      'SELECT baseline FROM projects WHERE connection_id = $1 AND source_id = $2', [c.id, projectSourceId],
+    );
+    if (rows.length === 0) throw new ServiceError('project_requires_existing', `Project "${projectSourceId}" does not exist in ${c.connector}; the service never creates a project header.`);
+    if (rows[0].baseline) throw new ServiceError('project_not_writable', `Project "${projectSourceId}" is a baseline project and cannot take the write.`);
+    return projectSourceId;
+  }
+
+  /** The first writable project of a company, for findings routed to `project` without a project id. */
+  async projectOfCompany(c: Connection, companySourceId: string | null): Promise<string> {
+    const rows: { source_id: string }[] = await this.ds.query(
+      `SELECT source_id FROM projects WHERE connection_id = $1 AND baseline = false
+         AND ($2::text IS NULL OR company_source_id = $2) ORDER BY source_id LIMIT 1`, [c.id, companySourceId],
+    );
+    if (rows.length === 0) throw new ServiceError('project_requires_existing', 'No existing, writable project was named or found for this company; the service never creates a project header.');
+    return rows[0].source_id;
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * Ticket create (fan-out), ticket write-back (update, note, close, reopen) and time entries, on
+ * tickets the service created (the link store). Rules of the interface document 3 to 7 and 14.
+ */
+import type { z } from 'zod';
+import type { DataSource } from 'typeorm';
+import { type Connection, TicketLink } from '../../entities';
+import type { JobQueue } from '../../jobs/queue/types';
+import { LIMITED_PSA_CONNECTORS } from '../connectors/registry';
+import { writeConnector } from '../connectors/write-registry';
+import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
+import { ServiceError } from '../errors/service-error';
+import type { CreateTicketBody, CreateTimeEntryBody, TicketWriteBody } from '../rest/write-schemas';
+import type { Caller, GrantKey } from '../tenants/caller';
+import type { AccessService, TenantAccess } from '../tenants/access.service';
+import { fieldError, ReferenceResolver } from './references';
+import type { SyncService } from '../sync/sync.service';
+import { problemsError, type TargetOutcome, type WriteAnswer, type WritePipeline } from './write-pipeline';
+
+type Isv = Caller & { kind: 'isv' };
+export type CreateTicketInput = z.infer<typeof CreateTicketBody>;
+export type TicketWriteInput = z.infer<typeof TicketWriteBody>;
+export type TimeEntryInput = z.infer<typeof CreateTimeEntryBody>;
+
+/** Canonical field names a vendor_native bag may not override (they come from the body). */
+const CANONICAL_FIELDS = new Set(['company_name', 'summary', 'description', 'priority', 'status', 'board', 'project_source_id', 'dry_run', 'idempotency_key']);
+/** Native keys that would move a ticket to another company: they need the company grant. */
+const COMPANY_KEYS = new Set(['company', 'companyID', 'companyId', 'client_id', 'clientId']);
+
+export function asIsv(caller: Caller): Isv {
+  if (caller.kind !== 'isv') throw new ServiceError('request_invalid', 'Writes are made with an ISV API key.');
+  return caller;
+}
+
+export class TicketsService {
+  readonly refs: ReferenceResolver;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly access: AccessService,
+    private readonly pipeline: WritePipeline,
+    private readonly queue: JobQueue,
+    private readonly sync: SyncService,
+  ) {
+    this.refs = new ReferenceResolver(ds);
+  }
+
+  /** vendor_native: canonical names are ignored (reported back), company moves need psa.company.create. */
+  vendorNative(access: TenantAccess, c: Connection, bag: Record<string, unknown> | null | undefined): { native: Record<string, unknown> | null; ignored: string[] } {
+    if (!bag) return { native: null, ignored: [] };
+    const native: Record<string, unknown> = {};
+    const ignored: string[] = [];
+    for (const [k, v] of Object.entries(bag)) {
+      if (CANONICAL_FIELDS.has(k)) { ignored.push(k); continue; }
+      if (COMPANY_KEYS.has(k)) this.needGrant(access, c, 'psa.company.create');
+      native[k] = v;
+    }
+    return { native, ignored };
+  }
+
+  needGrant(access: TenantAccess, c: Connection, key: GrantKey): void {
+    const keys = access.grants.get(c.id);
+    if (!keys?.has(key) && !keys?.has('*')) throw ServiceError.grantMissing(key);
+  }
+
+  /** Builds and checks the draft for one target connection; nothing leaves the service here. */
+  async ticketDraft(access: TenantAccess, c: Connection, b: {
+    company_name: string; summary: string; description?: string | null; priority?: string | null; status?: string | null;
+    board?: string | null; project_source_id?: string | null; vendor_native?: Record<string, unknown> | null;
+  }, marker: string): Promise<{ draft: TicketDraft; ignored: string[] }> {
+    const { native, ignored } = this.vendorNative(access, c, b.vendor_native);
+    const boardSourceId = b.board ? await this.refs.board(c, b.board) : null;
+    const draft: TicketDraft = {
+      marker,
+      summary: b.summary,
+      description: b.description ?? null,
+      companyName: b.company_name,
+      companySourceId: await this.refs.company(c, b.company_name),
+      boardSourceId,
+      statusSourceId: b.status ? await this.refs.status(c, b.status, boardSourceId) : null,
+      prioritySourceId: await this.refs.priority(c, b.priority ?? 'medium'),
+      projectSourceId: LIMITED_PSA_CONNECTORS.includes(c.connector) ? (b.project_source_id ?? null) : null,
+      vendorNative: native,
+    };
+    if (draft.projectSourceId) await this.refs.project(c, draft.projectSourceId);
+    const problems = writeConnector(c.connector).checkTicket(draft);
+    if (problems.length) throw problemsError(c.connector, problems);
+    return { draft, ignored };
+  }
+
+  async createTicket(caller: Caller, tenantId: string, body: CreateTicketInput): Promise<WriteAnswer> {
+    const isv = asIsv(caller);
+    const access = await this.access.tenantAccess(caller, tenantId);
+    return this.pipeline.audited(caller, access.tenant.id, body.dry_run ? 'ticket.create.preview' : 'ticket.create.commit', null, async () => {
+      const targets = this.access.requireGrant(access, 'psa.ticket.create', 'psa');
+      const marker = this.pipeline.marker({ isvId: isv.isvId, tenantId: access.tenant.id, operation: 'ticket.create', key: body.idempotency_key });
+      const prepared: { c: Connection; draft: TicketDraft; ignored: string[] }[] = [];
+      for (const c of targets) prepared.push({ c, ...(await this.ticketDraft(access, c, body, marker)) });
+      const ignored = [...new Set(prepared.flatMap((p) => p.ignored))];
+      if (body.dry_run) {
+        return { status: 200, body: {
+          dry_run: true, ignored_fields: ignored,
+          preview: { targets: prepared.map((p) => ({ connection_id: p.c.id, connector: p.c.connector, requests: writeConnector(p.c.connector).previewCreateTicket(p.draft) })) },
+        } };
+      }
+      for (const p of prepared) this.pipeline.assertLiveAllowed(p.c);
+      return this.pipeline.once(isv, access, 'ticket.create', body.idempotency_key, body, async (recordId) => {
+        const outcomes = await this.pipeline.run(access.tenant.id, recordId, prepared.map((p) => ({
+          connection: p.c, write: { op: 'ticket.create', draft: p.draft },
+        })));
+        await this.link(access, isv, outcomes, null, 'service_ticket');
+        return fanOutAnswer(outcomes, ignored);
+      });
+    }, (r) => ({ status: r.status, ticket_refs: (r.body.results as { ticket_ref?: string }[] | undefined)?.map((x) => x.ticket_ref) }));
+  }
+
+  /** Link-store entries for created tickets, then a sync so the store shows them. */
+  async link(access: TenantAccess, isv: Isv, outcomes: TargetOutcome[], findingId: string | null, target: string): Promise<void> {
+    for (const o of outcomes) {
+      if (!o.ok || !o.result?.ticketRef) continue;
+      await this.ds.getRepository(TicketLink).upsert({
+        tenantId: access.tenant.id, connectionId: o.connection.id, isvId: isv.isvId, ticketRef: o.result.ticketRef, findingId, target,
+      }, ['tenantId', 'connectionId', 'ticketRef']);
+      await this.queue.add('sync.connection', { tenantId: access.tenant.id, connectionId: o.connection.id }, { jobId: `sync-${o.connection.id}-after-${o.result.ticketRef}-${Date.now()}` });
+    }
+  }
+
+  /** A linked ticket on a connection where the caller holds `grant`; 404 when it is not in the link store. */
+  async linked(access: TenantAccess, ticketRef: string, grant: GrantKey): Promise<{ link: TicketLink; c: Connection }> {
+    const links = await this.ds.getRepository(TicketLink).find({ where: { tenantId: access.tenant.id, ticketRef } });
+    const held = this.access.requireGrant(access, grant, 'psa');
+    const link = links.find((l) => held.some((c) => c.id === l.connectionId));
+    if (!link) {
+      if (links.length > 0 && links.some((l) => access.connections.some((c) => c.id === l.connectionId))) throw ServiceError.grantMissing(grant);
+      throw new ServiceError('not_found', `Ticket ${ticketRef} is not in the link store: only tickets created through this service take write-back and time.`);
+    }
+    return { link, c: held.find((c) => c.id === link.connectionId)! };
+  }
+
+  /** The board a linked ticket is on, from the store; a ticket created moments ago is synced in first. */
+  private async boardOf(c: Connection, ticketRef: string): Promise<string | null> {
+    const lookup = async () => (await this.ds.query('SELECT board_source_id FROM tickets WHERE connection_id = $1 AND source_id = $2', [c.id, ticketRef]))[0];
+    let row = await lookup();
+    if (!row) {
+      await this.sync.syncConnection(c.id).catch(() => undefined);
+      row = await lookup();
+    }
+    return row?.board_source_id ?? null;
+  }
+
+  async writeTicket(caller: Caller, tenantId: string, body: TicketWriteInput): Promise<WriteAnswer> {
+    const isv = asIsv(caller);
+    const access = await this.access.tenantAccess(caller, tenantId);
+    const action = `ticket.${body.action}.${body.dry_run ? 'preview' : 'commit'}`;
+    return this.pipeline.audited(caller, access.tenant.id, action, body.ticket_ref, async () => {
+      const { c } = await this.linked(access, body.ticket_ref, 'psa.ticket.update');
+      const writer = writeConnector(c.connector);
+      const { native, ignored } = this.vendorNative(access, c, body.vendor_native);
+      const boardSourceId = body.board ? await this.refs.board(c, body.board) : undefined;
+      // Statuses belong to a board: resolve them on the board the ticket is on (or moves to).
+      const statusBoard = boardSourceId ?? (body.status || body.action === 'close' || body.action === 'reopen' ? await this.boardOf(c, body.ticket_ref) : null);
+      const patch: TicketPatch = {};
+      let note: NoteDraft | null = null;
+      const marker = this.pipeline.marker({ isvId: isv.isvId, tenantId: access.tenant.id, operation: 'ticket.write', key: body.idempotency_key });
+      if (body.summary) patch.summary = body.summary;
+      if (body.description != null) patch.description = body.description;
+      if (body.priority) patch.prioritySourceId = (await this.refs.priority(c, body.priority)) ?? undefined;
+      if (boardSourceId) patch.boardSourceId = boardSourceId;
+      if (native) patch.vendorNative = native;
+      const status = async (value: string) => (await this.refs.status(c, value, statusBoard)) ?? undefined;
+      switch (body.action) {
+        case 'update':
+          if (body.status) patch.statusSourceId = await status(body.status);
+          if (Object.keys(patch).length === 0) throw fieldError('action', 'An update needs at least one of summary, description, status, priority, board or vendor_native.');
+          break;
+        case 'note':
+          if (!body.note) throw fieldError('note', 'A note action needs note.text.');
+          note = { marker, text: body.note.text, internal: body.note.internal, resolution: false };
+          if (body.status) patch.statusSourceId = await status(body.status);
+          break;
+        case 'close':
+          if (!body.evidence) throw fieldError('evidence', 'Closing a ticket needs evidence; it is written to the PSA as a resolution note.');
+          note = { marker, text: body.evidence, internal: false, resolution: true };
+          patch.statusSourceId = await status(body.status ?? 'closed');
+          break;
+        case 'reopen':
+          patch.statusSourceId = await status(body.status ?? 'in_progress');
+          break;
+      }
+      const problems = [...writer.checkPatch(patch), ...(note ? writer.checkNote(note) : [])];
+      if (problems.length) throw problemsError(c.connector, problems);
+      if (body.dry_run) {
+        return { status: 200, body: {
+          dry_run: true, action: body.action, ticket_ref: body.ticket_ref, ignored_fields: ignored,
+          preview: { connection_id: c.id, connector: c.connector, requests: [
+            ...(Object.keys(patch).length ? writer.previewUpdateTicket(body.ticket_ref, patch) : []),
+            ...(note ? writer.previewAddNote(body.ticket_ref, note) : []),
+          ] },
+        } };
+      }
+      this.pipeline.assertLiveAllowed(c);
+      return this.pipeline.once(isv, access, 'ticket.write', body.idempotency_key, body, async (recordId) => {
+        const [o] = await this.pipeline.run(access.tenant.id, recordId, [{
+          connection: c, write: { op: 'ticket.update', ticketRef: body.ticket_ref, patch: Object.keys(patch).length ? patch : null, note },
+        }]);
+        if (!o.ok) throw o.error!;
+        await this.queue.add('sync.connection', { tenantId: access.tenant.id, connectionId: c.id }, { jobId: `sync-${c.id}-after-write-${Date.now()}` });
+        return { status: 200, body: {
+          dry_run: false, idempotent_replay: false, action: body.action, ticket_ref: body.ticket_ref, connection_id: c.id,
+          connector: c.connector, note_ref: o.result?.noteRef ?? null, reconciled: o.result?.reconciled ?? false, ignored_fields: ignored,
+        } };
+      });
+    });
+  }
+
+  async createTimeEntry(caller: Caller, tenantId: string, body: TimeEntryInput): Promise<WriteAnswer> {
+    const isv = asIsv(caller);
+    const access = await this.access.tenantAccess(caller, tenantId);
+    return this.pipeline.audited(caller, access.tenant.id, body.dry_run ? 'time.create.preview' : 'time.create.commit', body.ticket_ref, async () => {
+      const { c } = await this.linked(access, body.ticket_ref, 'psa.time.create');
+      const writer = writeConnector(c.connector);
+      let memberRef: string | null = null;
+      if (body.member) memberRef = (await this.refs.hasList(c, 'members')) ? await this.refs.member(c, body.member) : body.member;
+      const entry: TimeEntryDraft = {
+        marker: this.pipeline.marker({ isvId: isv.isvId, tenantId: access.tenant.id, operation: 'time.create', key: body.idempotency_key }),
+        ticketRef: body.ticket_ref, hours: body.hours, billable: body.billable, memberRef,
+        start: new Date(Date.now() - body.hours * 3_600_000),
+      };
+      const problems = writer.checkTimeEntry(entry, !body.dry_run);
+      if (problems.length) throw problemsError(c.connector, problems);
+      if (body.dry_run) {
+        return { status: 200, body: { dry_run: true, ticket_ref: body.ticket_ref, preview: { connection_id: c.id, connector: c.connector, requests: writer.previewTimeEntry(entry) } } };
+      }
+      this.pipeline.assertLiveAllowed(c);
+      return this.pipeline.once(isv, access, 'time.create', body.idempotency_key, body, async (recordId) => {
+        const [o] = await this.pipeline.run(access.tenant.id, recordId, [{
+          connection: c, write: { op: 'time.create', entry: { ...entry, start: entry.start.toISOString() } },
+        }]);
+        if (!o.ok) throw o.error!;
+        return { status: 201, body: {
+          dry_run: false, idempotent_replay: false, time_entry_ref: o.result?.timeEntryRef ?? null, ticket_ref: body.ticket_ref,
+          hours: body.hours, billable: body.billable, member: memberRef, connection_id: c.id, connector: c.connector,
+        } };
+      });
+    });
+  }
+}
+
+/** One result per target; partial failure explicit; all failed -> the (first) failure itself. */
+export function fanOutAnswer(outcomes: TargetOutcome[], ignored: string[], extra: Record<string, unknown> = {}): WriteAnswer {
+  const ok = outcomes.filter((o) => o.ok);
+  if (ok.length === 0) throw outcomes[0].error!;
+  const results = outcomes.map((o) => ({
+    connection_id: o.connection.id, connector: o.connection.connector, ok: o.ok,
+    ticket_ref: o.result?.ticketRef ?? null, note_ref: o.result?.noteRef ?? null, reconciled: o.result?.reconciled ?? false,
+    error: o.error ? { code: o.error.code, message: o.error.message, status: o.error.status } : null,
+  }));
+  return { status: 201, body: {
+    dry_run: false, idempotent_replay: false, partial_failure: ok.length < outcomes.length,
+    ticket_ref: ok[0].result?.ticketRef ?? null, results, ignored_fields: ignored, ...extra,
+  } };
+}

@@ -1,0 +1,75 @@
+/**
+ * BullMQ runtime only: a worker process killed in the middle of a vendor write, and a new worker
+ * started, still ends with exactly one ticket (the job is re-run after its lock expires, and the
+ * re-run finds the ticket by its marker instead of creating it again).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { startTestService, type TestService } from './support/service';
+import { runtime, uniqueSuffix } from './support/runtime';
+
+const root = path.join(__dirname, '..');
+const suite = runtime.redisUrl && runtime.databaseUrl ? describe : describe.skip;
+
+suite('a worker killed mid-write (BullMQ)', () => {
+  const schema = `t_${uniqueSuffix()}`;
+  const prefix = `crash-${uniqueSuffix()}`;
+  const encryptionKey = randomBytes(32).toString('base64');
+  const workers: ChildProcess[] = [];
+  let svc: TestService;
+
+  function startWorker(): Promise<ChildProcess> {
+    const child = spawn(process.execPath, [path.join(root, 'dist-test/src/main.js')], {
+      cwd: root,
+      env: {
+        ...process.env, SERVICE_ROLE: 'worker', PORT: '0', DATABASE_URL: runtime.databaseUrl!, REDIS_URL: runtime.redisUrl!,
+        DATABASE_SCHEMA: schema, QUEUE_PREFIX: prefix, ENCRYPTION_KEY: encryptionKey, QUEUE_LOCK_MS: '2000', QUEUE_STALLED_MS: '1000',
+        SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    workers.push(child);
+    return new Promise((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`worker did not start: ${out}`)), 60_000);
+      child.stdout!.on('data', (d) => { out += d; if (out.includes('worker on')) { clearTimeout(timer); resolve(child); } });
+      child.stderr!.on('data', (d) => { out += d; });
+      child.on('exit', (code) => { clearTimeout(timer); if (!out.includes('worker on')) reject(new Error(`worker exited ${code}: ${out}`)); });
+    });
+  }
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [path.join(root, 'node_modules/@swc/cli/bin/swc.js'), 'src', 'entities', 'jobs', '-d', 'dist-test', '-q'], { cwd: root });
+    await startWorker(); // runs the migrations first, then waits for jobs
+    svc = await startTestService(
+      { role: 'api', queuePrefix: prefix },
+      { env: { ENCRYPTION_KEY: encryptionKey }, database: { databaseUrl: runtime.databaseUrl, schema, dropSchemaOnClose: true } },
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await svc?.close();
+  });
+
+  it('ends with one ticket after the worker is killed and another one starts', async () => {
+    const cw = svc.services.simulators!.connectwise as any;
+    const companies = cw.list('sandbox-alpha', 'companies') as any[];
+    const name = companies.find((c) => companies.filter((x) => x.name === c.name).length === 1).name;
+    // The vendor takes 3 s to answer: long enough to kill the worker while the write is in flight.
+    cw.faults.setLatency(3000);
+    const answer = svc.api(`/tenants/${svc.alphaId}/tickets`, {
+      method: 'POST', json: { company_name: name, summary: 'Survives a dead worker', dry_run: false, idempotency_key: `crash-${uniqueSuffix()}` },
+    });
+    for (let i = 0; i < 200 && !cw.faults.requests.some((r: any) => r.method === 'POST' && r.path.endsWith('/service/tickets')); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    workers[0].kill('SIGKILL');
+    cw.faults.setLatency(0);
+    await startWorker();
+    const res = await answer;
+    expect(res.status).toBe(201);
+    expect((cw.list('sandbox-alpha', 'tickets') as any[]).filter((t) => t.summary === 'Survives a dead worker')).toHaveLength(1);
+  }, 120_000);
+});
