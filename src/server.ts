@@ -51,8 +51,6 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
   const services = createServices(config, db, queue, logger, simulators, opts.http);
   queue.register('sync.connection', syncConnectionProcessor(services.sync), { concurrency: 2 });
   for (const f of FEATURES) f.install?.(services);
-  // TEMP-UNTIL-ISSUE-4: the webhook handler lands with its feature.
-  if (!FEATURES.some((f) => f.name === 'webhooks' && f.install)) queue.register('webhook.deliver', async () => { throw new Error('not yet'); });
   try {
     return await serve(config, services, opts);
   } catch (err) {

@@ -56,14 +56,15 @@ export function createServices(
   const sync = new SyncService(ds, box, audit, logger, http);
   sync.onSynced = () => records.invalidateSyncedAt();
   const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs);
-  const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl) : null;
+  const events = new EventsService(ds, queue);
+  const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl, events) : null;
   const pipeline = new WritePipeline(ds, queue, audit, new IdempotencyService(ds), () => config.publicUrl);
-  const tickets = new TicketsService(ds, access, pipeline, queue, sync);
-  const findings = new FindingsService(ds, access, pipeline, tickets);
+  const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync);
+  const findings = new FindingsService(ds, access, pipeline, tickets, events);
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings,
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
-    events: new EventsService(ds, queue),
+    events,
     webhooks: new WebhooksService(ds, box, queue, config),
     http,
   };

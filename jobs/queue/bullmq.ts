@@ -196,7 +196,10 @@ export class BullMqJobQueue implements JobQueue {
     const attempts = job.opts.attempts ?? 1;
     const attempt = job.attemptsMade + 1;
     try {
-      return await handler({ id: job.id!, name, data: job.data as JobPayload, attempt, attempts });
+      return await handler({
+        id: job.id!, name, data: job.data as JobPayload, attempt, attempts,
+        redelivered: attempt > 1 || (job.stalledCounter ?? 0) > 0,
+      });
     } catch (thrown) {
       const err = toError(thrown);
       if (isUnrecoverable(err)) throw new UnrecoverableError(err.message);

@@ -220,7 +220,7 @@ export class InProcessJobQueue implements JobQueue {
     job.state = 'active';
     const attempt = job.attemptsMade + 1;
     try {
-      const result = await lane.handler!({ id: job.id, name: job.name, data: job.data, attempt, attempts: job.attempts });
+      const result = await lane.handler!({ id: job.id, name: job.name, data: job.data, attempt, attempts: job.attempts, redelivered: attempt > 1 });
       job.attemptsMade = attempt;
       this.finish(lane, job, 'completed', result === undefined ? undefined : JSON.parse(JSON.stringify(result)));
     } catch (thrown) {

@@ -38,6 +38,11 @@ export interface JobContext<T extends JobPayload = JobPayload> {
   attempt: number;
   /** Total tries allowed. */
   attempts: number;
+  /**
+   * The job may have run before: a retry, or (BullMQ) a re-run after its worker died mid-job. A handler
+   * whose effect is not idempotent checks for its earlier effect first when this is true.
+   */
+  redelivered: boolean;
 }
 
 export type JobHandler<T extends JobPayload = JobPayload, R = unknown> = (job: JobContext<T>) => Promise<R>;

@@ -24,6 +24,8 @@ const envSchema = z.object({
   QUEUE_STALLED_MS: z.coerce.number().int().min(500).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
+  /** Multiplies the webhook retry schedule (tests shrink it); 1 in production. */
+  WEBHOOK_RETRY_SCALE: z.coerce.number().positive().default(1),
 });
 
 export interface AppConfig {
@@ -49,6 +51,7 @@ export interface AppConfig {
   queuePrefix: string;
   logLevel: string;
   webhookAllowLoopback: boolean;
+  webhookRetryScale: number;
 }
 
 /** The development sandbox key used when SANDBOX_API_KEY is unset (public, like the sandbox data). */
@@ -109,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     queuePrefix: e.QUEUE_PREFIX,
     logLevel: e.LOG_LEVEL,
     webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',
+    webhookRetryScale: e.WEBHOOK_RETRY_SCALE,
     ...overrides,
   };
 }

@@ -15,6 +15,8 @@ import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 import type { SyncJobs, ConnectionSyncResult } from '../sync/sync-jobs';
 import type { AccessService } from '../tenants/access.service';
 import { loadVendorFixtures } from './fixtures';
+import type { EventsService } from '../events/events.service';
+import { eventDraft } from '../events/change-detector';
 import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_TENANTS, type SandboxTenantDef } from './sandbox.definition';
 import type { SandboxSimulators } from './simulators';
 
@@ -32,6 +34,7 @@ export class SandboxService {
     private readonly simulators: SandboxSimulators,
     private readonly syncJobs: SyncJobs,
     private readonly publicUrl: () => string,
+    private readonly events: EventsService,
   ) {}
 
   /** Creates what is missing (idempotent) and points the sandbox connections at this server. */
@@ -120,13 +123,13 @@ export class SandboxService {
       }
     });
     const synced = await this.syncJobs.syncTenantNow(tenantId, { full: true });
-    await this.ds.transaction(async (m) => {
+    const eventIds = await this.ds.transaction(async (m) => {
       await m.getRepository(AuditEntry).delete({ tenantId });
-      await m.getRepository(EventRecord).insert({
-        tenantId, connectionId: null, kind: 'sandbox_reset', type: null, dedupeKey: `sandbox_reset:${randomUUID()}`,
-        occurredAt: new Date(), summary: 'Sandbox tenant re-seeded from fixtures', detail: {},
-      });
+      return this.events.insert(m, tenantId, [eventDraft({
+        kind: 'sandbox_reset', dedupeKey: `sandbox_reset:${randomUUID()}`, summary: 'Sandbox tenant re-seeded from fixtures',
+      })]);
     });
+    await this.events.emitCommitted(tenantId, eventIds);
     return { tenant_id: tenantId, sandbox: true, synced };
   }
 }

@@ -31,6 +31,18 @@ export class SyncJobs {
     for (const c of await this.ds.getRepository(Connection).find()) await this.schedule(c);
   }
 
+  /**
+   * After our own writes: one incremental sync of the tickets soon, shared by every write in the same
+   * two-second window (the job id is the window), so a burst of commits costs one sync, not one each.
+   */
+  async refreshTicketsSoon(tenantId: string, connectionId: string): Promise<void> {
+    const windowId = Math.floor(Date.now() / 2000);
+    await this.queue.add<SyncConnectionJob>(
+      'sync.connection', { tenantId, connectionId, resources: ['tickets'] },
+      { jobId: `sync-${connectionId}-tickets-${windowId}`, delay: 2000 },
+    );
+  }
+
   /** Runs a sync of every connection of the tenant now and waits for all of them. */
   async syncTenantNow(tenantId: string, opts: { full?: boolean; timeoutMs?: number } = {}): Promise<ConnectionSyncResult[]> {
     const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });

@@ -17,6 +17,8 @@ import { RecordWriter, type PageWriteResult } from './record-writer';
 export interface SyncOptions {
   /** Ignore watermarks and rewrite every record. */
   full?: boolean;
+  /** Only these resources (a refresh after our own write); default every resource of the connector. */
+  resources?: SyncResource[];
 }
 
 export interface ResourceReport {
@@ -78,7 +80,7 @@ export class SyncService {
     };
     const states = this.ds.getRepository(SyncState);
 
-    for (const resource of connector.resources) {
+    for (const resource of connector.resources.filter((r) => !opts.resources || opts.resources.includes(r))) {
       const state = (await states.findOneBy({ connectionId, resource })) ??
         states.create({ tenantId: connection.tenantId, connectionId, resource, lastStatus: 'never', recordsSeen: 0 });
       const incremental = !opts.full && connector.incremental.includes(resource) && state.watermark != null;
@@ -99,7 +101,8 @@ export class SyncService {
           since: incremental ? state.watermark : null,
           http: this.http,
         });
-        for await (const page of pages) {
+        // Fetch the next page while this one is written: the vendor (HTTP) and the store work side by side.
+        for await (const page of prefetch(pages)) {
           r.fetched += page.length;
           const afterCommit: (() => Promise<void>)[] = [];
           const result = await this.ds.transaction(async (manager) => {
@@ -170,4 +173,22 @@ function describeSyncError(err: unknown): string {
     return err.network ? `vendor unreachable after ${err.attempts} attempts` : `vendor answered HTTP ${err.status} after ${err.attempts} attempts`;
   }
   return (err as Error)?.message?.slice(0, 300) ?? String(err);
+}
+
+/** Iterates `source` one page ahead: the next page is being fetched while the caller handles this one. */
+async function* prefetch<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+  const it = source[Symbol.asyncIterator]();
+  let next = it.next();
+  try {
+    for (;;) {
+      const current = await next;
+      if (current.done) return;
+      next = it.next();
+      // A fetch that fails while the current page is written surfaces at the next await; keep it handled meanwhile.
+      next.catch(() => undefined);
+      yield current.value;
+    }
+  } finally {
+    await it.return?.();
+  }
 }

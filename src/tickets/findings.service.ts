@@ -5,8 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { DataSource, EntityManager } from 'typeorm';
-import { type Connection, EventRecord, Isv, RoutingConfig, TicketLink } from '../../entities';
+import type { DataSource } from 'typeorm';
+import { type Connection, Isv, RoutingConfig, TicketLink } from '../../entities';
+import type { EventsService } from '../events/events.service';
+import { eventDraft } from '../events/change-detector';
 import type { TicketDraft } from '../connectors/write-types';
 import { LIMITED_PSA_CONNECTORS } from '../connectors/registry';
 import { writeConnector } from '../connectors/write-registry';
@@ -38,6 +40,7 @@ export class FindingsService {
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
     private readonly tickets: TicketsService,
+    private readonly events: EventsService,
   ) {}
 
   async routing(caller: Caller, tenantId: string): Promise<RoutingView> {
@@ -116,14 +119,14 @@ export class FindingsService {
         } };
       }
       for (const p of prepared) this.pipeline.assertLiveAllowed(p.c);
-      return this.pipeline.once(isv, access, 'finding.route', findingId, body, async (recordId) => {
-        const outcomes = await this.pipeline.run(access.tenant.id, recordId, prepared.map((p) => ({
+      return this.pipeline.once(isv, access, 'finding.route', findingId, body, async (reservation) => {
+        const outcomes = await this.pipeline.run(access.tenant.id, reservation, prepared.map((p) => ({
           connection: p.c,
           write: p.projectRef ? { op: 'project.write' as const, projectRef: p.projectRef, draft: p.draft } : { op: 'ticket.create' as const, draft: p.draft },
         })));
         await this.tickets.link(access, isv, outcomes, findingId, target);
         const answer = fanOutAnswer(outcomes, [], { finding_id: findingId, target, project_source_id: prepared[0].projectRef });
-        await this.ds.transaction((m) => this.healthRow(m, access, findingId, 'attention_needed', `Finding routed to ${target}: ${body.title}`, { kind: body.kind, severity: body.severity, target }));
+        await this.healthRow(access, findingId, 'attention_needed', `Finding routed to ${target}: ${body.title}`, { kind: body.kind, severity: body.severity, target });
         return answer;
       });
     });
@@ -148,7 +151,7 @@ export class FindingsService {
         closed.push({ ticket_ref: l.ticketRef, ...(body.dry_run ? { preview: r.body.preview } : { note_ref: r.body.note_ref }) });
       }
       if (!body.dry_run) {
-        await this.ds.transaction((m) => this.healthRow(m, access, findingId, 'resolved', `Finding ${findingId} resolved`, { auto_closed: closed.length > 0 }));
+        await this.healthRow(access, findingId, 'resolved', `Finding ${findingId} resolved`, { auto_closed: closed.length > 0 });
       }
       return { status: 200, body: {
         dry_run: body.dry_run, finding_id: findingId, auto_close: autoClose.length > 0,
@@ -157,11 +160,12 @@ export class FindingsService {
     });
   }
 
-  /** A health-feed row (kind `health`) for the finding; once per finding and type. */
-  private async healthRow(m: EntityManager, access: TenantAccess, findingId: string, type: 'attention_needed' | 'resolved', summary: string, detail: Record<string, unknown>): Promise<void> {
-    await m.createQueryBuilder().insert().into(EventRecord).values({
-      tenantId: access.tenant.id, connectionId: null, kind: 'health', type, dedupeKey: `finding:${findingId}:${type}:${type === 'resolved' ? randomUUID() : ''}`,
-      occurredAt: new Date(), summary, subjectRef: findingId, detail: { finding_id: findingId, ...detail } as never,
-    }).orIgnore().execute();
+  /** A health-feed row (kind `health`) for the finding, once per finding and type; announced to webhooks. */
+  private async healthRow(access: TenantAccess, findingId: string, type: 'attention_needed' | 'resolved', summary: string, detail: Record<string, unknown>): Promise<void> {
+    const ids = await this.ds.transaction((m) => this.events.insert(m, access.tenant.id, [eventDraft({
+      kind: 'health', type, summary, subjectRef: findingId, detail: { finding_id: findingId, ...detail },
+      dedupeKey: `finding:${findingId}:${type}${type === 'resolved' ? `:${randomUUID()}` : ''}`,
+    })]));
+    await this.events.emitCommitted(access.tenant.id, ids);
   }
 }

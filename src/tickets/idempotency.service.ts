@@ -18,7 +18,8 @@ export interface StoredAnswer {
 }
 
 export type Reservation =
-  | { kind: 'new'; id: string }
+  /** `takeover`: the key was used before by a commit that failed or died; its outcome must be reconciled. */
+  | { kind: 'new'; id: string; takeover: boolean }
   | { kind: 'replay'; answer: StoredAnswer };
 
 export interface IdempotencyScope {
@@ -45,7 +46,7 @@ export class IdempotencyService {
        ON CONFLICT ON CONSTRAINT uq_idempotency_scope_key DO NOTHING RETURNING id`,
       [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS)],
     );
-    if (inserted.length) return { kind: 'new', id: inserted[0].id };
+    if (inserted.length) return { kind: 'new', id: inserted[0].id, takeover: false };
 
     const existing = await this.ds.getRepository(IdempotencyRecord).findOneByOrFail({
       isvId: scope.isvId, tenantId: scope.tenantId, operation: scope.operation, key: scope.key,
@@ -75,7 +76,7 @@ export class IdempotencyService {
         retryAfterSeconds: 1,
       });
     }
-    return { kind: 'new', id: existing.id };
+    return { kind: 'new', id: existing.id, takeover: true };
   }
 
   async complete(id: string, answer: StoredAnswer): Promise<void> {

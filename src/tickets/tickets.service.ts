@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import { type Connection, TicketLink } from '../../entities';
-import type { JobQueue } from '../../jobs/queue/types';
+import type { SyncJobs } from '../sync/sync-jobs';
 import { LIMITED_PSA_CONNECTORS } from '../connectors/registry';
 import { writeConnector } from '../connectors/write-registry';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
@@ -39,7 +39,7 @@ export class TicketsService {
     private readonly ds: DataSource,
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
-    private readonly queue: JobQueue,
+    private readonly syncJobs: SyncJobs,
     private readonly sync: SyncService,
   ) {
     this.refs = new ReferenceResolver(ds);
@@ -104,8 +104,8 @@ export class TicketsService {
         } };
       }
       for (const p of prepared) this.pipeline.assertLiveAllowed(p.c);
-      return this.pipeline.once(isv, access, 'ticket.create', body.idempotency_key, body, async (recordId) => {
-        const outcomes = await this.pipeline.run(access.tenant.id, recordId, prepared.map((p) => ({
+      return this.pipeline.once(isv, access, 'ticket.create', body.idempotency_key, body, async (reservation) => {
+        const outcomes = await this.pipeline.run(access.tenant.id, reservation, prepared.map((p) => ({
           connection: p.c, write: { op: 'ticket.create', draft: p.draft },
         })));
         await this.link(access, isv, outcomes, null, 'service_ticket');
@@ -121,7 +121,7 @@ export class TicketsService {
       await this.ds.getRepository(TicketLink).upsert({
         tenantId: access.tenant.id, connectionId: o.connection.id, isvId: isv.isvId, ticketRef: o.result.ticketRef, findingId, target,
       }, ['tenantId', 'connectionId', 'ticketRef']);
-      await this.queue.add('sync.connection', { tenantId: access.tenant.id, connectionId: o.connection.id }, { jobId: `sync-${o.connection.id}-after-${o.result.ticketRef}-${Date.now()}` });
+      await this.syncJobs.refreshTicketsSoon(access.tenant.id, o.connection.id);
     }
   }
 
@@ -142,7 +142,7 @@ export class TicketsService {
     const lookup = async () => (await this.ds.query('SELECT board_source_id FROM tickets WHERE connection_id = $1 AND source_id = $2', [c.id, ticketRef]))[0];
     let row = await lookup();
     if (!row) {
-      await this.sync.syncConnection(c.id).catch(() => undefined);
+      await this.sync.syncConnection(c.id, { resources: ['tickets'] }).catch(() => undefined);
       row = await lookup();
     }
     return row?.board_source_id ?? null;
@@ -199,12 +199,12 @@ export class TicketsService {
         } };
       }
       this.pipeline.assertLiveAllowed(c);
-      return this.pipeline.once(isv, access, 'ticket.write', body.idempotency_key, body, async (recordId) => {
-        const [o] = await this.pipeline.run(access.tenant.id, recordId, [{
+      return this.pipeline.once(isv, access, 'ticket.write', body.idempotency_key, body, async (reservation) => {
+        const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
           connection: c, write: { op: 'ticket.update', ticketRef: body.ticket_ref, patch: Object.keys(patch).length ? patch : null, note },
         }]);
         if (!o.ok) throw o.error!;
-        await this.queue.add('sync.connection', { tenantId: access.tenant.id, connectionId: c.id }, { jobId: `sync-${c.id}-after-write-${Date.now()}` });
+        await this.syncJobs.refreshTicketsSoon(access.tenant.id, c.id);
         return { status: 200, body: {
           dry_run: false, idempotent_replay: false, action: body.action, ticket_ref: body.ticket_ref, connection_id: c.id,
           connector: c.connector, note_ref: o.result?.noteRef ?? null, reconciled: o.result?.reconciled ?? false, ignored_fields: ignored,
@@ -232,8 +232,8 @@ export class TicketsService {
         return { status: 200, body: { dry_run: true, ticket_ref: body.ticket_ref, preview: { connection_id: c.id, connector: c.connector, requests: writer.previewTimeEntry(entry) } } };
       }
       this.pipeline.assertLiveAllowed(c);
-      return this.pipeline.once(isv, access, 'time.create', body.idempotency_key, body, async (recordId) => {
-        const [o] = await this.pipeline.run(access.tenant.id, recordId, [{
+      return this.pipeline.once(isv, access, 'time.create', body.idempotency_key, body, async (reservation) => {
+        const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
           connection: c, write: { op: 'time.create', entry: { ...entry, start: entry.start.toISOString() } },
         }]);
         if (!o.ok) throw o.error!;

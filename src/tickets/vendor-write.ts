@@ -24,6 +24,8 @@ export interface VendorWriteJob extends JobPayload {
   tenantId: string;
   connectionId: string;
   write: VendorWriteOp;
+  /** An earlier commit under the same idempotency key failed or died: reconcile before sending. */
+  reconcile?: boolean;
 }
 
 export interface VendorWriteResult {
@@ -74,7 +76,7 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
       http,
     };
     try {
-      return await perform(writer, ctx, job.data.write);
+      return await perform(writer, ctx, job.data.write, job.redelivered || job.data.reconcile === true);
     } catch (err) {
       const problems = asProblems(err);
       if (problems) {
@@ -98,19 +100,22 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
   };
 }
 
-async function perform(writer: WriteConnector, ctx: WriteContext, w: VendorWriteOp): Promise<VendorWriteResult> {
+/**
+ * `redelivered`: this job may have run before (a retry, or a re-run after its worker died), so the
+ * outcome of that earlier run is unknown: look the marker up at the vendor before sending anything.
+ */
+async function perform(writer: WriteConnector, ctx: WriteContext, w: VendorWriteOp, redelivered: boolean): Promise<VendorWriteResult> {
   const result: VendorWriteResult = { ticketRef: null, noteRef: null, timeEntryRef: null, native: null, reconciled: false };
   switch (w.op) {
     case 'ticket.create': {
-      // Reconcile first, always: the outcome of an earlier attempt may be unknown.
-      const found = await writer.findTicketByMarker(ctx, w.draft.marker);
+      const found = redelivered ? await writer.findTicketByMarker(ctx, w.draft.marker) : null;
       const created = found ?? (await writer.createTicket(ctx, w.draft));
       return { ...result, ticketRef: created.ticketRef, native: created.native, reconciled: Boolean(found) };
     }
     case 'ticket.update': {
       if (w.patch && Object.keys(w.patch).length > 0) result.native = await writer.updateTicket(ctx, w.ticketRef, w.patch);
       if (w.note) {
-        const found = await writer.findNoteByMarker(ctx, w.ticketRef, w.note.marker);
+        const found = redelivered ? await writer.findNoteByMarker(ctx, w.ticketRef, w.note.marker) : null;
         result.reconciled = Boolean(found);
         result.noteRef = (found ?? (await writer.addNote(ctx, w.ticketRef, w.note))).noteRef;
       }
@@ -119,7 +124,7 @@ async function perform(writer: WriteConnector, ctx: WriteContext, w: VendorWrite
     }
     case 'time.create': {
       const entry: TimeEntryDraft = { ...w.entry, start: new Date(w.entry.start) };
-      const found = await writer.findTimeEntryByMarker(ctx, entry);
+      const found = redelivered ? await writer.findTimeEntryByMarker(ctx, entry) : null;
       result.reconciled = Boolean(found);
       result.timeEntryRef = (found ?? (await writer.createTimeEntry(ctx, entry))).timeEntryRef;
       result.ticketRef = entry.ticketRef;
@@ -127,9 +132,9 @@ async function perform(writer: WriteConnector, ctx: WriteContext, w: VendorWrite
     }
     case 'project.write': {
       // A project ticket (ConnectWise, Autotask) or a note on the project (the limited connector).
-      const found = await writer.findTicketByMarker(ctx, w.draft.marker);
+      const found = redelivered ? await writer.findTicketByMarker(ctx, w.draft.marker) : null;
       if (found) return { ...result, ticketRef: found.ticketRef, native: found.native, reconciled: true };
-      if (LIMITED_PSA_CONNECTORS.includes(writer.name)) {
+      if (redelivered && LIMITED_PSA_CONNECTORS.includes(writer.name)) {
         const note = await writer.findNoteByMarker(ctx, w.projectRef, w.draft.marker);
         if (note) return { ...result, noteRef: note.noteRef, reconciled: true };
       }

@@ -22,6 +22,11 @@ export interface WriteAnswer {
   body: Record<string, unknown>;
 }
 
+export interface CommitReservation {
+  id: string;
+  takeover: boolean;
+}
+
 export interface TargetOutcome {
   connection: Connection;
   ok: boolean;
@@ -79,7 +84,7 @@ export class WritePipeline {
     operation: string,
     key: string | null | undefined,
     body: unknown,
-    commit: (recordId: string | null) => Promise<WriteAnswer>,
+    commit: (reservation: CommitReservation | null) => Promise<WriteAnswer>,
   ): Promise<WriteAnswer> {
     if (!key) return commit(null);
     const scope = { isvId: caller.isvId, tenantId: access.tenant.id, operation, key };
@@ -88,7 +93,7 @@ export class WritePipeline {
       return { status: reservation.answer.status, body: { ...reservation.answer.body, idempotent_replay: true } };
     }
     try {
-      const answer = await commit(reservation.id);
+      const answer = await commit({ id: reservation.id, takeover: reservation.takeover });
       if (answer.status < 300) await this.idempotency.complete(reservation.id, answer as StoredAnswer);
       else await this.idempotency.fail(reservation.id);
       return answer;
@@ -98,11 +103,17 @@ export class WritePipeline {
     }
   }
 
-  /** Enqueues one vendor write per target (job id derived from the reservation) and waits for all. */
-  async run(tenantId: string, recordId: string | null, targets: { connection: Connection; write: VendorWriteOp }[]): Promise<TargetOutcome[]> {
+  /**
+   * Enqueues one vendor write per target and waits for all. The job id derives from the reservation
+   * (a take-over of a failed key gets a fresh one, and reconciles before it sends).
+   */
+  async run(tenantId: string, reservation: CommitReservation | null, targets: { connection: Connection; write: VendorWriteOp }[]): Promise<TargetOutcome[]> {
     const jobs = await Promise.all(targets.map(async (t) => {
-      const jobId = recordId ? `write-${recordId}-${t.connection.id}` : `write-${randomUUID()}`;
-      const { id } = await this.queue.add<VendorWriteJob>('vendor.write', { tenantId, connectionId: t.connection.id, write: t.write }, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
+      const jobId = reservation
+        ? `write-${reservation.id}-${t.connection.id}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`
+        : `write-${randomUUID()}`;
+      const data: VendorWriteJob = { tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation?.takeover ?? false };
+      const { id } = await this.queue.add<VendorWriteJob>('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
       return { t, id };
     }));
     const outcomes: TargetOutcome[] = [];

@@ -9,6 +9,7 @@
  */
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
+import http from 'node:http';
 import path from 'node:path';
 import type { Express } from 'express';
 import { Client } from 'pg';
@@ -60,7 +61,7 @@ async function setupBenchTenant(svc: RunningServer): Promise<{ tenantId: string;
     credentials: { companyId: INSTANCE, publicKey: 'sandbox-public', privateKey: 'sandbox-private', clientId: '00000000-0000-0000-0000-000000000000' },
     statusMapping: fixtures.statusMapping,
   });
-  await s.admin.setGrant(isv.id, conn.id, ['psa.ticket.create']);
+  await s.admin.setGrant(isv.id, conn.id, ['psa.ticket.create', 'psa.ticket.events']);
   return { tenantId: tenant.id, key, connectionId: conn.id };
 }
 
@@ -83,7 +84,7 @@ async function plainInsert(svc: RunningServer, tenantId: string): Promise<number
 }
 
 async function benchRuntime(name: string, databaseUrl: string | undefined): Promise<Record<string, unknown>> {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', SYNC_INTERVAL_SECONDS: '0' }, {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', SYNC_INTERVAL_SECONDS: '0', WEBHOOK_ALLOW_LOOPBACK: 'true' }, {
     port: 0, ephemeral: true, databaseUrl, redisUrl: undefined, queuePrefix: `bench-${Date.now()}`,
   });
   const svc = await startServer(config, {
@@ -100,6 +101,10 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     const synced = report.resources.find((r) => r.resource === 'tickets')!.fetched;
     const syncRate = synced / syncSeconds;
     const insertRate = await plainInsert(svc, tenantId);
+
+    // Issue 4: events written during an incremental sync with 10% of the tickets changed, delivered to
+    // a local webhook receiver.
+    const eventsFigures = await benchEvents(svc, tenantId, key, connectionId);
 
     // (a) reads, service vs baseline, one after the other in the same process
     const service = await load(`${svc.url}/tenants/${tenantId}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
@@ -118,11 +123,52 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       'baseline p50/p99 ms': `${baseline.p50.toFixed(1)} / ${baseline.p99.toFixed(1)}`,
       'read ratio (>=0.8 on PostgreSQL)': +(service.rps / baseline.rps).toFixed(2),
       errors: service.errors + baseline.errors,
+      ...eventsFigures,
       ...writes,
     };
   } finally {
     await svc.close();
   }
+}
+
+async function benchEvents(svc: RunningServer, tenantId: string, key: string, connectionId: string): Promise<Record<string, unknown>> {
+  const received = new Map<string, number>();
+  const receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { received.set(String(req.headers['webhook-id']), Date.now()); res.writeHead(204).end(); });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const port = (receiver.address() as { port: number }).port;
+  const reg = await fetch(`${svc.url}/tenants/${tenantId}/ticket-events/webhook`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }),
+  });
+  if (reg.status !== 201) throw new Error(`webhook registration answered ${reg.status}: ${await reg.text()}`);
+
+  const cw = svc.services.simulators!.connectwise as unknown as { list: (i: string, r: string) => { id: number; summary: string }[]; update: (i: string, r: string, id: number, p: object) => void };
+  const tickets = cw.list(INSTANCE, 'tickets');
+  const changed = Math.floor(tickets.length / 10);
+  for (let i = 0; i < changed; i++) cw.update(INSTANCE, 'tickets', tickets[i * 10].id, { summary: `${tickets[i * 10].summary} (edited)` });
+  const before = Number((await svc.services.ds.query('SELECT COUNT(*)::int AS n FROM events WHERE tenant_id = $1', [tenantId]))[0].n);
+  const t0 = process.hrtime.bigint();
+  await svc.services.sync.syncConnection(connectionId, { resources: ['tickets'] });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const rows: { id: string; created_at: Date }[] = await svc.services.ds.query('SELECT id, created_at FROM events WHERE tenant_id = $1', [tenantId]);
+  const written = rows.length - before;
+
+  const deadline = Date.now() + 180_000;
+  while (received.size < rows.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const times = [...received.values()];
+  const deliverySeconds = times.length > 1 ? (Math.max(...times) - Math.min(...times)) / 1000 : 0;
+  const lags = rows.filter((r) => received.has(r.id)).map((r) => received.get(r.id)! - new Date(r.created_at).getTime()).sort((a, b) => a - b);
+  receiver.close();
+  return {
+    'incremental sync: tickets changed': changed,
+    'events written': written,
+    'events written/s': Math.round(written / seconds),
+    'webhook deliveries': `${received.size} of ${rows.length}`,
+    'webhook deliveries/s': Math.round(received.size / Math.max(deliverySeconds, 0.001)),
+    'event->delivery p50/p99 ms': `${percentile(lags, 0.5).toFixed(0)} / ${percentile(lags, 0.99).toFixed(0)}`,
+  };
 }
 
 function percentile(sorted: number[], p: number): number {

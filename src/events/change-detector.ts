@@ -1,0 +1,309 @@
+/**
+ * Change detection: what a synced page changed, as events (design.md section 8). Pure: it gets the
+ * stored row before the write and the fetched record after it, and says which event (if any) each
+ * change is. Only changes a consumer could notice count: a canonical field, a vendor field that is
+ * not bookkeeping (last-updated stamps, heartbeats), or a new note.
+ */
+import type { Connection } from '../../entities';
+import type { FetchedRecord, SyncResource } from '../connectors/types';
+import { payloadHash, type PageWriteResult, type StoredRow } from '../sync/record-writer';
+import type { EventKind, HealthType } from './event-kinds';
+import { vendorUrl, type LinkedRecord } from './vendor-links';
+
+/** An event ready to insert (the events table's columns, camelCase). */
+export interface EventDraft {
+  connectionId: string | null;
+  kind: EventKind;
+  type: HealthType | null;
+  dedupeKey: string;
+  occurredAt: Date;
+  actor: string | null;
+  summary: string;
+  subjectRef: string | null;
+  incidentId: string | null;
+  canonicalTicketId: string | null;
+  canonicalDeviceId: string | null;
+  canonicalCompanyId: string | null;
+  previousStatus: string | null;
+  newStatus: string | null;
+  vendor: string | null;
+  vendorId: string | null;
+  vendorUrl: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** A draft with every optional field null: for events written outside change detection. */
+export function eventDraft(d: Pick<EventDraft, 'kind' | 'dedupeKey' | 'summary'> & Partial<EventDraft>): EventDraft {
+  return {
+    connectionId: null, type: null, occurredAt: new Date(), actor: null, subjectRef: null, incidentId: null,
+    canonicalTicketId: null, canonicalDeviceId: null, canonicalCompanyId: null, previousStatus: null, newStatus: null,
+    vendor: null, vendorId: null, vendorUrl: null, detail: {}, ...d,
+  };
+}
+
+/**
+ * Native keys each vendor stamps on every edit (or the agent on every check-in). A change to these
+ * alone is not a change to the record; note stamps are read separately by `noteAdded`.
+ */
+const BOOKKEEPING_KEYS: Record<string, ReadonlySet<string>> = {
+  connectwise: new Set(['_info']),
+  halopsa: new Set(['last_update', 'lastactiondate', 'alastupdate', 'ulastupdate', 'last_modified']),
+  ninjaone: new Set(['lastContact', 'lastUpdate']),
+  autotask: new Set([
+    'lastActivityDate', 'lastActivityPersonType', 'lastActivityResourceID', 'lastTrackedModificationDateTime',
+    'lastTrackedModifiedDateTime', 'lastCustomerNotificationDateTime', 'lastCustomerVisibleActivityDateTime',
+  ]),
+};
+
+/** Canonical fields that are bookkeeping too (or, for notes, judged on their own). */
+const IGNORED_FIELDS: Partial<Record<SyncResource, ReadonlySet<string>>> = {
+  tickets: new Set(['noteCount']),
+  devices: new Set(['lastContactAt']),
+};
+
+const snake = (prop: string) => prop.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** JSON with object keys sorted: jsonb does not keep key order, so stored payloads come back reordered. */
+function stableJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x)
+    ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
+    : x));
+}
+
+/** Equality of a fetched field and its stored column (timestamps as instants, numerics as numbers). */
+function sameValue(next: unknown, stored: unknown): boolean {
+  if (next == null || stored == null) return (next == null) === (stored == null);
+  if (next instanceof Date || stored instanceof Date) {
+    const a = new Date(next as Date | string).getTime();
+    const b = new Date(stored as Date | string).getTime();
+    return a === b;
+  }
+  if (typeof next === 'number' && typeof stored === 'string') return next === Number(stored);
+  if (typeof next === 'object' || typeof stored === 'object') return stableJson(next) === stableJson(stored);
+  return next === stored;
+}
+
+function changedFields(resource: SyncResource, record: FetchedRecord, before: StoredRow): string[] {
+  const ignored = IGNORED_FIELDS[resource];
+  return Object.entries(record.fields as unknown as Record<string, unknown>)
+    .filter(([prop, value]) => !ignored?.has(prop) && !sameValue(value, before[snake(prop)]))
+    .map(([prop]) => snake(prop));
+}
+
+function changedVendorFields(connector: string, native: Record<string, unknown>, previous: unknown): string[] {
+  const old = previous && typeof previous === 'object' ? (previous as Record<string, unknown>) : {};
+  const skip = BOOKKEEPING_KEYS[connector];
+  const keys = new Set([...Object.keys(native), ...Object.keys(old)]);
+  return [...keys].filter((k) => !skip?.has(k) && stableJson(native[k]) !== stableJson(old[k])).sort();
+}
+
+/**
+ * Connectors that count notes only on incremental reads (ConnectWise: one call per changed ticket),
+ * so a stored count of 0 may mean "not counted" (the initial import) rather than "no notes".
+ */
+const COUNTS_NOTES_INCREMENTALLY = new Set(['connectwise']);
+
+/**
+ * A new note on the ticket: the connector's note count grew, or (HaloPSA, whose ticket list has no
+ * count) the ticket's last-action stamp moved, which Halo sets only when an action (a note) is added.
+ * A count that grew from an uncounted 0 is believed only when nothing else on the ticket changed:
+ * then the ticket was touched by something invisible on it, and that something was a note.
+ */
+function noteAdded(connector: string, record: FetchedRecord<'tickets'>, before: StoredRow, otherChanges: boolean): boolean {
+  const was = Number(before.note_count ?? 0);
+  if (record.fields.noteCount > was) {
+    return !(COUNTS_NOTES_INCREMENTALLY.has(connector) && was === 0 && otherChanges);
+  }
+  if (connector === 'halopsa') {
+    const stamp = (before.raw as Record<string, unknown> | undefined)?.lastactiondate;
+    const now = record.native.lastactiondate;
+    return typeof now === 'string' && now !== stamp;
+  }
+  return false;
+}
+
+/** Who made the change, when the vendor says so (ConnectWise stamps its member identifier). */
+function actorOf(connector: string, native: Record<string, unknown>, created: boolean): string | null {
+  if (connector !== 'connectwise') return null;
+  const info = native._info as Record<string, unknown> | undefined;
+  const who = created ? info?.enteredBy ?? info?.updatedBy : info?.updatedBy;
+  return typeof who === 'string' && who ? who : null;
+}
+
+export interface DetectScope {
+  tenantId: string;
+  connection: Pick<Connection, 'id' | 'kind' | 'connector' | 'baseUrl'>;
+  resource: SyncResource;
+}
+
+export class ChangeDetector {
+  constructor(private readonly scope: DetectScope, private readonly now: Date = new Date()) {}
+
+  detect(result: PageWriteResult): EventDraft[] {
+    const { resource, connection } = this.scope;
+    const out: EventDraft[] = [];
+    const watched = (resource === 'tickets' || resource === 'companies') ? connection.kind === 'psa'
+      : resource === 'devices' ? connection.kind === 'rmm' : false;
+    if (!watched) return out;
+    for (const c of result.created) out.push(...this.created(c.record, c.id));
+    for (const u of result.updated) {
+      // A forced full sync rewrites unchanged rows too; the payload decides whether anything changed.
+      const hash = payloadHash(u.record.native);
+      if (u.before.raw_hash === hash) continue;
+      out.push(...this.updated(u.record, u.id, u.before));
+    }
+    return out;
+  }
+
+  private base(record: FetchedRecord, linked: LinkedRecord, created: boolean, ids: Partial<EventDraft>) {
+    const { connection } = this.scope;
+    return {
+      connectionId: connection.id,
+      type: null,
+      occurredAt: record.vendorUpdatedAt ?? this.now,
+      actor: actorOf(connection.connector, record.native, created),
+      subjectRef: record.sourceId,
+      incidentId: null,
+      canonicalTicketId: null,
+      canonicalDeviceId: null,
+      canonicalCompanyId: null,
+      previousStatus: null,
+      newStatus: null,
+      vendor: connection.connector,
+      vendorId: record.sourceId,
+      vendorUrl: vendorUrl(connection.connector, connection.baseUrl, linked, record.sourceId),
+      ...ids,
+    };
+  }
+
+  /** `${connection_id}:${source_id}:${raw_hash}:${kind}`: a repeated or retried sync finds it taken. */
+  private dedupeKey(record: FetchedRecord, kind: string): string {
+    return `${this.scope.connection.id}:${record.sourceId}:${payloadHash(record.native)}:${kind}`;
+  }
+
+  private created(record: FetchedRecord, id: string): EventDraft[] {
+    switch (this.scope.resource) {
+      case 'tickets': {
+        const t = record as FetchedRecord<'tickets'>;
+        return [{
+          ...this.base(record, 'ticket', true, { canonicalTicketId: id, newStatus: t.fields.status }),
+          kind: 'ticket.created', dedupeKey: this.dedupeKey(record, 'ticket.created'),
+          summary: `Ticket ${record.sourceId} created`, detail: { changed: [] },
+        }];
+      }
+      case 'devices': {
+        const d = record as FetchedRecord<'devices'>;
+        const events: EventDraft[] = [{
+          ...this.base(record, 'device', true, { canonicalDeviceId: id }),
+          kind: 'device.created', dedupeKey: this.dedupeKey(record, 'device.created'),
+          summary: `Device ${d.fields.hostname} created`, detail: { changed: [] },
+        }];
+        // A device that arrives needing attention starts needing it now, as far as the feed knows.
+        if (d.fields.needsAttention) events.push(this.health(d, id, 'attention_needed'));
+        return events;
+      }
+      case 'companies': {
+        const c = record as FetchedRecord<'companies'>;
+        return [{
+          ...this.base(record, 'company', true, { canonicalCompanyId: id }),
+          kind: 'company.created', dedupeKey: this.dedupeKey(record, 'company.created'),
+          summary: `Company ${c.fields.name} created`, detail: { changed: [] },
+        }];
+      }
+      default:
+        return [];
+    }
+  }
+
+  private updated(record: FetchedRecord, id: string, before: StoredRow): EventDraft[] {
+    const { connector } = this.scope.connection;
+    const changed = changedFields(this.scope.resource, record, before);
+    const vendorFields = changedVendorFields(connector, record.native, before.raw);
+    switch (this.scope.resource) {
+      case 'tickets': return this.ticketUpdated(record as FetchedRecord<'tickets'>, id, before, changed, vendorFields);
+      case 'devices': return this.deviceUpdated(record as FetchedRecord<'devices'>, id, before, changed, vendorFields);
+      case 'companies': {
+        if (changed.length === 0 && vendorFields.length === 0) return [];
+        const c = record as FetchedRecord<'companies'>;
+        const renamed = changed.includes('name');
+        return [{
+          ...this.base(record, 'company', false, { canonicalCompanyId: id }),
+          kind: 'company.updated', dedupeKey: this.dedupeKey(record, 'company.updated'),
+          summary: renamed ? `Company ${String(before.name)} renamed to ${c.fields.name}` : `Company ${c.fields.name} updated`,
+          detail: { changed, vendor_fields: vendorFields },
+        }];
+      }
+      default:
+        return [];
+    }
+  }
+
+  /**
+   * One event per ticket per sync: closing or reopening wins, then a note that is the only change,
+   * then any other change. The detail lists every change (a closing note shows as `notes` too).
+   */
+  private ticketUpdated(
+    record: FetchedRecord<'tickets'>, id: string, before: StoredRow, changed: string[], vendorFields: string[],
+  ): EventDraft[] {
+    const noted = noteAdded(this.scope.connection.connector, record, before, changed.length > 0 || vendorFields.length > 0);
+    if (changed.length === 0 && vendorFields.length === 0 && !noted) return [];
+    const wasClosed = before.closed === true;
+    const isClosed = record.fields.closed;
+    const n = record.sourceId;
+    let kind: EventKind;
+    let summary: string;
+    if (!wasClosed && isClosed) {
+      kind = 'ticket.closed';
+      summary = `Ticket ${n} closed`;
+    } else if (wasClosed && !isClosed) {
+      kind = 'ticket.reopened';
+      summary = `Ticket ${n} reopened`;
+    } else if (noted && changed.length === 0 && vendorFields.length === 0) {
+      kind = 'ticket.noted';
+      summary = `Note added to ticket ${n}`;
+    } else {
+      kind = 'ticket.updated';
+      const prev = before.status as string | null;
+      const next = record.fields.status;
+      summary = changed.includes('status') ? `Ticket ${n} moved from ${prev ?? 'unmapped'} to ${next ?? 'unmapped'}` : `Ticket ${n} updated`;
+    }
+    return [{
+      ...this.base(record, 'ticket', false, {
+        canonicalTicketId: id, previousStatus: (before.status as string | null) ?? null, newStatus: record.fields.status,
+      }),
+      kind, dedupeKey: this.dedupeKey(record, kind), summary,
+      detail: { changed: noted ? [...changed, 'notes'] : changed, vendor_fields: vendorFields },
+    }];
+  }
+
+  private deviceUpdated(
+    record: FetchedRecord<'devices'>, id: string, before: StoredRow, changed: string[], vendorFields: string[],
+  ): EventDraft[] {
+    if (changed.length === 0 && vendorFields.length === 0) return [];
+    const f = record.fields;
+    const wasAttention = before.needs_attention === true;
+    let summary = `Device ${f.hostname} updated`;
+    if (changed.includes('online')) summary = f.online ? `Device ${f.hostname} came online` : `Device ${f.hostname} went offline`;
+    else if (changed.includes('needs_attention')) summary = f.needsAttention ? `Device ${f.hostname} needs attention` : `Device ${f.hostname} no longer needs attention`;
+    const events: EventDraft[] = [{
+      ...this.base(record, 'device', false, { canonicalDeviceId: id }),
+      kind: 'device.updated', dedupeKey: this.dedupeKey(record, 'device.updated'), summary,
+      detail: { changed, vendor_fields: vendorFields },
+    }];
+    if (!wasAttention && f.needsAttention) events.push(this.health(record, id, 'attention_needed'));
+    if (wasAttention && !f.needsAttention) events.push(this.health(record, id, 'resolved'));
+    return events;
+  }
+
+  private health(record: FetchedRecord<'devices'>, id: string, type: HealthType): EventDraft {
+    const host = record.fields.hostname;
+    return {
+      ...this.base(record, 'device', false, { canonicalDeviceId: id }),
+      actor: null,
+      kind: 'health', type,
+      dedupeKey: this.dedupeKey(record, `health.${type}`),
+      summary: type === 'attention_needed' ? `Device ${host} needs attention` : `Device ${host} no longer needs attention`,
+      detail: { source: 'device' },
+    };
+  }
+}
