@@ -57,16 +57,18 @@ suite('a worker killed mid-write (BullMQ)', () => {
     const cw = svc.services.simulators!.connectwise as any;
     const companies = cw.list('sandbox-alpha', 'companies') as any[];
     const name = companies.find((c) => companies.filter((x) => x.name === c.name).length === 1).name;
-    // The vendor takes 3 s to answer: long enough to kill the worker while the write is in flight.
-    cw.faults.setLatency(3000);
+    // The vendor creates the ticket at once but holds its answer for 5 s: the worker is killed while the
+    // write has landed and its outcome is unknown to us.
+    cw.faults.inject({ status: 200, times: 1, method: 'POST', pathIncludes: '/service/tickets', holdResponseMs: 5000 });
     const answer = svc.api(`/tenants/${svc.alphaId}/tickets`, {
       method: 'POST', json: { company_name: name, summary: 'Survives a dead worker', dry_run: false, idempotency_key: `crash-${uniqueSuffix()}` },
     });
     for (let i = 0; i < 200 && !cw.faults.requests.some((r: any) => r.method === 'POST' && r.path.endsWith('/service/tickets')); i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
+    await new Promise((r) => setTimeout(r, 200));
+    expect((cw.list('sandbox-alpha', 'tickets') as any[]).filter((t) => t.summary === 'Survives a dead worker')).toHaveLength(1);
     workers[0].kill('SIGKILL');
-    cw.faults.setLatency(0);
     await startWorker();
     const res = await answer;
     expect(res.status).toBe(201);

@@ -198,7 +198,8 @@ export class BullMqJobQueue implements JobQueue {
     try {
       return await handler({
         id: job.id!, name, data: job.data as JobPayload, attempt, attempts,
-        redelivered: attempt > 1 || (job.stalledCounter ?? 0) > 0,
+        // A stalled job (its worker died) is started again without a failed attempt: attemptsStarted tells.
+        redelivered: attempt > 1 || (job.attemptsStarted ?? 0) > 1 || (job.stalledCounter ?? 0) > 0,
       });
     } catch (thrown) {
       const err = toError(thrown);

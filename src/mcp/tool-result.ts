@@ -4,9 +4,8 @@
  * becomes a tool error whose text is the REST Error envelope, so the codes are the same everywhere.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ERROR_CODES } from '../errors/error-codes';
 import { ServiceError } from '../errors/service-error';
-import { docUrl } from '../rest/http-errors';
+import { errorBody } from '../rest/http-errors';
 
 export function toolSuccess(body: Record<string, unknown>): CallToolResult {
   return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
@@ -15,16 +14,7 @@ export function toolSuccess(body: Record<string, unknown>): CallToolResult {
 /** The Error envelope REST sends, as a tool error; Retry-After has no header here, so it travels in the body. */
 export function toolError(error: ServiceError, publicUrl: string): CallToolResult {
   const { code, message, extras } = error;
-  const body: Record<string, unknown> = {
-    code,
-    message,
-    doc_url: docUrl(publicUrl, code),
-    detail: message,
-    details: extras.details ?? null,
-    needed: extras.needed ?? null,
-    allowed: extras.allowed ?? null,
-    status: ERROR_CODES[code].status,
-  };
+  const body = errorBody(publicUrl, code, message, extras);
   if (extras.retryAfterSeconds != null) body.retry_after_seconds = Math.max(0, Math.ceil(extras.retryAfterSeconds));
   // No structuredContent: it would have to match the tool's output schema, which describes successes.
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };

@@ -26,12 +26,9 @@ export function docUrl(publicUrl: string, code: string): string {
   return `${publicUrl}/docs/errors#${code}`;
 }
 
-export function sendError(
-  res: Response, publicUrl: string, code: ErrorCode, message: string, extras: ServiceError['extras'] = {},
-): void {
-  const status = ERROR_CODES[code].status;
-  if (extras.retryAfterSeconds != null) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(extras.retryAfterSeconds))));
-  res.status(status).json({
+/** The Error envelope of design.md section 7 (REST body, MCP tool error text). */
+export function errorBody(publicUrl: string, code: ErrorCode, message: string, extras: ServiceError['extras'] = {}): Record<string, unknown> {
+  return {
     code,
     message,
     doc_url: docUrl(publicUrl, code),
@@ -39,8 +36,15 @@ export function sendError(
     details: extras.details ?? null,
     needed: extras.needed ?? null,
     allowed: extras.allowed ?? null,
-    status,
-  });
+    status: ERROR_CODES[code].status,
+  };
+}
+
+export function sendError(
+  res: Response, publicUrl: string, code: ErrorCode, message: string, extras: ServiceError['extras'] = {},
+): void {
+  if (extras.retryAfterSeconds != null) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(extras.retryAfterSeconds))));
+  res.status(ERROR_CODES[code].status).json(errorBody(publicUrl, code, message, extras));
 }
 
 export function sendValidationError(res: Response, err: RequestValidationError): void {

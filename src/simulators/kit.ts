@@ -21,6 +21,9 @@ export interface FaultSpec {
   /** Let the request reach the handler (the vendor does the work) and only then fail the answer:
    *  "the vendor accepted the write but the connection dropped before the answer". */
   afterHandler?: 'drop';
+  /** Let the request reach the handler (the vendor does the work) and hold the answer this long:
+   *  "the vendor has accepted the write; our side dies before the answer arrives". */
+  holdResponseMs?: number;
 }
 
 export class FaultInjector {
@@ -67,6 +70,11 @@ export class FaultInjector {
         const socket = req.socket;
         res.write = (() => true) as typeof res.write;
         res.end = (() => { socket.destroy(); return res; }) as typeof res.end;
+        return next();
+      }
+      if (fault.holdResponseMs != null) {
+        const end = res.end.bind(res) as (...a: unknown[]) => typeof res;
+        res.end = ((...args: unknown[]) => { setTimeout(() => end(...args), fault.holdResponseMs); return res; }) as typeof res.end;
         return next();
       }
       if (fault.retryAfterSeconds != null) res.setHeader('Retry-After', String(fault.retryAfterSeconds));
