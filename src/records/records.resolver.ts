@@ -1,4 +1,6 @@
-import { Args, Ctx, Query, Resolver } from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, Query, Resolver } from 'type-graphql';
+import { ServiceError } from '../errors/service-error';
+import { envelope } from './records.service';
 import type { GraphContext } from '../graphql/context';
 import {
   AgreementList, ApplicationList, DeviceList, IncidentList, MemberList, TicketBoardList, TicketList,
@@ -11,14 +13,12 @@ import { RECORD_LISTS } from './record-lists';
 async function page(ctx: GraphContext, name: RecordListName, args: ListArgs) {
   const query = toListQuery(args);
   const access = await ctx.services.access.tenantAccess(ctx.caller, args.tenant_id);
-  const p = await ctx.services.records.list(access, name, query);
-  return {
-    [RECORD_LISTS[name].itemsField]: p.items,
-    sandbox: p.sandbox,
-    last_synced_at: p.lastSyncedAt,
-    next_cursor: p.nextCursor,
-    served_from: p.servedFrom,
-  };
+  return envelope(name, await ctx.services.records.list(access, name, query));
+}
+
+@ArgsType()
+class JsonListArgs extends ListArgs {
+  @Field(() => String, { description: `One of: ${Object.keys(RECORD_LISTS).join(', ')}` }) list!: string;
 }
 
 /** Store-served record lists of a tenant visible to the caller. */
@@ -33,4 +33,11 @@ export class RecordsResolver {
   @Query(() => ApplicationList) applications(@Args() a: ListArgs, @Ctx() c: GraphContext) { return page(c, 'applications', a); }
   @Query(() => IncidentList) incidents(@Args() a: ListArgs, @Ctx() c: GraphContext) { return page(c, 'incidents', a); }
   @Query(() => AgreementList) agreements(@Args() a: ListArgs, @Ctx() c: GraphContext) { return page(c, 'agreements', a); }
+
+  @Query(() => String, { description: 'A page of any list as the JSON text of its documented envelope (the REST read path).' })
+  async list_page_json(@Args() a: JsonListArgs, @Ctx() c: GraphContext): Promise<string> {
+    if (!Object.hasOwn(RECORD_LISTS, a.list)) throw new ServiceError('request_invalid', `Unknown list "${a.list}".`);
+    const access = await c.services.access.tenantAccess(c.caller, a.tenant_id);
+    return c.services.records.listJson(access, a.list as RecordListName, toListQuery(a));
+  }
 }

@@ -3,7 +3,9 @@
  * (complete and disjoint even while sync writes), `updated_since`, and the envelope facts
  * (`last_synced_at` of the connections that feed the list, `sandbox`).
  */
+import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 import { ServiceError } from '../errors/service-error';
 import { connectorsSyncing, LIMITED_PSA_CONNECTORS } from '../connectors/registry';
 import type { TenantAccess } from '../tenants/access.service';
@@ -23,6 +25,21 @@ export interface ListPage {
   lastSyncedAt: string | null;
   sandbox: boolean;
   servedFrom: 'store';
+}
+
+/** Stands in for the vendor payload while a record is serialised, then replaced by the payload's text. */
+const RAW_MARK = `\u0001raw-${randomUUID()}\u0001`;
+const RAW_MARK_JSON = JSON.stringify(RAW_MARK);
+
+/** The documented list envelope of a page. */
+export function envelope(name: RecordListName, p: ListPage): Record<string, unknown> {
+  return {
+    [RECORD_LISTS[name].itemsField]: p.items,
+    sandbox: p.sandbox,
+    last_synced_at: p.lastSyncedAt,
+    next_cursor: p.nextCursor,
+    served_from: p.servedFrom,
+  };
 }
 
 export function encodeCursor(id: string): string {
@@ -45,6 +62,38 @@ export class RecordsService {
   }
 
   async list(access: TenantAccess, name: RecordListName, q: ListQuery): Promise<ListPage> {
+    const { rows, more, lastSyncedAt } = await this.fetch(access, name, q, false);
+    const def = RECORD_LISTS[name];
+    const items = rows.map((r) => def.toApi(r));
+    if (name === 'agreements' && rows.length > 0) await this.attachLines(access.tenant.id, rows, items);
+    return {
+      items,
+      nextCursor: more ? encodeCursor(rows[rows.length - 1].id) : null,
+      lastSyncedAt,
+      sandbox: access.tenant.sandbox,
+      servedFrom: 'store',
+    };
+  }
+
+  /**
+   * The same page as `list`, as the JSON text of its envelope. The vendor payload is read as text and
+   * written into the answer as is (twice: `raw` and `vendor.native`) instead of being parsed and
+   * serialised again: it is the bulk of every record, and this is the hot read path.
+   */
+  async listJson(access: TenantAccess, name: RecordListName, q: ListQuery): Promise<string> {
+    if (name === 'agreements') return JSON.stringify(envelope(name, await this.list(access, name, q)));
+    const { rows, more, lastSyncedAt } = await this.fetch(access, name, q, true);
+    const def = RECORD_LISTS[name];
+    const items = rows.map((r) => JSON.stringify(def.toApi({ ...r, raw: RAW_MARK })).split(RAW_MARK_JSON).join(r.raw as string));
+    const page: ListPage = {
+      items: [], nextCursor: more ? encodeCursor(rows[rows.length - 1].id) : null, lastSyncedAt,
+      sandbox: access.tenant.sandbox, servedFrom: 'store',
+    };
+    return JSON.stringify(envelope(name, page)).replace('[]', `[${items.join(',')}]`);
+  }
+
+  /** One page of rows (plus one to know whether there is more); `rawAsText` leaves `raw` unparsed. */
+  private async fetch(access: TenantAccess, name: RecordListName, q: ListQuery, rawAsText: boolean) {
     const def = RECORD_LISTS[name];
     const feeding = connectorsSyncing(def.resource);
     const ofKind = access.connections.filter((c) => c.kind === def.kind);
@@ -61,7 +110,7 @@ export class RecordsService {
       ? `, EXISTS (SELECT 1 FROM ticket_links l WHERE l.tenant_id = r.tenant_id AND l.connection_id = r.connection_id AND l.ticket_ref = r.source_id) AS linked`
       : '';
     const rows: Row[] = await this.ds.query(
-      `SELECT r.*, c.connector${linkedJoin}
+      `SELECT ${rawAsText ? this.columnsWithRawText(name) : 'r.*'}, c.connector${linkedJoin}
          FROM ${def.table} r JOIN connections c ON c.id = r.connection_id
         WHERE r.tenant_id = $1
           AND ($2::uuid IS NULL OR r.id > $2::uuid)
@@ -72,15 +121,20 @@ export class RecordsService {
     );
     const more = rows.length > q.limit;
     if (more) rows.pop();
-    const items = rows.map((r) => def.toApi(r));
-    if (name === 'agreements' && rows.length > 0) await this.attachLines(tenantId, rows, items);
-    return {
-      items,
-      nextCursor: more ? encodeCursor(rows[rows.length - 1].id) : null,
-      lastSyncedAt: await this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id)),
-      sandbox: access.tenant.sandbox,
-      servedFrom: 'store',
-    };
+    const lastSyncedAt = await this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id));
+    return { rows, more, lastSyncedAt };
+  }
+
+  private readonly selectLists = new Map<RecordListName, string>();
+
+  private columnsWithRawText(name: RecordListName): string {
+    let cols = this.selectLists.get(name);
+    if (!cols) {
+      const meta = this.ds.getMetadata(ENTITY_BY_RESOURCE[RECORD_LISTS[name].resource]);
+      cols = [...meta.columns.filter((c) => c.databaseName !== 'raw').map((c) => `r."${c.databaseName}"`), 'r.raw::text AS raw'].join(', ');
+      this.selectLists.set(name, cols);
+    }
+    return cols;
   }
 
   private async attachLines(tenantId: string, rows: Row[], items: Record<string, unknown>[]): Promise<void> {

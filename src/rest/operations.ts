@@ -31,6 +31,9 @@ export const LIST_OPERATIONS = {
 
 export type ListOperation = keyof typeof LIST_OPERATIONS;
 
+/** The REST read path: the page as the JSON text of its envelope (see RecordsService.listJson). */
+export const LIST_JSON = `query ListJson($list: String!, ${LIST_VARS}) { json: list_page_json(list: $list, ${LIST_ARGS}) }`;
+
 export function listDocument(op: ListOperation): string {
   const { field, items } = LIST_OPERATIONS[op];
   return `query List(${LIST_VARS}) { page: ${field}(${LIST_ARGS}) { ${items} { ${RECORD_FIELDS[op]} } ${PAGE} } }`;
@@ -48,5 +51,5 @@ export const RESET = `mutation Reset($tenant_id: ID!) { reset_sandbox(tenant_id:
 
 export const ALL_DOCUMENTS: string[] = [
   ...(Object.keys(LIST_OPERATIONS) as ListOperation[]).map(listDocument),
-  TENANTS, CONNECTIONS, STATUS, AUDIT, SYNC, RESET,
+  LIST_JSON, TENANTS, CONNECTIONS, STATUS, AUDIT, SYNC, RESET,
 ];

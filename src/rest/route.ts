@@ -20,7 +20,9 @@ export interface RouteInput<P, Q, B> {
 
 export interface RouteResult {
   status?: number;
-  body: unknown;
+  body?: unknown;
+  /** The body as JSON text already (the read path builds it without a second serialisation). */
+  json?: string;
   headers?: Record<string, string>;
 }
 
@@ -68,6 +70,8 @@ export function bindRoute(def: RouteDef, graph: GraphExecutor): RequestHandler {
     const body = parseOrThrow('body', def.body, rawBody);
     const out = await def.handle({ params, query, body, caller, graph, req });
     for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
-    res.status(out.status ?? def.response.status).json(out.body);
+    res.status(out.status ?? def.response.status);
+    if (out.json !== undefined) res.type('application/json').send(out.json);
+    else res.json(out.body);
   };
 }

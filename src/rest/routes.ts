@@ -2,23 +2,22 @@
 import type { ZodType } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
 import { defineRoute, type RouteDef } from './route';
-import { AUDIT, CONNECTIONS, listDocument, RESET, STATUS, SYNC, TENANTS, type ListOperation } from './operations';
+import { AUDIT, CONNECTIONS, LIST_JSON, RESET, STATUS, SYNC, TENANTS, type ListOperation } from './operations';
 import * as S from './schemas';
 
 function listRoute(
   op: ListOperation, path: string, schema: ZodType, summary: string, errors: ErrorCode[] = [], description?: string,
 ): RouteDef {
-  const doc = listDocument(op);
   return defineRoute({
     method: 'get', path: `/tenants/{tenant_id}/${path}`, operationId: `list_${op}`, summary, description, tag: 'Reads',
     params: S.TenantPath, query: S.ListQuery,
     response: { status: 200, schema, description: 'One page, served from the synchronised store.' },
     errors: ['not_found', ...errors], documented: true,
     handle: async ({ params, query, caller, graph }) => {
-      const data = await graph.run<{ page: unknown }>(doc, {
-        tenant_id: params.tenant_id, limit: query.limit, cursor: query.cursor ?? null, updated_since: query.updated_since ?? null,
+      const data = await graph.run<{ json: string }>(LIST_JSON, {
+        list: op, tenant_id: params.tenant_id, limit: query.limit, cursor: query.cursor ?? null, updated_since: query.updated_since ?? null,
       }, caller);
-      return { body: data.page };
+      return { json: data.json };
     },
   });
 }
