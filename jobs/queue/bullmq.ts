@@ -241,7 +241,7 @@ export class BullMqJobQueue implements JobQueue {
       jobName: name,
       tenantId: (job?.data as JobPayload | undefined)?.tenantId,
       attemptsMade: job?.attemptsMade,
-      err: err.message,
+      err: finalError(err).message,
     };
     // finishedOn is set only when the job moved to failed for good.
     if (!job || job.finishedOn) this.logger.error(fields, 'job failed');

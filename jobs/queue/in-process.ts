@@ -237,7 +237,7 @@ export class InProcessJobQueue implements JobQueue {
       }
       const delayMs = retryDelayMs(err, job.backoff, attempt, this.random);
       this.logger.warn(
-        { jobId: job.id, jobName: job.name, tenantId: job.data.tenantId, attemptsMade: attempt, delayMs, err: err.message },
+        { jobId: job.id, jobName: job.name, tenantId: job.data.tenantId, attemptsMade: attempt, delayMs, err: finalError(err).message },
         'job attempt failed, will retry',
       );
       job.error = err.message;

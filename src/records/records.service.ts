@@ -110,8 +110,8 @@ export class RecordsService {
       ? `, EXISTS (SELECT 1 FROM ticket_links l WHERE l.tenant_id = r.tenant_id AND l.connection_id = r.connection_id AND l.ticket_ref = r.source_id) AS linked`
       : '';
     const rows: Row[] = await this.ds.query(
-      `SELECT ${rawAsText ? this.columnsWithRawText(name) : 'r.*'}, c.connector${linkedJoin}
-         FROM ${def.table} r JOIN connections c ON c.id = r.connection_id
+      `SELECT ${rawAsText ? this.columnsWithRawText(name) : 'r.*'}${linkedJoin}
+         FROM ${def.table} r
         WHERE r.tenant_id = $1
           AND ($2::uuid IS NULL OR r.id > $2::uuid)
           AND ($3::timestamptz IS NULL OR COALESCE(r.vendor_updated_at, r.synced_at) >= $3::timestamptz)
@@ -121,6 +121,9 @@ export class RecordsService {
     );
     const more = rows.length > q.limit;
     if (more) rows.pop();
+    // The connector of each record comes from the tenant's connections, already loaded with the access.
+    const connectorOf = new Map(access.connections.map((c) => [c.id, c.connector]));
+    for (const r of rows) r.connector = connectorOf.get(r.connection_id);
     const lastSyncedAt = await this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id));
     return { rows, more, lastSyncedAt };
   }

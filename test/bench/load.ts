@@ -12,6 +12,7 @@ const deadline = Date.now() + Number(secondsArg) * 1000;
 const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
 const latencies: number[] = [];
 let errors = 0;
+let bytes = 0;
 
 function get(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -32,6 +33,7 @@ async function client(): Promise<void> {
     try {
       const res = await get(url);
       latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      bytes += Buffer.byteLength(res.body);
       if (res.status !== 200) { errors++; cursor = null; continue; }
       cursor = (JSON.parse(res.body)[cursorField] as string | null) ?? null;
     } catch {
@@ -46,6 +48,6 @@ async function client(): Promise<void> {
   const elapsed = (Date.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
-  process.stdout.write(JSON.stringify({ requests: latencies.length, errors, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99) }) + '\n');
+  process.stdout.write(JSON.stringify({ requests: latencies.length, errors, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), avgBytes: latencies.length ? bytes / latencies.length : 0 }) + '\n');
   agent.destroy();
 })();

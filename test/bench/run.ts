@@ -23,8 +23,11 @@ const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
+/** BENCH_PARTS=reads,sync,events,writes and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes').split(','));
+const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
-interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number }
+interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
 
 function load(url: string, headers: Record<string, string>, cursorField: string, cursorParam: string): Promise<LoadResult> {
   const script = path.join(__dirname, 'load.js');
@@ -100,17 +103,17 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     const syncSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
     const synced = report.resources.find((r) => r.resource === 'tickets')!.fetched;
     const syncRate = synced / syncSeconds;
-    const insertRate = await plainInsert(svc, tenantId);
+    const insertRate = PARTS.has('sync') ? await plainInsert(svc, tenantId) : NaN;
 
     // Issue 4: events written during an incremental sync with 10% of the tickets changed, delivered to
     // a local webhook receiver.
-    const eventsFigures = await benchEvents(svc, tenantId, key, connectionId);
+    const eventsFigures = PARTS.has('events') ? await benchEvents(svc, tenantId, key, connectionId) : {};
 
     // (a) reads, service vs baseline, one after the other in the same process
-    const service = await load(`${svc.url}/tenants/${tenantId}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
-    const baseline = await load(`${svc.url}/__bench/baseline/tickets?tenant_id=${tenantId}`, {}, 'last_id', 'after');
+    const service = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/tenants/${tenantId}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
+    const baseline = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/__bench/baseline/tickets?tenant_id=${tenantId}`, {}, 'last_id', 'after');
     // Issue 3: commit latency through the service vs a direct call to the simulator, and sustained commits.
-    const writes = await benchCommits(svc, tenantId, key);
+    const writes = PARTS.has('writes') ? await benchCommits(svc, tenantId, key) : {};
     return {
       runtime: name,
       'tickets.synced': synced,
@@ -122,6 +125,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       'baseline rps': Math.round(baseline.rps),
       'baseline p50/p99 ms': `${baseline.p50.toFixed(1)} / ${baseline.p99.toFixed(1)}`,
       'read ratio (>=0.8 on PostgreSQL)': +(service.rps / baseline.rps).toFixed(2),
+      'bytes per page: service / baseline': `${Math.round(service.avgBytes)} / ${Math.round(baseline.avgBytes)}`,
       errors: service.errors + baseline.errors,
       ...eventsFigures,
       ...writes,
@@ -161,7 +165,10 @@ async function benchEvents(svc: RunningServer, tenantId: string, key: string, co
   const deliverySeconds = times.length > 1 ? (Math.max(...times) - Math.min(...times)) / 1000 : 0;
   const lags = rows.filter((r) => received.has(r.id)).map((r) => received.get(r.id)! - new Date(r.created_at).getTime()).sort((a, b) => a - b);
   receiver.close();
+  const failures: { last_error: string; n: number }[] = await svc.services.ds.query(
+    `SELECT last_error, COUNT(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND last_error IS NOT NULL GROUP BY 1`, [tenantId]);
   return {
+    'webhook failed tries (last error)': failures.map((f) => `${f.n}x ${f.last_error}`).join('; ') || 'none',
     'incremental sync: tickets changed': changed,
     'events written': written,
     'events written/s': Math.round(written / seconds),
@@ -232,9 +239,9 @@ async function postgresReachable(url: string): Promise<boolean> {
 
 (async () => {
   const results: Record<string, unknown>[] = [];
-  results.push(await benchRuntime('embedded (PGlite)', undefined));
+  if (RUNTIMES.has('embedded')) results.push(await benchRuntime('embedded (PGlite)', undefined));
   const pgUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  if (await postgresReachable(pgUrl)) results.push(await benchRuntime('PostgreSQL', pgUrl));
+  if (!RUNTIMES.has('postgres')) { /* not asked for */ } else if (await postgresReachable(pgUrl)) results.push(await benchRuntime('PostgreSQL', pgUrl));
   else console.log(`PostgreSQL not reachable at ${pgUrl}: skipped`);
   const rss = process.resourceUsage().maxRSS / 1024;
   for (const r of results) {
