@@ -19,7 +19,6 @@ beforeAll(async () => {
 afterAll(async () => { await svc?.close(); });
 
 const cwTickets = () => cw.list('sandbox-alpha', 'tickets') as any[];
-const withMarker = (marker: string) => cwTickets().filter((t) => t.externalXRef === marker);
 let keySeq = 0;
 const newKey = () => `key-${Date.now()}-${keySeq++}`;
 const alpha = (path: string) => `/tenants/${svc.alphaId}${path}`;

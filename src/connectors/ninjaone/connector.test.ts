@@ -1,38 +1,14 @@
-import { loadVendorFixtures } from '../../sandbox/fixtures';
-import { startStandalone } from '../../simulators/kit';
-import { createNinjaOneSimulator } from '../../simulators/ninjaone/simulator';
+import { ninjaFixtures, useNinjaOneSimulator } from '../../simulators/ninjaone/test-harness';
 import type { NinjaAlert, NinjaDevice, NinjaOrganization, NinjaOsPatch, NinjaSoftware } from '../../simulators/ninjaone/types';
 import type { FetchedRecord, SyncContext, SyncResource } from '../types';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';
 import { ninjaOneConnector } from './connector';
 
-const alpha = loadVendorFixtures('sandbox-alpha', 'ninjaone').resources;
-const beta = loadVendorFixtures('sandbox-beta', 'ninjaone').resources;
-
-const sim = createNinjaOneSimulator({
-  clients: {
-    sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' },
-    'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta' },
-    load: { secret: 'load-secret', instance: 'load' },
-  },
-});
-let url: string;
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ url, close } = await startStandalone(sim));
-});
-afterAll(() => close());
-beforeEach(() => {
-  sim.reset();
-  sim.seed('sandbox-alpha', alpha);
-  sim.seed('sandbox-beta', beta);
-  sim.faults.clear();
-  sim.faults.resetLog();
-});
+const { sim, url: simUrl } = useNinjaOneSimulator();
+const { alpha, beta } = ninjaFixtures;
 
 function ctx(clientId = 'sandbox', clientSecret = 'sandbox-secret', since: Date | null = null): SyncContext {
-  return { baseUrl: url, credentials: { clientId, clientSecret }, statusMapping: {}, since, http: new VendorHttpClient({ baseDelayMs: 10 }) };
+  return { baseUrl: simUrl(), credentials: { clientId, clientSecret }, statusMapping: {}, since, http: new VendorHttpClient({ baseDelayMs: 10 }) };
 }
 
 async function fetchAll<R extends SyncResource>(resource: R, c: SyncContext): Promise<{ pages: number; records: FetchedRecord<R>[] }> {

@@ -1,34 +1,11 @@
-import { loadVendorFixtures } from '../../sandbox/fixtures';
-import { startStandalone } from '../kit';
-import { createNinjaOneSimulator } from './simulator';
+import { ninjaFixtures, useNinjaOneSimulator } from './test-harness';
 import { softwareKey, type NinjaAlert, type NinjaDevice, type NinjaOsPatch, type NinjaSoftware } from './types';
 
-const alpha = loadVendorFixtures('sandbox-alpha', 'ninjaone').resources;
-const beta = loadVendorFixtures('sandbox-beta', 'ninjaone').resources;
-
-const sim = createNinjaOneSimulator({
-  clients: {
-    sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' },
-    'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta' },
-    load: { secret: 'load-secret', instance: 'load' },
-  },
-});
-let url: string;
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ url, close } = await startStandalone(sim));
-});
-afterAll(() => close());
-beforeEach(() => {
-  sim.reset();
-  sim.seed('sandbox-alpha', alpha);
-  sim.seed('sandbox-beta', beta);
-  sim.faults.clear();
-});
+const { sim, url: simUrl } = useNinjaOneSimulator();
+const { alpha, beta } = ninjaFixtures;
 
 async function token(clientId = 'sandbox', clientSecret = 'sandbox-secret'): Promise<string> {
-  const res = await fetch(`${url}/ws/oauth/token`, {
+  const res = await fetch(`${simUrl()}/ws/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'monitoring management control' }),
@@ -41,7 +18,7 @@ async function token(clientId = 'sandbox', clientSecret = 'sandbox-secret'): Pro
 }
 
 async function get<T>(bearer: string, path: string, query: Record<string, string | number> = {}): Promise<{ status: number; body: T }> {
-  const u = new URL(`${url}${path}`);
+  const u = new URL(`${simUrl()}${path}`);
   for (const [k, v] of Object.entries(query)) u.searchParams.set(k, String(v));
   const res = await fetch(u, { headers: { authorization: `Bearer ${bearer}` } });
   return { status: res.status, body: (await res.json()) as T };
@@ -81,7 +58,7 @@ async function reportPages<T>(bearer: string, path: string, pageSize: number, ex
 
 describe('NinjaOne simulator: authentication', () => {
   it('refuses the API without a valid bearer token, in NinjaOne error shape', async () => {
-    const none = await fetch(`${url}/v2/devices`);
+    const none = await fetch(`${simUrl()}/v2/devices`);
     expect(none.status).toBe(401);
     expect(await none.json()).toEqual({ error: 'not_authenticated', error_description: 'Invalid credentials', error_code: 10 });
 
@@ -90,7 +67,7 @@ describe('NinjaOne simulator: authentication', () => {
   });
 
   it('refuses bad client credentials and unsupported grants at the token endpoint', async () => {
-    const post = (form: Record<string, string>) => fetch(`${url}/ws/oauth/token`, {
+    const post = (form: Record<string, string>) => fetch(`${simUrl()}/ws/oauth/token`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form),
     });
     const wrongSecret = await post({ grant_type: 'client_credentials', client_id: 'sandbox', client_secret: 'nope', scope: 'monitoring' });
@@ -263,7 +240,7 @@ describe('NinjaOne simulator: faults', () => {
   it('answers injected throttling with Retry-After', async () => {
     const t = await token();
     sim.faults.inject({ status: 429, times: 1, retryAfterSeconds: 3, pathIncludes: '/v2/alerts' });
-    const res = await fetch(`${url}/v2/alerts`, { headers: { authorization: `Bearer ${t}` } });
+    const res = await fetch(`${simUrl()}/v2/alerts`, { headers: { authorization: `Bearer ${t}` } });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('3');
     expect((await get(t, '/v2/alerts')).status).toBe(200);
