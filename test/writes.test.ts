@@ -325,7 +325,18 @@ describe('the limited PSA connector (HaloPSA on sandbox-beta)', () => {
     expect(dry.status).toBe(200);
     const live = await svc.api(beta('/tickets'), { method: 'POST', json: { company_name: client.name, summary: 'Halo live on fixtures', dry_run: false, idempotency_key: newKey() } });
     expect(live.status).toBe(201);
-    expect(halo.get('sandbox-beta', 'tickets', Number(live.body.ticket_ref)).summary).toBe('Halo live on fixtures');
+    const ref = live.body.ticket_ref;
+    expect(halo.get('sandbox-beta', 'tickets', Number(ref)).summary).toBe('Halo live on fixtures');
+    // Write-back and time on the fixture host too.
+    const note = await svc.api(beta('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'note', note: { text: 'Checked the backup logs' }, dry_run: false } });
+    expect(note.status).toBe(200);
+    const actions = (halo.list('sandbox-beta', 'actions') as any[]).filter((a) => String(a.ticket_id) === ref);
+    expect(actions.some((a) => String(a.note).includes('Checked the backup logs'))).toBe(true);
+    const time = await svc.api(beta('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 0.5, billable: true, dry_run: false } });
+    expect(time.status).toBe(201);
+    // No board list on the limited connector: a board is refused before anything leaves.
+    const board = await svc.api(beta('/tickets'), { method: 'POST', json: { company_name: client.name, summary: 'x', board: '1' } });
+    expect(board.status).toBe(422);
   });
 
   it('answers 501 for a live commit against a non-fixture host, while previews still work', async () => {
