@@ -56,9 +56,9 @@ export function createServices(
   const sync = new SyncService(ds, box, audit, logger, http);
   sync.onSynced = () => records.invalidateSyncedAt();
   const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs);
-  const events = new EventsService(ds, queue);
+  const events = new EventsService(ds);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl, events) : null;
-  const pipeline = new WritePipeline(ds, queue, audit, new IdempotencyService(ds), () => config.publicUrl);
+  const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds), () => config.publicUrl);
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync);
   const findings = new FindingsService(ds, access, pipeline, tickets, events);
   return {

@@ -104,5 +104,12 @@ export interface WriteConnector {
    * project `projectRef` (never a project header); the limited connector writes a note on it.
    */
   previewProjectWrite(projectRef: string, d: TicketDraft): VendorRequestPreview[];
-  writeToProject(ctx: WriteContext, projectRef: string, d: TicketDraft): Promise<{ ticketRef: string | null; noteRef: string | null }>;
+  writeToProject(ctx: WriteContext, projectRef: string, d: TicketDraft): Promise<ProjectWrite>;
+  /** The project write this service made with `marker` (reconcile), or null. */
+  findProjectWrite(ctx: WriteContext, projectRef: string, marker: string): Promise<ProjectWrite | null>;
+}
+
+export interface ProjectWrite {
+  ticketRef: string | null;
+  noteRef: string | null;
 }

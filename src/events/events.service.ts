@@ -14,7 +14,6 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from 'pino';
-import type { JobQueue } from '../../jobs/queue/types';
 import type { TenantAccess } from '../tenants/access.service';
 import { ServiceError } from '../errors/service-error';
 import type { EventDraft } from './change-detector';
@@ -55,7 +54,7 @@ export class EventsService {
   private readonly handlers: EventsCommittedHandler[] = [];
   private logger: Logger | null = null;
 
-  constructor(readonly ds: DataSource, readonly queue: JobQueue) {}
+  constructor(readonly ds: DataSource) {}
 
   useLogger(logger: Logger): void {
     this.logger = logger;

@@ -11,7 +11,6 @@ import { computeBackoffDelay } from '../../jobs/queue/retry-policy';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, WriteConnector, WriteContext } from '../connectors/write-types';
 import { VendorHttpError, type VendorHttpClient } from '../connectors/vendor-http';
 import { writeConnector } from '../connectors/write-registry';
-import { LIMITED_PSA_CONNECTORS } from '../connectors/registry';
 import type { SecretBox } from '../security/secret-box';
 
 export type VendorWriteOp =
@@ -131,13 +130,8 @@ async function perform(writer: WriteConnector, ctx: WriteContext, w: VendorWrite
       return result;
     }
     case 'project.write': {
-      // A project ticket (ConnectWise, Autotask) or a note on the project (the limited connector).
-      const found = redelivered ? await writer.findTicketByMarker(ctx, w.draft.marker) : null;
-      if (found) return { ...result, ticketRef: found.ticketRef, native: found.native, reconciled: true };
-      if (redelivered && LIMITED_PSA_CONNECTORS.includes(writer.name)) {
-        const note = await writer.findNoteByMarker(ctx, w.projectRef, w.draft.marker);
-        if (note) return { ...result, noteRef: note.noteRef, reconciled: true };
-      }
+      const found = redelivered ? await writer.findProjectWrite(ctx, w.projectRef, w.draft.marker) : null;
+      if (found) return { ...result, ...found, reconciled: true };
       const r = await writer.writeToProject(ctx, w.projectRef, w.draft);
       return { ...result, ticketRef: r.ticketRef, noteRef: r.noteRef };
     }

@@ -5,7 +5,6 @@
  * answer so that a replay returns it. Every commit and every refusal is audited.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
 import type { AuditService } from '../audit/audit.service';
@@ -45,7 +44,6 @@ export function problemsError(connector: string, problems: FieldProblem[]): Serv
 
 export class WritePipeline {
   constructor(
-    readonly ds: DataSource,
     private readonly queue: JobQueue,
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,

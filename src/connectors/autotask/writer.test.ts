@@ -224,5 +224,7 @@ describe('project writes', () => {
     const row = stored('Tickets', result.ticketRef!);
     expect(sentFields(row, preview.body as Row)).toEqual(preview.body);
     expect((await at.findTicketByMarker(ctx(), d.marker))?.ticketRef).toBe(result.ticketRef);
+    expect(await at.findProjectWrite(ctx(), '29685001', d.marker)).toEqual({ ticketRef: result.ticketRef, noteRef: null });
+    expect(await at.findProjectWrite(ctx(), '29685001', 'msp-not-sent')).toBeNull();
   });
 });

@@ -344,6 +344,12 @@ export const autotaskWriter: WriteConnector = {
     const created = await createTicket(ctx, { ...d, projectSourceId: projectRef });
     return { ticketRef: created.ticketRef, noteRef: null };
   },
+
+  async findProjectWrite(ctx, _projectRef, marker) {
+    // A project ticket carries the marker like any ticket.
+    const found = await this.findTicketByMarker(ctx, marker);
+    return found ? { ticketRef: found.ticketRef, noteRef: null } : null;
+  },
 };
 
 async function createTicket(ctx: WriteContext, d: TicketDraft): Promise<CreatedTicket> {

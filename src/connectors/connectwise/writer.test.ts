@@ -226,6 +226,8 @@ describe('project writes', () => {
     // Planning (201) is closed; Controls Review (202) is the first open phase.
     expect(t.phase.id).toBe(202);
     expect((await cw.findTicketByMarker(ctx(), d.marker))?.ticketRef).toBe(result.ticketRef);
+    expect(await cw.findProjectWrite(ctx(), '11', d.marker)).toEqual({ ticketRef: result.ticketRef, noteRef: null });
+    expect(await cw.findProjectWrite(ctx(), '11', 'msp-not-sent')).toBeNull();
   });
 
   it('takes a create routed to a project as a project ticket', async () => {

@@ -344,6 +344,12 @@ export const connectwiseWriter: WriteConnector = {
     const created = await createProjectTicket(ctx, projectRef, d);
     return { ticketRef: created.ticketRef, noteRef: null };
   },
+
+  async findProjectWrite(ctx, _projectRef, marker) {
+    // A project ticket carries the marker like any ticket.
+    const found = await this.findTicketByMarker(ctx, marker);
+    return found ? { ticketRef: found.ticketRef, noteRef: null } : null;
+  },
 };
 
 async function createProjectTicket(ctx: WriteContext, projectRef: string, d: TicketDraft): Promise<CreatedTicket> {

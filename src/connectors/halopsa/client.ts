@@ -21,13 +21,16 @@ interface CachedToken {
 /** The one piece of state a connector keeps: tokens, shared by concurrent syncs of one connection. */
 const tokenCache = new Map<string, Promise<CachedToken>>();
 
-function credentialsOf(ctx: SyncContext): { clientId: string; clientSecret: string } {
+/** What a token needs: the read side's SyncContext and the write side's WriteContext both fit. */
+export type HaloAuthContext = Pick<SyncContext, 'baseUrl' | 'credentials' | 'http'>;
+
+function credentialsOf(ctx: HaloAuthContext): { clientId: string; clientSecret: string } {
   const { clientId, clientSecret } = ctx.credentials;
   if (!clientId || !clientSecret) throw new Error('HaloPSA credentials need clientId and clientSecret');
   return { clientId, clientSecret };
 }
 
-async function requestToken(ctx: SyncContext): Promise<CachedToken> {
+async function requestToken(ctx: HaloAuthContext): Promise<CachedToken> {
   const { clientId, clientSecret } = credentialsOf(ctx);
   const res = await ctx.http.request<{ access_token?: string; expires_in?: number }>({
     method: 'POST',
@@ -42,7 +45,8 @@ async function requestToken(ctx: SyncContext): Promise<CachedToken> {
   return { accessToken: token, expiresAt: Date.now() + Math.max(0, ttlMs - EXPIRY_MARGIN_MS) };
 }
 
-async function accessToken(ctx: SyncContext, forceNew = false): Promise<string> {
+/** The cached bearer token (read and write side share it); `forceNew` after a 401. */
+export async function accessToken(ctx: HaloAuthContext, forceNew = false): Promise<string> {
   const key = `${ctx.baseUrl}|${credentialsOf(ctx).clientId}`;
   let pending = tokenCache.get(key);
   if (pending && !forceNew) {

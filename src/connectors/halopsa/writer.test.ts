@@ -191,6 +191,8 @@ describe('project writes', () => {
     expect(stored.ticket_id).toBe(950);
     expect(sentFields(stored, element(preview.body))).toEqual(element(preview.body));
     expect(await halo.findNoteByMarker(ctx(), '950', d.marker)).toEqual({ noteRef: result.noteRef });
+    expect(await halo.findProjectWrite(ctx(), '950', d.marker)).toEqual({ ticketRef: null, noteRef: result.noteRef });
+    expect(await halo.findProjectWrite(ctx(), '950', 'msp-not-sent')).toBeNull();
   });
 
   it('takes a create routed to a project as the same project note', async () => {

@@ -20,7 +20,7 @@ import type {
   CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
   WriteConnector, WriteContext,
 } from '../write-types';
-import { HALO_PAGE_SIZE, type HaloRecord } from './client';
+import { accessToken, HALO_PAGE_SIZE, type HaloRecord } from './client';
 
 /** Action outcomes (configurable per Halo instance; these are the sandbox's). */
 const OUTCOME_UPDATE = 'Update';
@@ -112,38 +112,7 @@ function idProblems(ids: [string, string | null | undefined][]): FieldProblem[] 
 const NO_BOARDS: FieldProblem = { field: 'board', message: 'HaloPSA boards are not available through this limited connector; leave board out.' };
 const noteField = (n: NoteDraft) => (n.resolution ? 'evidence' : 'note.text');
 
-// ---- HTTP: client-credentials token, then Bearer calls under /api ----
-
-interface Token {
-  value: string;
-  expiresAt: number;
-}
-/** Tokens per base URL and client id (the one piece of state); renewed a minute before expiry. */
-const tokens = new Map<string, Promise<Token>>();
-
-async function requestToken(ctx: WriteContext): Promise<Token> {
-  const { clientId, clientSecret } = ctx.credentials;
-  if (!clientId || !clientSecret) throw new Error('HaloPSA credentials need clientId and clientSecret');
-  const res = await ctx.http.request<{ access_token?: string; expires_in?: number }>({
-    method: 'POST',
-    url: `${ctx.baseUrl}/auth/token`,
-    form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'all' },
-    retry: true, // asking for a token changes nothing
-  });
-  if (!res.body?.access_token) throw new Error('HaloPSA token response carried no access_token');
-  const ttlMs = (typeof res.body.expires_in === 'number' ? res.body.expires_in : 3600) * 1000;
-  return { value: res.body.access_token, expiresAt: Date.now() + Math.max(0, ttlMs - 60_000) };
-}
-
-async function bearer(ctx: WriteContext, fresh: boolean): Promise<string> {
-  const key = `${ctx.baseUrl}|${ctx.credentials.clientId}`;
-  const cached = fresh ? null : await tokens.get(key)?.catch(() => null);
-  if (cached && cached.expiresAt > Date.now()) return cached.value;
-  const pending = requestToken(ctx);
-  tokens.set(key, pending);
-  pending.catch(() => tokens.delete(key));
-  return (await pending).value;
-}
+// ---- HTTP: Bearer calls under /api with the read side's token cache (./client.ts) ----
 
 interface Send {
   method: VendorRequestPreview['method'];
@@ -159,7 +128,7 @@ async function call<T>(ctx: WriteContext, req: Send, fields: FieldMap, fallback:
       const res = await ctx.http.request<T>({
         method: req.method,
         url: `${ctx.baseUrl}${req.path}`,
-        headers: { authorization: `Bearer ${await bearer(ctx, attempt > 0)}` },
+        headers: { authorization: `Bearer ${await accessToken(ctx, attempt > 0)}` },
         query: req.query,
         json: req.body,
         retry: req.method === 'GET',
@@ -316,5 +285,11 @@ export const haloPsaWriter: WriteConnector = {
   async writeToProject(ctx, projectRef, d) {
     const noteRef = await addAction(ctx, projectNoteBody(projectRef, d), PROJECT_FIELDS, 'project_source_id');
     return { ticketRef: null, noteRef };
+  },
+
+  async findProjectWrite(ctx, projectRef, marker) {
+    // The limited connector's project write is a note on the project.
+    const found = await this.findNoteByMarker(ctx, projectRef, marker);
+    return found ? { ticketRef: null, noteRef: found.noteRef } : null;
   },
 };
