@@ -57,7 +57,7 @@ export class ContactRecord extends SyncedRecord {
 @Unique('uq_members_source', ['tenantId', 'connectionId', 'sourceId'])
 @Index('ix_members_tenant_id', ['tenantId', 'id'])
 export class MemberRecord extends SyncedRecord {
-  /** The value CreateTimeEntryBody.member accepts (ConnectWise identifier, Autotask resource id, ...). */
+  /** The value CreateTimeEntryBody.member accepts (the vendor's member identifier or resource id). */
   @Column({ name: 'member_ref', type: 'text' }) memberRef!: string;
   @Column({ name: 'display_name', type: 'text' }) displayName!: string;
   @Column({ type: 'boolean', nullable: true }) active!: boolean | null;

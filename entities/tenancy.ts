@@ -3,8 +3,8 @@ import { BaseEntityWithId } from './base';
 
 export const CONNECTION_KINDS = ['psa', 'rmm', 'distributor'] as const;
 export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
-export const CONNECTOR_NAMES = ['connectwise', 'autotask', 'halopsa', 'ninjaone', 'pax8'] as const;
-export type ConnectorName = (typeof CONNECTOR_NAMES)[number];
+/** A connector registered in src/connectors/registry.ts (the one place that names the vendors). */
+export type ConnectorName = string;
 
 @Entity('isvs')
 export class Isv extends BaseEntityWithId {
@@ -20,11 +20,21 @@ export class Isv extends BaseEntityWithId {
   routingRecommendation!: Record<string, string>;
 }
 
+/** An ISV's key (`sk_live_...`) or an MSP's key for its own tenant (`sk_msp_...`). */
 @Entity('api_keys')
 export class ApiKey extends BaseEntityWithId {
-  @Column({ name: 'isv_id', type: 'uuid' })
+  @Column({ type: 'text', default: 'isv' })
+  kind!: 'isv' | 'msp';
+
+  /** The ISV of an ISV key; null for an MSP key. */
+  @Column({ name: 'isv_id', type: 'uuid', nullable: true })
   @Index()
-  isvId!: string;
+  isvId!: string | null;
+
+  /** The tenant of an MSP key; null for an ISV key. */
+  @Column({ name: 'tenant_id', type: 'uuid', nullable: true })
+  @Index()
+  tenantId!: string | null;
 
   /** SHA-256 of the whole key, hex. The key itself is never stored. */
   @Column({ name: 'key_hash', type: 'text', unique: true })

@@ -4,34 +4,37 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { pinoHttp } from 'pino-http';
+import { timingSafeEqual } from 'node:crypto';
+import { GraphQLError } from 'graphql';
+import { RequestValidationError } from './errors/request-validation-error';
 import { ServiceError } from './errors/service-error';
 import type { GraphContext } from './graphql/context';
-import { GraphExecutor, unwrap } from './graphql/executor';
 import { domainSchema } from './graphql/schema';
 import { mountDocs } from './http/docs';
 import { Metrics } from './http/metrics';
-import { RequestValidationError, sendError, sendValidationError } from './rest/http-errors';
+import { sendError, sendValidationError } from './rest/http-errors';
 import { buildOpenApi } from './rest/openapi';
-import { PENDING_ROUTES } from './rest/pending-routes';
-import { ALL_DOCUMENTS } from './rest/operations';
-import { bindRoute, expressPath, type RouteDef } from './rest/route';
-import { ROUTES } from './rest/routes';
-import { mountSimulators } from './sandbox/simulators';
+import { bindOperation, expressPath } from './rest/rest-adapter';
+import { mountSimulators } from './simulators';
 import type { Services } from './services';
-import { FEATURES } from './features';
+import { allOperations, FEATURES } from './features';
 
 export interface BuiltApp {
   app: Express;
-  graph: GraphExecutor;
-  routes: RouteDef[];
   apollo: ApolloServer<GraphContext>;
 }
 
-/** Feature routes replace the pending placeholder of the same method and path. */
-export function allRoutes(): RouteDef[] {
-  const featureRoutes = FEATURES.flatMap((f) => f.routes ?? []);
-  const taken = new Set(featureRoutes.map((r) => `${r.method} ${r.path}`));
-  return [...ROUTES, ...featureRoutes, ...PENDING_ROUTES.filter((r) => !taken.has(`${r.method} ${r.path}`))];
+/** The error a resolver threw, through GraphQL's wrapping. */
+function originalError(error: unknown): unknown {
+  let e = error;
+  while (e instanceof GraphQLError && e.originalError) e = e.originalError;
+  return e;
+}
+
+function sameSecret(given: string | undefined, expected: string): boolean {
+  const a = Buffer.from(given ?? '', 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** `extra` mounts routes that are not part of the service (the benchmark's baseline handler). */
@@ -43,8 +46,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   app.set('query parser', 'simple');
   const metrics = new Metrics();
   const schema = domainSchema();
-  const graph = new GraphExecutor(schema, services);
-  const routes = allRoutes();
+  const operations = allOperations();
 
   app.use(pinoHttp({
     logger,
@@ -74,7 +76,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   });
   let openapi: Record<string, unknown> | undefined;
   app.get('/openapi.json', (_req, res) => {
-    openapi ??= buildOpenApi(routes, config.publicUrl);
+    openapi ??= buildOpenApi(operations, config.publicUrl);
     res.json(openapi);
   });
   mountDocs(app);
@@ -86,14 +88,19 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     schema,
     introspection: true,
     formatError: (formatted, error) => {
-      const e = unwrap(error as never);
-      if (e instanceof ServiceError) return { ...formatted, message: e.message, extensions: { ...formatted.extensions, code: e.code, needed: e.extras.needed } };
+      const e = originalError(error);
+      if (e instanceof ServiceError) {
+        return { ...formatted, message: e.message, extensions: { ...formatted.extensions, code: e.code, status: e.status, needed: e.extras.needed, details: e.extras.details } };
+      }
+      if (e instanceof RequestValidationError) {
+        return { ...formatted, message: e.message, extensions: { ...formatted.extensions, code: 'request_invalid', status: 422, detail: e.detail } };
+      }
       return formatted;
     },
   });
   await apollo.start();
   app.use('/graphql', (req: Request, res: Response, next: NextFunction) => {
-    if (req.headers.authorization !== `Bearer ${config.adminToken}`) {
+    if (!sameSecret(req.headers.authorization, `Bearer ${config.adminToken}`)) {
       sendError(res, config.publicUrl, 'unauthenticated', '/graphql needs Authorization: Bearer <ADMIN_TOKEN>.');
       return;
     }
@@ -105,11 +112,11 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     res.locals.caller = await services.access.authenticate(req.header('x-api-key') ?? undefined);
     next();
   };
-  for (const r of routes) {
-    app[r.method](expressPath(r.path), authenticate, bindRoute(r, graph));
+  for (const op of operations) {
+    if (op.http) app[op.http.method](expressPath(op.http.path), authenticate, bindOperation(op, services));
   }
 
-  for (const f of FEATURES) f.mount?.(app, services, graph);
+  for (const f of FEATURES) f.mount?.(app, services);
   extra?.(app);
   app.use((req: Request, res: Response) => {
     sendError(res, config.publicUrl, 'not_found', `No route ${req.method} ${req.path}.`);
@@ -131,8 +138,5 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     req.log?.error({ err }, 'unhandled error');
     sendError(res, config.publicUrl, 'internal', 'Something went wrong on our side; the request id identifies it in our logs.');
   });
-
-  // Fail at start, not at the first request, if an operation no longer fits the schema.
-  for (const doc of [...ALL_DOCUMENTS, ...FEATURES.flatMap((f) => f.documents ?? [])]) graph.prepare(doc);
-  return { app, graph, routes, apollo };
+  return { app, apollo };
 }

@@ -1,19 +1,16 @@
 /**
- * A feature plugs into the service in one place: its REST routes, graph resolvers, the graph
- * operations its routes run (validated at start), and `install`, which wires its job handlers and
- * sync listeners before the queue starts. `mount` adds non-REST HTTP endpoints (MCP).
+ * A feature plugs into the service in one place: its operations (each declared once; REST, GraphQL
+ * and MCP come from them), `install`, which wires its sync listeners and subscribers before the queue
+ * starts, and `mount` for HTTP endpoints that are not operations (the MCP transport). Job processors
+ * are registered in one place, jobs/processors/index.ts, against the typed job registry.
  */
 import type { Express } from 'express';
-import type { GraphExecutor } from './graphql/executor';
-import type { RouteDef } from './rest/route';
+import type { Operation } from './operations/operation';
 import type { Services } from './services';
 
 export interface FeatureModule {
   name: string;
-  routes?: RouteDef[];
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  resolvers?: Function[];
-  documents?: string[];
+  operations?: Operation[];
   install?(services: Services): void;
-  mount?(app: Express, services: Services, graph: GraphExecutor): void;
+  mount?(app: Express, services: Services): void;
 }

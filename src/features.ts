@@ -1,8 +1,33 @@
-/** Every feature module, in mount order. */
+/** Every feature module, in mount order; their operations are the whole API (REST, GraphQL, MCP). */
 import type { FeatureModule } from './feature';
+import type { Operation } from './operations/operation';
+import { auditFeature } from './audit/feature';
 import { eventsFeature } from './events/feature';
 import { mcpFeature } from './mcp/feature';
+import { pendingFeature } from './pending/feature';
+import { recordsFeature } from './records/feature';
+import { sandboxFeature } from './sandbox/feature';
+import { syncFeature } from './sync/feature';
+import { tenantsFeature } from './tenants/feature';
 import { ticketsFeature } from './tickets/feature';
 import { webhooksFeature } from './webhooks/feature';
 
-export const FEATURES: FeatureModule[] = [ticketsFeature, eventsFeature, webhooksFeature, mcpFeature];
+export const FEATURES: FeatureModule[] = [
+  tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
+  pendingFeature, mcpFeature,
+];
+
+let operations: Operation[] | undefined;
+
+/** Every operation; names are unique (GraphQL fields, OpenAPI operationIds, MCP tools). */
+export function allOperations(): Operation[] {
+  if (operations) return operations;
+  const all = FEATURES.flatMap((f) => f.operations ?? []);
+  const seen = new Set<string>();
+  for (const op of all) {
+    if (seen.has(op.name)) throw new Error(`two operations are named ${op.name}`);
+    seen.add(op.name);
+  }
+  operations = all;
+  return all;
+}

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   ];
   if (running.sandbox) {
     lines.push(`  sandbox API key: ${running.sandbox.apiKey ?? '(none: set SANDBOX_API_KEY)'}`);
-    for (const t of running.sandbox.tenants) lines.push(`  sandbox tenant ${t.slug}: ${t.id}`);
+    for (const t of running.sandbox.tenants) lines.push(`  sandbox tenant ${t.slug}: ${t.id}  (MSP key ${t.mspKey})`);
   }
   if (config.adminTokenGenerated) lines.push(`  admin token (GraphQL at /graphql, this run only): ${config.adminToken}`);
   lines.push(`  try: curl -H 'X-API-Key: ${running.sandbox?.apiKey ?? '<key>'}' ${config.publicUrl}/tenants`, '');

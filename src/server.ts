@@ -7,12 +7,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createJobQueue } from '../jobs/queue';
-import { syncConnectionProcessor } from '../jobs/processors/sync-connection.processor';
+import { registerProcessors } from '../jobs/processors';
 import { buildApp } from './app';
 import { FEATURES } from './features';
 import type { AppConfig } from './config/config';
 import { openDatabase, type DatabaseOptions } from './db/database';
-import { createSandboxSimulators } from './sandbox/simulators';
+import { createSandboxSimulators } from './simulators';
 import type { SandboxInfo } from './sandbox/sandbox.service';
 import { createServices, type Services } from './services';
 import { createLogger } from './shared/logger';
@@ -49,7 +49,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
   });
   const simulators = config.sandboxEnabled ? createSandboxSimulators(config.adminToken) : null;
   const services = createServices(config, db, queue, logger, simulators, opts.http);
-  queue.register('sync.connection', syncConnectionProcessor(services.sync), { concurrency: 2 });
+  registerProcessors(queue, services);
   for (const f of FEATURES) f.install?.(services);
   try {
     return await serve(config, services, opts);

@@ -89,9 +89,9 @@ describe('the kind filter', () => {
   });
 
   it('the graph query answers the same', async () => {
-    const res = await svc.graphql('query($t: ID!) { events(tenant_id: $t, kind: "ticket", limit: 10) { events { id kind } sandbox next_cursor } }', { t: svc.alphaId });
-    expect(res.data.events.events.map((e: any) => e.kind).sort()).toEqual(['ticket.noted', 'ticket.updated']);
-    expect(res.data.events.next_cursor).toBeNull();
+    const res = await svc.graphql('query($t: ID!) { list_events(tenant_id: $t, kind: "ticket", limit: 10) { events { id kind } sandbox next_cursor } }', { t: svc.alphaId });
+    expect(res.data.list_events.events.map((e: any) => e.kind).sort()).toEqual(['ticket.noted', 'ticket.updated']);
+    expect(res.data.list_events.next_cursor).toBeNull();
   });
 
   it('an unknown kind, a bad cursor or limit is a 422 validation error', async () => {
@@ -113,8 +113,8 @@ describe('grants', () => {
     const visible = await feed(svc.betaId);
     expect(kinds(visible)).toEqual(['ticket.updated']);
     // The event exists: the admin sees it.
-    const admin = await svc.graphql('query($t: ID!) { events(tenant_id: $t, kind: "company") { events { kind vendor_id } } }', { t: svc.betaId });
-    expect(admin.data.events.events).toEqual([{ kind: 'company.updated', vendor_id: '12' }]);
+    const admin = await svc.graphql('query($t: ID!) { list_events(tenant_id: $t, kind: "company") { events { kind vendor_id } } }', { t: svc.betaId });
+    expect(admin.data.list_events.events).toEqual([{ kind: 'company.updated', vendor_id: '12' }]);
   });
 
   it('a key granted no event kinds gets grant_missing for each, and only sandbox_reset without kind', async () => {

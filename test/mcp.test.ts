@@ -132,10 +132,10 @@ describe('errors', () => {
     expect((result.content[0] as { text: string }).text).toMatch(/Input validation error/);
   });
 
-  it('a tenant_id that is not a UUID is refused', async () => {
+  it('a tenant_id that names no visible tenant (a malformed one included) is not_found, as on REST', async () => {
     const result = await call(client, 'list_tickets', { tenant_id: 'sandbox-alpha' });
     expect(result.isError).toBe(true);
-    expect((result.content[0] as { text: string }).text).toMatch(/UUID/);
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({ code: 'not_found', status: 404 });
   });
 });
 

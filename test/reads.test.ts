@@ -4,7 +4,12 @@
  * parameters answered 422 (never 500), and the limited PSA connector's 501s.
  */
 import type { ZodType } from 'zod';
-import * as S from '../src/rest/schemas';
+import { AuditList } from '../src/audit/audit.schemas';
+import * as RecordSchemas from '../src/records/record.schemas';
+import { HTTPValidationError } from '../src/rest/schemas';
+import * as TenantSchemas from '../src/tenants/tenant.schemas';
+
+const S = { ...RecordSchemas, ...TenantSchemas, AuditList, HTTPValidationError };
 import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;
@@ -130,6 +135,7 @@ describe('query parameters', () => {
   it.each([
     ['limit=0', 'limit'], ['limit=501', 'limit'], ['limit=abc', 'limit'], ['limit=1.5', 'limit'],
     ['cursor=not-a-cursor', 'cursor'], ['updated_since=yesterday', 'updated_since'], ['color=blue', 'color'],
+    ['limit=0x10', 'limit'], ['limit=1e2', 'limit'], ['limit=%205', 'limit'], ['updated_since=2026-02-30T00:00:00Z', 'updated_since'],
   ])('%s gives 422 HTTPValidationError naming the parameter', async (qs, param) => {
     const res = await svc.api(`/tenants/${svc.alphaId}/tickets?${qs}`);
     expect(res.status).toBe(422);
@@ -137,10 +143,17 @@ describe('query parameters', () => {
     expect(res.body.detail.some((d: any) => d.loc[0] === 'query' && d.loc.includes(param))).toBe(true);
   });
 
-  it('a tenant id that is not a UUID is a 422 on the path', async () => {
-    const res = await svc.api('/tenants/not-a-uuid/tickets');
+  it('a tenant id that names nothing visible, a malformed one included, is 404 not_found', async () => {
+    for (const id of ['not-a-uuid', '00000000-0000-0000-0000-000000000000', '%00', 'x'.repeat(300)]) {
+      const res = await svc.api(`/tenants/${id}/tickets`);
+      expect({ id, status: res.status, code: res.body.code }).toEqual({ id, status: 404, code: 'not_found' });
+    }
+  });
+
+  it('a request-schema failure lists every problem, not only the first', async () => {
+    const res = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=0&color=blue&cursor=nope`);
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(['path', 'tenant_id']);
+    expect(res.body.detail.map((d: any) => d.loc.join('.')).sort()).toEqual(['query.color', 'query.cursor', 'query.limit']);
   });
 
   it('updated_since filters by the vendor update time', async () => {

@@ -5,6 +5,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { getNamedType, isInputObjectType, isObjectType } from 'graphql';
+import { domainSchema } from '../src/graphql/schema';
+import { GraphTypeFactory } from '../src/graphql/zod-graphql';
+import { z } from '../src/shared/request';
 import { emittedSchemas } from '../src/tools/emit-schema';
 import { ERROR_CODES } from '../src/errors/error-codes';
 import { startTestService, type TestService } from './support/service';
@@ -35,6 +39,43 @@ describe('checked-in schemas', () => {
   });
 });
 
+describe('the typed graph', () => {
+  /** Vendor payloads (records' raw and vendor.native, vendor_native in, a preview's request body) and free-form detail. */
+  const PAYLOAD_FIELDS = ['raw', 'native', 'vendor_native', 'detail', 'body'];
+
+  it('has no JSONObject or JSON argument or result apart from the vendor payload fields', () => {
+    const opaque: string[] = [];
+    const isJson = (t: Parameters<typeof getNamedType>[0]) => ['JSONObject', 'JSON'].includes(getNamedType(t).name);
+    for (const type of Object.values(domainSchema().getTypeMap())) {
+      if (type.name.startsWith('__') || !(isObjectType(type) || isInputObjectType(type))) continue;
+      for (const field of Object.values(type.getFields())) {
+        if (isJson(field.type) && !PAYLOAD_FIELDS.includes(field.name)) opaque.push(`${type.name}.${field.name}`);
+        for (const arg of 'args' in field ? field.args : []) if (isJson(arg.type)) opaque.push(`${type.name}.${field.name}(${arg.name})`);
+      }
+    }
+    expect(opaque).toEqual([]);
+  });
+
+  it('has no field that returns JSON as a string', () => {
+    const sdl = emittedSchemas()['schema.graphql'];
+    expect(sdl).not.toMatch(/_json\b/i);
+    expect(sdl).not.toContain('list_page_json');
+  });
+
+  it('refuses to build a field that would need opaque JSON', () => {
+    const bad = z.object({ settings: z.record(z.string(), z.unknown()) }).openapi('Bad');
+    expect(() => new GraphTypeFactory().objectType(bad, 'Bad')).toThrow(/opaque JSON is allowed only for vendor payload fields/);
+  });
+
+  it('every write answers a typed union of its preview and its commit', () => {
+    const mutation = domainSchema().getMutationType()!.getFields();
+    for (const name of ['create_ticket', 'write_ticket', 'create_time_entry', 'route_finding']) {
+      const t = getNamedType(mutation[name].type);
+      expect({ name, kind: t.constructor.name }).toEqual({ name, kind: 'GraphQLUnionType' });
+    }
+  });
+});
+
 describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document with version 0.77.0', async () => {
     expect(doc.openapi).toBe('3.1.0');
@@ -61,6 +102,17 @@ describe('GET /openapi.json', () => {
         expect({ route: `${method} ${p}`, serverError: res.status >= 500 && res.status !== 501 }).toEqual({ route: `${method} ${p}`, serverError: false });
       }
     }
+  });
+
+  it('a write documents its preview (200) and its commit (201) with exact schemas, not free-form objects', () => {
+    const create = doc.paths['/tenants/{tenant_id}/tickets'].post.responses;
+    expect(create['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/TicketCreatePreview');
+    expect(create['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/TicketCreateResult');
+    const result = doc.components.schemas.TicketCreateResult;
+    expect(result.additionalProperties).toBe(false);
+    expect(result.properties.ticket_ref).toBeDefined();
+    expect(result.properties.dry_run).toMatchObject({ enum: [false] });
+    expect(doc.components.schemas.WriteResult).toBeUndefined();
   });
 
   it('records reject undeclared properties (additionalProperties false)', () => {

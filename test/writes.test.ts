@@ -72,6 +72,45 @@ describe('ticket create: preview', () => {
   });
 });
 
+describe('a commit needs an idempotency_key', () => {
+  it('without one the commit is a 422 HTTPValidationError naming idempotency_key, and nothing is written', async () => {
+    const before = JSON.stringify(cwTickets());
+    for (const [path, json] of [
+      ['/tickets', { company_name: await aCompany(), summary: 'No key', dry_run: false }],
+      ['/time-entries', { ticket_ref: '1', hours: 1, billable: true, dry_run: false }],
+      ['/tickets/write', { ticket_ref: '1', action: 'note', note: { text: 'x' }, dry_run: false }],
+    ] as const) {
+      const res = await svc.api(alpha(path), { method: 'POST', json });
+      expect({ path, status: res.status }).toEqual({ path, status: 422 });
+      expect(res.body.detail.map((d: any) => d.loc.join('.'))).toContain('body.idempotency_key');
+    }
+    expect(JSON.stringify(cwTickets())).toBe(before);
+  });
+
+  it('the Idempotency-Key header is the same value: a commit with it lands once, and a replay by header returns the first answer', async () => {
+    const key = newKey();
+    const json = { company_name: await aCompany(), summary: 'Keyed by header', dry_run: false };
+    const first = await svc.api(alpha('/tickets'), { method: 'POST', json, headers: { 'Idempotency-Key': key } });
+    expect(first.status).toBe(201);
+    const again = await svc.api(alpha('/tickets'), { method: 'POST', json: { ...json, idempotency_key: key } });
+    expect(again.status).toBe(201);
+    expect(again.body.idempotent_replay).toBe(true);
+    expect(again.headers.get('idempotent-replay')).toBe('true');
+    expect(again.body.ticket_ref).toBe(first.body.ticket_ref);
+    expect(cwTickets().filter((t: any) => t.summary === 'Keyed by header')).toHaveLength(1);
+  });
+
+  it('a header and a body key that differ are a 422, and nothing is written', async () => {
+    const before = JSON.stringify(cwTickets());
+    const res = await svc.api(alpha('/tickets'), {
+      method: 'POST', json: { company_name: await aCompany(), summary: 'Two keys', dry_run: false, idempotency_key: 'a-1' }, headers: { 'Idempotency-Key': 'b-2' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0].loc).toEqual(['header', 'Idempotency-Key']);
+    expect(JSON.stringify(cwTickets())).toBe(before);
+  });
+});
+
 describe('ticket create: commit exactly once', () => {
   it('a replay returns idempotent_replay and the original result', async () => {
     const body = { company_name: await aCompany(), summary: 'Printer offline', dry_run: false, idempotency_key: newKey() };
@@ -180,25 +219,26 @@ describe('write-back on linked tickets', () => {
   beforeAll(async () => { ref = await createLinkedTicket(); });
 
   it('update, note, close with evidence and reopen land in ConnectWise', async () => {
-    const upd = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'update', status: 'in_progress', dry_run: false } });
+    const upd = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'update', status: 'in_progress', dry_run: false, idempotency_key: newKey() } });
     expect(upd.status).toBe(200);
     const statuses = (await svc.api(alpha('/ticket-statuses?limit=500'))).body.statuses;
     const canonOf = (id: number) => statuses.find((s: any) => s.id === String(id))?.canonical;
     expect(canonOf(cw.get('sandbox-alpha', 'tickets', Number(ref)).status.id)).toBe('in_progress');
 
-    const note = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'note', note: { text: 'Restarted the agent', internal: true }, dry_run: false } });
-    expect(note.status).toBe(200);
+    const note = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'note', note: { text: 'Restarted the agent', internal: true }, dry_run: false, idempotency_key: newKey() } });
+    expect(note.status).toBe(201);
+    expect(note.body.created).toBe(true);
     expect(note.body.note_ref).toBeTruthy();
 
-    const noEvidence = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'close', dry_run: false } });
+    const noEvidence = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'close', dry_run: false, idempotency_key: newKey() } });
     expect(noEvidence.status).toBe(422);
     expect(noEvidence.body.details.field).toBe('evidence');
 
-    const close = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'close', evidence: 'Backup verified green for 3 nights', dry_run: false } });
-    expect(close.status).toBe(200);
+    const close = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'close', evidence: 'Backup verified green for 3 nights', dry_run: false, idempotency_key: newKey() } });
+    expect(close.status).toBe(201);
     expect(cw.get('sandbox-alpha', 'tickets', Number(ref)).closedFlag).toBe(true);
 
-    const reopen = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'reopen', dry_run: false } });
+    const reopen = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'reopen', dry_run: false, idempotency_key: newKey() } });
     expect(reopen.status).toBe(200);
     expect(cw.get('sandbox-alpha', 'tickets', Number(ref)).closedFlag).toBe(false);
   }, 60_000);
@@ -254,7 +294,7 @@ describe('time entries', () => {
     expect(unknown.body.details.field).toBe('member');
     const preview = await svc.api(alpha('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 1, billable: true } });
     expect(preview.status).toBe(200);
-    const live = await svc.api(alpha('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 1, billable: true, dry_run: false } });
+    const live = await svc.api(alpha('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 1, billable: true, dry_run: false, idempotency_key: newKey() } });
     expect(live.status).toBe(422);
     expect(live.body.details.field).toBe('member');
   });
@@ -328,11 +368,11 @@ describe('the limited PSA connector (HaloPSA on sandbox-beta)', () => {
     const ref = live.body.ticket_ref;
     expect(halo.get('sandbox-beta', 'tickets', Number(ref)).summary).toBe('Halo live on fixtures');
     // Write-back and time on the fixture host too.
-    const note = await svc.api(beta('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'note', note: { text: 'Checked the backup logs' }, dry_run: false } });
-    expect(note.status).toBe(200);
+    const note = await svc.api(beta('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'note', note: { text: 'Checked the backup logs' }, dry_run: false, idempotency_key: newKey() } });
+    expect(note.status).toBe(201);
     const actions = (halo.list('sandbox-beta', 'actions') as any[]).filter((a) => String(a.ticket_id) === ref);
     expect(actions.some((a) => String(a.note).includes('Checked the backup logs'))).toBe(true);
-    const time = await svc.api(beta('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 0.5, billable: true, dry_run: false } });
+    const time = await svc.api(beta('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 0.5, billable: true, dry_run: false, idempotency_key: newKey() } });
     expect(time.status).toBe(201);
     // No board list on the limited connector: a board is refused before anything leaves.
     const board = await svc.api(beta('/tickets'), { method: 'POST', json: { company_name: client.name, summary: 'x', board: '1' } });
@@ -351,7 +391,7 @@ describe('the limited PSA connector (HaloPSA on sandbox-beta)', () => {
     const client = (halo.list('sandbox-beta', 'clients') as any[]).find((x: any) => x.inactive !== true);
     const count = (halo.list('sandbox-beta', 'tickets') as any[]).length;
     expect((await svc.api(`/tenants/${tenantId}/tickets`, { method: 'POST', json: { company_name: client.name, summary: 'x' } })).status).toBe(200);
-    const live = await svc.api(`/tenants/${tenantId}/tickets`, { method: 'POST', json: { company_name: client.name, summary: 'x', dry_run: false } });
+    const live = await svc.api(`/tenants/${tenantId}/tickets`, { method: 'POST', json: { company_name: client.name, summary: 'x', dry_run: false, idempotency_key: newKey() } });
     expect(live.status).toBe(501);
     expect(live.body.code).toBe('not_supported');
     expect((halo.list('sandbox-beta', 'tickets') as any[]).length).toBe(count);
@@ -409,7 +449,7 @@ describe('Autotask (live PSA connector)', () => {
     const c = await svc.graphql('mutation($input: CreateConnectionInput!) { create_connection(input: $input) { id } }', {
       input: { tenant_id: tenantId, kind: 'psa', connector: 'autotask', base_url: `${svc.url}/sandbox-vendors/autotask/atservicesrest/v1.0`,
         credentials: { username: 'sandbox', secret: 'sandbox-secret', integrationCode: 'SANDBOX' },
-        status_mapping: loadVendorFixtures('autotask-demo', 'autotask').statusMapping },
+        status_mapping: Object.entries(loadVendorFixtures('autotask-demo', 'autotask').statusMapping).map(([vendor_status, canonical]) => ({ vendor_status, canonical })) },
     });
     await svc.graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["psa.ticket.create","psa.ticket.update","psa.time.create"]) { id } }', { i: isv, c: c.data.create_connection.id });
     const sync = await svc.api(`/tenants/${tenantId}/sync`, { method: 'POST', json: {} });
@@ -426,10 +466,10 @@ describe('Autotask (live PSA connector)', () => {
     expect((at.list('autotask-demo', 'Tickets') as any[]).filter((x: any) => x.title === 'Autotask ticket')).toHaveLength(1);
 
     const member = (await svc.api(`/tenants/${tenantId}/members?limit=500`)).body.members.find((m: any) => m.active).id;
-    const tooLong = await svc.api(`/tenants/${tenantId}/time-entries`, { method: 'POST', json: { ticket_ref: res.body.ticket_ref, hours: 25, billable: true, member, dry_run: false } });
+    const tooLong = await svc.api(`/tenants/${tenantId}/time-entries`, { method: 'POST', json: { ticket_ref: res.body.ticket_ref, hours: 25, billable: true, member, dry_run: false, idempotency_key: newKey() } });
     expect(tooLong.status).toBe(422);
     expect(tooLong.body.details.field).toBe('hours');
-    const ok = await svc.api(`/tenants/${tenantId}/time-entries`, { method: 'POST', json: { ticket_ref: res.body.ticket_ref, hours: 2, billable: true, member, dry_run: false } });
+    const ok = await svc.api(`/tenants/${tenantId}/time-entries`, { method: 'POST', json: { ticket_ref: res.body.ticket_ref, hours: 2, billable: true, member, dry_run: false, idempotency_key: newKey() } });
     expect(ok.status).toBe(201);
   }, 60_000);
 });

@@ -25,6 +25,7 @@ import {
   JobName,
   JobOutcome,
   JobPayload,
+  JobPayloads,
   JobQueue,
 } from './types';
 
@@ -87,7 +88,7 @@ export class BullMqJobQueue implements JobQueue {
     }
   }
 
-  register<T extends JobPayload, R>(name: JobName, handler: JobHandler<T, R>, opts: { concurrency?: number } = {}): void {
+  register<N extends JobName, R>(name: N, handler: JobHandler<JobPayloads[N], R>, opts: { concurrency?: number } = {}): void {
     this.queue(name);
     if (this.started) throw new Error(`Cannot register "${name}" after start()`);
     if (this.handlers.has(name)) throw new Error(`A handler for "${name}" is already registered`);
@@ -117,7 +118,7 @@ export class BullMqJobQueue implements JobQueue {
     await Promise.all(this.workers.map((worker) => worker.waitUntilReady()));
   }
 
-  async add<T extends JobPayload>(name: JobName, data: T, opts: AddJobOptions = {}): Promise<{ id: string }> {
+  async add<N extends JobName>(name: N, data: JobPayloads[N], opts: AddJobOptions = {}): Promise<{ id: string }> {
     if (this.closed) throw new Error('Job queue is closed');
     if (opts.jobId !== undefined) assertValidJobId(opts.jobId);
     const attempts = opts.attempts ?? 1;
@@ -155,7 +156,7 @@ export class BullMqJobQueue implements JobQueue {
     });
   }
 
-  async upsertScheduler<T extends JobPayload>(schedulerId: string, everyMs: number, name: JobName, data: T): Promise<void> {
+  async upsertScheduler<N extends JobName>(schedulerId: string, everyMs: number, name: N, data: JobPayloads[N]): Promise<void> {
     if (this.closed) throw new Error('Job queue is closed');
     if (!(everyMs > 0)) throw new Error('everyMs must be > 0');
     // Schedulers live in a queue; one that moves to another job name must leave its old queue.

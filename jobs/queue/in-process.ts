@@ -16,6 +16,7 @@ import {
   JobName,
   JobOutcome,
   JobPayload,
+  JobPayloads,
   JobQueue,
 } from './types';
 
@@ -85,7 +86,7 @@ export class InProcessJobQueue implements JobQueue {
     }
   }
 
-  register<T extends JobPayload, R>(name: JobName, handler: JobHandler<T, R>, opts: { concurrency?: number } = {}): void {
+  register<N extends JobName, R>(name: N, handler: JobHandler<JobPayloads[N], R>, opts: { concurrency?: number } = {}): void {
     const lane = this.lane(name);
     if (this.started) throw new Error(`Cannot register "${name}" after start()`);
     if (lane.handler) throw new Error(`A handler for "${name}" is already registered`);
@@ -101,7 +102,7 @@ export class InProcessJobQueue implements JobQueue {
     for (const lane of this.lanes.values()) this.pump(lane);
   }
 
-  async add<T extends JobPayload>(name: JobName, data: T, opts: AddJobOptions = {}): Promise<{ id: string }> {
+  async add<N extends JobName>(name: N, data: JobPayloads[N], opts: AddJobOptions = {}): Promise<{ id: string }> {
     if (opts.jobId !== undefined) assertValidJobId(opts.jobId);
     return this.enqueue(name, data, opts.jobId ?? newJobId(), opts);
   }
@@ -126,7 +127,7 @@ export class InProcessJobQueue implements JobQueue {
     });
   }
 
-  async upsertScheduler<T extends JobPayload>(schedulerId: string, everyMs: number, name: JobName, data: T): Promise<void> {
+  async upsertScheduler<N extends JobName>(schedulerId: string, everyMs: number, name: N, data: JobPayloads[N]): Promise<void> {
     if (this.closed) throw new Error('Job queue is closed');
     if (!(everyMs > 0)) throw new Error('everyMs must be > 0');
     this.lane(name);

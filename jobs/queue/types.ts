@@ -3,13 +3,27 @@
  * the same semantics (embedded default). Every job payload carries its tenant id.
  */
 
-/** Every job name the service knows. Startup fails when one has no handler (see JobQueue.start). */
-export const JOB_NAMES = ['sync.connection', 'vendor.write', 'webhook.deliver'] as const;
-export type JobName = (typeof JOB_NAMES)[number];
+import type { SyncConnectionJob } from '../processors/sync-connection.processor';
+import type { VendorWriteJob } from '../../src/writes/vendor-write';
+import type { WebhookDeliverJob } from '../../src/webhooks/webhooks.service';
 
+/**
+ * The typed job registry: one payload type per job name, checked where a job is added and where its
+ * handler is registered (jobs/processors/index.ts registers every processor).
+ */
+export interface JobPayloads {
+  'sync.connection': SyncConnectionJob;
+  'vendor.write': VendorWriteJob;
+  'webhook.deliver': WebhookDeliverJob;
+}
+export type JobName = keyof JobPayloads;
+
+/** Every job name the service knows. Startup fails when one has no handler (see JobQueue.start). */
+export const JOB_NAMES = ['sync.connection', 'vendor.write', 'webhook.deliver'] as const satisfies readonly JobName[];
+
+/** Every job payload carries its tenant id. */
 export interface JobPayload {
   tenantId: string;
-  [key: string]: unknown;
 }
 
 export interface BackoffOptions {
@@ -78,14 +92,14 @@ export interface JobOutcome<R = unknown> {
 export interface JobQueue {
   readonly driver: 'in-process' | 'bullmq';
   /** Register the handler for a job name. Must happen before start(). */
-  register<T extends JobPayload, R>(name: JobName, handler: JobHandler<T, R>, opts?: { concurrency?: number }): void;
+  register<N extends JobName, R>(name: N, handler: JobHandler<JobPayloads[N], R>, opts?: { concurrency?: number }): void;
   /** Start processing (worker role). Throws if any JobName lacks a handler. */
   start(): Promise<void>;
-  add<T extends JobPayload>(name: JobName, data: T, opts?: AddJobOptions): Promise<{ id: string }>;
+  add<N extends JobName>(name: N, data: JobPayloads[N], opts?: AddJobOptions): Promise<{ id: string }>;
   /** Wait for a job to finish (completed or failed after its last attempt). Rejects on timeout. */
   waitFor<R = unknown>(jobId: string, timeoutMs?: number): Promise<JobOutcome<R>>;
   /** A repeating job (BullMQ job scheduler). Re-upserting the same id replaces the schedule. */
-  upsertScheduler<T extends JobPayload>(schedulerId: string, everyMs: number, name: JobName, data: T): Promise<void>;
+  upsertScheduler<N extends JobName>(schedulerId: string, everyMs: number, name: N, data: JobPayloads[N]): Promise<void>;
   removeScheduler(schedulerId: string): Promise<void>;
   /** Readiness: true when the backing store answers. */
   ping(): Promise<boolean>;

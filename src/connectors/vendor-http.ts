@@ -4,6 +4,7 @@
  * with a VendorHttpError that carries the vendor's status, body and Retry-After so the caller can
  * answer 429 `rate_limited` / 503 `vendor_unavailable` truthfully.
  */
+import { parseRetryAfterMs } from '../shared/request';
 
 export interface VendorHttpOptions {
   /** Retries after the first try for 429/503 and network errors on safe requests. */
@@ -58,13 +59,6 @@ export class VendorHttpError extends Error {
   }
 }
 
-export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
-  if (!value) return null;
-  const secs = Number(value);
-  if (Number.isFinite(secs) && secs >= 0) return Math.round(secs * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
-}
 
 /** Exponential backoff with full jitter: a random delay in [base*2^attempt/2, base*2^attempt]. */
 export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
@@ -122,7 +116,7 @@ export class VendorHttpClient {
       }
       if (res.ok) return { status: res.status, headers: res.headers, body: parsed as T, attempts: attempt + 1 };
 
-      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+      const retryAfterMs = parseRetryAfterMs(res.headers.get('retry-after'));
       const retryable = res.status === 429 || res.status === 503;
       if (retry && retryable && attempt < this.opts.maxRetries && (retryAfterMs ?? 0) <= this.opts.maxRetryAfterMs) {
         const backoff = backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random);

@@ -1,3 +1,4 @@
+import { MIGRATIONS } from '../../entities/migrations';
 import { openDatabase } from './database';
 import { testDatabaseOptions } from '../../test/support/runtime';
 
@@ -6,7 +7,7 @@ describe('store', () => {
     const db = await openDatabase(testDatabaseOptions());
     try {
       const applied = await db.dataSource.query('SELECT name FROM migrations');
-      expect(applied.map((r: { name: string }) => r.name)).toEqual(['InitialSchema1763780000000']);
+      expect(applied.map((r: { name: string }) => r.name)).toEqual(MIGRATIONS.map((M) => new M().name));
       const pending = await db.dataSource.driver.createSchemaBuilder().log();
       expect(pending.upQueries.map((q) => q.query)).toEqual([]);
     } finally {

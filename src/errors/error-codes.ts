@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   unauthenticated: { status: 401, description: 'No X-API-Key header, or the key is unknown or revoked.' },
   not_found: { status: 404, description: 'The tenant is not visible to this key (or does not exist), or the record or route is unknown.' },
   grant_missing: { status: 403, description: 'The MSP has not granted the permission this operation needs; the missing grant key is in `needed` and `details.needed`.' },
+  role_required: { status: 403, description: 'The operation needs the other kind of key: an MSP key (sk_msp_...) for grants, charges and identity decisions, an ISV key for ISV writes; `details.role` names it.' },
   psa_company_create_refused: { status: 403, description: 'Company create was refused by policy while the grant is on.' },
   validation: { status: 422, description: 'A field fails the target vendor\'s rules, or names an unknown board, status, priority or member id, or an unsupported routing target. Nothing was written.' },
   request_invalid: { status: 422, description: 'The request is well-formed but not allowed here (for example: sandbox reset of a production tenant).' },

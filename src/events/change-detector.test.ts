@@ -5,7 +5,6 @@
 import type { FetchedRecord } from '../connectors/types';
 import { payloadHash, type PageWriteResult, type StoredRow } from '../sync/record-writer';
 import { ChangeDetector } from './change-detector';
-import { vendorUrl } from './vendor-links';
 
 const ticketFields = (over: Partial<FetchedRecord<'tickets'>['fields']> = {}): FetchedRecord<'tickets'>['fields'] => ({
   summary: 'Printer offline', description: null, status: 'new', nativeStatus: 'New', statusSourceId: '1', priority: 'medium',
@@ -55,14 +54,3 @@ describe('change detection', () => {
   });
 });
 
-describe('vendor links', () => {
-  it('point at the vendor UI host of the connection', () => {
-    expect(vendorUrl('connectwise', 'https://api-na.myconnectwise.net/v4_6_release/apis/3.0', 'ticket', '123'))
-      .toBe('https://na.myconnectwise.net/v4_6_release/services/system_io/router/openrecord.rails?locale=en_US&recordType=ServiceFV&recid=123');
-    expect(vendorUrl('connectwise', 'https://api-na.myconnectwise.net/v4_6_release/apis/3.0', 'company', '7')).toContain('recordType=CompanyFV&recid=7');
-    expect(vendorUrl('halopsa', 'https://acme.halopsa.com', 'ticket', '1001')).toBe('https://acme.halopsa.com/ticket?id=1001');
-    expect(vendorUrl('ninjaone', 'https://eu.ninjarmm.com', 'device', '42')).toBe('https://eu.ninjarmm.com/#/deviceDashboard/42/overview');
-    expect(vendorUrl('pax8', 'https://api.pax8.com/v1', 'company', 'x')).toBeNull();
-    expect(vendorUrl('connectwise', 'not a url', 'ticket', '1')).toBeNull();
-  });
-});

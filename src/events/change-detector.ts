@@ -8,7 +8,8 @@ import type { Connection } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
 import { payloadHash, type PageWriteResult, type StoredRow } from '../sync/record-writer';
 import type { EventKind, HealthType } from './event-kinds';
-import { vendorUrl, type LinkedRecord } from './vendor-links';
+import type { LinkedRecord } from '../connectors/capabilities';
+import { capabilitiesOf, recordUrl } from '../connectors/registry';
 
 /** An event ready to insert (the events table's columns, camelCase). */
 export interface EventDraft {
@@ -40,20 +41,6 @@ export function eventDraft(d: Pick<EventDraft, 'kind' | 'dedupeKey' | 'summary'>
     vendor: null, vendorId: null, vendorUrl: null, detail: {}, ...d,
   };
 }
-
-/**
- * Native keys each vendor stamps on every edit (or the agent on every check-in). A change to these
- * alone is not a change to the record; note stamps are read separately by `noteAdded`.
- */
-const BOOKKEEPING_KEYS: Record<string, ReadonlySet<string>> = {
-  connectwise: new Set(['_info']),
-  halopsa: new Set(['last_update', 'lastactiondate', 'alastupdate', 'ulastupdate', 'last_modified']),
-  ninjaone: new Set(['lastContact', 'lastUpdate']),
-  autotask: new Set([
-    'lastActivityDate', 'lastActivityPersonType', 'lastActivityResourceID', 'lastTrackedModificationDateTime',
-    'lastTrackedModifiedDateTime', 'lastCustomerNotificationDateTime', 'lastCustomerVisibleActivityDateTime',
-  ]),
-};
 
 /** Canonical fields that are bookkeeping too (or, for notes, judged on their own). */
 const IGNORED_FIELDS: Partial<Record<SyncResource, ReadonlySet<string>>> = {
@@ -92,42 +79,36 @@ function changedFields(resource: SyncResource, record: FetchedRecord, before: St
 
 function changedVendorFields(connector: string, native: Record<string, unknown>, previous: unknown): string[] {
   const old = previous && typeof previous === 'object' ? (previous as Record<string, unknown>) : {};
-  const skip = BOOKKEEPING_KEYS[connector];
+  // Keys the vendor stamps on every edit: a change to these alone is not a change to the record.
+  const skip = new Set(capabilitiesOf(connector).bookkeepingFields);
   const keys = new Set([...Object.keys(native), ...Object.keys(old)]);
-  return [...keys].filter((k) => !skip?.has(k) && stableJson(native[k]) !== stableJson(old[k])).sort();
+  return [...keys].filter((k) => !skip.has(k) && stableJson(native[k]) !== stableJson(old[k])).sort();
 }
 
-/**
- * Connectors that count notes only on incremental reads (ConnectWise: one call per changed ticket),
- * so a stored count of 0 may mean "not counted" (the initial import) rather than "no notes".
- */
-const COUNTS_NOTES_INCREMENTALLY = new Set(['connectwise']);
 
 /**
- * A new note on the ticket: the connector's note count grew, or (HaloPSA, whose ticket list has no
- * count) the ticket's last-action stamp moved, which Halo sets only when an action (a note) is added.
+ * A new note on the ticket: the connector's note count grew, or (a connector whose ticket list has no
+ * count) the stamp field it declares moved, which its vendor sets only when a note is added.
  * A count that grew from an uncounted 0 is believed only when nothing else on the ticket changed:
  * then the ticket was touched by something invisible on it, and that something was a note.
  */
 function noteAdded(connector: string, record: FetchedRecord<'tickets'>, before: StoredRow, otherChanges: boolean): boolean {
+  const { notes } = capabilitiesOf(connector);
   const was = Number(before.note_count ?? 0);
-  if (record.fields.noteCount > was) {
-    return !(COUNTS_NOTES_INCREMENTALLY.has(connector) && was === 0 && otherChanges);
+  if (notes.counted !== 'never' && record.fields.noteCount > was) {
+    return !(notes.counted === 'incremental' && was === 0 && otherChanges);
   }
-  if (connector === 'halopsa') {
-    const stamp = (before.raw as Record<string, unknown> | undefined)?.lastactiondate;
-    const now = record.native.lastactiondate;
+  if (notes.stampField) {
+    const stamp = (before.raw as Record<string, unknown> | undefined)?.[notes.stampField];
+    const now = record.native[notes.stampField];
     return typeof now === 'string' && now !== stamp;
   }
   return false;
 }
 
-/** Who made the change, when the vendor says so (ConnectWise stamps its member identifier). */
+/** Who made the change, when the vendor says so (the connector declares how). */
 function actorOf(connector: string, native: Record<string, unknown>, created: boolean): string | null {
-  if (connector !== 'connectwise') return null;
-  const info = native._info as Record<string, unknown> | undefined;
-  const who = created ? info?.enteredBy ?? info?.updatedBy : info?.updatedBy;
-  return typeof who === 'string' && who ? who : null;
+  return capabilitiesOf(connector).actor?.(native, created) ?? null;
 }
 
 export interface DetectScope {
@@ -171,7 +152,7 @@ export class ChangeDetector {
       newStatus: null,
       vendor: connection.connector,
       vendorId: record.sourceId,
-      vendorUrl: vendorUrl(connection.connector, connection.baseUrl, linked, record.sourceId),
+      vendorUrl: recordUrl(connection.connector, connection.baseUrl, linked, record.sourceId),
       ...ids,
     };
   }

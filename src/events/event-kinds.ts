@@ -2,7 +2,7 @@
  * Event kinds, the families the feed filters by, and the grant each needs (interface document,
  * Events table; design.md section 8). Health rows are one kind, `health`, told apart by `type`.
  */
-import type { GrantKey } from '../tenants/caller';
+import type { GrantKey } from '../access/caller';
 
 export const TICKET_KINDS = ['ticket.created', 'ticket.updated', 'ticket.noted', 'ticket.closed', 'ticket.reopened'] as const;
 export const DEVICE_KINDS = ['device.created', 'device.updated'] as const;

@@ -3,9 +3,8 @@
  * Event holds exactly the fields of the interface document's Event, all optional and nullable
  * except `detail`; undeclared properties are refused.
  */
-import { decodeEventCursor } from './event-cursor';
+import { cursorParam, limitParam, seqCursor, z } from '../shared/request';
 import { KIND_FILTERS } from './event-kinds';
-import { z } from '../rest/schemas';
 
 const text = () => z.string().nullable().optional();
 
@@ -39,9 +38,8 @@ export const EventList = z.object({
 }).strict().openapi('EventList');
 
 export const EventsQuery = z.object({
-  kind: z.enum(KIND_FILTERS as [string, ...string[]]).optional()
+  kind: z.enum(KIND_FILTERS as [string, ...string[]]).nullable().optional()
     .openapi({ description: 'An exact kind, a family (`ticket`, `device`, `company`, `health`) or `sandbox_reset`; absent: every kind this key is granted.' }),
-  cursor: z.string().min(1).refine((c) => decodeEventCursor(c) !== null, { message: 'is not a next_cursor this service issued' })
-    .optional().openapi({ description: '`next_cursor` of the previous page.' }),
-  limit: z.coerce.number().int().min(1).max(500).default(100).openapi({ description: 'Page size, 1 to 500 (default 100).' }),
+  cursor: cursorParam(seqCursor),
+  limit: limitParam,
 }).strict();

@@ -14,10 +14,8 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from 'pino';
-import type { TenantAccess } from '../tenants/access.service';
-import { ServiceError } from '../errors/service-error';
+import { checkKindFilter, visibleWhere, type EventVisibility } from '../access/event-visibility';
 import type { EventDraft } from './change-detector';
-import { EVENT_FAMILIES, FAMILY_GRANTS, HEALTH_KIND, SANDBOX_RESET_KIND, familyOf, type EventFamily } from './event-kinds';
 
 export type EventsCommittedHandler = (tenantId: string, eventIds: string[]) => Promise<void>;
 
@@ -106,29 +104,14 @@ export class EventsService {
   }
 
   /**
-   * One page of the feed, oldest first, holding only the events the caller may see: per family,
-   * those of connections on which the caller holds the family's grant; sandbox_reset for anyone
-   * who sees the tenant. Asking for a family the caller holds on no connection is grant_missing.
+   * One page of the feed, oldest first, holding only the events the caller may see (the policy of
+   * src/access/event-visibility.ts). Asking for a family the caller holds on no connection is grant_missing.
    */
-  async page(access: TenantAccess, query: EventPageQuery): Promise<{ events: EventRow[]; next: string | null }> {
-    const params: unknown[] = [access.tenant.id];
+  async page(tenantId: string, visibility: EventVisibility, query: EventPageQuery): Promise<{ events: EventRow[]; next: string | null }> {
+    checkKindFilter(visibility, query.kind);
+    const params: unknown[] = [tenantId];
     const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
-    const granted = grantedConnections(access);
-
-    let visible: string;
-    if (query.kind === SANDBOX_RESET_KIND) {
-      visible = `kind = '${SANDBOX_RESET_KIND}'`;
-    } else if (query.kind) {
-      const family = familyOf(query.kind)!;
-      if (granted[family].length === 0) throw ServiceError.grantMissing(FAMILY_GRANTS[family][0]);
-      visible = familyClause(family, granted, p);
-      if (query.kind !== family) visible = `kind = ${p(query.kind)} AND ${visible}`;
-    } else {
-      const clauses = EVENT_FAMILIES.filter((f) => granted[f].length > 0).map((f) => `(${familyClause(f, granted, p)})`);
-      clauses.push(`kind = '${SANDBOX_RESET_KIND}'`);
-      visible = clauses.join(' OR ');
-    }
-    let sql = `SELECT * FROM "events" WHERE tenant_id = $1 AND (${visible})`;
+    let sql = `SELECT * FROM "events" WHERE tenant_id = $1 AND ${visibleWhere(visibility, query.kind, p)}`;
     if (query.after) sql += ` AND seq > ${p(query.after)}::bigint`;
     sql += ` ORDER BY seq LIMIT ${p(query.limit + 1)}`;
     const rows: EventRow[] = await this.ds.query(sql, params);
@@ -136,32 +119,4 @@ export class EventsService {
     if (more) rows.pop();
     return { events: rows, next: more ? String(rows[rows.length - 1].seq) : null };
   }
-}
-
-/** For each family, the connections on which the caller holds one of its grants. */
-function grantedConnections(access: TenantAccess): Record<EventFamily, string[]> {
-  const out = {} as Record<EventFamily, string[]>;
-  for (const family of EVENT_FAMILIES) {
-    out[family] = access.connections
-      .filter((c) => {
-        const keys = access.grants.get(c.id);
-        return keys != null && (keys.has('*') || FAMILY_GRANTS[family].some((k) => keys.has(k)));
-      })
-      .map((c) => c.id);
-  }
-  return out;
-}
-
-/**
- * Rows of a family the caller may see. Health rows: a device's need the device grant on its
- * connection; a routed finding's (detail.finding_id) either grant on its connection, or anywhere
- * when the row names no connection.
- */
-function familyClause(family: EventFamily, granted: Record<EventFamily, string[]>, p: (v: unknown) => string): string {
-  if (family !== HEALTH_KIND) return `kind LIKE '${family}.%' AND connection_id = ANY(${p(granted[family])}::uuid[])`;
-  const device = p(granted.device);
-  const either = p(granted.health);
-  return `kind = '${HEALTH_KIND}' AND (` +
-    `((detail->>'finding_id') IS NULL AND connection_id = ANY(${device}::uuid[])) OR ` +
-    `((detail->>'finding_id') IS NOT NULL AND (connection_id = ANY(${either}::uuid[]) OR connection_id IS NULL)))`;
 }

@@ -1,14 +1,38 @@
-/** Events: change detection in sync (a page listener) and the events feed (graph query + REST). */
+/** Events: change detection in sync (a page listener) and the events feed (one operation). */
+import { eventVisibility } from '../access/event-visibility';
 import type { FeatureModule } from '../feature';
+import { defineOperation } from '../operations/operation';
+import { tenantOf } from '../operations/runner';
+import { seqCursor, TenantPath } from '../shared/request';
 import { eventsSyncListener } from './change-listener';
-import { EventsResolver } from './events.resolver';
-import { EVENTS_DOCUMENT, EVENTS_ROUTES } from './events.routes';
+import { toEvent } from './event-view';
+import { EventList, EventsQuery } from './events.schemas';
+
+const listEvents = defineOperation({
+  name: 'list_events', kind: 'query', summary: 'Change events and health rows', tag: 'Events', role: 'reader',
+  description: 'Events the service wrote when a sync found a change the MSP made in its PSA or RMM, oldest first. ' +
+    '`kind` selects an exact kind, a family or `sandbox_reset`; a kind whose grant this key lacks gives `grant_missing` ' +
+    '(ticket.* needs psa.ticket.events, device.* rmm.device.events, company.* psa.company.events, health either ' +
+    'rmm.device.events or psa.ticket.events). Without `kind`, every kind this key is granted. Page with `next_cursor`; ' +
+    'pages never skip or repeat an event, also while new events are being written. The first sync of a connection ' +
+    'imports without events.',
+  http: { method: 'get', path: '/tenants/{tenant_id}/connections/events', documented: true },
+  path: TenantPath, query: EventsQuery,
+  responses: [{ status: 200, schema: EventList, description: 'One page of events, oldest first.' }],
+  errors: ['grant_missing'],
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    const visibility = eventVisibility(access.connections.map((c) => c.id), (c, k) => ctx.services.access.holds(access, c, k));
+    const page = await ctx.services.events.page(access.tenant.id, visibility, {
+      kind: query.kind ?? null, after: query.cursor ? seqCursor.decode(query.cursor) : null, limit: query.limit,
+    });
+    return { events: page.events.map(toEvent), sandbox: access.tenant.sandbox, next_cursor: page.next ? seqCursor.encode(page.next) : null };
+  },
+});
 
 export const eventsFeature: FeatureModule = {
   name: 'events',
-  routes: EVENTS_ROUTES,
-  resolvers: [EventsResolver],
-  documents: [EVENTS_DOCUMENT],
+  operations: [listEvents],
   install(services) {
     services.events.useLogger(services.logger);
     services.sync.addListener(eventsSyncListener(services.events));

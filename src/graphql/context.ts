@@ -1,4 +1,4 @@
-import type { Caller } from '../tenants/caller';
+import type { Caller } from '../access/caller';
 import type { Services } from '../services';
 
 /** What every resolver gets: who is calling and the domain services. */

@@ -1,25 +1,17 @@
-/** The domain graph: one type-graphql schema that REST, internal GraphQL and MCP all execute. */
+/** The domain graph: one type-graphql schema generated from every feature's operations. */
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
-import { buildSchemaSync, type AuthChecker } from 'type-graphql';
-import { AuditResolver } from '../audit/audit.resolver';
-import { RecordsResolver } from '../records/records.resolver';
-import { SyncResolver } from '../sync/sync.resolver';
-import { TenantsResolver } from '../tenants/tenants.resolver';
-import type { GraphContext } from './context';
-import { FEATURES } from '../features';
-
-const authChecker: AuthChecker<GraphContext> = ({ context }, roles) =>
-  roles.includes('admin') ? context.caller.kind === 'admin' : true;
-
-export const RESOLVERS = [TenantsResolver, RecordsResolver, AuditResolver, SyncResolver] as const;
+import { buildSchemaSync } from 'type-graphql';
+import { allOperations } from '../features';
+import { GraphTypeFactory, operationResolver } from './zod-graphql';
 
 let built: GraphQLSchema | undefined;
 
 export function domainSchema(): GraphQLSchema {
-  built ??= buildSchemaSync({
-    resolvers: [...RESOLVERS, ...FEATURES.flatMap((f) => f.resolvers ?? [])] as unknown as [Function, ...Function[]],
-    authChecker,
-    authMode: 'error',
+  if (built) return built;
+  const types = new GraphTypeFactory();
+  const resolvers = allOperations().filter((op) => op.graph !== false).map((op) => operationResolver(op, types));
+  built = buildSchemaSync({
+    resolvers: resolvers as [Function, ...Function[]],
     validate: false,
     emitSchemaFile: false,
   });

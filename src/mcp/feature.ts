@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
 import { sendError } from '../rest/http-errors';
-import type { Caller } from '../tenants/caller';
+import type { Caller } from '../access/caller';
 import { createMcpServer } from './tools';
 
 /** What the SDK's stateless example answers: there is no session stream to open (GET) or end (DELETE). */
@@ -19,7 +19,7 @@ function methodNotAllowed(_req: Request, res: Response): void {
 
 export const mcpFeature: FeatureModule = {
   name: 'mcp',
-  mount(app, services, graph) {
+  mount(app, services) {
     const { publicUrl } = services.config;
 
     app.post('/', async (req: Request, res: Response) => {
@@ -31,7 +31,7 @@ export const mcpFeature: FeatureModule = {
         throw err;
       }
 
-      const server = createMcpServer({ graph, caller, publicUrl, log: req.log ?? services.logger });
+      const server = createMcpServer({ services, caller, log: req.log ?? services.logger });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         void transport.close();

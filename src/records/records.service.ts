@@ -3,12 +3,13 @@
  * (complete and disjoint even while sync writes), `updated_since`, and the envelope facts
  * (`last_synced_at` of the connections that feed the list, `sandbox`).
  */
-import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 import { ServiceError } from '../errors/service-error';
-import { connectorsSyncing, LIMITED_PSA_CONNECTORS } from '../connectors/registry';
-import type { TenantAccess } from '../tenants/access.service';
+import { capabilitiesOf, connectorsSyncing } from '../connectors/registry';
+import type { TenantAccess } from '../access/access.service';
+import { RawJson } from '../shared/raw-json';
+import { idCursor } from '../shared/request';
 import { TtlCache } from '../shared/ttl-cache';
 import { agreementLineToApi, RECORD_LISTS, toRfc3339, type RecordListName, type Row } from './record-lists';
 
@@ -27,10 +28,6 @@ export interface ListPage {
   servedFrom: 'store';
 }
 
-/** Stands in for the vendor payload while a record is serialised, then replaced by the payload's text. */
-const RAW_MARK = `\u0001raw-${randomUUID()}\u0001`;
-const RAW_MARK_JSON = JSON.stringify(RAW_MARK);
-
 /** The documented list envelope of a page. */
 export function envelope(name: RecordListName, p: ListPage): Record<string, unknown> {
   return {
@@ -40,15 +37,6 @@ export function envelope(name: RecordListName, p: ListPage): Record<string, unkn
     next_cursor: p.nextCursor,
     served_from: p.servedFrom,
   };
-}
-
-export function encodeCursor(id: string): string {
-  return Buffer.from(id, 'utf8').toString('base64url');
-}
-/** Returns the id in a cursor, or null when the cursor is not one of ours. */
-export function decodeCursor(cursor: string): string | null {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) ? id : null;
 }
 
 export class RecordsService {
@@ -61,35 +49,24 @@ export class RecordsService {
     this.syncedAt.clear();
   }
 
+  /**
+   * One page of a list. The vendor payload is read as text and carried as RawJson (twice: `raw` and
+   * `vendor.native`), so the REST answer writes it as is instead of parsing and serialising it again:
+   * it is the bulk of every record, and this is the hot read path.
+   */
   async list(access: TenantAccess, name: RecordListName, q: ListQuery): Promise<ListPage> {
-    const { rows, more, lastSyncedAt } = await this.fetch(access, name, q, false);
+    const rawAsText = name !== 'agreements';
+    const { rows, more, lastSyncedAt } = await this.fetch(access, name, q, rawAsText);
     const def = RECORD_LISTS[name];
-    const items = rows.map((r) => def.toApi(r));
+    const items = rows.map((r) => def.toApi(rawAsText ? { ...r, raw: new RawJson(r.raw as string) } : r));
     if (name === 'agreements' && rows.length > 0) await this.attachLines(access.tenant.id, rows, items);
     return {
       items,
-      nextCursor: more ? encodeCursor(rows[rows.length - 1].id) : null,
+      nextCursor: more ? idCursor.encode(rows[rows.length - 1].id) : null,
       lastSyncedAt,
       sandbox: access.tenant.sandbox,
       servedFrom: 'store',
     };
-  }
-
-  /**
-   * The same page as `list`, as the JSON text of its envelope. The vendor payload is read as text and
-   * written into the answer as is (twice: `raw` and `vendor.native`) instead of being parsed and
-   * serialised again: it is the bulk of every record, and this is the hot read path.
-   */
-  async listJson(access: TenantAccess, name: RecordListName, q: ListQuery): Promise<string> {
-    if (name === 'agreements') return JSON.stringify(envelope(name, await this.list(access, name, q)));
-    const { rows, more, lastSyncedAt } = await this.fetch(access, name, q, true);
-    const def = RECORD_LISTS[name];
-    const items = rows.map((r) => JSON.stringify(def.toApi({ ...r, raw: RAW_MARK })).split(RAW_MARK_JSON).join(r.raw as string));
-    const page: ListPage = {
-      items: [], nextCursor: more ? encodeCursor(rows[rows.length - 1].id) : null, lastSyncedAt,
-      sandbox: access.tenant.sandbox, servedFrom: 'store',
-    };
-    return JSON.stringify(envelope(name, page)).replace('[]', `[${items.join(',')}]`);
   }
 
   /** One page of rows (plus one to know whether there is more); `rawAsText` leaves `raw` unparsed. */
@@ -98,7 +75,7 @@ export class RecordsService {
     const feeding = connectorsSyncing(def.resource);
     const ofKind = access.connections.filter((c) => c.kind === def.kind);
     if (def.requiresCapability && ofKind.length > 0 && !ofKind.some((c) => feeding.includes(c.connector))) {
-      const limited = ofKind.some((c) => LIMITED_PSA_CONNECTORS.includes(c.connector));
+      const limited = ofKind.some((c) => capabilitiesOf(c.connector).commits === 'fixture_only');
       throw ServiceError.notSupported(
         limited
           ? `The ${ofKind[0].connector} connector is the limited PSA connector: it has no ${def.itemsField} list.`

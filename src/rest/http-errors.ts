@@ -1,26 +1,8 @@
 /** The two error bodies of design.md section 7: the Error envelope and HTTPValidationError. */
 import type { Response } from 'express';
-import type { ZodError } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../errors/error-codes';
+import type { RequestValidationError } from '../errors/request-validation-error';
 import type { ServiceError } from '../errors/service-error';
-
-export class RequestValidationError extends Error {
-  constructor(readonly detail: { loc: (string | number)[]; msg: string; type: string }[]) {
-    super('request validation failed');
-  }
-  static fromZod(where: 'body' | 'query' | 'path', error: ZodError): RequestValidationError {
-    const detail: RequestValidationError['detail'] = [];
-    for (const issue of error.issues) {
-      const base = [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
-      if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) detail.push({ loc: [...base, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
-      } else {
-        detail.push({ loc: base, msg: issue.message, type: issue.code });
-      }
-    }
-    return new RequestValidationError(detail);
-  }
-}
 
 export function docUrl(publicUrl: string, code: string): string {
   return `${publicUrl}/docs/errors#${code}`;

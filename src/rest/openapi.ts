@@ -1,46 +1,63 @@
-/** GET /openapi.json: OpenAPI 3.1, generated from the same route declarations that serve requests. */
+/** GET /openapi.json: OpenAPI 3.1, generated from the same operation declarations that serve requests. */
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
 import { ERROR_CODES } from '../errors/error-codes';
-import type { RouteDef } from './route';
+import type { Operation } from '../operations/operation';
 import { ErrorBody, HTTPValidationError } from './schemas';
 
 export const API_VERSION = '0.77.0';
 
-export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<string, unknown> {
+type Content = { description: string; content?: Record<string, { schema: any }> };
+
+export function buildOpenApi(operations: Operation[], publicUrl: string): Record<string, unknown> {
   const registry = new OpenAPIRegistry();
   registry.register('Error', ErrorBody);
   registry.register('HTTPValidationError', HTTPValidationError);
   registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
 
-  for (const r of routes) {
-    const responses: Record<string, { description: string; content?: Record<string, { schema: any }> }> = {
-      [String(r.response.status)]: { description: r.response.description, content: { 'application/json': { schema: r.response.schema } } },
-      401: { description: 'unauthenticated', content: { 'application/json': { schema: ErrorBody } } },
-      422: { description: 'Request-schema failure (HTTPValidationError) or a coded refusal (Error).', content: { 'application/json': { schema: HTTPValidationError.or(ErrorBody) } } },
-    };
-    for (const code of r.errors) {
+  for (const op of operations) {
+    if (!op.http) continue;
+    const byStatus = new Map<number, { schemas: any[]; descriptions: string[] }>();
+    for (const r of op.responses) {
+      const entry = byStatus.get(r.status) ?? { schemas: [], descriptions: [] };
+      if (!entry.schemas.includes(r.schema)) entry.schemas.push(r.schema);
+      entry.descriptions.push(r.description);
+      byStatus.set(r.status, entry);
+    }
+    const responses: Record<string, Content> = {};
+    for (const [status, e] of byStatus) {
+      responses[String(status)] = status === 204
+        ? { description: e.descriptions.join(' ') }
+        : { description: e.descriptions.join(' '), content: { 'application/json': { schema: e.schemas.length === 1 ? e.schemas[0] : z.union(e.schemas as [any, any, ...any[]]) } } };
+    }
+    responses['401'] = { description: 'unauthenticated', content: { 'application/json': { schema: ErrorBody } } };
+    responses['404'] ??= { description: 'not_found: the tenant or record is not visible to this key.', content: { 'application/json': { schema: ErrorBody } } };
+    responses['422'] = { description: 'Request-schema failure (HTTPValidationError) or a coded refusal (Error).', content: { 'application/json': { schema: HTTPValidationError.or(ErrorBody) } } };
+    for (const code of op.errors) {
       const status = String(ERROR_CODES[code].status);
       if (responses[status]) continue;
       responses[status] = { description: code, content: { 'application/json': { schema: ErrorBody } } };
     }
+    const grant = op.grant ? `Grant \`${op.grant}\`.` : undefined;
+    const role = op.role === 'msp' ? 'MSP key only.' : op.role === 'isv' ? 'ISV key only.' : undefined;
     registry.registerPath({
-      method: r.method,
-      path: r.path,
-      operationId: r.operationId,
-      summary: r.summary,
-      description: [r.description, r.documented ? undefined : 'Addition of this service (not in the interface document).'].filter(Boolean).join(' ') || undefined,
-      tags: [r.tag],
+      method: op.http.method,
+      path: op.http.path,
+      operationId: op.name,
+      summary: op.summary,
+      description: [op.description, grant, role, op.http.documented ? undefined : 'Addition of this service (not in the interface document).'].filter(Boolean).join(' ') || undefined,
+      tags: [op.tag],
       security: [{ ApiKey: [] }],
       request: {
-        params: r.params as any,
-        query: r.query as any,
-        body: r.body ? { required: true, content: { 'application/json': { schema: r.body as any } } } : undefined,
+        params: op.path as any,
+        query: op.query as any,
+        body: op.body ? { required: true, content: { 'application/json': { schema: op.body as any } } } : undefined,
       },
       responses,
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
-  return generator.generateDocument({
+  return nullableRefs(generator.generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Unified MSP Integration Service',
@@ -48,5 +65,27 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
       description: 'Canonical REST layer between ISVs and MSP systems (PSA, RMM, distributor). Errors: see /docs/errors.',
     },
     servers: [{ url: publicUrl }],
-  }) as unknown as Record<string, unknown>;
+  })) as unknown as Record<string, unknown>;
+}
+
+/**
+ * zod-to-openapi writes a nullable reference as allOf [$ref, {type: [object, null]}], which no null
+ * satisfies (allOf needs both); the meaning is anyOf [$ref, null].
+ */
+function nullableRefs<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(nullableRefs) as T;
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node as Record<string, unknown>)) out[k] = nullableRefs(v);
+  const allOf = out.allOf as Record<string, unknown>[] | undefined;
+  if (Array.isArray(allOf) && allOf.length === 2) {
+    const ref = allOf.find((x) => typeof x.$ref === 'string' && Object.keys(x).length === 1);
+    const other = allOf.find((x) => x !== ref);
+    const types = other?.type;
+    if (ref && other && Object.keys(other).length === 1 && Array.isArray(types) && types.includes('null')) {
+      delete out.allOf;
+      out.anyOf = [ref, { type: 'null' }];
+    }
+  }
+  return out as T;
 }

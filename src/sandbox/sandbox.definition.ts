@@ -1,52 +1,52 @@
-/** The two sandbox tenants (design.md section 4). Credentials are public development values. */
-import type { ConnectionKind, ConnectorName } from '../../entities/tenancy';
-import { GRANT_KEYS, type GrantKey } from '../tenants/caller';
+/** The sandbox (design.md section 4), read from fixtures/sandbox.json: the ISV, the tenants, their connections. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { ConnectionKind } from '../../entities/tenancy';
+import { GRANT_KEYS, isGrantKey, type GrantKey } from '../access/caller';
+import { fixturesDir } from './fixtures';
 
 export interface SandboxConnectionDef {
   kind: ConnectionKind;
-  connector: ConnectorName;
+  connector: string;
   /** Path under our public URL. */
   path: string;
   credentials: Record<string, string>;
 }
 
 export interface SandboxTenantDef {
-  slug: 'sandbox-alpha' | 'sandbox-beta';
+  slug: string;
   name: string;
+  /** The tenant's fixed development MSP key (public, like the sandbox data). */
+  mspKey: string;
   connections: SandboxConnectionDef[];
   grants: readonly GrantKey[];
 }
 
-const vendorClient = (clientId = 'sandbox') => ({ clientId, clientSecret: 'sandbox-secret' });
+const File = z.object({
+  _comment: z.string().optional(),
+  isv: z.object({ name: z.string(), supported_targets: z.array(z.string()), recommendation: z.record(z.string(), z.string()) }),
+  tenants: z.array(z.object({
+    slug: z.string(), name: z.string(), msp_key: z.string().startsWith('sk_msp_'),
+    connections: z.array(z.object({
+      kind: z.enum(['psa', 'rmm', 'distributor']), connector: z.string(), path: z.string().startsWith('/'),
+      credentials: z.record(z.string(), z.string()), _comment: z.string().optional(),
+    })),
+    grants_withheld: z.array(z.string().refine(isGrantKey, 'not a grant key')),
+  })),
+});
 
-export const SANDBOX_ISV_NAME = 'Sandbox ISV';
+const file = File.parse(JSON.parse(fs.readFileSync(path.join(fixturesDir(), 'sandbox.json'), 'utf8')));
 
-export const SANDBOX_TENANTS: readonly SandboxTenantDef[] = [
-  {
-    slug: 'sandbox-alpha',
-    name: 'Sandbox Alpha MSP',
-    connections: [
-      {
-        kind: 'psa', connector: 'connectwise', path: '/sandbox-vendors/connectwise/v4_6_release/apis/3.0',
-        credentials: { companyId: 'sandbox', publicKey: 'sandbox-public', privateKey: 'sandbox-private', clientId: '00000000-0000-0000-0000-000000000000' },
-      },
-      { kind: 'rmm', connector: 'ninjaone', path: '/sandbox-vendors/ninjaone', credentials: vendorClient() },
-      { kind: 'distributor', connector: 'pax8', path: '/sandbox-vendors/pax8/v1', credentials: vendorClient() },
-    ],
-    grants: GRANT_KEYS,
-  },
-  {
-    slug: 'sandbox-beta',
-    name: 'Sandbox Beta MSP',
-    connections: [
-      { kind: 'psa', connector: 'halopsa', path: '/sandbox-vendors/halopsa', credentials: vendorClient() },
-      // Both tenants use the NinjaOne simulator; the client id selects the dataset.
-      { kind: 'rmm', connector: 'ninjaone', path: '/sandbox-vendors/ninjaone', credentials: vendorClient('sandbox-beta') },
-    ],
-    // Every grant but psa.company.events, so grant_missing can be seen here.
-    grants: GRANT_KEYS.filter((k) => k !== 'psa.company.events'),
-  },
-];
+export const SANDBOX_ISV_NAME = file.isv.name;
+export const SANDBOX_SUPPORTED_TARGETS = file.isv.supported_targets;
+/** The sandbox ISV's write-back recommendation. */
+export const SANDBOX_RECOMMENDATION = file.isv.recommendation;
 
-/** The sandbox ISV's write-back recommendation (design.md section 4). */
-export const SANDBOX_RECOMMENDATION = { technical: 'service_ticket', organizational: 'project' };
+export const SANDBOX_TENANTS: readonly SandboxTenantDef[] = file.tenants.map((t) => ({
+  slug: t.slug,
+  name: t.name,
+  mspKey: t.msp_key,
+  connections: t.connections.map(({ _comment, ...c }) => c),
+  grants: GRANT_KEYS.filter((k) => !t.grants_withheld.includes(k)),
+}));

@@ -13,17 +13,17 @@ import { displayPrefix, hashApiKey } from '../security/api-keys';
 import type { SecretBox } from '../security/secret-box';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 import type { SyncJobs, ConnectionSyncResult } from '../sync/sync-jobs';
-import type { AccessService } from '../tenants/access.service';
+import type { AccessService } from '../access/access.service';
 import { loadVendorFixtures } from './fixtures';
 import type { EventsService } from '../events/events.service';
 import { eventDraft } from '../events/change-detector';
-import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_TENANTS, type SandboxTenantDef } from './sandbox.definition';
-import type { SandboxSimulators } from './simulators';
+import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_SUPPORTED_TARGETS, SANDBOX_TENANTS, type SandboxTenantDef } from './sandbox.definition';
+import type { SandboxSimulators } from '../simulators';
 
 export interface SandboxInfo {
   isvId: string;
   apiKey: string | undefined;
-  tenants: { id: string; slug: string; name: string }[];
+  tenants: { id: string; slug: string; name: string; mspKey: string }[];
 }
 
 export class SandboxService {
@@ -42,22 +42,24 @@ export class SandboxService {
     const isvRepo = this.ds.getRepository(Isv);
     let isv = await isvRepo.findOneBy({ name: SANDBOX_ISV_NAME });
     if (!isv) {
-      isv = await isvRepo.save({ name: SANDBOX_ISV_NAME, supportedTargets: ['service_ticket', 'project'], routingRecommendation: SANDBOX_RECOMMENDATION });
+      isv = await isvRepo.save({ name: SANDBOX_ISV_NAME, supportedTargets: SANDBOX_SUPPORTED_TARGETS, routingRecommendation: SANDBOX_RECOMMENDATION });
     }
-    if (apiKey) {
-      const hash = hashApiKey(apiKey);
-      const keys = this.ds.getRepository(ApiKey);
-      if (!(await keys.findOneBy({ keyHash: hash }))) {
-        await keys.save({ isvId: isv.id, keyHash: hash, prefix: displayPrefix(apiKey), label: 'sandbox', revokedAt: null });
-      }
-    }
+    if (apiKey) await this.ensureKey(apiKey, { kind: 'isv', isvId: isv.id, tenantId: null, label: 'sandbox' });
     const tenants: SandboxInfo['tenants'] = [];
     for (const def of SANDBOX_TENANTS) {
       const tenant = await this.ensureTenant(def, isv.id);
-      tenants.push({ id: tenant.id, slug: tenant.slug, name: tenant.name });
+      await this.ensureKey(def.mspKey, { kind: 'msp', isvId: null, tenantId: tenant.id, label: 'sandbox msp' });
+      tenants.push({ id: tenant.id, slug: tenant.slug, name: tenant.name, mspKey: def.mspKey });
     }
     this.access.invalidate();
     return { isvId: isv.id, apiKey, tenants };
+  }
+
+  /** A fixed development key (public, like the sandbox data), stored hashed like every key. */
+  private async ensureKey(key: string, owner: Pick<ApiKey, 'kind' | 'isvId' | 'tenantId' | 'label'>): Promise<void> {
+    const keys = this.ds.getRepository(ApiKey);
+    const hash = hashApiKey(key);
+    if (!(await keys.findOneBy({ keyHash: hash }))) await keys.save({ ...owner, keyHash: hash, prefix: displayPrefix(key), revokedAt: null });
   }
 
   private async ensureTenant(def: SandboxTenantDef, isvId: string): Promise<Tenant> {

@@ -22,7 +22,7 @@ export class SyncJobs {
 
   async schedule(connection: Pick<Connection, 'id' | 'tenantId'>): Promise<void> {
     if (this.intervalMs <= 0) return;
-    await this.queue.upsertScheduler<SyncConnectionJob>(
+    await this.queue.upsertScheduler(
       `sync-${connection.id}`, this.intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id },
     );
   }
@@ -37,7 +37,7 @@ export class SyncJobs {
    */
   async refreshTicketsSoon(tenantId: string, connectionId: string): Promise<void> {
     const windowId = Math.floor(Date.now() / 2000);
-    await this.queue.add<SyncConnectionJob>(
+    await this.queue.add(
       'sync.connection', { tenantId, connectionId, resources: ['tickets'] },
       { jobId: `sync-${connectionId}-tickets-${windowId}`, delay: 2000 },
     );
@@ -47,7 +47,7 @@ export class SyncJobs {
   async syncTenantNow(tenantId: string, opts: { full?: boolean; timeoutMs?: number } = {}): Promise<ConnectionSyncResult[]> {
     const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
     const jobs = await Promise.all(connections.map(async (c) => {
-      const { id } = await this.queue.add<SyncConnectionJob>(
+      const { id } = await this.queue.add(
         'sync.connection',
         { tenantId, connectionId: c.id, full: opts.full === true },
         // On demand: one attempt; the vendor client already retried 429/503 inside it.

@@ -1,15 +1,28 @@
-/** Internal tooling operations (GraphQL, admin token): ISVs, keys, tenants, connections, grants. */
-import type { DataSource } from 'typeorm';
-import { ApiKey, Connection, CONNECTION_KINDS, CONNECTOR_NAMES, Grant, Isv, Tenant } from '../../entities';
-import { readConnector } from '../connectors/registry';
+/**
+ * Tenancy changes: ISVs, keys (ISV and MSP), tenants, connections and grants. Internal tooling calls
+ * most of these through the graph with the admin token; an MSP key turns its tenant's grants on and off.
+ */
+import { In, type DataSource } from 'typeorm';
+import { ApiKey, Connection, CONNECTION_KINDS, Grant, Isv, Tenant } from '../../entities';
+import { capabilitiesOf, isConnectorName, readConnector } from '../connectors/registry';
 import { CANONICAL_STATUSES } from '../connectors/canonical';
 import { ServiceError } from '../errors/service-error';
-import { generateApiKey } from '../security/api-keys';
+import { generateApiKey, generateMspKey } from '../security/api-keys';
 import type { SecretBox } from '../security/secret-box';
-import { GRANT_KEYS } from './caller';
-import type { AccessService } from './access.service';
+import { isUuid } from '../shared/request';
+import { isGrantKey, type GrantKey } from '../access/caller';
+import type { AccessService } from '../access/access.service';
 
 export const WRITE_BACK_TARGETS = ['service_ticket', 'project'] as const;
+
+export interface GrantView {
+  isv_id: string;
+  isv_name: string;
+  connection_id: string;
+  kind: string;
+  connector: string;
+  keys: string[];
+}
 
 export class AdminService {
   constructor(private readonly ds: DataSource, private readonly box: SecretBox, private readonly access: AccessService) {}
@@ -21,14 +34,42 @@ export class AdminService {
     return this.ds.getRepository(Isv).save({ name, supportedTargets, routingRecommendation: recommendation });
   }
 
+  private async isv(isvId: string): Promise<Isv> {
+    const isv = isUuid(isvId) ? await this.ds.getRepository(Isv).findOneBy({ id: isvId }) : null;
+    if (!isv) throw ServiceError.notFound('ISV');
+    return isv;
+  }
+
+  private async tenant(tenantId: string): Promise<Tenant> {
+    const tenant = isUuid(tenantId) ? await this.ds.getRepository(Tenant).findOneBy({ id: tenantId }) : null;
+    if (!tenant) throw ServiceError.notFound('Tenant');
+    return tenant;
+  }
+
   async issueApiKey(isvId: string, label = ''): Promise<{ row: ApiKey; key: string }> {
-    await this.ds.getRepository(Isv).findOneByOrFail({ id: isvId }).catch(() => { throw ServiceError.notFound('ISV'); });
+    await this.isv(isvId);
     const { key, prefix, hash } = generateApiKey();
-    const row = await this.ds.getRepository(ApiKey).save({ isvId, keyHash: hash, prefix, label, revokedAt: null });
+    const row = await this.ds.getRepository(ApiKey).save({ kind: 'isv', isvId, tenantId: null, keyHash: hash, prefix, label, revokedAt: null });
     return { row, key };
   }
 
+  /** The MSP's own key for its tenant (`sk_msp_...`). */
+  async issueMspKey(tenantId: string, label = ''): Promise<{ row: ApiKey; key: string }> {
+    await this.tenant(tenantId);
+    const { key, prefix, hash } = generateMspKey();
+    const row = await this.ds.getRepository(ApiKey).save({ kind: 'msp', isvId: null, tenantId, keyHash: hash, prefix, label, revokedAt: null });
+    return { row, key };
+  }
+
+  async listKeys(filter: { isvId?: string | null; tenantId?: string | null }): Promise<ApiKey[]> {
+    const where: Record<string, unknown> = {};
+    if (filter.isvId) { if (!isUuid(filter.isvId)) return []; where.isvId = filter.isvId; }
+    if (filter.tenantId) { if (!isUuid(filter.tenantId)) return []; where.tenantId = filter.tenantId; }
+    return this.ds.getRepository(ApiKey).find({ where, order: { createdAt: 'ASC' } });
+  }
+
   async revokeApiKey(id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
     const res = await this.ds.getRepository(ApiKey).update({ id }, { revokedAt: new Date() });
     this.access.invalidate();
     return (res.affected ?? 0) > 0;
@@ -36,6 +77,7 @@ export class AdminService {
 
   async createTenant(name: string, slug: string, sandbox = false): Promise<Tenant> {
     if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(slug)) throw new ServiceError('validation', 'slug must be lowercase letters, digits and dashes.');
+    if (await this.ds.getRepository(Tenant).findOneBy({ slug })) throw new ServiceError('validation', `A tenant with slug "${slug}" exists already.`);
     return this.ds.getRepository(Tenant).save({ name, slug, sandbox });
   }
 
@@ -44,20 +86,22 @@ export class AdminService {
     credentials: Record<string, string>; statusMapping?: Record<string, string>;
   }): Promise<Connection> {
     if (!(CONNECTION_KINDS as readonly string[]).includes(input.kind)) throw new ServiceError('validation', `Unknown connection kind "${input.kind}".`);
-    if (!(CONNECTOR_NAMES as readonly string[]).includes(input.connector)) throw new ServiceError('validation', `Unknown connector "${input.connector}".`);
-    const connector = readConnector(input.connector as Connection['connector']);
+    if (!isConnectorName(input.connector)) throw new ServiceError('validation', `Unknown connector "${input.connector}".`);
+    const connector = readConnector(input.connector);
     if (connector.kind !== input.kind) throw new ServiceError('validation', `The ${input.connector} connector is a ${connector.kind} connector.`);
+    const missing = capabilitiesOf(input.connector).credentials.filter((n) => !input.credentials[n]);
+    if (missing.length) throw new ServiceError('validation', `The ${input.connector} connector needs the credentials ${missing.join(', ')}.`, { details: { missing } });
     let url: URL;
     try { url = new URL(input.baseUrl); } catch { throw new ServiceError('validation', 'base_url must be an absolute URL.'); }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ServiceError('validation', 'base_url must be http(s).');
     for (const v of Object.values(input.statusMapping ?? {})) {
       if (!(CANONICAL_STATUSES as readonly string[]).includes(v)) throw new ServiceError('validation', `Unknown canonical status "${v}".`);
     }
-    await this.ds.getRepository(Tenant).findOneByOrFail({ id: input.tenantId }).catch(() => { throw ServiceError.notFound('Tenant'); });
+    await this.tenant(input.tenantId);
     const saved = await this.ds.getRepository(Connection).save({
       tenantId: input.tenantId,
       kind: input.kind as Connection['kind'],
-      connector: input.connector as Connection['connector'],
+      connector: input.connector,
       baseUrl: input.baseUrl.replace(/\/$/, ''),
       credentialsEncrypted: this.box.sealJson(input.credentials),
       statusMapping: input.statusMapping ?? {},
@@ -68,14 +112,38 @@ export class AdminService {
   }
 
   async setGrant(isvId: string, connectionId: string, keys: string[]): Promise<Grant> {
-    for (const k of keys) {
-      if (!(GRANT_KEYS as readonly string[]).includes(k)) throw new ServiceError('validation', `Unknown grant key "${k}".`);
-    }
-    const connection = await this.ds.getRepository(Connection).findOneBy({ id: connectionId });
+    for (const k of keys) if (!isGrantKey(k)) throw new ServiceError('validation', `Unknown grant key "${k}".`);
+    await this.isv(isvId);
+    const connection = isUuid(connectionId) ? await this.ds.getRepository(Connection).findOneBy({ id: connectionId }) : null;
     if (!connection) throw ServiceError.notFound('Connection');
     const repo = this.ds.getRepository(Grant);
     await repo.upsert({ isvId, connectionId, tenantId: connection.tenantId, keys: [...new Set(keys)] }, ['isvId', 'connectionId']);
     this.access.invalidate();
     return repo.findOneByOrFail({ isvId, connectionId });
+  }
+
+  /** Every ISV's grants on the tenant's connections. */
+  async listGrants(tenant: Tenant, connections: Connection[]): Promise<GrantView[]> {
+    const rows = await this.ds.getRepository(Grant).find({ where: { tenantId: tenant.id }, order: { createdAt: 'ASC' } });
+    const isvs = rows.length ? await this.ds.getRepository(Isv).find({ where: { id: In([...new Set(rows.map((r) => r.isvId))]) } }) : [];
+    const nameOf = new Map(isvs.map((i) => [i.id, i.name]));
+    const byId = new Map(connections.map((c) => [c.id, c]));
+    return rows.filter((g) => byId.has(g.connectionId)).map((g) => ({
+      isv_id: g.isvId, isv_name: nameOf.get(g.isvId) ?? '', connection_id: g.connectionId,
+      kind: byId.get(g.connectionId)!.kind, connector: byId.get(g.connectionId)!.connector, keys: [...g.keys].sort(),
+    }));
+  }
+
+  /** The MSP sets an ISV's keys on the connections it names; the others stay as they are. */
+  async setGrants(tenant: Tenant, connections: Connection[], isvId: string, entries: { connection_id: string; keys: GrantKey[] }[]): Promise<void> {
+    await this.isv(isvId);
+    const ids = new Set(connections.map((c) => c.id));
+    for (const e of entries) if (!ids.has(e.connection_id)) throw new ServiceError('not_found', `Connection ${e.connection_id} is not a connection of this tenant.`);
+    await this.ds.transaction(async (m) => {
+      for (const e of entries) {
+        await m.getRepository(Grant).upsert({ isvId, connectionId: e.connection_id, tenantId: tenant.id, keys: [...new Set(e.keys)] }, ['isvId', 'connectionId']);
+      }
+    });
+    this.access.invalidate();
   }
 }

@@ -2,18 +2,20 @@
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
 import { SyncState } from '../../entities';
-import { LIMITED_PSA_CONNECTORS } from '../connectors/registry';
+import type { z } from 'zod';
+import { capabilitiesOf } from '../connectors/registry';
 import { toRfc3339 } from '../records/record-lists';
-import type { TenantAccess } from './access.service';
-import type { ConnectionInfo, TenantStatus } from './tenant.types';
-import { GRANT_KEYS } from './caller';
+import type { TenantAccess } from '../access/access.service';
+import type { ConnectionInfo as ConnectionInfoSchema, TenantStatus as TenantStatusSchema } from './tenant.schemas';
+
+type ConnectionInfo = z.infer<typeof ConnectionInfoSchema>;
+type TenantStatus = z.infer<typeof TenantStatusSchema>;
 
 export async function connectionInfos(ds: DataSource, access: TenantAccess): Promise<ConnectionInfo[]> {
   const ids = access.connections.map((c) => c.id);
   const states = ids.length ? await ds.getRepository(SyncState).find({ where: { connectionId: In(ids) }, order: { resource: 'ASC' } }) : [];
   return access.connections.map((c) => {
     const mine = states.filter((s) => s.connectionId === c.id);
-    const keys = access.grants.get(c.id) ?? new Set<string>();
     const synced = mine.map((s) => s.lastSyncedAt).filter((d): d is Date => d != null);
     const failing = mine.some((s) => s.lastStatus === 'failed');
     const running = mine.some((s) => s.lastStatus === 'running');
@@ -22,8 +24,8 @@ export async function connectionInfos(ds: DataSource, access: TenantAccess): Pro
       kind: c.kind,
       connector: c.connector,
       base_url: c.baseUrl,
-      limited: LIMITED_PSA_CONNECTORS.includes(c.connector),
-      grants: keys.has('*') ? [...GRANT_KEYS] : [...keys].sort(),
+      limited: capabilitiesOf(c.connector).commits === 'fixture_only',
+      grants: [...(access.grants.get(c.id) ?? [])].sort(),
       last_synced_at: synced.length === mine.length && synced.length > 0
         ? toRfc3339(new Date(Math.min(...synced.map((d) => d.getTime())))) : null,
       sync_status: mine.length === 0 ? 'never' : failing ? 'failed' : running ? 'running' : 'ok',

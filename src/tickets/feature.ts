@@ -1,15 +1,96 @@
-/** Ticket write-back, time and findings (issue: write-back). */
+/** Ticket create, write-back, time and findings, and the routing configuration: one operation each. */
+import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
-import { vendorWriteProcessor } from './vendor-write';
-import { TicketWritesResolver } from './tickets.resolver';
-import { TICKET_DOCUMENTS, TICKET_ROUTES } from './tickets.routes';
+import { defineOperation } from '../operations/operation';
+import { tenantOf } from '../operations/runner';
+import { writeResponses, writeStatus } from '../operations/write-results';
+import { pathId, TenantPath, z } from '../shared/request';
+import * as S from './ticket.schemas';
+
+const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'status_unmapped', 'idempotency_conflict', 'idempotency_in_progress',
+  'not_supported', 'rate_limited', 'vendor_error', 'vendor_unavailable', 'company_match_ambiguous', 'role_required'];
+
+const createTicket = defineOperation({
+  name: 'create_ticket', kind: 'mutation', summary: 'Create a ticket (preview or commit)', tag: 'Writes', role: 'isv', grant: 'psa.ticket.create',
+  description: 'Preview by default; a commit needs `idempotency_key` and lands once. Fans out to every PSA connection the key may create on; `partial_failure` says when a target failed. Not offered over MCP.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/tickets', documented: true },
+  path: TenantPath, body: S.CreateTicketBody,
+  responses: writeResponses(S.TicketCreatePreview, S.TicketCreateResult),
+  statusOf: writeStatus,
+  errors: WRITE_ERRORS,
+  handle: async ({ body }, ctx) => ctx.services.tickets.createTicket(ctx.caller, tenantOf(ctx), body),
+});
+
+const writeTicket = defineOperation({
+  name: 'write_ticket', kind: 'mutation', summary: 'Update, note, close or reopen a linked ticket', tag: 'Writes', role: 'isv', grant: 'psa.ticket.update',
+  description: 'Only tickets in the link store. Close needs `evidence` (written as a resolution note). A commit that adds a note answers 201, an update 200.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/tickets/write', documented: true },
+  path: TenantPath, body: S.TicketWriteBody,
+  responses: writeResponses(S.TicketWritePreview, S.TicketWriteResult, [200, 201]),
+  statusOf: writeStatus,
+  errors: WRITE_ERRORS,
+  handle: async ({ body }, ctx) => ctx.services.tickets.writeTicket(ctx.caller, tenantOf(ctx), body),
+});
+
+const createTimeEntry = defineOperation({
+  name: 'create_time_entry', kind: 'mutation', summary: 'Post hours on a linked ticket', tag: 'Writes', role: 'isv', grant: 'psa.time.create',
+  description: '`hours` finite and > 0; `billable` required; `member` from the members list (required for a live commit where the connector says so). Time has no notes field.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/time-entries', documented: false },
+  path: TenantPath, body: S.CreateTimeEntryBody,
+  responses: writeResponses(S.TimeEntryPreview, S.TimeEntryResult),
+  statusOf: writeStatus,
+  errors: WRITE_ERRORS,
+  handle: async ({ body }, ctx) => ctx.services.tickets.createTimeEntry(ctx.caller, tenantOf(ctx), body),
+});
+
+export const routeFinding = defineOperation({
+  name: 'route_finding', kind: 'mutation', summary: 'Route a finding to a ticket or project', tag: 'Writes', role: 'isv',
+  description: 'Per the routing configuration: `service_ticket` creates a ticket (grant psa.ticket.create); `project` writes to an existing project (grant psa.project.write; the limited connector: a note on `project_source_id`). `idempotency_key` is the finding id.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/findings/route', documented: true },
+  mcp: {
+    tool: 'route_finding', title: 'Route a finding', readOnly: false,
+    description: 'Routes a finding (technical or organizational) to a PSA service ticket or project for the tenant; '
+      + 'same as POST /tenants/{tenant_id}/findings/route. `dry_run` defaults to true (a preview; nothing is written); '
+      + 'pass dry_run: false to commit. `idempotency_key` is your stable finding id: a replay returns the original result.',
+  },
+  path: TenantPath, body: S.RouteFindingBody,
+  responses: writeResponses(S.FindingRoutePreview, S.FindingRouteResult),
+  statusOf: writeStatus,
+  errors: [...WRITE_ERRORS, 'project_requires_existing', 'project_not_writable'],
+  handle: async ({ body }, ctx) => ctx.services.findings.route(ctx.caller, tenantOf(ctx), body),
+});
+
+const resolveFinding = defineOperation({
+  name: 'resolve_finding', kind: 'mutation', summary: 'A finding was fixed', tag: 'Writes', role: 'isv',
+  description: 'Records the fix and writes a `resolved` health row; closes the linked ticket only when `psa.ticket.auto_close` is on.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/findings/{finding_id}/resolve', documented: false },
+  path: TenantPath.extend({ finding_id: pathId('finding_id', 'The idempotency_key the finding was routed with.') }).strict(),
+  body: S.ResolveFindingBody,
+  responses: [{ status: 200, schema: S.FindingResolveResult, description: 'What was closed (or would be).' }],
+  errors: WRITE_ERRORS,
+  handle: async ({ path, body }, ctx) => ctx.services.findings.resolve(ctx.caller, tenantOf(ctx), path.finding_id, body),
+});
+
+const getRouting = defineOperation({
+  name: 'routing', kind: 'query', summary: 'Write-back routing configuration', tag: 'Writes', role: 'isv',
+  http: { method: 'get', path: '/tenants/{tenant_id}/routing', documented: true },
+  path: TenantPath, query: z.object({}).strict(),
+  responses: [{ status: 200, schema: S.RoutingConfig, description: 'Recommendation, overrides, effective targets.' }],
+  errors: ['role_required'],
+  handle: async (_in, ctx) => ctx.services.findings.routing(ctx.caller, tenantOf(ctx)),
+});
+
+const setRouting = defineOperation({
+  name: 'set_routing', kind: 'mutation', summary: 'Set write-back target overrides', tag: 'Writes', role: 'isv',
+  description: 'A value sets the override for this tenant; null reverts to the recommendation; a target outside the supported ones is 422.',
+  http: { method: 'put', path: '/tenants/{tenant_id}/routing', documented: true },
+  path: TenantPath, body: S.RoutingConfigBody,
+  responses: [{ status: 200, schema: S.RoutingConfig, description: 'The configuration after the change.' }],
+  errors: ['validation', 'role_required'],
+  handle: async ({ body }, ctx) => ctx.services.findings.setRouting(ctx.caller, tenantOf(ctx), body),
+});
 
 export const ticketsFeature: FeatureModule = {
   name: 'tickets',
-  routes: TICKET_ROUTES,
-  resolvers: [TicketWritesResolver],
-  documents: TICKET_DOCUMENTS,
-  install(services) {
-    services.queue.register('vendor.write', vendorWriteProcessor(services.ds, services.box, services.http), { concurrency: 8 });
-  },
+  operations: [createTicket, writeTicket, createTimeEntry, routeFinding, resolveFinding, getRouting, setRouting],
 };

@@ -1,35 +1,35 @@
 /**
  * Ticket create (fan-out), ticket write-back (update, note, close, reopen) and time entries, on
- * tickets the service created (the link store). Rules of the interface document 3 to 7 and 14.
+ * tickets the service created (the link store). Rules of the interface document 3 to 7 and 14; each
+ * write runs the one write skeleton (src/writes/write-pipeline.ts).
  */
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import { type Connection, TicketLink } from '../../entities';
 import type { SyncJobs } from '../sync/sync-jobs';
-import { LIMITED_PSA_CONNECTORS } from '../connectors/registry';
-import { writeConnector } from '../connectors/write-registry';
+import { capabilitiesOf, writeConnector } from '../connectors/registry';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
-import type { CreateTicketBody, CreateTimeEntryBody, TicketWriteBody } from '../rest/write-schemas';
-import type { Caller, GrantKey } from '../tenants/caller';
-import type { AccessService, TenantAccess } from '../tenants/access.service';
+import type { TargetPreview } from '../operations/write-results';
+import type { CreateTicketBody, CreateTimeEntryBody, TicketCreatePreview, TicketCreateResult, TicketWriteBody, TicketWritePreview, TicketWriteResult, TimeEntryPreview, TimeEntryResult } from './ticket.schemas';
+import type { Caller, GrantKey } from '../access/caller';
+import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { fieldError, ReferenceResolver } from './references';
 import type { SyncService } from '../sync/sync.service';
-import { problemsError, type TargetOutcome, type WriteAnswer, type WritePipeline } from './write-pipeline';
+import { problemsError, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
 
-type Isv = Caller & { kind: 'isv' };
 export type CreateTicketInput = z.infer<typeof CreateTicketBody>;
 export type TicketWriteInput = z.infer<typeof TicketWriteBody>;
 export type TimeEntryInput = z.infer<typeof CreateTimeEntryBody>;
+type Preview<T extends z.ZodType> = z.infer<T>;
 
 /** Canonical field names a vendor_native bag may not override (they come from the body). */
 const CANONICAL_FIELDS = new Set(['company_name', 'summary', 'description', 'priority', 'status', 'board', 'project_source_id', 'dry_run', 'idempotency_key']);
 /** Native keys that would move a ticket to another company: they need the company grant. */
 const COMPANY_KEYS = new Set(['company', 'companyID', 'companyId', 'client_id', 'clientId']);
 
-export function asIsv(caller: Caller): Isv {
-  if (caller.kind !== 'isv') throw new ServiceError('request_invalid', 'Writes are made with an ISV API key.');
-  return caller;
+export function targetPreview(c: Connection, requests: z.infer<typeof TargetPreview>['requests']): z.infer<typeof TargetPreview> {
+  return { connection_id: c.id, connector: c.connector, requests };
 }
 
 export class TicketsService {
@@ -52,15 +52,10 @@ export class TicketsService {
     const ignored: string[] = [];
     for (const [k, v] of Object.entries(bag)) {
       if (CANONICAL_FIELDS.has(k)) { ignored.push(k); continue; }
-      if (COMPANY_KEYS.has(k)) this.needGrant(access, c, 'psa.company.create');
+      if (COMPANY_KEYS.has(k)) this.access.requireGrantOn(access, c, 'psa.company.create');
       native[k] = v;
     }
     return { native, ignored };
-  }
-
-  needGrant(access: TenantAccess, c: Connection, key: GrantKey): void {
-    const keys = access.grants.get(c.id);
-    if (!keys?.has(key) && !keys?.has('*')) throw ServiceError.grantMissing(key);
   }
 
   /** Builds and checks the draft for one target connection; nothing leaves the service here. */
@@ -79,7 +74,8 @@ export class TicketsService {
       boardSourceId,
       statusSourceId: b.status ? await this.refs.status(c, b.status, boardSourceId) : null,
       prioritySourceId: await this.refs.priority(c, b.priority ?? 'medium'),
-      projectSourceId: LIMITED_PSA_CONNECTORS.includes(c.connector) ? (b.project_source_id ?? null) : null,
+      // Only a connector that writes project notes takes an existing project on ticket create.
+      projectSourceId: capabilitiesOf(c.connector).projectWrite === 'project_note' ? (b.project_source_id ?? null) : null,
       vendorNative: native,
     };
     if (draft.projectSourceId) await this.refs.project(c, draft.projectSourceId);
@@ -88,38 +84,38 @@ export class TicketsService {
     return { draft, ignored };
   }
 
-  async createTicket(caller: Caller, tenantId: string, body: CreateTicketInput): Promise<WriteAnswer> {
-    const isv = asIsv(caller);
-    const access = await this.access.tenantAccess(caller, tenantId);
-    return this.pipeline.audited(caller, access.tenant.id, body.dry_run ? 'ticket.create.preview' : 'ticket.create.commit', null, async () => {
-      const targets = this.access.requireGrant(access, 'psa.ticket.create', 'psa');
-      const marker = this.pipeline.marker({ isvId: isv.isvId, tenantId: access.tenant.id, operation: 'ticket.create', key: body.idempotency_key });
-      const prepared: { c: Connection; draft: TicketDraft; ignored: string[] }[] = [];
-      for (const c of targets) prepared.push({ c, ...(await this.ticketDraft(access, c, body, marker)) });
-      const ignored = [...new Set(prepared.flatMap((p) => p.ignored))];
-      if (body.dry_run) {
-        return { status: 200, body: {
-          dry_run: true, ignored_fields: ignored,
-          preview: { targets: prepared.map((p) => ({ connection_id: p.c.id, connector: p.c.connector, requests: writeConnector(p.c.connector).previewCreateTicket(p.draft) })) },
-        } };
-      }
-      for (const p of prepared) this.pipeline.assertLiveAllowed(p.c);
-      return this.pipeline.once(isv, access, 'ticket.create', body.idempotency_key, body, async (reservation) => {
-        const outcomes = await this.pipeline.run(access.tenant.id, reservation, prepared.map((p) => ({
-          connection: p.c, write: { op: 'ticket.create', draft: p.draft },
+  async createTicket(caller: Caller, access: TenantAccess, body: CreateTicketInput): Promise<Preview<typeof TicketCreatePreview> | Preview<typeof TicketCreateResult>> {
+    const isvId = isvOf(caller);
+    return this.pipeline.write({
+      caller, access, operation: 'ticket.create', request: body,
+      prepare: async (marker) => {
+        const targets = this.access.requireGrant(access, 'psa.ticket.create', 'psa');
+        const prepared: { c: Connection; draft: TicketDraft; ignored: string[] }[] = [];
+        for (const c of targets) prepared.push({ c, ...(await this.ticketDraft(access, c, body, marker)) });
+        return { prepared, ignored: [...new Set(prepared.flatMap((p) => p.ignored))] };
+      },
+      targets: (p) => p.prepared.map((x) => x.c),
+      preview: (p) => ({
+        dry_run: true as const, ignored_fields: p.ignored,
+        preview: { targets: p.prepared.map((x) => targetPreview(x.c, writeConnector(x.c.connector).previewCreateTicket(x.draft))) },
+      }),
+      commit: async (p, reservation) => {
+        const outcomes = await this.pipeline.run(access.tenant.id, reservation, p.prepared.map((x) => ({
+          connection: x.c, write: { op: 'ticket.create' as const, draft: x.draft },
         })));
-        await this.link(access, isv, outcomes, null, 'service_ticket');
-        return fanOutAnswer(outcomes, ignored);
-      });
-    }, (r) => ({ status: r.status, ticket_refs: (r.body.results as { ticket_ref?: string }[] | undefined)?.map((x) => x.ticket_ref) }));
+        await this.link(access, isvId, outcomes, null, 'service_ticket');
+        return { ...fanOut(outcomes), ignored_fields: p.ignored };
+      },
+      auditDetail: (r) => ({ dry_run: r.dry_run, ticket_refs: 'results' in r ? r.results.map((x) => x.ticket_ref) : [] }),
+    });
   }
 
   /** Link-store entries for created tickets, then a sync so the store shows them. */
-  async link(access: TenantAccess, isv: Isv, outcomes: TargetOutcome[], findingId: string | null, target: string): Promise<void> {
+  async link(access: TenantAccess, isvId: string, outcomes: TargetOutcome[], findingId: string | null, target: string): Promise<void> {
     for (const o of outcomes) {
       if (!o.ok || !o.result?.ticketRef) continue;
       await this.ds.getRepository(TicketLink).upsert({
-        tenantId: access.tenant.id, connectionId: o.connection.id, isvId: isv.isvId, ticketRef: o.result.ticketRef, findingId, target,
+        tenantId: access.tenant.id, connectionId: o.connection.id, isvId, ticketRef: o.result.ticketRef, findingId, target,
       }, ['tenantId', 'connectionId', 'ticketRef']);
       await this.syncJobs.refreshTicketsSoon(access.tenant.id, o.connection.id);
     }
@@ -148,106 +144,110 @@ export class TicketsService {
     return row?.board_source_id ?? null;
   }
 
-  async writeTicket(caller: Caller, tenantId: string, body: TicketWriteInput): Promise<WriteAnswer> {
-    const isv = asIsv(caller);
-    const access = await this.access.tenantAccess(caller, tenantId);
-    const action = `ticket.${body.action}.${body.dry_run ? 'preview' : 'commit'}`;
-    return this.pipeline.audited(caller, access.tenant.id, action, body.ticket_ref, async () => {
-      const { c } = await this.linked(access, body.ticket_ref, 'psa.ticket.update');
-      const writer = writeConnector(c.connector);
-      const { native, ignored } = this.vendorNative(access, c, body.vendor_native);
-      const boardSourceId = body.board ? await this.refs.board(c, body.board) : undefined;
-      // Statuses belong to a board: resolve them on the board the ticket is on (or moves to).
-      const statusBoard = boardSourceId ?? (body.status || body.action === 'close' || body.action === 'reopen' ? await this.boardOf(c, body.ticket_ref) : null);
-      const patch: TicketPatch = {};
-      let note: NoteDraft | null = null;
-      const marker = this.pipeline.marker({ isvId: isv.isvId, tenantId: access.tenant.id, operation: 'ticket.write', key: body.idempotency_key });
-      if (body.summary) patch.summary = body.summary;
-      if (body.description != null) patch.description = body.description;
-      if (body.priority) patch.prioritySourceId = (await this.refs.priority(c, body.priority)) ?? undefined;
-      if (boardSourceId) patch.boardSourceId = boardSourceId;
-      if (native) patch.vendorNative = native;
-      const status = async (value: string) => (await this.refs.status(c, value, statusBoard)) ?? undefined;
-      switch (body.action) {
-        case 'update':
-          if (body.status) patch.statusSourceId = await status(body.status);
-          if (Object.keys(patch).length === 0) throw fieldError('action', 'An update needs at least one of summary, description, status, priority, board or vendor_native.');
-          break;
-        case 'note':
-          if (!body.note) throw fieldError('note', 'A note action needs note.text.');
-          note = { marker, text: body.note.text, internal: body.note.internal, resolution: false };
-          if (body.status) patch.statusSourceId = await status(body.status);
-          break;
-        case 'close':
-          if (!body.evidence) throw fieldError('evidence', 'Closing a ticket needs evidence; it is written to the PSA as a resolution note.');
-          note = { marker, text: body.evidence, internal: false, resolution: true };
-          patch.statusSourceId = await status(body.status ?? 'closed');
-          break;
-        case 'reopen':
-          patch.statusSourceId = await status(body.status ?? 'in_progress');
-          break;
-      }
-      const problems = [...writer.checkPatch(patch), ...(note ? writer.checkNote(note) : [])];
-      if (problems.length) throw problemsError(c.connector, problems);
-      if (body.dry_run) {
-        return { status: 200, body: {
-          dry_run: true, action: body.action, ticket_ref: body.ticket_ref, ignored_fields: ignored,
-          preview: { connection_id: c.id, connector: c.connector, requests: [
-            ...(Object.keys(patch).length ? writer.previewUpdateTicket(body.ticket_ref, patch) : []),
-            ...(note ? writer.previewAddNote(body.ticket_ref, note) : []),
-          ] },
-        } };
-      }
-      this.pipeline.assertLiveAllowed(c);
-      return this.pipeline.once(isv, access, 'ticket.write', body.idempotency_key, body, async (reservation) => {
+  async writeTicket(caller: Caller, access: TenantAccess, body: TicketWriteInput): Promise<Preview<typeof TicketWritePreview> | Preview<typeof TicketWriteResult>> {
+    return this.pipeline.write({
+      caller, access, operation: 'ticket.write', subjectRef: body.ticket_ref, request: body,
+      prepare: async (marker) => {
+        const { c } = await this.linked(access, body.ticket_ref, 'psa.ticket.update');
+        const writer = writeConnector(c.connector);
+        const { native, ignored } = this.vendorNative(access, c, body.vendor_native);
+        const boardSourceId = body.board ? await this.refs.board(c, body.board) : undefined;
+        // Statuses belong to a board: resolve them on the board the ticket is on (or moves to).
+        const statusBoard = boardSourceId ?? (body.status || body.action === 'close' || body.action === 'reopen' ? await this.boardOf(c, body.ticket_ref) : null);
+        const patch: TicketPatch = {};
+        let note: NoteDraft | null = null;
+        if (body.summary) patch.summary = body.summary;
+        if (body.description != null) patch.description = body.description;
+        if (body.priority) patch.prioritySourceId = (await this.refs.priority(c, body.priority)) ?? undefined;
+        if (boardSourceId) patch.boardSourceId = boardSourceId;
+        if (native) patch.vendorNative = native;
+        const status = async (value: string) => (await this.refs.status(c, value, statusBoard)) ?? undefined;
+        switch (body.action) {
+          case 'update':
+            if (body.status) patch.statusSourceId = await status(body.status);
+            if (Object.keys(patch).length === 0) throw fieldError('action', 'An update needs at least one of summary, description, status, priority, board or vendor_native.');
+            break;
+          case 'note':
+            if (!body.note) throw fieldError('note', 'A note action needs note.text.');
+            note = { marker, text: body.note.text, internal: body.note.internal, resolution: false };
+            if (body.status) patch.statusSourceId = await status(body.status);
+            break;
+          case 'close':
+            if (!body.evidence) throw fieldError('evidence', 'Closing a ticket needs evidence; it is written to the PSA as a resolution note.');
+            note = { marker, text: body.evidence, internal: false, resolution: true };
+            patch.statusSourceId = await status(body.status ?? 'closed');
+            break;
+          case 'reopen':
+            patch.statusSourceId = await status(body.status ?? 'in_progress');
+            break;
+        }
+        const problems = [...writer.checkPatch(patch), ...(note ? writer.checkNote(note) : [])];
+        if (problems.length) throw problemsError(c.connector, problems);
+        return { c, patch: Object.keys(patch).length ? patch : null, note, ignored };
+      },
+      targets: (p) => [p.c],
+      preview: (p) => {
+        const writer = writeConnector(p.c.connector);
+        return {
+          dry_run: true as const, action: body.action, ticket_ref: body.ticket_ref, ignored_fields: p.ignored,
+          preview: { targets: [targetPreview(p.c, [
+            ...(p.patch ? writer.previewUpdateTicket(body.ticket_ref, p.patch) : []),
+            ...(p.note ? writer.previewAddNote(body.ticket_ref, p.note) : []),
+          ])] },
+        };
+      },
+      commit: async (p, reservation) => {
         const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
-          connection: c, write: { op: 'ticket.update', ticketRef: body.ticket_ref, patch: Object.keys(patch).length ? patch : null, note },
+          connection: p.c, write: { op: 'ticket.update', ticketRef: body.ticket_ref, patch: p.patch, note: p.note },
         }]);
         if (!o.ok) throw o.error!;
-        await this.syncJobs.refreshTicketsSoon(access.tenant.id, c.id);
-        return { status: 200, body: {
-          dry_run: false, idempotent_replay: false, action: body.action, ticket_ref: body.ticket_ref, connection_id: c.id,
-          connector: c.connector, note_ref: o.result?.noteRef ?? null, reconciled: o.result?.reconciled ?? false, ignored_fields: ignored,
-        } };
-      });
+        await this.syncJobs.refreshTicketsSoon(access.tenant.id, p.c.id);
+        return {
+          dry_run: false as const, idempotent_replay: false, created: o.result?.noteRef != null, action: body.action, ticket_ref: body.ticket_ref,
+          connection_id: p.c.id, connector: p.c.connector, note_ref: o.result?.noteRef ?? null, reconciled: o.result?.reconciled ?? false,
+          ignored_fields: p.ignored,
+        };
+      },
     });
   }
 
-  async createTimeEntry(caller: Caller, tenantId: string, body: TimeEntryInput): Promise<WriteAnswer> {
-    const isv = asIsv(caller);
-    const access = await this.access.tenantAccess(caller, tenantId);
-    return this.pipeline.audited(caller, access.tenant.id, body.dry_run ? 'time.create.preview' : 'time.create.commit', body.ticket_ref, async () => {
-      const { c } = await this.linked(access, body.ticket_ref, 'psa.time.create');
-      const writer = writeConnector(c.connector);
-      let memberRef: string | null = null;
-      if (body.member) memberRef = (await this.refs.hasList(c, 'members')) ? await this.refs.member(c, body.member) : body.member;
-      const entry: TimeEntryDraft = {
-        marker: this.pipeline.marker({ isvId: isv.isvId, tenantId: access.tenant.id, operation: 'time.create', key: body.idempotency_key }),
-        ticketRef: body.ticket_ref, hours: body.hours, billable: body.billable, memberRef,
-        start: new Date(Date.now() - body.hours * 3_600_000),
-      };
-      const problems = writer.checkTimeEntry(entry, !body.dry_run);
-      if (problems.length) throw problemsError(c.connector, problems);
-      if (body.dry_run) {
-        return { status: 200, body: { dry_run: true, ticket_ref: body.ticket_ref, preview: { connection_id: c.id, connector: c.connector, requests: writer.previewTimeEntry(entry) } } };
-      }
-      this.pipeline.assertLiveAllowed(c);
-      return this.pipeline.once(isv, access, 'time.create', body.idempotency_key, body, async (reservation) => {
+  async createTimeEntry(caller: Caller, access: TenantAccess, body: TimeEntryInput): Promise<Preview<typeof TimeEntryPreview> | Preview<typeof TimeEntryResult>> {
+    return this.pipeline.write({
+      caller, access, operation: 'time.create', subjectRef: body.ticket_ref, request: body,
+      prepare: async (marker) => {
+        const { c } = await this.linked(access, body.ticket_ref, 'psa.time.create');
+        const writer = writeConnector(c.connector);
+        let memberRef: string | null = null;
+        if (body.member) memberRef = (await this.refs.hasList(c, 'members')) ? await this.refs.member(c, body.member) : body.member;
+        const entry: TimeEntryDraft = {
+          marker, ticketRef: body.ticket_ref, hours: body.hours, billable: body.billable, memberRef,
+          start: new Date(Date.now() - body.hours * 3_600_000),
+        };
+        const problems = writer.checkTimeEntry(entry, !body.dry_run);
+        if (problems.length) throw problemsError(c.connector, problems);
+        return { c, entry };
+      },
+      targets: (p) => [p.c],
+      preview: (p) => ({
+        dry_run: true as const, ticket_ref: body.ticket_ref,
+        preview: { targets: [targetPreview(p.c, writeConnector(p.c.connector).previewTimeEntry(p.entry))] },
+      }),
+      commit: async (p, reservation) => {
         const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
-          connection: c, write: { op: 'time.create', entry: { ...entry, start: entry.start.toISOString() } },
+          connection: p.c, write: { op: 'time.create', entry: { ...p.entry, start: p.entry.start.toISOString() } },
         }]);
         if (!o.ok) throw o.error!;
-        return { status: 201, body: {
-          dry_run: false, idempotent_replay: false, time_entry_ref: o.result?.timeEntryRef ?? null, ticket_ref: body.ticket_ref,
-          hours: body.hours, billable: body.billable, member: memberRef, connection_id: c.id, connector: c.connector,
-        } };
-      });
+        return {
+          dry_run: false as const, idempotent_replay: false, created: true, time_entry_ref: o.result?.timeEntryRef ?? null, ticket_ref: body.ticket_ref,
+          hours: body.hours, billable: body.billable, member: p.entry.memberRef, connection_id: p.c.id, connector: p.c.connector,
+        };
+      },
     });
   }
 }
 
 /** One result per target; partial failure explicit; all failed -> the (first) failure itself. */
-export function fanOutAnswer(outcomes: TargetOutcome[], ignored: string[], extra: Record<string, unknown> = {}): WriteAnswer {
+export function fanOut(outcomes: TargetOutcome[]) {
   const ok = outcomes.filter((o) => o.ok);
   if (ok.length === 0) throw outcomes[0].error!;
   const results = outcomes.map((o) => ({
@@ -255,8 +255,8 @@ export function fanOutAnswer(outcomes: TargetOutcome[], ignored: string[], extra
     ticket_ref: o.result?.ticketRef ?? null, note_ref: o.result?.noteRef ?? null, reconciled: o.result?.reconciled ?? false,
     error: o.error ? { code: o.error.code, message: o.error.message, status: o.error.status } : null,
   }));
-  return { status: 201, body: {
-    dry_run: false, idempotent_replay: false, partial_failure: ok.length < outcomes.length,
-    ticket_ref: ok[0].result?.ticketRef ?? null, results, ignored_fields: ignored, ...extra,
-  } };
+  return {
+    dry_run: false as const, idempotent_replay: false, partial_failure: ok.length < outcomes.length,
+    ticket_ref: ok[0].result?.ticketRef ?? null, results,
+  };
 }

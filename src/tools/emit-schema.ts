@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
-import { allRoutes } from '../app';
+import { allOperations } from '../features';
 import { domainSdl } from '../graphql/schema';
 import { buildOpenApi } from '../rest/openapi';
 import { projectRoot } from '../shared/project-root';
@@ -12,7 +12,7 @@ export const CHECKED_IN_SERVER = 'http://127.0.0.1:3000';
 export function emittedSchemas(): { 'schema.graphql': string; 'openapi.json': string } {
   return {
     'schema.graphql': domainSdl(),
-    'openapi.json': JSON.stringify(buildOpenApi(allRoutes(), CHECKED_IN_SERVER), null, 2) + '\n',
+    'openapi.json': JSON.stringify(buildOpenApi(allOperations(), CHECKED_IN_SERVER), null, 2) + '\n',
   };
 }
 

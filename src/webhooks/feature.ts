@@ -1,19 +1,91 @@
 /**
- * Signed webhooks: REST routes and graph operations, the `webhook.deliver` job, and the listener that
- * turns committed events into deliveries.
+ * Signed webhooks: registration, listing, removal and the delivery log (operations), and the
+ * subscriber that turns committed events into deliveries. Deliveries are `webhook.deliver` jobs.
  */
-import { webhookDeliverProcessor } from '../../jobs/processors/webhook-deliver.processor';
 import type { FeatureModule } from '../feature';
-import { WebhooksResolver } from './webhooks.resolver';
-import { WEBHOOK_DOCUMENTS, WEBHOOK_ROUTES } from './webhooks.routes';
+import { isvOf } from '../access/access.service';
+import { defineOperation } from '../operations/operation';
+import { tenantOf } from '../operations/runner';
+import { toRfc3339 } from '../records/record-lists';
+import { cursorParam, idCursor, limitParam, pathId, TenantPath, z } from '../shared/request';
+import { RegisteredWebhook, WebhookBody, WebhookDeliveryList, WebhookList } from './webhook.schemas';
+
+const BASE = '/tenants/{tenant_id}/ticket-events/webhook';
+const WebhookPath = TenantPath.extend({ webhook_id: pathId('webhook_id') }).strict();
+/** An ISV sees its own webhooks; an MSP key every ISV's on its tenant. */
+const ownerOf = (caller: { kind: string; isvId?: string }) => (caller.kind === 'isv' ? caller.isvId! : null);
+
+const registerWebhook = defineOperation({
+  name: 'register_webhook', kind: 'mutation', summary: 'Register the signed webhook', tag: 'Events', role: 'isv',
+  description: 'Delivers ticket, device and company events (per your grants) and `sandbox_reset` as Standard Webhooks: headers `webhook-id` (the event id), `webhook-timestamp`, `webhook-signature` and `Service-Signature` (same value). Body: the Event. The receiver must be `https://` on a public address. Retries: 0 s, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (Retry-After honoured); 410 disables the webhook; 3xx counts as a failure.',
+  http: { method: 'post', path: BASE, documented: true },
+  path: TenantPath, body: WebhookBody,
+  responses: [{ status: 201, schema: RegisteredWebhook, description: 'Registered. The secret is in this answer only.' }],
+  errors: ['grant_missing', 'validation', 'request_invalid', 'role_required'],
+  handle: async ({ body }, ctx) => {
+    const { webhook, secret, kinds } = await ctx.services.webhooks.register(tenantOf(ctx), isvOf(ctx.caller), body.url);
+    return { id: webhook.id, url: webhook.url, secret, created_at: toRfc3339(webhook.createdAt)!, enabled: webhook.enabled, kinds };
+  },
+});
+
+const listWebhooks = defineOperation({
+  name: 'list_webhooks', kind: 'query', summary: 'Webhooks on the tenant', tag: 'Events', role: 'reader',
+  description: 'Your webhooks (an MSP key: every ISV\'s). Never includes the secret.',
+  http: { method: 'get', path: BASE, documented: false },
+  path: TenantPath, query: z.object({}).strict(),
+  responses: [{ status: 200, schema: WebhookList, description: 'Webhooks with their delivery counts.' }],
+  errors: [],
+  handle: async (_in, ctx) => {
+    const access = tenantOf(ctx);
+    const rows = await ctx.services.webhooks.list(access, ownerOf(ctx.caller));
+    return {
+      webhooks: rows.map(({ webhook: w, deliveries }) => ({
+        id: w.id, url: w.url, enabled: w.enabled, disabled_reason: w.disabledReason, created_at: toRfc3339(w.createdAt)!, deliveries,
+      })),
+      sandbox: access.tenant.sandbox,
+    };
+  },
+});
+
+const Deleted = z.object({ id: z.string(), deleted: z.literal(true) }).strict().openapi('DeletedWebhook');
+
+const deleteWebhook = defineOperation({
+  name: 'delete_webhook', kind: 'mutation', summary: 'Delete a webhook', tag: 'Events', role: 'reader',
+  description: 'Stops its deliveries and removes its delivery log.',
+  http: { method: 'delete', path: `${BASE}/{webhook_id}`, documented: false },
+  path: WebhookPath,
+  responses: [{ status: 204, schema: Deleted, description: 'Deleted (no body over REST).' }],
+  errors: [],
+  handle: async ({ path }, ctx) => {
+    await ctx.services.webhooks.remove(tenantOf(ctx), ownerOf(ctx.caller), path.webhook_id);
+    return { id: path.webhook_id, deleted: true as const };
+  },
+});
+
+const listDeliveries = defineOperation({
+  name: 'list_webhook_deliveries', kind: 'query', summary: 'Delivery log of a webhook', tag: 'Events', role: 'reader',
+  description: 'Newest first: status, tries, the last HTTP status and error of every delivery.',
+  http: { method: 'get', path: `${BASE}/{webhook_id}/deliveries`, documented: false },
+  path: WebhookPath, query: z.object({ limit: limitParam, cursor: cursorParam(idCursor) }).strict(),
+  responses: [{ status: 200, schema: WebhookDeliveryList, description: 'One page of the delivery log.' }],
+  errors: [],
+  handle: async ({ path, query }, ctx) => {
+    const after = query.cursor ? idCursor.decode(query.cursor) : null;
+    const page = await ctx.services.webhooks.deliveryLog(tenantOf(ctx), ownerOf(ctx.caller), path.webhook_id, query.limit, after);
+    return {
+      deliveries: page.items.map((d) => ({
+        id: d.id, event_id: d.eventId, status: d.status, attempts: d.attempts, last_status_code: d.lastStatusCode,
+        last_error: d.lastError, delivered_at: toRfc3339(d.deliveredAt), created_at: toRfc3339(d.createdAt)!, updated_at: toRfc3339(d.updatedAt)!,
+      })),
+      next_cursor: page.next ? idCursor.encode(page.next) : null,
+    };
+  },
+});
 
 export const webhooksFeature: FeatureModule = {
   name: 'webhooks',
-  routes: WEBHOOK_ROUTES,
-  resolvers: [WebhooksResolver],
-  documents: WEBHOOK_DOCUMENTS,
+  operations: [registerWebhook, listWebhooks, deleteWebhook, listDeliveries],
   install(services) {
-    services.queue.register('webhook.deliver', webhookDeliverProcessor(services.webhooks), { concurrency: 4 });
     // Retries the embedded queue lost in a restart are due again (a no-op for jobs Redis still holds).
     services.webhooks.resumePending().catch((err: Error) => services.logger.error({ err: err.message }, 'resuming webhook deliveries failed'));
     services.events.onEventsCommitted(async (tenantId, eventIds) => {

@@ -4,6 +4,7 @@
  * replaces the next delay when it asks for longer (capped at a day, so a receiver cannot park a
  * delivery forever). `scale` shrinks the unit for tests (WEBHOOK_RETRY_SCALE); 1 in production.
  */
+import { parseRetryAfterMs } from '../shared/request';
 export const RETRY_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 14 * 3600, 20 * 3600, 24 * 3600] as const;
 
 /** Total tries, the first included (the job queue's `attempts`). */
@@ -11,14 +12,10 @@ export const DELIVERY_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length;
 
 const MAX_RETRY_AFTER_SECONDS = 24 * 3600;
 
-/** Retry-After as seconds: delta-seconds or an HTTP date; null when absent or unreadable. */
+/** Retry-After as seconds (src/shared/request.ts parses it). */
 export function parseRetryAfterSeconds(value: string | null | undefined, now: number = Date.now()): number | null {
-  if (!value) return null;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return null;
-  return Math.max(0, Math.ceil((at - now) / 1000));
+  const ms = parseRetryAfterMs(value, now);
+  return ms === null ? null : Math.ceil(ms / 1000);
 }
 
 /** Delay before the next try after try number `failedAttempt` (1 = the first) failed. */

@@ -12,10 +12,10 @@ import type { JobQueue } from '../../jobs/queue/types';
 import type { AppConfig } from '../config/config';
 import { ServiceError } from '../errors/service-error';
 import type { SecretBox } from '../security/secret-box';
-import type { TenantAccess } from '../tenants/access.service';
-import { toEvent } from '../events/events.resolver';
+import type { TenantAccess } from '../access/access.service';
+import { toEvent } from '../events/event-view';
 import type { EventRow } from '../events/events.service';
-import { entitledTo, EVENT_GRANTS, kindsForGrants } from './event-access';
+import { entitledTo, EVENT_GRANTS, kindsForGrants, visibilityOfGrants } from './event-access';
 import { DELIVERY_ATTEMPTS, nextDelayMs, RETRY_SCHEDULE_SECONDS } from './retry-schedule';
 import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
 import { postToReceiver } from './webhook-sender';
@@ -156,6 +156,7 @@ export class WebhooksService {
     const hooks = await this.ds.getRepository(Webhook).find({ where: { tenantId, enabled: true } });
     if (hooks.length === 0) return 0;
     const grants = await this.ds.getRepository(Grant).find({ where: { tenantId, isvId: In([...new Set(hooks.map((h) => h.isvId))]) } });
+    const visibility = new Map([...new Set(hooks.map((h) => h.isvId))].map((isv) => [isv, visibilityOfGrants(grants.filter((g) => g.isvId === isv))]));
     let queued = 0;
     // Bounded statements: a large sync announces thousands of events at once.
     for (const ids of chunks(eventIds, FAN_OUT_CHUNK)) {
@@ -165,7 +166,7 @@ export class WebhooksService {
       const rows: Partial<WebhookDelivery>[] = [];
       for (const event of events) {
         for (const hook of hooks) {
-          if (entitledTo(grants.filter((g) => g.isvId === hook.isvId), event)) {
+          if (entitledTo(visibility.get(hook.isvId) ?? null, event)) {
             rows.push({ webhookId: hook.id, tenantId, eventId: event.id, status: 'pending', attempts: 0 });
           }
         }
@@ -286,7 +287,7 @@ export class WebhooksService {
 function heldEventGrants(access: TenantAccess): Set<string> {
   const held = new Set<string>();
   for (const keys of access.grants.values()) {
-    for (const g of EVENT_GRANTS) if (keys.has(g) || keys.has('*')) held.add(g);
+    for (const g of EVENT_GRANTS) if (keys.has(g)) held.add(g);
   }
   return held;
 }

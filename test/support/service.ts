@@ -8,12 +8,18 @@ import { createLogger } from '../../src/shared/logger';
 import { VendorHttpClient } from '../../src/connectors/vendor-http';
 import { runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
 import type { DatabaseOptions } from '../../src/db/database';
+import { OpenApiChecker } from './openapi-check';
 
 export interface TestService extends RunningServer {
   config: AppConfig;
   key: string;
   alphaId: string;
   betaId: string;
+  /** The fixed development MSP keys of the sandbox tenants. */
+  alphaMspKey: string;
+  betaMspKey: string;
+  /** Holds every answer against /openapi.json; `seen` lists the (operation, status) pairs met. */
+  openapi: OpenApiChecker;
   /** fetch against the service with the sandbox key (override headers to change it). */
   api(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<{ status: number; body: any; headers: Headers }>;
   graphql(query: string, variables?: Record<string, unknown>): Promise<any>;
@@ -39,6 +45,7 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
   const alpha = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-alpha')!;
   const beta = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-beta')!;
   const key = running.sandbox!.apiKey!;
+  const openapi = new OpenApiChecker(await (await fetch(`${running.url}/openapi.json`)).json() as never);
 
   const api: TestService['api'] = async (path, init = {}) => {
     const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
@@ -49,8 +56,11 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
       headers['content-type'] = 'application/json';
       body = JSON.stringify(init.json);
     }
+    const method = init.method ?? 'GET';
     const res = await fetch(`${running.url}${path}`, { ...init, headers, body });
     const text = await res.text();
+    const problem = openapi.check(method, `${running.url}${path}`, res.status, text);
+    if (problem) throw new Error(`undocumented answer: ${problem}`);
     let parsed: unknown = text;
     try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
     return { status: res.status, body: parsed, headers: res.headers };
@@ -63,5 +73,5 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
     });
     return res.json();
   };
-  return { ...running, config, key, alphaId: alpha.id, betaId: beta.id, api, graphql };
+  return { ...running, config, key, alphaId: alpha.id, betaId: beta.id, alphaMspKey: alpha.mspKey, betaMspKey: beta.mspKey, openapi, api, graphql };
 }

@@ -1,0 +1,93 @@
+/**
+ * The `vendor.write` job: every create is reconciled by its marker before it is sent when the job may
+ * have run before (a retry, a worker that died mid-job, a key whose earlier commit failed); 429/503
+ * and lost connections are retried with backoff honouring Retry-After; the last failure is returned as
+ * a typed VendorWriteFailure to the request that waits for it.
+ */
+import type { DataSource } from 'typeorm';
+import { Connection } from '../../entities';
+import { computeBackoffDelay } from '../queue/retry-policy';
+import { RetryAfterError, type JobContext } from '../queue/types';
+import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
+import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
+import { writeConnector } from '../../src/connectors/registry';
+import type { SecretBox } from '../../src/security/secret-box';
+import {
+  VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
+} from '../../src/writes/vendor-write';
+
+function asProblems(err: unknown): { field: string; message: string }[] | null {
+  const p = (err as { problems?: unknown })?.problems;
+  return Array.isArray(p) ? (p as { field: string; message: string }[]) : null;
+}
+
+function failure(kind: VendorWriteFailure['kind'], status: number, message: string, extra: Partial<VendorWriteFailure> = {}): VendorWriteFailure {
+  return { ok: false, kind, status, message, retryAfterSeconds: null, problems: [], ...extra };
+}
+
+export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: VendorHttpClient) {
+  return async (job: JobContext<VendorWriteJob>): Promise<VendorWriteResult> => {
+    const connection = await ds.getRepository(Connection).findOneByOrFail({ id: job.data.connectionId });
+    const writer = writeConnector(connection.connector);
+    const ctx: WriteContext = {
+      baseUrl: connection.baseUrl.replace(/\/$/, ''),
+      credentials: box.openJson<Record<string, string>>(connection.credentialsEncrypted),
+      http,
+    };
+    try {
+      return await perform(writer, ctx, job.data.write, job.redelivered || job.data.reconcile === true);
+    } catch (err) {
+      const problems = asProblems(err);
+      if (problems) return failure('validation', 422, (err as Error).message, { problems });
+      if (err instanceof VendorHttpError && err.retryable) {
+        const retryAfterSeconds = err.retryAfterMs != null ? Math.ceil(err.retryAfterMs / 1000) : null;
+        // The last attempt answers; earlier ones go round again after the vendor's delay or our backoff.
+        if (job.attempt >= job.attempts) {
+          return failure(err.status === 429 ? 'throttled' : 'unavailable', err.status, err.message, { retryAfterSeconds });
+        }
+        throw new RetryAfterError(Math.max(err.retryAfterMs ?? 0, computeBackoffDelay(VENDOR_WRITE_BACKOFF, job.attempt)), err);
+      }
+      if (err instanceof VendorHttpError) return failure('refused', err.status, err.message);
+      throw err;
+    }
+  };
+}
+
+/**
+ * `redelivered`: this job may have run before, so the outcome of that earlier run is unknown: look
+ * the marker up at the vendor before sending anything.
+ */
+async function perform(writer: WriteConnector, ctx: WriteContext, w: VendorWriteOp, redelivered: boolean): Promise<VendorWriteDone> {
+  const result: VendorWriteDone = { ok: true, ticketRef: null, noteRef: null, timeEntryRef: null, native: null, reconciled: false };
+  switch (w.op) {
+    case 'ticket.create': {
+      const found = redelivered ? await writer.findTicketByMarker(ctx, w.draft.marker) : null;
+      const created = found ?? (await writer.createTicket(ctx, w.draft));
+      return { ...result, ticketRef: created.ticketRef, native: created.native, reconciled: Boolean(found) };
+    }
+    case 'ticket.update': {
+      if (w.patch && Object.keys(w.patch).length > 0) result.native = await writer.updateTicket(ctx, w.ticketRef, w.patch);
+      if (w.note) {
+        const found = redelivered ? await writer.findNoteByMarker(ctx, w.ticketRef, w.note.marker) : null;
+        result.reconciled = Boolean(found);
+        result.noteRef = (found ?? (await writer.addNote(ctx, w.ticketRef, w.note))).noteRef;
+      }
+      result.ticketRef = w.ticketRef;
+      return result;
+    }
+    case 'time.create': {
+      const entry: TimeEntryDraft = { ...w.entry, start: new Date(w.entry.start) };
+      const found = redelivered ? await writer.findTimeEntryByMarker(ctx, entry) : null;
+      result.reconciled = Boolean(found);
+      result.timeEntryRef = (found ?? (await writer.createTimeEntry(ctx, entry))).timeEntryRef;
+      result.ticketRef = entry.ticketRef;
+      return result;
+    }
+    case 'project.write': {
+      const found = redelivered ? await writer.findProjectWrite(ctx, w.projectRef, w.draft.marker) : null;
+      if (found) return { ...result, ...found, reconciled: true };
+      const r = await writer.writeToProject(ctx, w.projectRef, w.draft);
+      return { ...result, ticketRef: r.ticketRef, noteRef: r.noteRef };
+    }
+  }
+}

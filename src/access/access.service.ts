@@ -1,0 +1,144 @@
+/**
+ * The one authorisation module (design.md sections 1 and 3). Every surface asks it; nothing else
+ * decides who sees a tenant, who holds a grant or who may call an operation:
+ * - authentication: an API key is an ISV key or an MSP key (admin comes only through /graphql);
+ * - tenant visibility: an ISV sees a tenant on which it holds a grant key, an MSP key its own tenant,
+ *   admin every tenant; anything else is 404 `not_found`, exactly like a tenant that does not exist;
+ * - grants: `holds(access, connection, key)`; MSP and admin callers hold every key of their tenant;
+ * - roles: an operation is for ISVs, for MSPs, for either, or for admin (`role_required`).
+ * Lookups on the request path are cached briefly; any change made through this process clears them.
+ */
+import type { DataSource } from 'typeorm';
+import { ApiKey, Connection, Grant, Tenant } from '../../entities';
+import { ServiceError } from '../errors/service-error';
+import { hashApiKey } from '../security/api-keys';
+import { isUuid } from '../shared/request';
+import { TtlCache } from '../shared/ttl-cache';
+import { GRANT_KEYS, type Caller, type CallerKind, type GrantKey } from './caller';
+
+export interface TenantAccess {
+  tenant: Tenant;
+  caller: Caller;
+  connections: Connection[];
+  /** connection id -> grant keys the caller holds there (MSP and admin: every key). */
+  grants: ReadonlyMap<string, ReadonlySet<GrantKey>>;
+}
+
+/** Who may call an operation: `reader` is anyone who sees the tenant (ISV, MSP or admin). */
+export type OperationRole = 'isv' | 'msp' | 'reader' | 'admin';
+
+const CACHE_MS = 5_000;
+const ALL_KEYS: ReadonlySet<GrantKey> = new Set(GRANT_KEYS);
+
+export class AccessService {
+  private readonly keys = new TtlCache<Caller | null>(CACHE_MS);
+  private readonly access = new TtlCache<TenantAccess | null>(CACHE_MS);
+
+  constructor(private readonly ds: DataSource) {}
+
+  async authenticate(apiKey: string | undefined): Promise<Caller> {
+    if (!apiKey) throw new ServiceError('unauthenticated', 'Send your API key in the X-API-Key header.');
+    const hash = hashApiKey(apiKey);
+    let hit = this.keys.get(hash);
+    if (hit === undefined) {
+      const row = await this.ds.getRepository(ApiKey).findOne({ where: { keyHash: hash } });
+      hit = !row || row.revokedAt ? null
+        : row.kind === 'msp' ? { kind: 'msp', tenantId: row.tenantId!, apiKeyId: row.id }
+          : { kind: 'isv', isvId: row.isvId!, apiKeyId: row.id };
+      this.keys.set(hash, hit);
+    }
+    if (!hit) throw new ServiceError('unauthenticated', 'The API key is unknown or revoked.');
+    return hit;
+  }
+
+  /** The tenant as the caller may see it; 404 when it is not visible, exactly as when it does not exist. */
+  async tenantAccess(caller: Caller, tenantId: string): Promise<TenantAccess> {
+    const cacheKey = `${callerScope(caller)}:${tenantId}`;
+    let hit = this.access.get(cacheKey);
+    if (hit === undefined) {
+      hit = await this.loadAccess(caller, tenantId);
+      this.access.set(cacheKey, hit);
+    }
+    if (!hit) throw ServiceError.notFound('Tenant');
+    return hit;
+  }
+
+  private async loadAccess(caller: Caller, tenantId: string): Promise<TenantAccess | null> {
+    if (!isUuid(tenantId)) return null;
+    if (caller.kind === 'msp' && caller.tenantId !== tenantId) return null;
+    const tenant = await this.ds.getRepository(Tenant).findOne({ where: { id: tenantId } });
+    if (!tenant) return null;
+    const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+    const grants = new Map<string, ReadonlySet<GrantKey>>();
+    if (caller.kind !== 'isv') {
+      for (const c of connections) grants.set(c.id, ALL_KEYS);
+      return { tenant, caller, connections, grants };
+    }
+    const rows = await this.ds.getRepository(Grant).find({ where: { tenantId, isvId: caller.isvId } });
+    for (const g of rows) if (g.keys.length > 0) grants.set(g.connectionId, new Set(g.keys.filter((k): k is GrantKey => ALL_KEYS.has(k as GrantKey))));
+    if (grants.size === 0) return null;
+    return { tenant, caller, connections, grants };
+  }
+
+  async visibleTenants(caller: Caller): Promise<Tenant[]> {
+    const qb = this.ds.getRepository(Tenant).createQueryBuilder('t').orderBy('t.created_at', 'ASC');
+    if (caller.kind === 'isv') {
+      qb.where("EXISTS (SELECT 1 FROM grants g WHERE g.tenant_id = t.id AND g.isv_id = :isv AND g.keys <> '[]'::jsonb)", { isv: caller.isvId });
+    } else if (caller.kind === 'msp') {
+      qb.where('t.id = :id', { id: caller.tenantId });
+    }
+    return qb.getMany();
+  }
+
+  /** Whether the caller holds `key` on the connection. */
+  holds(access: TenantAccess, connectionId: string, key: GrantKey): boolean {
+    return access.grants.get(connectionId)?.has(key) ?? false;
+  }
+
+  /** The keys the caller holds on a connection, sorted (for display). */
+  keysOn(access: TenantAccess, connectionId: string): GrantKey[] {
+    return [...(access.grants.get(connectionId) ?? [])].sort();
+  }
+
+  /** Connections of the tenant (of `kind`, when given) on which the caller holds `key`. */
+  holding(access: TenantAccess, key: GrantKey, kind?: Connection['kind']): Connection[] {
+    return access.connections.filter((c) => (!kind || c.kind === kind) && this.holds(access, c.id, key));
+  }
+
+  /** Like `holding`, but grant_missing when there are none. */
+  requireGrant(access: TenantAccess, key: GrantKey, kind?: Connection['kind']): Connection[] {
+    const held = this.holding(access, key, kind);
+    if (held.length === 0) throw ServiceError.grantMissing(key);
+    return held;
+  }
+
+  /** One connection must carry `key` for the caller. */
+  requireGrantOn(access: TenantAccess, connection: Connection, key: GrantKey): void {
+    if (!this.holds(access, connection.id, key)) throw ServiceError.grantMissing(key);
+  }
+
+  invalidate(): void {
+    this.keys.clear();
+    this.access.clear();
+  }
+}
+
+function callerScope(caller: Caller): string {
+  return caller.kind === 'isv' ? `isv:${caller.isvId}` : caller.kind === 'msp' ? `msp:${caller.tenantId}` : 'admin';
+}
+
+/** `role_required` when the caller is not of a kind the operation is for. */
+export function requireRole(caller: Caller, role: OperationRole): void {
+  if (role === 'reader' || caller.kind === role) return;
+  if (role === 'admin') throw new ServiceError('unauthenticated', 'This operation needs the admin token.');
+  const wanted: CallerKind = role;
+  throw new ServiceError('role_required', wanted === 'msp'
+    ? "This operation is the MSP's: call it with the tenant's MSP key (sk_msp_...)."
+    : "This operation is an ISV's: call it with that ISV's API key.", { details: { role: wanted } });
+}
+
+/** The ISV of an ISV caller (after requireRole). */
+export function isvOf(caller: Caller): string {
+  if (caller.kind !== 'isv') throw new ServiceError('role_required', "This operation is an ISV's: call it with that ISV's API key.", { details: { role: 'isv' } });
+  return caller.isvId;
+}

@@ -1,0 +1,39 @@
+/**
+ * What a connector can do, declared by the connector itself (design.md section 1), so that nothing
+ * outside src/connectors/<vendor>/ branches on a vendor's name: its lists come from its read side,
+ * and this says which writes it makes, whether it commits live or only on its fixture host (the
+ * limited PSA connector of rule 14), its page size, how a new note shows on a ticket, who made a
+ * change, the link to a record in the vendor's UI and the credentials a connection needs.
+ */
+export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write';
+
+export type LinkedRecord = 'ticket' | 'device' | 'company';
+
+export interface ConnectorCapabilities {
+  writes: readonly WriteCapability[];
+  /** `live`: commits on any host; `fixture_only`: the limited connector, commits only on its fixture host. */
+  commits: 'live' | 'fixture_only';
+  /** The largest page the vendor serves. */
+  pageSize: number;
+  /** Credential names a connection of this connector needs (all strings). */
+  credentials: readonly string[];
+  /**
+   * How findings routed to `project` land: a project ticket on the project (`project_ticket`) or a
+   * note on the project the caller names in project_source_id (`project_note`).
+   */
+  projectWrite: 'project_ticket' | 'project_note' | null;
+  /**
+   * How a new note shows on a synced ticket: its note count grows (counted on every read, or only on
+   * incremental reads, so a stored 0 may mean "not counted"), and/or a stamp field moves.
+   */
+  notes: { counted: 'always' | 'incremental' | 'never'; stampField?: string };
+  /**
+   * Native keys the vendor stamps on every edit (or the agent on every check-in): a change to these
+   * alone is not a change to the record.
+   */
+  bookkeepingFields: readonly string[];
+  /** Who made the change, when the vendor says so. */
+  actor?(native: Record<string, unknown>, created: boolean): string | null;
+  /** A deep link into the vendor's UI, derived from the connection's API base URL. */
+  recordUrl?(base: URL, record: LinkedRecord, id: string): string | null;
+}

@@ -1,0 +1,21 @@
+import type { ConnectorCapabilities } from '../capabilities';
+import { HALO_PAGE_SIZE } from './client';
+
+/** The limited PSA connector of the interface document's rule 14. */
+export const haloPsaCapabilities: ConnectorCapabilities = {
+  writes: ['ticket.create', 'ticket.update', 'time.create', 'project.write'],
+  commits: 'fixture_only',
+  pageSize: HALO_PAGE_SIZE,
+  credentials: ['clientId', 'clientSecret'],
+  projectWrite: 'project_note',
+  // Halo's ticket list has no note count; `lastactiondate` moves only when an action (a note) is added.
+  bookkeepingFields: ['last_update', 'lastactiondate', 'alastupdate', 'ulastupdate', 'last_modified'],
+  notes: { counted: 'never', stampField: 'lastactiondate' },
+  // The agent UI shares the API's origin (the connection base URL is the instance URL).
+  recordUrl(base, record, id) {
+    const root = base.href.replace(/\/$/, '');
+    if (record === 'ticket') return `${root}/ticket?id=${encodeURIComponent(id)}`;
+    if (record === 'company') return `${root}/customers?clientid=${encodeURIComponent(id)}`;
+    return null;
+  },
+};

@@ -1,0 +1,91 @@
+/**
+ * An operation is declared once (design.md section 1): its input (path, query, body), its answers (one
+ * schema per HTTP status), who may call it, and its handler. From this one declaration come the REST
+ * route with its OpenAPI entry (src/rest), the typed GraphQL field (src/graphql) and, for the four that
+ * name a tool, the MCP tool (src/mcp). Every surface calls `handle` through `runOperation`, with the same
+ * caller and the same authorisation.
+ */
+import type { ZodObject, ZodType } from 'zod';
+import type { OperationRole, TenantAccess } from '../access/access.service';
+import type { Caller, GrantKey } from '../access/caller';
+import type { ErrorCode } from '../errors/error-codes';
+import type { Services } from '../services';
+
+export interface OperationContext {
+  caller: Caller;
+  services: Services;
+  /** The tenant named by the `tenant_id` path parameter, already checked for visibility. */
+  access: TenantAccess | null;
+}
+
+export interface OperationInput<P, Q, B> {
+  path: P;
+  query: Q;
+  body: B;
+}
+
+export interface OperationResponse {
+  status: number;
+  schema: ZodType;
+  description: string;
+}
+
+export interface HttpBinding {
+  method: 'get' | 'post' | 'put' | 'delete';
+  /** OpenAPI style: /tenants/{tenant_id}/tickets */
+  path: string;
+  /** Listed in the interface document (false: our addition, said so in the OpenAPI description). */
+  documented: boolean;
+}
+
+export interface McpBinding {
+  tool: string;
+  title: string;
+  description: string;
+  readOnly: boolean;
+  /** Query parameters the tool does not take. */
+  omit?: string[];
+}
+
+type Shape = ZodObject;
+
+export interface Operation<P = any, Q = any, B = any, R = any> {
+  /** GraphQL field name and OpenAPI operationId. */
+  name: string;
+  kind: 'query' | 'mutation';
+  summary: string;
+  description?: string;
+  tag: string;
+  role: OperationRole;
+  /** The grant this operation needs (documentation; the handler asks the access module per connection). */
+  grant?: GrantKey;
+  http?: HttpBinding;
+  mcp?: McpBinding;
+  path?: Shape;
+  query?: Shape;
+  body?: ZodType;
+  /** false: not in the graph (the 501 placeholders of paths whose feature is not built yet). */
+  graph?: boolean;
+  /** GraphQL: body fields become arguments of their own instead of one `input` argument. */
+  flattenBody?: boolean;
+  /** Every answer, by status. Several schemas make a GraphQL union. */
+  responses: OperationResponse[];
+  /** Coded refusals this operation may answer (besides unauthenticated, not_found and request-schema 422). */
+  errors: ErrorCode[];
+  /** The HTTP status of a result (default: the first response's). */
+  statusOf?(result: R): number;
+  handle(input: OperationInput<P, Q, B>, ctx: OperationContext): Promise<R>;
+}
+
+type Infer<T> = T extends ZodType<infer O> ? O : undefined;
+
+/** Declares an operation; the types of `handle`'s input come from the schemas. */
+export function defineOperation<PS extends Shape | undefined = undefined, QS extends Shape | undefined = undefined, BS extends ZodType | undefined = undefined, R = unknown>(
+  op: Omit<Operation, 'handle' | 'path' | 'query' | 'body' | 'statusOf'> & {
+    path?: PS; query?: QS; body?: BS;
+    statusOf?(result: R): number;
+    handle(input: OperationInput<Infer<PS>, Infer<QS>, Infer<BS>>, ctx: OperationContext): Promise<R>;
+  },
+): Operation<Infer<PS>, Infer<QS>, Infer<BS>, R> {
+  return op as unknown as Operation<Infer<PS>, Infer<QS>, Infer<BS>, R>;
+}

@@ -1,0 +1,105 @@
+/**
+ * The synced records and their list envelopes (design.md section 5), declared once: they describe the
+ * REST answers, generate the OpenAPI document and the GraphQL types. Records are strict: undeclared
+ * properties are refused.
+ */
+import { z } from '../shared/request';
+
+const ts = z.string().nullable().openapi({ description: 'RFC 3339 UTC timestamp', example: '2026-11-22T10:00:00Z' });
+const json = z.record(z.string(), z.unknown());
+
+export const VendorEnvelope = z.object({
+  connector: z.string(),
+  native_id: z.string(),
+  native: json.openapi({ description: 'Same payload as `raw`.' }),
+}).strict().openapi('VendorEnvelope');
+
+const vendorRecord = {
+  raw: json.openapi({ description: 'The vendor payload, verbatim (read-only).' }),
+  synced_at: ts,
+  vendor: VendorEnvelope.nullable(),
+};
+
+export const Ticket = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), connection_id: z.string(),
+  summary: z.string(), description: z.string().nullable(),
+  status: z.string().nullable().openapi({ description: 'Canonical: new, in_progress, waiting, resolved, closed (null when unmapped).' }),
+  native_status: z.string().nullable(),
+  priority: z.string().nullable().openapi({ description: 'Canonical: low, medium, high, critical.' }),
+  native_priority: z.string().nullable(),
+  board: z.string().nullable().openapi({ description: 'Board id from the ticket-boards list.' }),
+  board_name: z.string().nullable(), company_name: z.string().nullable(), company_source_id: z.string().nullable(),
+  project_source_id: z.string().nullable(), record_type: z.string().nullable(),
+  linked: z.boolean().openapi({ description: 'Created through this service (write-back and time allowed).' }),
+  created_at: ts, updated_at: ts, closed_at: ts,
+  ...vendorRecord,
+}).strict().openapi('Ticket');
+
+export const Device = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), hostname: z.string(),
+  company_name: z.string().nullable(), company_source_id: z.string().nullable(), os: z.string().nullable(),
+  online: z.boolean(), needs_attention: z.boolean(), patches_pending: z.number().int(), last_contact_at: ts,
+  ...vendorRecord,
+}).strict().openapi('Device');
+
+export const Member = z.object({
+  id: z.string().openapi({ description: 'The value CreateTimeEntryBody.member accepts.' }),
+  display_name: z.string(), active: z.boolean().nullable(), email: z.string().nullable(),
+  source: z.string(), source_id: z.string(), connection_id: z.string(),
+  ...vendorRecord,
+}).strict().openapi('Member');
+
+export const TicketBoard = z.object({
+  id: z.string(), name: z.string(), active: z.boolean().nullable(), source: z.string(), connection_id: z.string(), ...vendorRecord,
+}).strict().openapi('TicketBoard');
+
+export const TicketStatus = z.object({
+  id: z.string(), name: z.string(), board: z.string().nullable(), closed: z.boolean(),
+  canonical: z.string().nullable(), source: z.string(), connection_id: z.string(), ...vendorRecord,
+}).strict().openapi('TicketStatus');
+
+export const TicketPriority = z.object({
+  id: z.string(), name: z.string(), canonical: z.string().nullable(), source: z.string(), connection_id: z.string(), ...vendorRecord,
+}).strict().openapi('TicketPriority');
+
+export const InstalledApplication = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), name: z.string(), publisher: z.string().nullable(),
+  version: z.string().nullable(), device_source_id: z.string(), installed_at: z.string().nullable(), ...vendorRecord,
+}).strict().openapi('InstalledApplication');
+
+export const Incident = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), message: z.string(), severity: z.string().nullable(),
+  device_source_id: z.string().nullable(), opened_at: ts, ...vendorRecord,
+}).strict().openapi('Incident');
+
+export const AgreementLine = z.object({
+  source: z.string(), source_id: z.string(), agreement_source_id: z.string(),
+  product_name: z.string().nullable(), product_source_id: z.string().nullable(),
+  quantity: z.number().nullable(), unit_cost: z.number().nullable(), unit_price: z.number().nullable(),
+  effective_start: z.string().nullable(), effective_end: z.string().nullable(), ...vendorRecord,
+}).strict().openapi('AgreementLine');
+
+export const Agreement = z.object({
+  source: z.string(), source_id: z.string(), name: z.string(), status: z.string(), billing_cycle: z.string(),
+  company_name: z.string().nullable(), company_source_id: z.string().nullable(),
+  start_date: z.string().nullable(), end_date: z.string().nullable(), monthly_recurring_revenue: z.number().nullable(),
+  lines: z.array(AgreementLine), ...vendorRecord,
+}).strict().openapi('Agreement');
+
+export const listEnvelope = {
+  sandbox: z.boolean(),
+  last_synced_at: ts.openapi({ description: 'Oldest successful sync among the connections that fed the list.' }),
+  next_cursor: z.string().nullable().openapi({ description: 'Null when there is no further page.' }),
+  served_from: z.string().nullable().openapi({ description: '`store`: lists are served from the synchronised store.' }),
+};
+
+export const TicketList = z.object({ tickets: z.array(Ticket), ...listEnvelope }).strict().openapi('TicketList');
+export const DeviceList = z.object({ devices: z.array(Device), ...listEnvelope }).strict().openapi('DeviceList');
+export const MemberList = z.object({ members: z.array(Member), ...listEnvelope }).strict().openapi('MemberList');
+export const TicketBoardList = z.object({ boards: z.array(TicketBoard), ...listEnvelope }).strict().openapi('TicketBoardList');
+export const TicketStatusList = z.object({ statuses: z.array(TicketStatus), ...listEnvelope }).strict().openapi('TicketStatusList');
+export const TicketPriorityList = z.object({ priorities: z.array(TicketPriority), ...listEnvelope }).strict().openapi('TicketPriorityList');
+export const ApplicationList = z.object({ applications: z.array(InstalledApplication), ...listEnvelope }).strict().openapi('ApplicationList');
+export const IncidentList = z.object({ incidents: z.array(Incident), ...listEnvelope }).strict().openapi('IncidentList');
+export const AgreementList = z.object({ agreements: z.array(Agreement), ...listEnvelope }).strict().openapi('AgreementList');
+

@@ -1,0 +1,52 @@
+/**
+ * REST owns only HTTP: it binds each operation that has an HTTP binding to its path, reads path, query
+ * and body (and the `Idempotency-Key` header), runs the operation through the shared runner and writes
+ * the answer with the status its result type says. The Error envelope is written by app.ts's handler.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import type { Caller } from '../access/caller';
+import { RequestValidationError } from '../errors/request-validation-error';
+import type { Operation } from '../operations/operation';
+import { runOperation } from '../operations/runner';
+import type { Services } from '../services';
+import { toJsonText } from '../shared/raw-json';
+
+export function expressPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([a-z_]+)\}/g, ':$1');
+}
+
+function takesIdempotencyKey(op: Operation): boolean {
+  const shape = (op.body as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return Boolean(shape && 'idempotency_key' in shape);
+}
+
+/** The body, with the `Idempotency-Key` header as the same value as `idempotency_key` (both and different: 422). */
+function bodyOf(op: Operation, req: Request): unknown {
+  let body: unknown = req.body;
+  if (op.body && (body === undefined || (isObject(body) && Object.keys(body).length === 0 && !req.headers['content-type']))) body = {};
+  const header = req.header('idempotency-key');
+  if (header !== undefined && takesIdempotencyKey(op) && isObject(body)) {
+    const given = body.idempotency_key;
+    if (given != null && given !== header) {
+      throw new RequestValidationError([{ loc: ['header', 'Idempotency-Key'], msg: 'differs from body.idempotency_key', type: 'value_error' }]);
+    }
+    body = { ...body, idempotency_key: header };
+  }
+  return body;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function bindOperation(op: Operation, services: Services): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const caller = res.locals.caller as Caller;
+    const result = await runOperation(op, { path: { ...req.params }, query: { ...(req.query as object) }, body: op.body ? bodyOf(op, req) : undefined }, caller, services);
+    const status = op.statusOf ? op.statusOf(result) : op.responses[0].status;
+    if (isObject(result) && result.idempotent_replay === true) res.setHeader('Idempotent-Replay', 'true');
+    res.status(status);
+    if (status === 204) { res.end(); return; }
+    res.type('application/json').send(toJsonText(result));
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The request pieces every operation shares, in one place: ids, safe text, the page query (limit and
+ * cursor), the cursor codecs, RFC 3339 timestamps and Retry-After parsing. A rule written here is
+ * written nowhere else.
+ */
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+
+extendZodWithOpenApi(z);
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value);
+}
+
+// Text PostgreSQL cannot hold (NUL) or that is not valid UTF-16 (a lone surrogate) is refused at the door.
+// eslint-disable-next-line no-control-regex
+const UNSAFE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function isSafeText(value: string): boolean {
+  return !UNSAFE_TEXT.test(value);
+}
+
+/** A request string: no NUL, no lone surrogate, at most `max` characters. */
+export function text(max = 10_000) {
+  return z.string().max(max).refine(isSafeText, { message: 'must not contain NUL characters or unpaired surrogates' });
+}
+
+/**
+ * A path id: any text. A value that names nothing visible (a malformed one included) is 404, never
+ * 422 (design.md section 5), so the services look it up and answer not_found.
+ */
+export function pathId(name: string, description?: string) {
+  return z.string().openapi({ param: { name, in: 'path' }, description });
+}
+
+export const PAGE_LIMIT = { min: 1, max: 500, default: 100 } as const;
+
+/** A whole number from a query string ("100") or a graph argument (100); "0x10", "1e2", " 5" are refused. */
+export function wholeNumber(min: number, max: number) {
+  return z.union([
+    z.number().int(),
+    z.string().regex(/^(0|[1-9]\d{0,8})$/, 'must be a whole number in decimal digits').transform(Number),
+  ]).pipe(z.number().int().min(min).max(max));
+}
+
+export const limitParam = wholeNumber(PAGE_LIMIT.min, PAGE_LIMIT.max).default(PAGE_LIMIT.default)
+  .openapi({ type: 'integer', minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: `Page size, ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max} (default ${PAGE_LIMIT.default}).` });
+
+/** A cursor codec: what a page's last position becomes on the wire, and back (null when not ours). */
+export interface CursorCodec {
+  encode(position: string): string;
+  decode(cursor: string): string | null;
+}
+
+const base64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
+const unbase64url = (c: string) => (/^[A-Za-z0-9_-]{1,64}$/.test(c) ? Buffer.from(c, 'base64url').toString('utf8') : '');
+
+/** Keyset position on our record ids. */
+export const idCursor: CursorCodec = {
+  encode: base64url,
+  decode: (c) => { const id = unbase64url(c); return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) ? id : null; },
+};
+
+/** Position on a sequence number (events, audit). */
+export const seqCursor: CursorCodec = {
+  encode: base64url,
+  decode: (c) => { const seq = unbase64url(c); return /^\d{1,18}$/.test(seq) ? seq : null; },
+};
+
+/** The `cursor` parameter: an opaque string this service issued; decoded by the handler with its codec. */
+export function cursorParam(codec: CursorCodec) {
+  return z.string().min(1).max(200).refine((c) => codec.decode(c) !== null, { message: 'is not a next_cursor this service issued' })
+    .nullable().optional().openapi({ description: '`next_cursor` of the previous page.' });
+}
+
+/** RFC 3339 with a real calendar date: 2026-02-30 is refused, not rolled over to March. */
+export function isRfc3339(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/.exec(s);
+  if (!m) return false;
+  const [y, mo, d, h, mi, se] = m.slice(1, 7).map(Number);
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 60) return false;
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (d > days) return false;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
+  return !Number.isNaN(Date.parse(s));
+}
+
+export const rfc3339 = z.string().max(40).refine(isRfc3339, { message: 'must be an RFC 3339 timestamp, e.g. 2026-11-22T10:00:00Z' });
+
+/** Retry-After in milliseconds: delta-seconds or an HTTP date; null when absent or unreadable. */
+export function parseRetryAfterMs(value: string | null | undefined, now: number = Date.now()): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+export { z };
+
+/** The path of every tenant-scoped operation. */
+export const TenantPath = z.object({ tenant_id: pathId('tenant_id', 'Tenant id, from GET /tenants.') }).strict();

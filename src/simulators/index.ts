@@ -1,0 +1,24 @@
+/** The vendor simulators of the sandbox, mounted at /sandbox-vendors/<vendor> on our own server. */
+import type { Express } from 'express';
+import type { VendorSimulator } from './kit';
+import { createConnectWiseSimulator } from './connectwise/simulator';
+import { createAutotaskSimulator } from './autotask/simulator';
+import { createHaloPsaSimulator } from './halopsa/simulator';
+import { createNinjaOneSimulator } from './ninjaone/simulator';
+import { createPax8Simulator } from './pax8/simulator';
+
+export type SandboxSimulators = Record<string, VendorSimulator>;
+
+export function createSandboxSimulators(controlToken: string): SandboxSimulators {
+  return {
+    connectwise: createConnectWiseSimulator({ controlToken }),
+    autotask: createAutotaskSimulator({ controlToken }),
+    halopsa: createHaloPsaSimulator({ controlToken }),
+    ninjaone: createNinjaOneSimulator({ controlToken }),
+    pax8: createPax8Simulator({ controlToken }),
+  };
+}
+
+export function mountSimulators(app: Express, sims: SandboxSimulators): void {
+  for (const sim of Object.values(sims)) app.use(`/sandbox-vendors/${sim.vendor}`, sim.router);
+}

@@ -1,0 +1,197 @@
+/**
+ * Tenants as callers see them (tenants, connections, status), the MSP's grants routes, and the
+ * internal tooling operations (ISVs, keys, tenants, connections, grants; admin token, GraphQL only).
+ */
+import { Isv, type ApiKey } from '../../entities';
+import type { FeatureModule } from '../feature';
+import { defineOperation, type Operation } from '../operations/operation';
+import { tenantOf } from '../operations/runner';
+import { credentialNames } from '../connectors/registry';
+import { toRfc3339 } from '../records/record-lists';
+import { isUuid, pathId, TenantPath, text, z } from '../shared/request';
+import { ServiceError } from '../errors/service-error';
+import { connectionInfos, tenantStatus } from './tenant-status';
+import * as S from './tenant.schemas';
+
+const keyInfo = (k: ApiKey) => ({
+  id: k.id, kind: k.kind, isv_id: k.isvId, tenant_id: k.tenantId, prefix: k.prefix, label: k.label,
+  created_at: toRfc3339(k.createdAt)!, revoked_at: toRfc3339(k.revokedAt),
+});
+const isvInfo = (i: Isv) => ({
+  id: i.id, name: i.name, supported_targets: i.supportedTargets,
+  routing_recommendation: { technical: i.routingRecommendation.technical ?? null, organizational: i.routingRecommendation.organizational ?? null },
+});
+
+const noQuery = z.object({}).strict();
+
+const listTenants = defineOperation({
+  name: 'list_tenants', kind: 'query', summary: 'Tenants visible to this key', tag: 'Tenants', role: 'reader',
+  description: 'An ISV key sees every tenant on which it holds a grant; an MSP key sees its own tenant.',
+  http: { method: 'get', path: '/tenants', documented: false },
+  query: noQuery,
+  responses: [{ status: 200, schema: S.TenantList, description: 'The tenants with their connections.' }],
+  errors: [],
+  handle: async (_in, { caller, services }) => {
+    const tenants = await services.access.visibleTenants(caller);
+    const out = [];
+    for (const t of tenants) {
+      const access = await services.access.tenantAccess(caller, t.id);
+      out.push({ id: t.id, name: t.name, slug: t.slug, sandbox: t.sandbox, connections: access.connections.map((c) => ({ id: c.id, kind: c.kind, connector: c.connector })) });
+    }
+    return { tenants: out };
+  },
+});
+
+const listConnections = defineOperation({
+  name: 'list_connections', kind: 'query', summary: 'Connections of the tenant', tag: 'Reads', role: 'reader',
+  http: { method: 'get', path: '/tenants/{tenant_id}/connections', documented: true },
+  path: TenantPath, query: noQuery,
+  responses: [{ status: 200, schema: S.ConnectionList, description: 'Connections with their sync state and your grants.' }],
+  errors: [],
+  handle: async (_in, ctx) => {
+    const access = tenantOf(ctx);
+    return { connections: await connectionInfos(ctx.services.ds, access), sandbox: access.tenant.sandbox };
+  },
+});
+
+const getStatus = defineOperation({
+  name: 'tenant_status', kind: 'query', summary: 'Tenant status', tag: 'Reads', role: 'reader',
+  http: { method: 'get', path: '/tenants/{tenant_id}/status', documented: true },
+  path: TenantPath, query: noQuery,
+  responses: [{ status: 200, schema: S.TenantStatus, description: 'Sync health per connection and resource.' }],
+  errors: [],
+  handle: async (_in, ctx) => tenantStatus(ctx.services.ds, tenantOf(ctx)),
+});
+
+const listGrants = defineOperation({
+  name: 'list_grants', kind: 'query', summary: "Every ISV's grants on this tenant", tag: 'Grants', role: 'msp',
+  http: { method: 'get', path: '/tenants/{tenant_id}/grants', documented: false },
+  path: TenantPath, query: noQuery,
+  responses: [{ status: 200, schema: S.GrantList, description: 'One row per ISV and connection.' }],
+  errors: ['role_required'],
+  handle: async (_in, ctx) => {
+    const access = tenantOf(ctx);
+    return { grants: await ctx.services.admin.listGrants(access.tenant, access.connections) };
+  },
+});
+
+const setGrants = defineOperation({
+  name: 'set_grants', kind: 'mutation', summary: "Turn an ISV's grants on and off", tag: 'Grants', role: 'msp',
+  description: 'Sets the keys of each connection the body names for the ISV; other connections keep theirs. The ISV sees the change at once.',
+  http: { method: 'put', path: '/tenants/{tenant_id}/grants/{isv_id}', documented: false },
+  path: TenantPath.extend({ isv_id: pathId('isv_id', 'The ISV, from GET /tenants/{tenant_id}/grants.') }).strict(),
+  body: S.SetGrantsBody,
+  responses: [{ status: 200, schema: S.GrantList, description: "The tenant's grants after the change." }],
+  errors: ['role_required'],
+  handle: async ({ path, body }, ctx) => {
+    const access = tenantOf(ctx);
+    await ctx.services.admin.setGrants(access.tenant, access.connections, path.isv_id, body.connections);
+    await ctx.services.audit.write({ tenantId: access.tenant.id, action: 'grants.update', outcome: 'ok', subjectRef: path.isv_id, detail: { connections: body.connections } });
+    return { grants: await ctx.services.admin.listGrants(access.tenant, access.connections) };
+  },
+});
+
+// Internal tooling: admin token, GraphQL only.
+
+const admin = { tag: 'Admin', role: 'admin' as const, errors: [] };
+
+const listIsvs = defineOperation({
+  ...admin, name: 'isvs', kind: 'query', summary: 'Every ISV',
+  responses: [{ status: 200, schema: S.IsvList, description: 'ISVs.' }],
+  handle: async (_in, { services }) => ({ isvs: (await services.ds.getRepository(Isv).find({ order: { createdAt: 'ASC' } })).map(isvInfo) }),
+});
+
+const listKeys = defineOperation({
+  ...admin, name: 'api_keys', kind: 'query', summary: 'API keys of an ISV or a tenant (never the key itself)',
+  query: S.ApiKeysQuery,
+  responses: [{ status: 200, schema: S.ApiKeyList, description: 'Keys.' }],
+  handle: async ({ query }, { services }) => ({ keys: (await services.admin.listKeys({ isvId: query.isv_id, tenantId: query.tenant_id })).map(keyInfo) }),
+});
+
+const createIsv = defineOperation({
+  ...admin, name: 'create_isv', kind: 'mutation', summary: 'Create an ISV', flattenBody: true,
+  body: S.CreateIsvBody,
+  responses: [{ status: 200, schema: S.IsvInfo, description: 'The ISV.' }],
+  handle: async ({ body }, { services }) => isvInfo(await services.admin.createIsv(body.name, body.supported_targets ?? undefined)),
+});
+
+const issueApiKey = defineOperation({
+  ...admin, name: 'issue_api_key', kind: 'mutation', summary: "Issue an ISV's API key (shown once)", flattenBody: true,
+  body: S.IssueApiKeyBody,
+  responses: [{ status: 200, schema: S.IssuedApiKey, description: 'The key, shown once.' }],
+  handle: async ({ body }, { services }) => {
+    const { row, key } = await services.admin.issueApiKey(body.isv_id, body.label ?? '');
+    return { ...keyInfo(row), key };
+  },
+});
+
+const issueMspKey = defineOperation({
+  ...admin, name: 'issue_msp_key', kind: 'mutation', summary: "Issue a tenant's MSP key (sk_msp_..., shown once)", flattenBody: true,
+  body: S.IssueMspKeyBody,
+  responses: [{ status: 200, schema: S.IssuedApiKey, description: 'The key, shown once.' }],
+  handle: async ({ body }, { services }) => {
+    const { row, key } = await services.admin.issueMspKey(body.tenant_id, body.label ?? '');
+    return { ...keyInfo(row), key };
+  },
+});
+
+const revokeApiKey = defineOperation({
+  ...admin, name: 'revoke_api_key', kind: 'mutation', summary: 'Revoke an API key (ISV or MSP)', flattenBody: true,
+  body: S.RevokeApiKeyBody,
+  responses: [{ status: 200, schema: S.Revoked, description: 'Whether a key was revoked.' }],
+  handle: async ({ body }, { services }) => ({ id: body.id, revoked: await services.admin.revokeApiKey(body.id) }),
+});
+
+const createTenant = defineOperation({
+  ...admin, name: 'create_tenant', kind: 'mutation', summary: 'Create a tenant (an MSP)', flattenBody: true,
+  body: S.CreateTenantBody,
+  responses: [{ status: 200, schema: S.TenantCreated, description: 'The tenant.' }],
+  handle: async ({ body }, { services }) => {
+    const t = await services.admin.createTenant(body.name, body.slug, body.sandbox);
+    return { id: t.id, name: t.name, slug: t.slug, sandbox: t.sandbox };
+  },
+});
+
+const CreateConnectionInput = z.object({
+  tenant_id: z.string().max(100),
+  kind: z.enum(['psa', 'rmm', 'distributor']),
+  connector: text(50),
+  base_url: text(2048),
+  credentials: S.credentialsInput(credentialNames()),
+  status_mapping: z.array(S.StatusMappingEntry).max(500).nullable().optional()
+    .openapi({ description: 'Vendor status name -> canonical status.' }),
+}).strict().openapi('CreateConnectionInput');
+
+const createConnection = defineOperation({
+  ...admin, name: 'create_connection', kind: 'mutation', summary: 'Connect a vendor system to a tenant',
+  body: CreateConnectionInput,
+  responses: [{ status: 200, schema: S.ConnectionInfo, description: 'The connection (credentials are never returned).' }],
+  handle: async ({ body }, { caller, services }) => {
+    const credentials = Object.fromEntries(Object.entries(body.credentials).filter(([, v]) => v != null)) as Record<string, string>;
+    const c = await services.admin.createConnection({
+      tenantId: body.tenant_id, kind: body.kind, connector: body.connector, baseUrl: body.base_url, credentials,
+      statusMapping: body.status_mapping ? Object.fromEntries(body.status_mapping.map((e) => [e.vendor_status, e.canonical])) : undefined,
+    });
+    await services.syncJobs.schedule(c);
+    const access = await services.access.tenantAccess(caller, c.tenantId);
+    return (await connectionInfos(services.ds, access)).find((x) => x.id === c.id)!;
+  },
+});
+
+const setGrant = defineOperation({
+  ...admin, name: 'set_grant', kind: 'mutation', summary: "Set an ISV's grant keys on one connection", flattenBody: true,
+  body: S.SetGrantBody,
+  responses: [{ status: 200, schema: S.GrantInfo, description: 'The grant.' }],
+  handle: async ({ body }, { services }) => {
+    if (!isUuid(body.isv_id)) throw ServiceError.notFound('ISV');
+    const g = await services.admin.setGrant(body.isv_id, body.connection_id, body.keys);
+    return { id: g.id, isv_id: g.isvId, connection_id: g.connectionId, tenant_id: g.tenantId, keys: g.keys };
+  },
+});
+
+export const TENANT_OPERATIONS: Operation[] = [
+  listTenants, listConnections, getStatus, listGrants, setGrants,
+  listIsvs, listKeys, createIsv, issueApiKey, issueMspKey, revokeApiKey, createTenant, createConnection, setGrant,
+];
+
+export const tenantsFeature: FeatureModule = { name: 'tenants', operations: TENANT_OPERATIONS };

@@ -1,0 +1,96 @@
+/** Tenants, connections and their sync state, grants and MSP keys (design.md section 3). */
+import { GRANT_KEYS } from '../access/caller';
+import { text, z } from '../shared/request';
+
+const ts = z.string().nullable().openapi({ description: 'RFC 3339 UTC timestamp', example: '2026-11-22T10:00:00Z' });
+
+export const TenantList = z.object({
+  tenants: z.array(z.object({
+    id: z.string(), name: z.string(), slug: z.string(), sandbox: z.boolean(),
+    connections: z.array(z.object({ id: z.string(), kind: z.string(), connector: z.string() }).strict().openapi('ConnectionSummary')),
+  }).strict().openapi('TenantInfo')),
+}).strict().openapi('TenantList');
+
+const ResourceSyncState = z.object({
+  resource: z.string(), last_status: z.string(), last_synced_at: ts, last_attempt_at: ts,
+  last_mode: z.string().nullable(), last_error: z.string().nullable(), records: z.number().int(),
+}).strict().openapi('ResourceSyncState');
+
+export const ConnectionInfo = z.object({
+  id: z.string(), kind: z.string(), connector: z.string(), base_url: z.string(), limited: z.boolean(),
+  grants: z.array(z.string()), last_synced_at: ts, sync_status: z.string(), resources: z.array(ResourceSyncState),
+}).strict().openapi('Connection');
+
+export const ConnectionList = z.object({ connections: z.array(ConnectionInfo), sandbox: z.boolean() }).strict().openapi('ConnectionList');
+
+export const TenantStatus = z.object({
+  tenant_id: z.string(), name: z.string(), sandbox: z.boolean(), healthy: z.boolean(), last_synced_at: ts,
+  connections: z.array(ConnectionInfo),
+}).strict().openapi('TenantStatus');
+
+
+const grantKey = z.enum(GRANT_KEYS).openapi({ description: `A grant key: ${GRANT_KEYS.join(', ')}.` });
+
+export const GrantRow = z.object({
+  isv_id: z.string(), isv_name: z.string(), connection_id: z.string(), kind: z.string(), connector: z.string(),
+  keys: z.array(z.string()).openapi({ description: 'Grant keys the ISV holds on this connection.' }),
+}).strict().openapi('GrantRow');
+
+export const GrantList = z.object({ grants: z.array(GrantRow) }).strict().openapi('GrantList');
+
+export const SetGrantsBody = z.object({
+  connections: z.array(z.object({
+    connection_id: z.string().max(100),
+    keys: z.array(grantKey).max(GRANT_KEYS.length).openapi({ description: 'The keys the ISV holds on this connection after the call; an empty list turns its grants off.' }),
+  }).strict().openapi('ConnectionGrants')).min(1).max(50),
+}).strict().openapi('SetGrantsBody', { description: 'Sets the keys of each connection it names and leaves the others as they are.' });
+
+export const IsvInfo = z.object({
+  id: z.string(), name: z.string(), supported_targets: z.array(z.string()),
+  routing_recommendation: z.object({ technical: z.string().nullable(), organizational: z.string().nullable() }).strict().openapi('RoutingRecommendation'),
+}).strict().openapi('IsvInfo');
+
+export const IsvList = z.object({ isvs: z.array(IsvInfo) }).strict().openapi('IsvList');
+
+export const ApiKeyInfo = z.object({
+  id: z.string(), kind: z.enum(['isv', 'msp']), isv_id: z.string().nullable(), tenant_id: z.string().nullable(),
+  prefix: z.string(), label: z.string(), created_at: z.string(), revoked_at: z.string().nullable(),
+}).strict().openapi('ApiKeyInfo');
+
+export const ApiKeyList = z.object({ keys: z.array(ApiKeyInfo) }).strict().openapi('ApiKeyList');
+
+export const IssuedApiKey = ApiKeyInfo.extend({
+  key: z.string().openapi({ description: 'The key itself: shown here once and never again (only its SHA-256 is kept).' }),
+}).strict().openapi('IssuedApiKey');
+
+export const CreateIsvBody = z.object({
+  name: text(200).min(1),
+  supported_targets: z.array(z.enum(['service_ticket', 'project'])).nullable().optional(),
+}).strict().openapi('CreateIsvBody');
+
+export const IssueApiKeyBody = z.object({ isv_id: z.string().max(100), label: text(200).nullable().optional() }).strict().openapi('IssueApiKeyBody');
+export const IssueMspKeyBody = z.object({ tenant_id: z.string().max(100), label: text(200).nullable().optional() }).strict().openapi('IssueMspKeyBody');
+export const RevokeApiKeyBody = z.object({ id: z.string().max(100) }).strict().openapi('RevokeApiKeyBody');
+export const Revoked = z.object({ id: z.string(), revoked: z.boolean() }).strict().openapi('Revoked');
+export const ApiKeysQuery = z.object({ isv_id: z.string().max(100).nullable().optional(), tenant_id: z.string().max(100).nullable().optional() }).strict();
+
+export const CreateTenantBody = z.object({ name: text(200).min(1), slug: text(63), sandbox: z.boolean().default(false) }).strict().openapi('CreateTenantBody');
+export const TenantCreated = z.object({ id: z.string(), name: z.string(), slug: z.string(), sandbox: z.boolean() }).strict().openapi('TenantCreated');
+
+/** Every credential a connector may take; which ones a connection needs, its connector declares. */
+export function credentialsInput(names: readonly string[]) {
+  return z.object(Object.fromEntries(names.map((n) => [n, text(2000).nullable().optional()]))).strict()
+    .openapi('ConnectionCredentials', { description: 'Vendor credentials; encrypted at rest, never returned. Each connector names the ones it needs.' });
+}
+
+export const StatusMappingEntry = z.object({
+  vendor_status: text(200), canonical: z.enum(['new', 'in_progress', 'waiting', 'resolved', 'closed']),
+}).strict().openapi('StatusMappingEntry');
+
+export const SetGrantBody = z.object({
+  isv_id: z.string().max(100), connection_id: z.string().max(100), keys: z.array(grantKey).max(GRANT_KEYS.length),
+}).strict().openapi('SetGrantBody');
+
+export const GrantInfo = z.object({
+  id: z.string(), isv_id: z.string(), connection_id: z.string(), tenant_id: z.string(), keys: z.array(z.string()),
+}).strict().openapi('GrantInfo');

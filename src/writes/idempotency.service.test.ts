@@ -1,0 +1,71 @@
+/**
+ * The idempotency state machine on the real store: reserve, in progress, conflict, replay, release
+ * after failure (take-over, which must reconcile), abandoned in-progress take-over, and one winner
+ * among concurrent reservations of one key.
+ */
+import { randomUUID } from 'node:crypto';
+import { openDatabase, type Database } from '../db/database';
+import { ServiceError } from '../errors/service-error';
+import { testDatabaseOptions } from '../../test/support/runtime';
+import { IdempotencyService, requestHash } from './idempotency.service';
+
+let db: Database;
+let svc: IdempotencyService;
+beforeAll(async () => { db = await openDatabase(testDatabaseOptions()); svc = new IdempotencyService(db.dataSource); }, 60_000);
+afterAll(async () => { await db?.close(); });
+
+const scope = () => ({ isvId: randomUUID(), tenantId: randomUUID(), operation: 'ticket.create', key: `k-${randomUUID()}` });
+const codeOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e) => (e instanceof ServiceError ? e.code : String(e)));
+
+it('a new key is reserved once; the same key while it runs is in progress', async () => {
+  const s = scope();
+  const first = await svc.reserve(s, requestHash({ a: 1 }));
+  expect(first).toMatchObject({ kind: 'new', takeover: false });
+  expect(await codeOf(svc.reserve(s, requestHash({ a: 1 })))).toBe('idempotency_in_progress');
+});
+
+it('the same key with another body is a conflict, in progress or completed', async () => {
+  const s = scope();
+  const r = await svc.reserve(s, requestHash({ a: 1 }));
+  expect(await codeOf(svc.reserve(s, requestHash({ a: 2 })))).toBe('idempotency_conflict');
+  await svc.complete((r as { id: string }).id, { status: 201, body: { ticket_ref: '7' } });
+  expect(await codeOf(svc.reserve(s, requestHash({ a: 2 })))).toBe('idempotency_conflict');
+});
+
+it('a completed key replays its stored answer; the body hash ignores key order', async () => {
+  const s = scope();
+  const r = await svc.reserve(s, requestHash({ a: 1, b: { c: 2, d: 3 } }));
+  await svc.complete((r as { id: string }).id, { status: 201, body: { ticket_ref: '7' } });
+  const again = await svc.reserve(s, requestHash({ b: { d: 3, c: 2 }, a: 1 }));
+  expect(again).toEqual({ kind: 'replay', answer: { status: 201, body: { ticket_ref: '7' } } });
+});
+
+it('a failed commit releases its key: the next reservation takes it over and must reconcile', async () => {
+  const s = scope();
+  const r = await svc.reserve(s, requestHash({ a: 1 }));
+  await svc.fail((r as { id: string }).id);
+  const again = await svc.reserve(s, requestHash({ a: 1 }));
+  expect(again).toEqual({ kind: 'new', id: (r as { id: string }).id, takeover: true });
+});
+
+it('an in-progress key abandoned by a dead process (10 minutes) is taken over', async () => {
+  const s = scope();
+  const r = await svc.reserve(s, requestHash({ a: 1 }));
+  await db.dataSource.query(`UPDATE idempotency_records SET updated_at = now() - interval '11 minutes' WHERE id = $1`, [(r as { id: string }).id]);
+  expect(await svc.reserve(s, requestHash({ a: 1 }))).toMatchObject({ kind: 'new', takeover: true });
+});
+
+it('of 10 concurrent reservations of one key exactly one wins', async () => {
+  const s = scope();
+  const results = await Promise.all(Array.from({ length: 10 }, () => svc.reserve(s, requestHash({ a: 1 })).then((r) => r.kind, (e) => (e as ServiceError).code)));
+  expect(results.filter((r) => r === 'new')).toHaveLength(1);
+  expect(results.filter((r) => r === 'idempotency_in_progress')).toHaveLength(9);
+});
+
+it('two concurrent take-overs of a failed key: exactly one wins', async () => {
+  const s = scope();
+  const r = await svc.reserve(s, requestHash({ a: 1 }));
+  await svc.fail((r as { id: string }).id);
+  const results = await Promise.all(Array.from({ length: 5 }, () => svc.reserve(s, requestHash({ a: 1 })).then((x) => x.kind, (e) => (e as ServiceError).code)));
+  expect(results.filter((x) => x === 'new')).toHaveLength(1);
+});

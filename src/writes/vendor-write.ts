@@ -1,0 +1,46 @@
+/**
+ * What a `vendor.write` job carries and answers (the job itself: jobs/processors/vendor-write.processor.ts).
+ * A final failure crosses the job boundary as a typed field of the result, not as text in an error.
+ */
+import type { JobPayload } from '../../jobs/queue/types';
+import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
+
+export type VendorWriteOp =
+  | { op: 'ticket.create'; draft: TicketDraft }
+  | { op: 'ticket.update'; ticketRef: string; patch: TicketPatch | null; note: NoteDraft | null }
+  | { op: 'time.create'; entry: Omit<TimeEntryDraft, 'start'> & { start: string } }
+  | { op: 'project.write'; projectRef: string; draft: TicketDraft };
+
+export interface VendorWriteJob extends JobPayload {
+  tenantId: string;
+  connectionId: string;
+  write: VendorWriteOp;
+  /** An earlier commit under the same idempotency key failed or died: reconcile before sending. */
+  reconcile?: boolean;
+}
+
+export interface VendorWriteDone {
+  ok: true;
+  ticketRef: string | null;
+  noteRef: string | null;
+  timeEntryRef: string | null;
+  native: Record<string, unknown> | null;
+  /** The write had already landed (found by its marker) and was not sent again. */
+  reconciled: boolean;
+}
+
+/** Why a write did not land: throttled 429, unavailable 503, a vendor field rule, or another refusal. */
+export interface VendorWriteFailure {
+  ok: false;
+  kind: 'throttled' | 'unavailable' | 'validation' | 'refused';
+  status: number;
+  retryAfterSeconds: number | null;
+  problems: { field: string; message: string }[];
+  message: string;
+}
+
+export type VendorWriteResult = VendorWriteDone | VendorWriteFailure;
+
+export const VENDOR_WRITE_ATTEMPTS = 5;
+export const VENDOR_WRITE_BACKOFF = { type: 'exponential' as const, delay: 500, jitter: 0.5 };
+export const VENDOR_WRITE_JOB_OPTIONS = { attempts: VENDOR_WRITE_ATTEMPTS, backoff: VENDOR_WRITE_BACKOFF };

@@ -1,0 +1,196 @@
+/**
+ * The one write skeleton of design.md section 6, shared by every write: audit, authorise, prepare
+ * and check (references, the connector's vendor rules), then preview (the default: the exact vendor
+ * requests, nothing sent) or commit: reserve the idempotency key, run a `vendor.write` job per target
+ * and wait for it, and store the answer so that a replay returns it. The answer is one of the typed
+ * results of src/operations/write-results.ts.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Connection } from '../../entities';
+import type { JobQueue } from '../../jobs/queue/types';
+import type { AuditService } from '../audit/audit.service';
+import { isvOf, type TenantAccess } from '../access/access.service';
+import type { Caller } from '../access/caller';
+import { capabilitiesOf } from '../connectors/registry';
+import type { FieldProblem } from '../connectors/write-types';
+import { ServiceError } from '../errors/service-error';
+import { writeStatus } from '../operations/write-results';
+import { IdempotencyService, requestHash } from './idempotency.service';
+import { VENDOR_WRITE_JOB_OPTIONS, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult } from './vendor-write';
+
+export interface CommitReservation {
+  id: string;
+  takeover: boolean;
+}
+
+export interface TargetOutcome {
+  connection: Connection;
+  ok: boolean;
+  result: VendorWriteDone | null;
+  error: ServiceError | null;
+}
+
+/** What every write result has; the skeleton reads nothing else of it. */
+export interface WriteResultBase {
+  dry_run: boolean;
+  created?: boolean;
+  idempotent_replay?: boolean;
+}
+
+export interface WriteSpec<P, Preview extends WriteResultBase, Commit extends WriteResultBase> {
+  caller: Caller;
+  access: TenantAccess;
+  /** Idempotency scope and audit action, e.g. `ticket.create`. */
+  operation: string;
+  subjectRef?: string | null;
+  /** The request body: its hash guards the key, its `dry_run` picks the mode. */
+  request: { dry_run: boolean; idempotency_key?: string | null };
+  /** Resolve references and check the vendor rules; no side effect. `marker` is the write marker. */
+  prepare(marker: string): Promise<P>;
+  /** The connections a commit writes to (the limited connector commits only on its fixture host). */
+  targets(prepared: P): Connection[];
+  preview(prepared: P): Preview;
+  commit(prepared: P, reservation: CommitReservation): Promise<Commit>;
+  auditDetail?(result: Preview | Commit): Record<string, unknown>;
+}
+
+const WAIT_MS = 120_000;
+
+export function problemsError(connector: string, problems: FieldProblem[]): ServiceError {
+  const first = problems[0];
+  return new ServiceError('validation', `${first.field}: ${first.message}`, {
+    details: { connector, field: first.field, problems },
+  });
+}
+
+export class WritePipeline {
+  constructor(
+    private readonly queue: JobQueue,
+    private readonly audit: AuditService,
+    private readonly idempotency: IdempotencyService,
+    private readonly publicUrl: () => string,
+  ) {}
+
+  /** Runs one write through the skeleton. */
+  async write<P, Preview extends WriteResultBase, Commit extends WriteResultBase>(spec: WriteSpec<P, Preview, Commit>): Promise<Preview | Commit> {
+    const isvId = isvOf(spec.caller);
+    const tenantId = spec.access.tenant.id;
+    const { dry_run: dryRun, idempotency_key: key } = spec.request;
+    return this.audited(spec.caller, tenantId, `${spec.operation}.${dryRun ? 'preview' : 'commit'}`, spec.subjectRef ?? null, async () => {
+      const prepared = await spec.prepare(this.marker({ isvId, tenantId, operation: spec.operation, key }));
+      if (dryRun) return spec.preview(prepared);
+      for (const c of spec.targets(prepared)) this.assertLiveAllowed(c);
+      // The request schemas refuse a commit without a key; this guards any other caller of the skeleton.
+      if (!key) throw new ServiceError('request_invalid', 'A commit (dry_run false) needs an idempotency_key.');
+      return this.once(isvId, tenantId, spec.operation, key, spec.request, (reservation) => spec.commit(prepared, reservation));
+    }, spec.auditDetail ?? ((r) => ({ status: writeStatus(r) })));
+  }
+
+  /**
+   * The write marker, stored at the vendor so that a write of unknown outcome can be found again. It
+   * derives from the idempotency key, so a preview shows the very marker a commit sends and a retry
+   * after a failure finds what an earlier try may have landed.
+   */
+  marker(scope: { isvId: string; tenantId: string; operation: string; key: string | null | undefined }): string {
+    if (!scope.key) return `msp-${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    const h = createHash('sha256').update(`${scope.isvId}\n${scope.tenantId}\n${scope.operation}\n${scope.key}`).digest('hex');
+    return `msp-${h.slice(0, 24)}`;
+  }
+
+  /** The sandbox simulators are the fixture hosts of the limited connector (rule 14). */
+  isFixtureHost(c: Connection): boolean {
+    return c.settings?.fixture === true && c.baseUrl.startsWith(`${this.publicUrl()}/sandbox-vendors/`);
+  }
+
+  assertLiveAllowed(c: Connection): void {
+    if (capabilitiesOf(c.connector).commits === 'fixture_only' && !this.isFixtureHost(c)) {
+      throw ServiceError.notSupported(`The ${c.connector} connector is the limited PSA connector: it commits writes only against its fixture host.`);
+    }
+  }
+
+  /** Runs `commit` once per idempotency key; a replay returns the stored answer with `idempotent_replay: true`. */
+  private async once<R extends WriteResultBase>(
+    isvId: string, tenantId: string, operation: string, key: string, body: unknown,
+    commit: (reservation: CommitReservation) => Promise<R>,
+  ): Promise<R> {
+    const reservation = await this.idempotency.reserve({ isvId, tenantId, operation, key }, requestHash(body));
+    if (reservation.kind === 'replay') return { ...(reservation.answer.body as unknown as R), idempotent_replay: true };
+    try {
+      const answer = await commit({ id: reservation.id, takeover: reservation.takeover });
+      await this.idempotency.complete(reservation.id, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> });
+      return answer;
+    } catch (err) {
+      await this.idempotency.fail(reservation.id);
+      throw err;
+    }
+  }
+
+  /**
+   * Enqueues one vendor write per target and waits for all. The job id derives from the reservation
+   * (a take-over of a failed key gets a fresh one, and reconciles before it sends).
+   */
+  async run(tenantId: string, reservation: CommitReservation, targets: { connection: Connection; write: VendorWriteOp }[]): Promise<TargetOutcome[]> {
+    const jobs = await Promise.all(targets.map(async (t) => {
+      const jobId = `write-${reservation.id}-${t.connection.id}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
+      const data: VendorWriteJob = { tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation.takeover };
+      const { id } = await this.queue.add('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
+      return { t, id };
+    }));
+    const outcomes: TargetOutcome[] = [];
+    for (const { t, id } of jobs) {
+      let outcome;
+      try {
+        outcome = await this.queue.waitFor<VendorWriteResult>(id, WAIT_MS);
+      } catch {
+        outcomes.push({ connection: t.connection, ok: false, result: null, error: new ServiceError('vendor_unavailable', 'The vendor write did not finish in time; its outcome will be reconciled, retry with the same idempotency_key.', { retryAfterSeconds: 30 }) });
+        continue;
+      }
+      const r = outcome.state === 'completed' ? outcome.result : undefined;
+      if (r?.ok) outcomes.push({ connection: t.connection, ok: true, result: r, error: null });
+      else outcomes.push({ connection: t.connection, ok: false, result: null, error: failureToError(t.connection.connector, r ?? null) });
+    }
+    return outcomes;
+  }
+
+  async audited<T>(
+    caller: Caller, tenantId: string, action: string, subjectRef: string | null, fn: () => Promise<T>,
+    detailOf: (r: T) => Record<string, unknown> = () => ({}),
+  ): Promise<T> {
+    const isvId = caller.kind === 'isv' ? caller.isvId : null;
+    try {
+      const r = await fn();
+      await this.audit.write({ tenantId, isvId, action, outcome: 'ok', subjectRef, detail: detailOf(r) });
+      return r;
+    } catch (err) {
+      if (err instanceof ServiceError) {
+        await this.audit.write({
+          tenantId, isvId, action, outcome: err.status >= 500 && err.code !== 'not_supported' ? 'failed' : 'refused', subjectRef,
+          detail: { code: err.code, message: err.message, ...(err.extras.needed ? { needed: err.extras.needed } : {}) },
+        });
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * A vendor write that did not land, as the caller sees it: throttled 429 with Retry-After, 503,
+ * 422 with the vendor's field problems, or 502. `null`: the job failed in a way it could not type.
+ */
+export function failureToError(connector: string, f: VendorWriteFailure | null): ServiceError {
+  if (!f) return new ServiceError('vendor_error', `The ${connector} write failed.`);
+  switch (f.kind) {
+    case 'throttled':
+      return new ServiceError('rate_limited', `${connector} kept throttling the write; nothing was created. Retry after the Retry-After delay.`, {
+        retryAfterSeconds: f.retryAfterSeconds ?? 30, details: { vendor_status: f.status },
+      });
+    case 'unavailable':
+      return new ServiceError('vendor_unavailable', `${connector} stayed unavailable; nothing was created.`, {
+        retryAfterSeconds: f.retryAfterSeconds ?? 30, details: { vendor_status: f.status },
+      });
+    case 'validation':
+      return problemsError(connector, f.problems.length ? f.problems : [{ field: 'body', message: f.message }]);
+    default:
+      return new ServiceError('vendor_error', `${connector} refused the write (HTTP ${f.status}).`, { details: { vendor_status: f.status } });
+  }
+}
