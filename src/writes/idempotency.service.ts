@@ -65,10 +65,13 @@ export class IdempotencyService {
       });
     }
     // Failed, expired or abandoned: take the key over, but only one caller may win the take-over.
-    const taken: { id: string }[] = await this.ds.query(
+    // The row read above is the one taken over: same state, same update time (the store keeps
+    // microseconds, a JS Date milliseconds, hence the truncation). TypeORM answers an UPDATE as
+    // [rows, affected count].
+    const [taken]: [{ id: string }[], number] = await this.ds.query(
       `UPDATE idempotency_records SET state = 'in_progress', request_hash = $2, expires_at = $3, updated_at = now(),
               response_status = NULL, response_body = NULL
-        WHERE id = $1 AND state = $4 AND updated_at = $5 RETURNING id`,
+        WHERE id = $1 AND state = $4 AND date_trunc('milliseconds', updated_at) = date_trunc('milliseconds', $5::timestamptz) RETURNING id`,
       [existing.id, hash, new Date(now.getTime() + KEEP_MS), existing.state, existing.updatedAt],
     );
     if (!taken.length) {

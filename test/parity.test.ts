@@ -1,0 +1,233 @@
+/**
+ * One declaration per operation, one handler for every surface: for every operation, the same caller
+ * gets equal answers over REST and over the typed GraphQL graph (and over MCP for its four tools),
+ * errors included. The table must name every operation: a new one fails here until it has a case.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  execute, getNamedType, isListType, isNonNullType, isObjectType, isUnionType, parse,
+  type GraphQLObjectType, type GraphQLOutputType, type GraphQLType,
+} from 'graphql';
+import type { Caller } from '../src/access/caller';
+import { allOperations } from '../src/features';
+import { domainSchema } from '../src/graphql/schema';
+import { startTestService, type TestService } from './support/service';
+
+let svc: TestService;
+let isv: Caller;
+let msp: Caller;
+let mcp: Client;
+const schema = () => domainSchema();
+
+beforeAll(async () => {
+  svc = await startTestService({}, { env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } });
+  isv = await svc.services.access.authenticate(svc.key);
+  msp = await svc.services.access.authenticate(svc.alphaMspKey);
+  mcp = new Client({ name: 'parity', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/`), { requestInit: { headers: { 'X-API-Key': svc.key } } }));
+}, 120_000);
+afterAll(async () => { await mcp?.close().catch(() => undefined); await svc?.close(); });
+
+/** Every field, every member of a union (aliased per member, so that members never clash). */
+function selection(type: GraphQLType): string {
+  const t = getNamedType(type);
+  if (isUnionType(t)) {
+    return `{ __typename ${t.getTypes().map((m) => `... on ${m.name} { ${fields(m, `${m.name}__`)} }`).join(' ')} }`;
+  }
+  return isObjectType(t) ? `{ ${fields(t, '')} }` : '';
+}
+function fields(t: GraphQLObjectType, alias: string): string {
+  return Object.values(t.getFields()).map((f) => `${alias ? `${alias}${f.name}: ` : ''}${f.name} ${selection(f.type)}`).join(' ');
+}
+/** Undo the member aliases of union answers. */
+function unalias(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(unalias);
+  if (!v || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  const prefix = typeof o.__typename === 'string' ? `${o.__typename}__` : null;
+  const out: Record<string, unknown> = {};
+  for (const [k, value] of Object.entries(o)) {
+    if (k === '__typename') continue;
+    if (prefix) { if (k.startsWith(prefix)) out[k.slice(prefix.length)] = unalias(value); } else out[k] = unalias(value);
+  }
+  return out;
+}
+/** What both surfaces must agree on: nulls and absent fields are one; a replay flag may differ. */
+function normal(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(normal);
+  if (!v || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v as Record<string, unknown>)
+    .filter(([k, x]) => x !== null && x !== undefined && k !== 'idempotent_replay').map(([k, x]) => [k, normal(x)]));
+}
+
+interface Input { path?: Record<string, string>; query?: Record<string, unknown>; body?: Record<string, unknown> }
+type Answer = { ok: unknown } | { error: string };
+
+async function overRest(name: string, caller: Caller, input: Input): Promise<Answer & { status: number }> {
+  const op = allOperations().find((o) => o.name === name)!;
+  let url = op.http!.path;
+  for (const [k, v] of Object.entries(input.path ?? {})) url = url.replace(`{${k}}`, encodeURIComponent(v));
+  const qs = new URLSearchParams(Object.entries(input.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
+  const key = caller === msp ? svc.alphaMspKey : svc.key;
+  const res = await svc.api(`${url}${qs ? `?${qs}` : ''}`, { method: op.http!.method.toUpperCase(), key, ...(op.body ? { json: input.body ?? {} } : {}) });
+  if (res.status >= 400) return { status: res.status, error: res.body.code ?? 'request_invalid' };
+  return { status: res.status, ok: res.status === 204 ? null : res.body };
+}
+
+async function overGraph(name: string, caller: Caller, input: Input): Promise<Answer> {
+  const op = allOperations().find((o) => o.name === name)!;
+  const root = op.kind === 'query' ? schema().getQueryType()! : schema().getMutationType()!;
+  const field = root.getFields()[name];
+  const values: Record<string, unknown> = { ...input.path, ...input.query, ...(op.flattenBody ? input.body : {}) };
+  if (op.body && !op.flattenBody) values.input = input.body ?? {};
+  const args = field.args.filter((a) => a.name in values);
+  const vars = args.map((a) => `$${a.name}: ${a.type}`).join(', ');
+  const source = `${op.kind} ${vars ? `(${vars})` : ''} { r: ${name}${args.length ? `(${args.map((a) => `${a.name}: $${a.name}`).join(', ')})` : ''} ${selection(field.type as GraphQLOutputType)} }`;
+  const result = await execute({ schema: schema(), document: parse(source), variableValues: values, contextValue: { caller, services: svc.services } });
+  if (result.errors?.length) {
+    const e = result.errors[0];
+    const original = e.originalError as { code?: string; detail?: unknown } | undefined;
+    return { error: original?.code ?? (original?.detail ? 'request_invalid' : `graphql: ${e.message}`) };
+  }
+  return { ok: unalias((result.data as { r: unknown }).r) };
+}
+
+async function expectParity(name: string, caller: Caller, input: Input, omit: string[] = []): Promise<Answer & { status: number }> {
+  const rest = await overRest(name, caller, input);
+  const graph = await overGraph(name, caller, input);
+  const strip = (a: Answer) => ('ok' in a ? { ok: normal(drop(a.ok, omit)) } : { error: a.error });
+  expect({ name, ...strip(graph) }).toEqual({ name, ...strip(rest) });
+  return rest;
+}
+function drop(v: unknown, keys: string[]): unknown {
+  if (!keys.length || !v || typeof v !== 'object' || Array.isArray(v)) return v;
+  return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([k]) => !keys.includes(k)));
+}
+
+const covered = new Set<string>();
+const T = () => ({ tenant_id: svc.alphaId });
+let seq = 0;
+const key = () => `parity-${Date.now()}-${seq++}`;
+
+describe('REST and GraphQL answer alike', () => {
+  it('reads of tenants, connections, status and audit', async () => {
+    for (const [name, input] of [['list_tenants', {}], ['list_connections', { path: T() }], ['tenant_status', { path: T() }], ['list_audit', { path: T(), query: { limit: 3 } }]] as const) {
+      await expectParity(name, isv, input);
+      covered.add(name);
+    }
+    // Visibility is the same everywhere: a tenant the key cannot see.
+    await expectParity('list_connections', isv, { path: { tenant_id: '00000000-0000-0000-0000-000000000000' } });
+  });
+
+  it('every record list, and the 501 of a list the limited connector lacks', async () => {
+    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents']) {
+      const first = await expectParity(name, isv, { path: T(), query: { limit: 3 } });
+      const cursor = (first as { ok: { next_cursor?: string } }).ok.next_cursor;
+      if (cursor) await expectParity(name, isv, { path: T(), query: { limit: 3, cursor } });
+      covered.add(name);
+    }
+    expect((await expectParity('list_members', isv, { path: { tenant_id: svc.betaId } })).status).toBe(501);
+    expect((await expectParity('list_tickets', isv, { path: T(), query: { limit: 0 } })).status).toBe(422);
+  });
+
+  it('the events feed, grants (MSP key) and routing', async () => {
+    await expectParity('list_events', isv, { path: T(), query: { limit: 5 } });
+    expect((await expectParity('list_events', isv, { path: { tenant_id: svc.betaId }, query: { kind: 'company' } })).status).toBe(403);
+    await expectParity('list_grants', msp, { path: T() });
+    expect((await expectParity('list_grants', isv, { path: T() })).status).toBe(403);
+    const grants = (await overRest('list_grants', msp, { path: T() }) as { ok: { grants: any[] } }).ok.grants;
+    const psa = grants.find((g) => g.kind === 'psa');
+    await expectParity('set_grants', msp, { path: { ...T(), isv_id: psa.isv_id }, body: { connections: [{ connection_id: psa.connection_id, keys: psa.keys }] } });
+    await expectParity('routing', isv, { path: T() });
+    await expectParity('set_routing', isv, { path: T(), body: { overrides: { technical: 'service_ticket' } } });
+    for (const n of ['list_events', 'list_grants', 'set_grants', 'routing', 'set_routing']) covered.add(n);
+  });
+
+  it('ticket create, write-back and time: previews alike, and a commit replays alike', async () => {
+    const company = 'Contoso Ltd';
+    const create = { company_name: company, summary: 'Parity ticket', priority: 'high', idempotency_key: key() };
+    await expectParity('create_ticket', isv, { path: T(), body: create });
+    const committed = await expectParity('create_ticket', isv, { path: T(), body: { ...create, dry_run: false } });
+    expect(committed.status).toBe(201);
+    const ref = (committed as { ok: { ticket_ref: string } }).ok.ticket_ref;
+    expect((await expectParity('create_ticket', isv, { path: T(), body: { company_name: company, summary: 'x', dry_run: false } })).status).toBe(422);
+
+    const note = { ticket_ref: ref, action: 'note', note: { text: 'Parity note', internal: false }, idempotency_key: key() };
+    await expectParity('write_ticket', isv, { path: T(), body: note });
+    expect((await expectParity('write_ticket', isv, { path: T(), body: { ...note, dry_run: false } })).status).toBe(201);
+
+    const member = (await svc.api(`/tenants/${svc.alphaId}/members?limit=500`)).body.members.find((m: any) => m.active !== false).id;
+    const time = { ticket_ref: ref, hours: 1.5, billable: true, member, idempotency_key: key() };
+    await expectParity('create_time_entry', isv, { path: T(), body: time });
+    expect((await expectParity('create_time_entry', isv, { path: T(), body: { ...time, dry_run: false } })).status).toBe(201);
+    for (const n of ['create_ticket', 'write_ticket', 'create_time_entry']) covered.add(n);
+  }, 60_000);
+
+  it('findings: route (preview, commit) and resolve (preview)', async () => {
+    const finding = { kind: 'technical', title: 'Parity finding', severity: 'high', company_name: 'Contoso Ltd', idempotency_key: key() };
+    await expectParity('route_finding', isv, { path: T(), body: finding });
+    expect((await expectParity('route_finding', isv, { path: T(), body: { ...finding, dry_run: false } })).status).toBe(201);
+    await expectParity('resolve_finding', isv, { path: { ...T(), finding_id: finding.idempotency_key }, body: {} });
+    expect((await expectParity('resolve_finding', isv, { path: { ...T(), finding_id: 'never-routed' }, body: {} })).status).toBe(404);
+    covered.add('route_finding');
+    covered.add('resolve_finding');
+  }, 60_000);
+
+  it('webhooks: register (a secret of its own each time), list, deliveries, delete', async () => {
+    const url = 'http://127.0.0.1:9/parity';
+    const a = await overRest('register_webhook', isv, { path: T(), body: { url } });
+    const b = await overGraph('register_webhook', isv, { path: T(), body: { url } });
+    const shape = (x: Answer) => ('ok' in x ? drop(x.ok, ['id', 'secret', 'created_at']) : x);
+    expect(shape(b)).toEqual(shape(a));
+    const [idA, idB] = [(a as { ok: { id: string } }).ok.id, (b as { ok: { id: string } }).ok.id];
+    await expectParity('list_webhooks', isv, { path: T() });
+    await expectParity('list_webhook_deliveries', isv, { path: { ...T(), webhook_id: idA } });
+    const restDelete = await overRest('delete_webhook', isv, { path: { ...T(), webhook_id: idA } });
+    const graphDelete = await overGraph('delete_webhook', isv, { path: { ...T(), webhook_id: idB } });
+    expect(restDelete.status).toBe(204);
+    expect(graphDelete).toEqual({ ok: { id: idB, deleted: true } });
+    await expectParity('delete_webhook', isv, { path: { ...T(), webhook_id: idA } }); // both: gone, 404
+    for (const n of ['register_webhook', 'list_webhooks', 'list_webhook_deliveries', 'delete_webhook']) covered.add(n);
+  });
+
+  it('sync and sandbox reset run on both surfaces with the same answer shape', async () => {
+    for (const [name, input] of [['sync_tenant', { path: { tenant_id: svc.betaId }, body: {} }], ['reset_sandbox', { body: { tenant_id: svc.betaId } }]] as const) {
+      const rest = await overRest(name, isv, input);
+      const graph = await overGraph(name, isv, input);
+      const counts = (x: Answer) => JSON.parse(JSON.stringify((x as { ok: unknown }).ok).replace(/"(fetched|created|updated|unchanged)":\d+/g, '"$1":0').replace(/"mode":"\w+"/g, '"mode":"-"'));
+      expect(normal(counts(graph))).toEqual(normal(counts(rest)));
+      covered.add(name);
+    }
+  }, 120_000);
+
+  it('every operation of the API has a parity case', () => {
+    const operations = allOperations().filter((o) => o.http && o.graph !== false).map((o) => o.name).sort();
+    expect([...covered].sort()).toEqual(operations);
+  });
+});
+
+describe('MCP answers what REST answers', () => {
+  const tool = async (name: string, args: Record<string, unknown>) => (await mcp.callTool({ name, arguments: args })) as CallToolResult;
+  const text = (r: CallToolResult) => JSON.parse((r.content[0] as { text: string }).text);
+
+  it('the three list tools', async () => {
+    for (const [name, list] of [['list_tickets', 'tickets'], ['list_devices', 'devices'], ['list_installed_applications', 'applications']]) {
+      const rest = await svc.api(`/tenants/${svc.alphaId}/${list}?limit=4`);
+      const r = await tool(name, { tenant_id: svc.alphaId, limit: 4 });
+      expect(r.isError).toBeFalsy();
+      expect(r.structuredContent).toEqual(rest.body);
+      expect(text(r)).toEqual(rest.body);
+    }
+  });
+
+  it('route_finding, and its refusals', async () => {
+    const finding = { kind: 'organizational', title: 'MCP parity', severity: 'low', company_name: 'Contoso Ltd', idempotency_key: key() };
+    const rest = await svc.api(`/tenants/${svc.alphaId}/findings/route`, { method: 'POST', json: finding });
+    expect(text(await tool('route_finding', { tenant_id: svc.alphaId, ...finding }))).toEqual(rest.body);
+    const hidden = await tool('list_tickets', { tenant_id: '00000000-0000-0000-0000-000000000000' });
+    expect(hidden.isError).toBe(true);
+    expect(text(hidden).code).toBe('not_found');
+  });
+});
