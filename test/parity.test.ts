@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
-  execute, getNamedType, isListType, isNonNullType, isObjectType, isUnionType, parse,
+  execute, getNamedType, isObjectType, isUnionType, parse,
   type GraphQLObjectType, type GraphQLOutputType, type GraphQLType,
 } from 'graphql';
 import type { Caller } from '../src/access/caller';
@@ -69,7 +69,7 @@ async function overRest(name: string, caller: Caller, input: Input): Promise<Ans
   const op = allOperations().find((o) => o.name === name)!;
   let url = op.http!.path;
   for (const [k, v] of Object.entries(input.path ?? {})) url = url.replace(`{${k}}`, encodeURIComponent(v));
-  const qs = new URLSearchParams(Object.entries(input.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
+  const qs = new URLSearchParams(Object.entries(input.query ?? {}).map(([k, v]): [string, string] => [k, String(v)])).toString();
   const key = caller === msp ? svc.alphaMspKey : svc.key;
   const res = await svc.api(`${url}${qs ? `?${qs}` : ''}`, { method: op.http!.method.toUpperCase(), key, ...(op.body ? { json: input.body ?? {} } : {}) });
   if (res.status >= 400) return { status: res.status, error: res.body.code ?? 'request_invalid' };

@@ -45,12 +45,12 @@ describe('the typed graph', () => {
 
   it('has no JSONObject or JSON argument or result apart from the vendor payload fields', () => {
     const opaque: string[] = [];
-    const isJson = (t: Parameters<typeof getNamedType>[0]) => ['JSONObject', 'JSON'].includes(getNamedType(t).name);
+    const isJson = (t: import('graphql').GraphQLType) => ['JSONObject', 'JSON'].includes(getNamedType(t)!.name);
     for (const type of Object.values(domainSchema().getTypeMap())) {
       if (type.name.startsWith('__') || !(isObjectType(type) || isInputObjectType(type))) continue;
       for (const field of Object.values(type.getFields())) {
         if (isJson(field.type) && !PAYLOAD_FIELDS.includes(field.name)) opaque.push(`${type.name}.${field.name}`);
-        for (const arg of 'args' in field ? field.args : []) if (isJson(arg.type)) opaque.push(`${type.name}.${field.name}(${arg.name})`);
+        for (const arg of ('args' in field ? field.args : []) ?? []) if (isJson(arg.type)) opaque.push(`${type.name}.${field.name}(${arg.name})`);
       }
     }
     expect(opaque).toEqual([]);

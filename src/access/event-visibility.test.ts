@@ -12,7 +12,7 @@ import { testDatabaseOptions } from '../../test/support/runtime';
 import { GRANT_KEYS, type GrantKey } from './caller';
 import { canSee, eventVisibility } from './event-visibility';
 
-const STORED_KINDS = ['ticket.created', 'ticket.updated', 'ticket.noted', 'ticket.closed', 'ticket.reopened', 'device.created',
+const STORED_KINDS: string[] = ['ticket.created', 'ticket.updated', 'ticket.noted', 'ticket.closed', 'ticket.reopened', 'device.created',
   'device.updated', 'company.created', 'company.updated', 'health', 'sandbox_reset'];
 
 /** A small deterministic PRNG, so a failure can be replayed. */
@@ -24,19 +24,19 @@ function prng(seed: number) {
 let db: Database;
 let events: EventsService;
 const tenantId = randomUUID();
-const connections = [randomUUID(), randomUUID(), randomUUID()];
+const connections: string[] = [randomUUID(), randomUUID(), randomUUID()];
 const stored: { id: string; kind: string; connectionId: string | null; detail: Record<string, unknown> }[] = [];
 
 beforeAll(async () => {
   db = await openDatabase(testDatabaseOptions());
   events = new EventsService(db.dataSource);
   const rand = prng(7);
-  const drafts = Array.from({ length: 400 }, (_, i) => {
+  const drafts = Array.from({ length: 400 }, (_, i): ReturnType<typeof eventDraft> => {
     const kind = STORED_KINDS[Math.floor(rand() * STORED_KINDS.length)];
     const r = rand();
     const connectionId = r < 0.15 ? null : connections[Math.floor(rand() * connections.length)];
     const detail = kind === 'health' && rand() < 0.5 ? { finding_id: `f-${i}` } : {};
-    return eventDraft({ kind, connectionId, detail, dedupeKey: `e-${i}`, summary: `event ${i}` });
+    return eventDraft({ kind: kind as never, connectionId, detail, dedupeKey: `e-${i}`, summary: `event ${i}` });
   });
   const ids = await db.dataSource.transaction((m) => events.insert(m, tenantId, drafts));
   ids.forEach((id, i) => stored.push({ id, kind: drafts[i].kind, connectionId: drafts[i].connectionId, detail: drafts[i].detail }));

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { Connection } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
-import type { SyncConnectionJob } from '../../jobs/processors/sync-connection.processor';
 import type { SyncReport } from './sync.service';
 
 export interface ConnectionSyncResult {

@@ -13,7 +13,7 @@ import type { TicketDraft } from '../connectors/write-types';
 import { capabilitiesOf, writeConnector } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import type { FindingResolveResult, FindingRoutePreview, FindingRouteResult, ResolveFindingBody, RouteFindingBody, RoutingConfig, RoutingConfigBody } from './ticket.schemas';
-import { FINDING_KINDS, WRITE_BACK_TARGETS } from './ticket.schemas';
+import { WRITE_BACK_TARGETS } from './ticket.schemas';
 import type { Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { fieldError } from './references';
