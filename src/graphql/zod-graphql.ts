@@ -136,36 +136,29 @@ export class GraphTypeFactory {
   }
 
   objectType(schema: ZodType, fallbackName: string): any {
-    const u = unwrap(schema);
-    const s = u.inner;
-    const known = this.outputs.get(s);
-    if (known) return known;
-    const name = this.uniqueName(getRefId(s as never) ?? fallbackName);
-    const cls = { [name]: class {} }[name];
-    this.outputs.set(s, cls);
-    for (const [key, fieldSchema] of Object.entries(def(s).shape as Record<string, ZodType>)) {
-      const f = this.field(fieldSchema, name, key, 'output');
-      Field(f.type, { nullable: f.nullable, description: f.description })(cls.prototype, key);
-    }
-    ObjectType(name, { description: u.description })(cls);
-    return cls;
+    return this.classOf(schema, 'output', (ref) => ref ?? fallbackName);
   }
 
+  /** Input types are named after their schema (a body keeps its name; others get `Input`). */
   inputType(schema: ZodType, fallbackName: string): any {
+    return this.classOf(schema, 'input', (ref) => (ref ? (/(Body|Input)$/.test(ref) ? ref : `${ref}Input`) : `${fallbackName}Input`));
+  }
+
+  /** The type-graphql class of an object schema, built once per schema and mode. */
+  private classOf(schema: ZodType, mode: 'output' | 'input', nameOf: (ref: string | undefined) => string): any {
     const u = unwrap(schema);
     const s = u.inner;
-    const known = this.inputs.get(s);
+    const cache = mode === 'output' ? this.outputs : this.inputs;
+    const known = cache.get(s);
     if (known) return known;
-    const ref = getRefId(s as never);
-    const base = ref ? (/(Body|Input)$/.test(ref) ? ref : `${ref}Input`) : `${fallbackName}Input`;
-    const name = this.uniqueName(base);
+    const name = this.uniqueName(nameOf(getRefId(s as never)));
     const cls = { [name]: class {} }[name];
-    this.inputs.set(s, cls);
+    cache.set(s, cls);
     for (const [key, fieldSchema] of Object.entries(def(s).shape as Record<string, ZodType>)) {
-      const f = this.field(fieldSchema, name, key, 'input');
+      const f = this.field(fieldSchema, name, key, mode);
       Field(f.type, { nullable: f.nullable, description: f.description })(cls.prototype, key);
     }
-    InputType(name, { description: u.description })(cls);
+    (mode === 'output' ? ObjectType : InputType)(name, { description: u.description })(cls);
     return cls;
   }
 
