@@ -20,6 +20,7 @@ import { IdempotencyService } from './writes/idempotency.service';
 import { WritePipeline } from './writes/write-pipeline';
 import { TicketsService } from './tickets/tickets.service';
 import { FindingsService } from './tickets/findings.service';
+import { IdentityService } from './identity/identity.service';
 
 export interface Services {
   config: AppConfig;
@@ -38,8 +39,11 @@ export interface Services {
   sandbox: SandboxService | null;
   events: EventsService;
   tickets: TicketsService;
+  /** The one write skeleton every write runs through. */
+  pipeline: WritePipeline;
   findings: FindingsService;
   webhooks: WebhooksService;
+  identity: IdentityService;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
   http: VendorHttpClient;
 }
@@ -59,12 +63,13 @@ export function createServices(
   const events = new EventsService(ds);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl, events) : null;
   const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds), () => config.publicUrl);
-  const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync);
+  const identity = new IdentityService(ds);
+  const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync, identity);
   const findings = new FindingsService(ds, access, pipeline, tickets, events);
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings,
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
-    events,
+    events, identity, pipeline,
     webhooks: new WebhooksService(ds, box, queue, config),
     http,
   };

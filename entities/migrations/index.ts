@@ -1,5 +1,6 @@
 import { InitialSchema1763780000000 } from './1763780000000-initial-schema';
 import { MspKeys1763900000000 } from './1763900000000-msp-keys';
+import { Identity1763910000000 } from './1763910000000-identity';
 
 /** Every migration, in order. Run at start (never `synchronize`). */
-export const MIGRATIONS = [InitialSchema1763780000000, MspKeys1763900000000];
+export const MIGRATIONS = [InitialSchema1763780000000, MspKeys1763900000000, Identity1763910000000];

@@ -43,16 +43,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => { await db?.close(); });
 
-describe('company', () => {
-  it('an exact unique name resolves; an unknown name is null (the vendor rule decides)', async () => {
-    expect(await refs.company(c, 'Contoso')).toBe('10');
-    expect(await refs.company(c, 'contoso')).toBeNull();
-  });
-  it('a shared name is company_match_ambiguous with the candidates', async () => {
-    expect(await codeOf(refs.company(c, 'Lakeshore Family Dental'))).toMatchObject({ code: 'company_match_ambiguous', extras: { details: { matches: ['11', '12'] } } });
-  });
-});
-
 describe('priority', () => {
   it('an id from the list, or a canonical priority through its mapping', async () => {
     expect(await refs.priority(c, 'p3')).toBe('p3');

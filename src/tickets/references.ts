@@ -1,6 +1,6 @@
 /**
  * Resolving what a write names to the vendor's ids, from the synced lists of the target connection:
- * company by exact name, priority and status (canonical or an id from the list), board and member ids.
+ * priority and status (canonical or an id from the list), board and member ids.
  * An unknown id is a 422 `validation` naming the field; a canonical status without a mapping is
  * `status_unmapped` with the mapped vendor statuses in `allowed`.
  */
@@ -15,18 +15,6 @@ export function fieldError(field: string, message: string): ServiceError {
 
 export class ReferenceResolver {
   constructor(private readonly ds: DataSource) {}
-
-  async company(c: Connection, name: string): Promise<string | null> {
-    const rows: { source_id: string }[] = await this.ds.query(
-      'SELECT source_id FROM companies WHERE connection_id = $1 AND name = $2 ORDER BY source_id LIMIT 2', [c.id, name],
-    );
-    if (rows.length > 1) {
-      throw new ServiceError('company_match_ambiguous', `More than one company in ${c.connector} is named "${name}"; nothing was created.`, {
-        details: { field: 'company_name', matches: rows.map((r) => r.source_id) },
-      });
-    }
-    return rows[0]?.source_id ?? null;
-  }
 
   /** Canonical priority or an id from ticket-priorities. Null when the connector has no priority list. */
   async priority(c: Connection, value: string): Promise<string | null> {

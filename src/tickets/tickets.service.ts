@@ -15,6 +15,7 @@ import type { CreateTicketBody, CreateTimeEntryBody, TicketCreatePreview, Ticket
 import type { Caller, GrantKey } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { fieldError, ReferenceResolver } from './references';
+import type { IdentityService } from '../identity/identity.service';
 import type { SyncService } from '../sync/sync.service';
 import { problemsError, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
 
@@ -41,6 +42,7 @@ export class TicketsService {
     private readonly pipeline: WritePipeline,
     private readonly syncJobs: SyncJobs,
     private readonly sync: SyncService,
+    private readonly identity: IdentityService,
   ) {
     this.refs = new ReferenceResolver(ds);
   }
@@ -70,7 +72,7 @@ export class TicketsService {
       summary: b.summary,
       description: b.description ?? null,
       companyName: b.company_name,
-      companySourceId: await this.refs.company(c, b.company_name),
+      companySourceId: await this.identity.resolveCompany(c, access.caller.kind === 'isv' ? access.caller.isvId : null, b.company_name),
       boardSourceId,
       statusSourceId: b.status ? await this.refs.status(c, b.status, boardSourceId) : null,
       prioritySourceId: await this.refs.priority(c, b.priority ?? 'medium'),

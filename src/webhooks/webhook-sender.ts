@@ -13,6 +13,8 @@ export interface SendResult {
   retryAfter: string | null;
   /** Why the attempt failed without an answer. Never contains the secret or the body. */
   error: string | null;
+  /** The receiver's answer, up to 64 KiB (import endpoints answer the new customer's ref). */
+  body?: string;
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -41,13 +43,15 @@ export function postToReceiver(
       agent: false,
     }, (res) => {
       const result: SendResult = { statusCode: res.statusCode ?? null, retryAfter: headerValue(res.headers['retry-after']), error: null };
-      // The answer's body is not used; drain a little of it so the receiver sees a clean exchange.
+      // Keep at most 64 KiB of the answer; a receiver cannot make us buffer more.
+      const chunks: Buffer[] = [];
       let seen = 0;
       res.on('data', (chunk: Buffer) => {
         seen += chunk.length;
-        if (seen > MAX_RESPONSE_BYTES) { res.destroy(); finish(result); }
+        if (seen > MAX_RESPONSE_BYTES) { res.destroy(); finish(result); return; }
+        chunks.push(chunk);
       });
-      res.on('end', () => finish(result));
+      res.on('end', () => finish({ ...result, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('close', () => finish(result));
       res.on('error', () => finish(result));
     });

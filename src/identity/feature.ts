@@ -1,0 +1,272 @@
+/**
+ * Identity operations (design.md section 13): the ISV book, the import endpoint, mappings and
+ * leftovers, and the decisions (match, skip, unset, import). ISV and MSP keys both act on the tenant's
+ * rows (an MSP names the ISV whose book it decides on); an ISV sees only its own book. Auto-match runs
+ * after every book change and after every sync that changed PSA companies.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { ImportEndpoint, type DecidedBy } from '../../entities';
+import type { TenantAccess } from '../access/access.service';
+import type { Caller } from '../access/caller';
+import { ServiceError } from '../errors/service-error';
+import type { FeatureModule } from '../feature';
+import { defineOperation, type OperationContext } from '../operations/operation';
+import { tenantOf } from '../operations/runner';
+import { writeResponses, writeStatus } from '../operations/write-results';
+import type { Services } from '../services';
+import { pathId, TenantPath, z } from '../shared/request';
+import { checkReceiverUrl, ReceiverUrlRefused } from '../webhooks/ssrf-guard';
+import { postToReceiver } from '../webhooks/webhook-sender';
+import { DELIVERY_TIMEOUT_MS } from '../webhooks/webhooks.service';
+import type { PsaCompany } from './identity.service';
+import * as S from './identity.schemas';
+
+/** Whose book: an ISV's own; an MSP names the ISV (isv_id) of its tenant. */
+async function bookOwner(ctx: OperationContext, given: string | null | undefined): Promise<string> {
+  const { caller } = ctx;
+  if (caller.kind === 'isv') {
+    if (given && given !== caller.isvId) throw new ServiceError('not_found', 'No such book on this tenant.');
+    return caller.isvId;
+  }
+  if (!given) throw new ServiceError('request_invalid', 'An MSP key names the ISV whose book it decides on: isv_id.', { details: { field: 'isv_id' } });
+  const holds = await ctx.services.ds.query('SELECT 1 FROM grants WHERE tenant_id = $1 AND isv_id::text = $2 LIMIT 1', [tenantOf(ctx).tenant.id, given]);
+  if (holds.length === 0) throw new ServiceError('not_found', 'No ISV with that id works on this tenant.');
+  return given;
+}
+
+const decider = (caller: Caller): DecidedBy => (caller.kind === 'msp' ? 'msp' : 'isv');
+const iso = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+
+const putBook = defineOperation({
+  name: 'put_identity_book', kind: 'mutation', summary: 'Push your customer list (your book)', tag: 'Identity', role: 'isv',
+  description: 'Bulk upsert by `ref`. Auto-match runs before the answer: a customer and a PSA company whose names are the same (case, punctuation and legal suffixes aside) and unique on both sides are matched; nothing is ever imported.',
+  http: { method: 'put', path: '/tenants/{tenant_id}/identity/book', documented: false },
+  path: TenantPath, body: S.PutBookBody,
+  responses: [{ status: 200, schema: S.BookResult, description: 'How many customers are matched and left over.' }],
+  errors: ['role_required'],
+  handle: async ({ body }, ctx) => ctx.services.identity.putBook(tenantOf(ctx), await bookOwner(ctx, null), body.customers),
+});
+
+const getBook = defineOperation({
+  name: 'identity_book', kind: 'query', summary: 'Your customer list', tag: 'Identity', role: 'isv',
+  http: { method: 'get', path: '/tenants/{tenant_id}/identity/book', documented: false },
+  path: TenantPath, query: z.object({}).strict(),
+  responses: [{ status: 200, schema: S.Book, description: 'Your book on this tenant.' }],
+  errors: ['role_required'],
+  handle: async (_in, ctx) => ({
+    customers: (await ctx.services.identity.book(tenantOf(ctx).tenant.id, await bookOwner(ctx, null)))
+      .map((c) => ({ ref: c.ref, name: c.name, domain: c.domain, created_at: iso(c.createdAt), updated_at: iso(c.updatedAt) })),
+  }),
+});
+
+const deleteCustomer = defineOperation({
+  name: 'delete_identity_customer', kind: 'mutation', summary: 'Remove one customer from your book', tag: 'Identity', role: 'isv',
+  http: { method: 'delete', path: '/tenants/{tenant_id}/identity/book/{ref}', documented: false },
+  path: TenantPath.extend({ ref: pathId('ref') }).strict(),
+  responses: [{ status: 200, schema: S.Removed, description: 'Removed, with its match or skip.' }],
+  errors: ['role_required'],
+  handle: async ({ path }, ctx) => {
+    if (!(await ctx.services.identity.removeCustomer(tenantOf(ctx).tenant.id, await bookOwner(ctx, null), path.ref))) {
+      throw new ServiceError('not_found', `No customer ${path.ref} in your book.`);
+    }
+    return { ref: path.ref, removed: true as const };
+  },
+});
+
+const mappings = defineOperation({
+  name: 'identity_mappings', kind: 'query', summary: 'Customer mappings', tag: 'Identity', role: 'reader',
+  description: 'The matches of a book customer with a PSA company, with who decided and when (`auto` for auto-match). An ISV sees its own; an MSP key every ISV\'s (filter with isv_id).',
+  http: { method: 'get', path: '/tenants/{tenant_id}/identity/mappings', documented: true },
+  path: TenantPath, query: S.IdentityQuery,
+  responses: [{ status: 200, schema: S.MappingList, description: 'The matches.' }],
+  errors: [],
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    const isvs = ctx.caller.kind === 'isv' ? [await bookOwner(ctx, query.isv_id)] : query.isv_id ? [await bookOwner(ctx, query.isv_id)] : null;
+    return { mappings: await ctx.services.identity.mappings(access, isvs), sandbox: access.tenant.sandbox };
+  },
+});
+
+const unmapped = defineOperation({
+  name: 'identity_unmapped', kind: 'query', summary: 'Unmatched customers and companies', tag: 'Identity', role: 'reader',
+  description: 'The leftovers of a book: PSA companies and book customers without a match, each with its state (needs_match or skipped), the candidates that share its name, and the actions it offers (match, import, skip, unset).',
+  http: { method: 'get', path: '/tenants/{tenant_id}/identity/unmapped', documented: true },
+  path: TenantPath, query: S.IdentityQuery,
+  responses: [{ status: 200, schema: S.UnmappedList, description: 'The leftovers.' }],
+  errors: ['request_invalid'],
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    const isvId = await bookOwner(ctx, query.isv_id);
+    return { isv_id: isvId, rows: await ctx.services.identity.unmapped(access, isvId), sandbox: access.tenant.sandbox };
+  },
+});
+
+async function mappingOf(ctx: OperationContext, isvId: string, customerRef: string) {
+  return (await ctx.services.identity.mappings(tenantOf(ctx), [isvId])).find((m) => m.customer_ref === customerRef) ?? null;
+}
+
+async function companyOf(ctx: OperationContext, sourceId: string | null | undefined, connectionId: string | null | undefined): Promise<PsaCompany | null> {
+  return sourceId ? ctx.services.identity.company(tenantOf(ctx), sourceId, connectionId) : null;
+}
+
+const match = defineOperation({
+  name: 'identity_match', kind: 'mutation', summary: 'Match a customer with a PSA company', tag: 'Identity', role: 'reader',
+  http: { method: 'post', path: '/tenants/{tenant_id}/identity/match', documented: false },
+  path: TenantPath, body: S.MatchBody,
+  responses: [{ status: 200, schema: S.Decision, description: 'The match.' }],
+  errors: ['request_invalid', 'validation'],
+  handle: async ({ body }, ctx) => {
+    const access = tenantOf(ctx);
+    const isvId = await bookOwner(ctx, body.isv_id);
+    const company = (await companyOf(ctx, body.company_source_id, body.connection_id))!;
+    await ctx.services.identity.match(access, isvId, body.customer_ref, company, 'manual', decider(ctx.caller));
+    await audit(ctx, 'identity.match', `${body.customer_ref}->${company.source_id}`, isvId);
+    return { action: 'match' as const, changed: true, mapping: await mappingOf(ctx, isvId, body.customer_ref) };
+  },
+});
+
+const skip = defineOperation({
+  name: 'identity_skip', kind: 'mutation', summary: 'Set a leftover aside (Skip)', tag: 'Identity', role: 'reader',
+  http: { method: 'post', path: '/tenants/{tenant_id}/identity/skip', documented: false },
+  path: TenantPath, body: S.SubjectBody,
+  responses: [{ status: 200, schema: S.Decision, description: 'Skipped.' }],
+  errors: ['request_invalid', 'validation'],
+  handle: async ({ body }, ctx) => {
+    const isvId = await bookOwner(ctx, body.isv_id);
+    await ctx.services.identity.skip(tenantOf(ctx), isvId, { customerRef: body.customer_ref, company: await companyOf(ctx, body.company_source_id, body.connection_id) }, decider(ctx.caller));
+    await audit(ctx, 'identity.skip', body.customer_ref ?? body.company_source_id ?? null, isvId);
+    return { action: 'skip' as const, changed: true, mapping: null };
+  },
+});
+
+const unset = defineOperation({
+  name: 'identity_unset', kind: 'mutation', summary: 'Back to Needs match (it only unsets)', tag: 'Identity', role: 'reader',
+  description: 'Removes the match or the skip of one row; the row goes back to Needs match. Nothing else changes, and auto-match does not run.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/identity/unset', documented: false },
+  path: TenantPath, body: S.SubjectBody,
+  responses: [{ status: 200, schema: S.Decision, description: 'Unset (changed false: there was nothing to unset).' }],
+  errors: ['validation'],
+  handle: async ({ body }, ctx) => {
+    const isvId = await bookOwner(ctx, body.isv_id);
+    const changed = await ctx.services.identity.unset(tenantOf(ctx), isvId, { customerRef: body.customer_ref, company: await companyOf(ctx, body.company_source_id, body.connection_id) });
+    await audit(ctx, 'identity.unset', body.customer_ref ?? body.company_source_id ?? null, isvId);
+    return { action: 'unset' as const, changed, mapping: null };
+  },
+});
+
+const putImportEndpoint = defineOperation({
+  name: 'put_import_endpoint', kind: 'mutation', summary: 'Register your import endpoint', tag: 'Identity', role: 'isv',
+  description: 'Import (identity/import) creates a leftover PSA company as a customer in your system by POSTing it here, signed the Standard Webhooks way with the secret of this answer; your answer must be JSON carrying the new customer\'s `ref`. `https://` on a public address (the webhook rules).',
+  http: { method: 'put', path: '/tenants/{tenant_id}/identity/import-endpoint', documented: false },
+  path: TenantPath, body: S.ImportEndpointBody,
+  responses: [{ status: 200, schema: S.ImportEndpointInfo, description: 'Registered; the secret is shown once.' }],
+  errors: ['validation', 'role_required'],
+  handle: async ({ body }, ctx) => {
+    const access = tenantOf(ctx);
+    const isvId = await bookOwner(ctx, null);
+    await guardUrl(ctx.services, body.url);
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const repo = ctx.services.ds.getRepository(ImportEndpoint);
+    await repo.upsert({ tenantId: access.tenant.id, isvId, url: body.url, secretEncrypted: ctx.services.box.seal(secret) }, ['tenantId', 'isvId']);
+    const row = await repo.findOneByOrFail({ tenantId: access.tenant.id, isvId });
+    return { url: row.url, secret, created_at: iso(row.createdAt) };
+  },
+});
+
+async function guardUrl(services: Services, url: string) {
+  try {
+    return await checkReceiverUrl(url, { allowLoopback: services.config.webhookAllowLoopback, resolve: services.webhooks.resolve });
+  } catch (err) {
+    if (!(err instanceof ReceiverUrlRefused)) throw err;
+    throw new ServiceError('validation', `url: ${err.message}`, { details: { field: 'url', reason: err.message } });
+  }
+}
+
+const importCompanies = defineOperation({
+  name: 'identity_import', kind: 'mutation', summary: 'Import leftover PSA companies into your system', tag: 'Identity', role: 'reader',
+  description: 'Creates each named leftover PSA company (or every unmatched one) as a customer in the ISV\'s own system through its import endpoint, then matches it. Preview first (nothing is sent); a commit needs idempotency_key and runs once per key. 501 `not_supported` without an import endpoint.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/identity/import', documented: false },
+  path: TenantPath, body: S.ImportBody,
+  responses: writeResponses(S.ImportPreview, S.ImportResult, [200, 201]),
+  statusOf: writeStatus,
+  errors: ['not_supported', 'validation', 'vendor_error', 'idempotency_conflict', 'idempotency_in_progress'],
+  handle: async ({ body }, ctx) => {
+    const access = tenantOf(ctx);
+    const isvId = await bookOwner(ctx, body.isv_id);
+    const endpoint = await ctx.services.ds.getRepository(ImportEndpoint).findOneBy({ tenantId: access.tenant.id, isvId });
+    if (!endpoint) throw ServiceError.notSupported('This ISV has registered no import endpoint (PUT /tenants/{tenant_id}/identity/import-endpoint): import is unavailable.');
+    const leftovers = (await ctx.services.identity.unmapped(access, isvId)).filter((r) => r.side === 'psa_company' && r.state === 'needs_match');
+    const picked = body.all_unmatched
+      ? leftovers
+      : body.company_source_ids!.map((id) => {
+        const row = leftovers.find((r) => r.id === id && (!body.connection_id || r.connection_id === body.connection_id));
+        if (!row) throw new ServiceError('validation', `Company ${id} is not an unmatched PSA company of this book.`, { details: { field: 'company_source_ids' } });
+        return row;
+      });
+    const url = new URL(endpoint.url);
+    const payload = (r: (typeof picked)[number]) => ({ type: 'company.import', tenant_id: access.tenant.id, company: { source_id: r.id, connection_id: r.connection_id, name: r.name } });
+    // The import "vendor" is the ISV itself: the skeleton still audits, checks and runs once per key.
+    const caller: Caller = ctx.caller.kind === 'msp' ? { kind: 'isv', isvId, apiKeyId: ctx.caller.apiKeyId } : ctx.caller;
+    return ctx.services.pipeline.write({
+      caller, access, operation: 'identity.import', request: body,
+      prepare: async () => picked,
+      targets: () => [],
+      preview: (rows) => ({
+        dry_run: true as const,
+        preview: { targets: rows.length ? [{ connection_id: rows[0].connection_id!, connector: 'isv_import', requests: rows.map((r) => ({ method: 'POST' as const, path: url.pathname, body: payload(r) })) }] : [] },
+        companies: rows.map((r) => ({ company_source_id: r.id, connection_id: r.connection_id!, name: r.name, customer_ref: null })),
+      }),
+      commit: async (rows, reservation) => {
+        const target = await guardUrl(ctx.services, endpoint.url);
+        const signer = new StandardWebhook(ctx.services.box.open(endpoint.secretEncrypted));
+        const done = [];
+        for (const r of rows) {
+          const body = JSON.stringify(payload(r));
+          // Stable per reservation and company: a receiver that dedupes on webhook-id sees a retry as one.
+          const id = `imp_${reservation.id}_${r.connection_id}_${r.id}`.slice(0, 200);
+          const now = new Date();
+          const sent = await postToReceiver(target, body, {
+            'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+            'webhook-signature': signer.sign(id, now, body), 'Service-Signature': signer.sign(id, now, body),
+          }, DELIVERY_TIMEOUT_MS);
+          let ref: unknown;
+          try { ref = sent.body ? (JSON.parse(sent.body) as { ref?: unknown }).ref : undefined; } catch { ref = undefined; }
+          if (!sent.statusCode || sent.statusCode >= 300 || typeof ref !== 'string' || !ref || ref.length > 200) {
+            throw new ServiceError('vendor_error', `The import endpoint did not create ${r.name}: ${sent.error ?? `it answered ${sent.statusCode}${typeof ref === 'string' ? '' : ' without a ref'}`}.`, { details: { company_source_id: r.id, imported: done.length } });
+          }
+          await ctx.services.identity.addCustomer(access.tenant.id, isvId, { ref, name: r.name });
+          await ctx.services.identity.match(access, isvId, ref, { connection_id: r.connection_id!, source_id: r.id, name: r.name, identifier: null }, 'import', decider(ctx.caller));
+          done.push({ company_source_id: r.id, connection_id: r.connection_id!, name: r.name, customer_ref: ref });
+        }
+        return { dry_run: false as const, idempotent_replay: false, created: done.length > 0, companies: done };
+      },
+    });
+  },
+});
+
+async function audit(ctx: OperationContext, action: string, subjectRef: string | null, isvId: string): Promise<void> {
+  await ctx.services.audit.write({ tenantId: tenantOf(ctx).tenant.id, isvId, action, outcome: 'ok', subjectRef, detail: { decided_by: decider(ctx.caller) } });
+}
+
+/** Auto-match for every book of a tenant, after a sync changed its PSA companies. */
+async function autoMatchTenant(services: Services, tenantId: string): Promise<void> {
+  const access: TenantAccess = await services.access.tenantAccess({ kind: 'admin' }, tenantId);
+  for (const isvId of await services.identity.isvsWithBooks(tenantId)) await services.identity.autoMatch(access, isvId);
+}
+
+export const identityFeature: FeatureModule = {
+  name: 'identity',
+  operations: [putBook, getBook, deleteCustomer, mappings, unmapped, match, skip, unset, putImportEndpoint, importCompanies],
+  install(services) {
+    services.sync.addListener({
+      async onPageWritten(_m, scope, result) {
+        if (scope.resource !== 'companies' || scope.connection.kind !== 'psa') return;
+        if (result.created.length === 0 && result.updated.length === 0) return;
+        return () => autoMatchTenant(services, scope.tenantId).catch((err: Error) => services.logger.error({ tenantId: scope.tenantId, err: err.message }, 'auto-match failed'));
+      },
+    });
+  },
+};
+
+export { randomUUID as _unused };

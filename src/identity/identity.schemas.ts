@@ -1,0 +1,79 @@
+/** Identity requests and answers (design.md section 13). */
+import { commitResult, previewResult } from '../operations/write-results';
+import { text, z } from '../shared/request';
+
+const ref = text(200).min(1);
+const isvIdField = z.string().max(100).nullable().optional()
+  .openapi({ description: "MSP key only: whose book the decision is about (an ISV key always acts on its own)." });
+
+export const BookCustomer = z.object({
+  ref: ref.openapi({ description: "The ISV's own id of the customer." }),
+  name: text(300).min(1),
+  domain: text(300).nullable().optional(),
+}).strict().openapi('BookCustomer');
+
+export const PutBookBody = z.object({ customers: z.array(BookCustomer).max(10_000) }).strict().openapi('PutBookBody');
+export const BookResult = z.object({
+  upserted: z.number().int(), matched: z.number().int().openapi({ description: 'Customers of the book with a match, after auto-match ran.' }),
+  left_over: z.number().int(),
+}).strict().openapi('BookResult');
+export const Book = z.object({
+  customers: z.array(BookCustomer.extend({ created_at: z.string(), updated_at: z.string() }).strict().openapi('BookEntry')),
+}).strict().openapi('Book');
+export const Removed = z.object({ ref: z.string(), removed: z.literal(true) }).strict().openapi('RemovedCustomer');
+
+export const Mapping = z.object({
+  isv_id: z.string(), customer_ref: z.string(), customer_name: z.string().nullable(),
+  connection_id: z.string(), company_source_id: z.string(), company_name: z.string().nullable(),
+  how: z.string().openapi({ description: 'auto_exact_name, manual, import or company_create.' }),
+  decided_by: z.enum(['auto', 'isv', 'msp']), decided_at: z.string(),
+}).strict().openapi('IdentityMapping');
+export const MappingList = z.object({ mappings: z.array(Mapping), sandbox: z.boolean() }).strict().openapi('IdentityMappingList');
+
+const side = z.enum(['psa_company', 'isv_customer']);
+export const UnmappedRow = z.object({
+  side, id: z.string().openapi({ description: 'The company source_id, or the customer ref.' }), connection_id: z.string().nullable(), name: z.string(),
+  state: z.enum(['needs_match', 'skipped']),
+  candidates: z.array(z.object({ side, id: z.string(), connection_id: z.string().nullable(), name: z.string() }).strict().openapi('IdentityCandidate')),
+  actions: z.array(z.enum(['match', 'import', 'skip', 'unset'])),
+}).strict().openapi('UnmappedRow');
+export const UnmappedList = z.object({ isv_id: z.string(), rows: z.array(UnmappedRow), sandbox: z.boolean() }).strict().openapi('UnmappedList');
+export const IdentityQuery = z.object({ isv_id: isvIdField }).strict();
+
+export const MatchBody = z.object({
+  customer_ref: ref, company_source_id: text(100).min(1), connection_id: z.string().max(100).nullable().optional(), isv_id: isvIdField,
+}).strict().openapi('IdentityMatchBody');
+export const SubjectBody = z.object({
+  customer_ref: ref.nullable().optional(), company_source_id: text(100).min(1).nullable().optional(),
+  connection_id: z.string().max(100).nullable().optional(), isv_id: isvIdField,
+}).strict().superRefine((b, ctx) => {
+  if (Boolean(b.customer_ref) === Boolean(b.company_source_id)) ctx.addIssue({ code: 'custom', path: ['customer_ref'], message: 'name exactly one of customer_ref and company_source_id' });
+}).openapi('IdentitySubjectBody');
+export const Decision = z.object({
+  action: z.enum(['match', 'skip', 'unset']), changed: z.boolean(), mapping: Mapping.nullable(),
+}).strict().openapi('IdentityDecision');
+
+export const ImportEndpointBody = z.object({ url: text(2048).min(1) }).strict().openapi('ImportEndpointBody');
+export const ImportEndpointInfo = z.object({
+  url: z.string(), secret: z.string().openapi({ description: '`whsec_<base64>`: import requests are signed with it the Standard Webhooks way. Shown here once.' }),
+  created_at: z.string(),
+}).strict().openapi('ImportEndpoint');
+
+export const ImportBody = z.object({
+  company_source_ids: z.array(text(100).min(1)).min(1).max(1000).nullable().optional(),
+  all_unmatched: z.boolean().nullable().optional(),
+  connection_id: z.string().max(100).nullable().optional(),
+  isv_id: isvIdField,
+  dry_run: z.boolean().default(true),
+  idempotency_key: text(200).min(1).nullable().optional(),
+}).strict().superRefine((b, ctx) => {
+  if (Boolean(b.company_source_ids?.length) === Boolean(b.all_unmatched)) ctx.addIssue({ code: 'custom', path: ['company_source_ids'], message: 'name company_source_ids or set all_unmatched, not both' });
+  if (b.dry_run === false && !b.idempotency_key) ctx.addIssue({ code: 'custom', path: ['idempotency_key'], message: 'is required to commit (dry_run false): send it in the body or the Idempotency-Key header' });
+}).openapi('IdentityImportBody');
+
+const ImportItem = z.object({
+  company_source_id: z.string(), connection_id: z.string(), name: z.string(),
+  customer_ref: z.string().nullable().openapi({ description: 'The ref the ISV answered (commit only).' }),
+}).strict().openapi('ImportItem');
+export const ImportPreview = previewResult('IdentityImportPreview', { companies: z.array(ImportItem) });
+export const ImportResult = commitResult('IdentityImportResult', { companies: z.array(ImportItem) });

@@ -1,0 +1,313 @@
+/**
+ * Identity (interface document rules 10 and 11, design.md section 13): which of the MSP's PSA companies
+ * each customer of an ISV's book is. Auto-match fills Match only (exact normal form of the name, unique
+ * on both sides, never an import); a shared name stays Needs match with every candidate; the ISV or the
+ * MSP decides the rest (match, skip, unset, import). One ISV sees only its own book.
+ */
+import { In, type DataSource, type EntityManager } from 'typeorm';
+import { IdentityMatch, IdentitySkip, IsvCustomer, type Connection, type DecidedBy } from '../../entities';
+import type { TenantAccess } from '../access/access.service';
+import { ServiceError } from '../errors/service-error';
+import { normalizeName } from './normalize';
+
+export interface PsaCompany {
+  connection_id: string;
+  source_id: string;
+  name: string;
+  identifier: string | null;
+}
+
+export interface BookCustomer {
+  ref: string;
+  name: string;
+  domain?: string | null;
+}
+
+export interface UnmappedRow {
+  side: 'psa_company' | 'isv_customer';
+  id: string;
+  connection_id: string | null;
+  name: string;
+  state: 'needs_match' | 'skipped';
+  candidates: { side: 'psa_company' | 'isv_customer'; id: string; connection_id: string | null; name: string }[];
+  actions: ('match' | 'import' | 'skip' | 'unset')[];
+}
+
+const BATCH = 1000;
+const companyKey = (connectionId: string, sourceId: string) => `${connectionId}:${sourceId}`;
+
+export class IdentityService {
+  constructor(private readonly ds: DataSource) {}
+
+  /** The PSA companies of the tenant (every PSA connection), from the store. */
+  async psaCompanies(access: TenantAccess, manager: EntityManager = this.ds.manager): Promise<PsaCompany[]> {
+    const psa = access.connections.filter((c) => c.kind === 'psa').map((c) => c.id);
+    if (psa.length === 0) return [];
+    return manager.query(
+      'SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) ORDER BY name, source_id',
+      [access.tenant.id, psa],
+    );
+  }
+
+  // ---- the book ------------------------------------------------------------------------------
+
+  /** Bulk upsert of the ISV's customers; auto-match runs before it answers. */
+  async putBook(access: TenantAccess, isvId: string, customers: BookCustomer[]): Promise<{ upserted: number; matched: number; left_over: number }> {
+    const tenantId = access.tenant.id;
+    await this.ds.transaction(async (m) => {
+      for (let i = 0; i < customers.length; i += BATCH) {
+        const rows = customers.slice(i, i + BATCH).map((c) => ({
+          tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null,
+        }));
+        await m.createQueryBuilder().insert().into(IsvCustomer).values(rows)
+          .orUpdate(['name', 'normalized_name', 'domain', 'updated_at'], ['tenant_id', 'isv_id', 'ref']).execute();
+      }
+    });
+    await this.autoMatch(access, isvId);
+    const [counts] = await this.ds.query(
+      `SELECT count(*)::int AS total, count(m.id)::int AS matched FROM isv_customers k
+         LEFT JOIN identity_matches m ON m.tenant_id = k.tenant_id AND m.isv_id = k.isv_id AND m.customer_ref = k.ref
+        WHERE k.tenant_id = $1 AND k.isv_id = $2`, [tenantId, isvId],
+    );
+    return { upserted: customers.length, matched: counts.matched, left_over: counts.total - counts.matched };
+  }
+
+  async book(tenantId: string, isvId: string): Promise<IsvCustomer[]> {
+    return this.ds.getRepository(IsvCustomer).find({ where: { tenantId, isvId }, order: { ref: 'ASC' } });
+  }
+
+  /** Removes one customer and the decisions about it. */
+  async removeCustomer(tenantId: string, isvId: string, ref: string): Promise<boolean> {
+    return this.ds.transaction(async (m) => {
+      const gone = await m.getRepository(IsvCustomer).delete({ tenantId, isvId, ref });
+      await m.getRepository(IdentityMatch).delete({ tenantId, isvId, customerRef: ref });
+      await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'isv_customer', subject: ref });
+      return (gone.affected ?? 0) > 0;
+    });
+  }
+
+  // ---- auto-match ----------------------------------------------------------------------------
+
+  /**
+   * Pairs every customer and PSA company whose normal names are equal and unique on both sides, when
+   * neither is matched or skipped already. Fills Match only; never imports. Answers how many it paired.
+   */
+  async autoMatch(access: TenantAccess, isvId: string): Promise<number> {
+    const tenantId = access.tenant.id;
+    const [customers, companies, matches, skips] = await Promise.all([
+      this.ds.query('SELECT ref, normalized_name FROM isv_customers WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ ref: string; normalized_name: string }[]>,
+      this.psaCompanies(access),
+      this.ds.query('SELECT customer_ref, connection_id, company_source_id FROM identity_matches WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ customer_ref: string; connection_id: string; company_source_id: string }[]>,
+      this.ds.query('SELECT side, subject FROM identity_skips WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ side: string; subject: string }[]>,
+    ]);
+    const customersByName = new Map<string, string[]>();
+    for (const c of customers) customersByName.set(c.normalized_name, [...(customersByName.get(c.normalized_name) ?? []), c.ref]);
+    const companiesByName = new Map<string, PsaCompany[]>();
+    for (const c of companies) {
+      const n = normalizeName(c.name);
+      companiesByName.set(n, [...(companiesByName.get(n) ?? []), c]);
+    }
+    const matchedCustomers = new Set(matches.map((m) => m.customer_ref));
+    const matchedCompanies = new Set(matches.map((m) => companyKey(m.connection_id, m.company_source_id)));
+    const skipped = new Set(skips.map((s) => `${s.side}|${s.subject}`));
+    const rows: Partial<IdentityMatch>[] = [];
+    for (const [name, refs] of customersByName) {
+      const found = companiesByName.get(name);
+      if (refs.length !== 1 || found?.length !== 1) continue;
+      const [ref] = refs;
+      const [company] = found;
+      const key = companyKey(company.connection_id, company.source_id);
+      if (matchedCustomers.has(ref) || matchedCompanies.has(key)) continue;
+      if (skipped.has(`isv_customer|${ref}`) || skipped.has(`psa_company|${key}`)) continue;
+      rows.push({ tenantId, isvId, customerRef: ref, connectionId: company.connection_id, companySourceId: company.source_id, how: 'auto_exact_name', decidedBy: 'auto' });
+    }
+    let inserted = 0;
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const r = await this.ds.createQueryBuilder().insert().into(IdentityMatch).values(rows.slice(i, i + BATCH)).orIgnore().returning(['id']).execute();
+      inserted += r.identifiers.filter(Boolean).length;
+    }
+    return inserted;
+  }
+
+  /** The ISVs that keep a book on the tenant (auto-match runs for each after a sync). */
+  async isvsWithBooks(tenantId: string): Promise<string[]> {
+    return (await this.ds.query('SELECT DISTINCT isv_id FROM isv_customers WHERE tenant_id = $1', [tenantId])).map((r: { isv_id: string }) => r.isv_id);
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------
+
+  async mappings(access: TenantAccess, isvIds: string[] | null) {
+    const where: Record<string, unknown> = { tenantId: access.tenant.id };
+    if (isvIds) where.isvId = In(isvIds);
+    const matches = await this.ds.getRepository(IdentityMatch).find({ where, order: { createdAt: 'ASC', id: 'ASC' } });
+    const customers = matches.length ? await this.ds.getRepository(IsvCustomer).find({ where: { tenantId: access.tenant.id, ...(isvIds ? { isvId: In(isvIds) } : {}) } }) : [];
+    const nameOf = new Map(customers.map((c) => [`${c.isvId}|${c.ref}`, c.name]));
+    const companies = new Map((await this.psaCompanies(access)).map((c) => [companyKey(c.connection_id, c.source_id), c]));
+    return matches.map((m) => ({
+      isv_id: m.isvId, customer_ref: m.customerRef, customer_name: nameOf.get(`${m.isvId}|${m.customerRef}`) ?? null,
+      connection_id: m.connectionId, company_source_id: m.companySourceId,
+      company_name: companies.get(companyKey(m.connectionId, m.companySourceId))?.name ?? null,
+      how: m.how, decided_by: m.decidedBy, decided_at: m.createdAt.toISOString().replace('.000Z', 'Z'),
+    }));
+  }
+
+  /** The leftovers of one ISV's book: PSA companies and book customers without a match. */
+  async unmapped(access: TenantAccess, isvId: string): Promise<UnmappedRow[]> {
+    const tenantId = access.tenant.id;
+    const [customers, companies, matches, skips] = await Promise.all([
+      this.book(tenantId, isvId),
+      this.psaCompanies(access),
+      this.ds.getRepository(IdentityMatch).find({ where: { tenantId, isvId } }),
+      this.ds.getRepository(IdentitySkip).find({ where: { tenantId, isvId } }),
+    ]);
+    const matchedCustomers = new Set(matches.map((m) => m.customerRef));
+    const matchedCompanies = new Set(matches.map((m) => companyKey(m.connectionId, m.companySourceId)));
+    const skipped = new Set(skips.map((s) => `${s.side}|${s.subject}`));
+    const freeCustomers = customers.filter((c) => !matchedCustomers.has(c.ref));
+    const freeCompanies = companies.filter((c) => !matchedCompanies.has(companyKey(c.connection_id, c.source_id)));
+    const customersByName = groupBy(freeCustomers, (c) => c.normalizedName);
+    const companiesByName = groupBy(freeCompanies, (c) => normalizeName(c.name));
+    const rows: UnmappedRow[] = [];
+    for (const c of freeCompanies) {
+      const isSkipped = skipped.has(`psa_company|${companyKey(c.connection_id, c.source_id)}`);
+      rows.push({
+        side: 'psa_company', id: c.source_id, connection_id: c.connection_id, name: c.name,
+        state: isSkipped ? 'skipped' : 'needs_match',
+        candidates: (customersByName.get(normalizeName(c.name)) ?? []).map((k) => ({ side: 'isv_customer' as const, id: k.ref, connection_id: null, name: k.name })),
+        actions: isSkipped ? ['unset'] : ['match', 'import', 'skip'],
+      });
+    }
+    for (const k of freeCustomers) {
+      const isSkipped = skipped.has(`isv_customer|${k.ref}`);
+      rows.push({
+        side: 'isv_customer', id: k.ref, connection_id: null, name: k.name,
+        state: isSkipped ? 'skipped' : 'needs_match',
+        candidates: (companiesByName.get(k.normalizedName) ?? []).map((c) => ({ side: 'psa_company' as const, id: c.source_id, connection_id: c.connection_id, name: c.name })),
+        actions: isSkipped ? ['unset'] : ['match', 'skip'],
+      });
+    }
+    return rows;
+  }
+
+  // ---- decisions -----------------------------------------------------------------------------
+
+  /** The PSA company a request names: by source id, on the one PSA connection or the one it names. */
+  async company(access: TenantAccess, sourceId: string, connectionId?: string | null): Promise<PsaCompany> {
+    const found = (await this.psaCompanies(access)).filter((c) => c.source_id === sourceId && (!connectionId || c.connection_id === connectionId));
+    if (found.length === 0) throw new ServiceError('not_found', `No PSA company ${sourceId} in this tenant.`);
+    if (found.length > 1) throw new ServiceError('validation', `Company ${sourceId} exists on more than one PSA connection: name connection_id.`, { details: { field: 'connection_id' } });
+    return found[0];
+  }
+
+  private async customer(tenantId: string, isvId: string, ref: string): Promise<IsvCustomer> {
+    const c = await this.ds.getRepository(IsvCustomer).findOneBy({ tenantId, isvId, ref });
+    if (!c) throw new ServiceError('not_found', `No customer ${ref} in this ISV's book.`);
+    return c;
+  }
+
+  async match(access: TenantAccess, isvId: string, customerRef: string, company: PsaCompany, how: string, decidedBy: DecidedBy): Promise<IdentityMatch> {
+    const tenantId = access.tenant.id;
+    await this.customer(tenantId, isvId, customerRef);
+    return this.ds.transaction(async (m) => {
+      const repo = m.getRepository(IdentityMatch);
+      const existing = await repo.findOne({ where: [
+        { tenantId, isvId, customerRef },
+        { tenantId, isvId, connectionId: company.connection_id, companySourceId: company.source_id },
+      ] });
+      if (existing) {
+        if (existing.customerRef === customerRef && existing.connectionId === company.connection_id && existing.companySourceId === company.source_id) return existing;
+        throw new ServiceError('request_invalid', existing.customerRef === customerRef
+          ? `Customer ${customerRef} is matched to company ${existing.companySourceId} already: unset it first.`
+          : `Company ${company.source_id} is matched to customer ${existing.customerRef} already: unset it first.`);
+      }
+      await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'isv_customer', subject: customerRef });
+      await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'psa_company', subject: companyKey(company.connection_id, company.source_id) });
+      return repo.save(repo.create({ tenantId, isvId, customerRef, connectionId: company.connection_id, companySourceId: company.source_id, how, decidedBy }));
+    });
+  }
+
+  async skip(access: TenantAccess, isvId: string, subject: { customerRef?: string | null; company?: PsaCompany | null }, decidedBy: DecidedBy): Promise<void> {
+    const tenantId = access.tenant.id;
+    const [side, key] = this.subjectOf(subject);
+    if (side === 'isv_customer') await this.customer(tenantId, isvId, key);
+    const matched = side === 'isv_customer'
+      ? await this.ds.getRepository(IdentityMatch).findOneBy({ tenantId, isvId, customerRef: key })
+      : await this.ds.getRepository(IdentityMatch).findOneBy({ tenantId, isvId, connectionId: subject.company!.connection_id, companySourceId: subject.company!.source_id });
+    if (matched) throw new ServiceError('request_invalid', 'This row is matched: unset it before skipping it.');
+    await this.ds.createQueryBuilder().insert().into(IdentitySkip).values({ tenantId, isvId, side, subject: key, decidedBy }).orIgnore().execute();
+  }
+
+  /** Back to Needs match: removes the match or the skip of the subject, and nothing else. */
+  async unset(access: TenantAccess, isvId: string, subject: { customerRef?: string | null; company?: PsaCompany | null }): Promise<boolean> {
+    const tenantId = access.tenant.id;
+    const [side, key] = this.subjectOf(subject);
+    return this.ds.transaction(async (m) => {
+      const skip = await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side, subject: key });
+      const match = side === 'isv_customer'
+        ? await m.getRepository(IdentityMatch).delete({ tenantId, isvId, customerRef: key })
+        : await m.getRepository(IdentityMatch).delete({ tenantId, isvId, connectionId: subject.company!.connection_id, companySourceId: subject.company!.source_id });
+      return (skip.affected ?? 0) + (match.affected ?? 0) > 0;
+    });
+  }
+
+  private subjectOf(subject: { customerRef?: string | null; company?: PsaCompany | null }): ['isv_customer' | 'psa_company', string] {
+    if (subject.customerRef) return ['isv_customer', subject.customerRef];
+    return ['psa_company', companyKey(subject.company!.connection_id, subject.company!.source_id)];
+  }
+
+  /** Adds a customer the ISV created (import, company create) to its book. */
+  async addCustomer(tenantId: string, isvId: string, c: BookCustomer): Promise<void> {
+    await this.ds.createQueryBuilder().insert().into(IsvCustomer)
+      .values({ tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null })
+      .orUpdate(['name', 'normalized_name', 'updated_at'], ['tenant_id', 'isv_id', 'ref']).execute();
+  }
+
+  // ---- company resolution for writes ----------------------------------------------------------
+
+  /**
+   * The PSA company a write names on one connection: the caller's identity match first (a book
+   * customer of that name or ref, matched on this connection), then a unique PSA name (exact, else the
+   * normal form). Two or more: company_match_ambiguous with the candidates and how to settle it.
+   * Null: no company of that name (the connector's rules decide).
+   */
+  async resolveCompany(c: Connection, isvId: string | null, name: string): Promise<string | null> {
+    if (isvId) {
+      const [hit] = await this.ds.query(
+        `SELECT m.company_source_id FROM identity_matches m
+           JOIN isv_customers k ON k.tenant_id = m.tenant_id AND k.isv_id = m.isv_id AND k.ref = m.customer_ref
+          WHERE m.tenant_id = $1 AND m.isv_id = $2 AND m.connection_id = $3 AND (k.normalized_name = $4 OR k.ref = $5)
+          ORDER BY (k.ref = $5) DESC LIMIT 1`,
+        [c.tenantId, isvId, c.id, normalizeName(name), name],
+      );
+      if (hit) return hit.company_source_id;
+    }
+    let rows: PsaCompany[] = await this.ds.query(
+      'SELECT connection_id, source_id, name, identifier FROM companies WHERE connection_id = $1 AND name = $2 ORDER BY source_id', [c.id, name],
+    );
+    if (rows.length === 0) {
+      const wanted = normalizeName(name);
+      const all: PsaCompany[] = await this.ds.query('SELECT connection_id, source_id, name, identifier FROM companies WHERE connection_id = $1 ORDER BY source_id', [c.id]);
+      rows = all.filter((r) => normalizeName(r.name) === wanted);
+    }
+    if (rows.length > 1) throw ambiguous(name, rows);
+    return rows[0]?.source_id ?? null;
+  }
+}
+
+/** More than one company matches: nothing is created; a match in identity settles it. */
+export function ambiguous(name: string, rows: PsaCompany[]): ServiceError {
+  const candidates = rows.map((r) => ({ source_id: r.source_id, name: r.name, identifier: r.identifier }));
+  return new ServiceError('company_match_ambiguous',
+    `${rows.length} companies are named "${name}"; nothing was created. Match your customer to one of them (POST /tenants/{tenant_id}/identity/match with its source_id) and send the request again.`,
+    { details: { field: 'company_name', candidates } });
+}
+
+function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const i of items) {
+    const k = key(i);
+    const list = out.get(k);
+    if (list) list.push(i); else out.set(k, [i]);
+  }
+  return out;
+}
