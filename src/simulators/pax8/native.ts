@@ -81,7 +81,7 @@ export interface Pax8ErrorDetail {
   status?: number;
   message: string;
   instance?: string;
-  /** Our addition to the documented detail: the request field at fault, for callers that map it. */
+  /** Internal only (validation, Pax8InvalidRecordError): never sent over HTTP, as Pax8's ErrorDetail has no such property. */
   field?: string;
 }
 export interface Pax8ErrorBody {

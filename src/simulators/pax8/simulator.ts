@@ -23,6 +23,14 @@ export const PAX8_SANDBOX_CLIENTS: Readonly<Record<string, { secret: string; ins
   sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' },
 };
 export const PAX8_AUDIENCE = 'https://api.pax8.com';
+/**
+ * Audiences whose tokens reach the partner endpoints: `https://api.pax8.com` and the legacy
+ * `api://p8p.client`, still in the TokenRequest `audience` enum of Pax8's Authentication OpenAPI
+ * (devx.pax8.com; api-evangelist/pax8 `openapi/_original/pax8-authentication-openapi.json`) and used
+ * by many scripts. The enum's other values (`api://provisioning`, `api://usage`) are for the vendor
+ * APIs, which this simulator does not serve: refused here like any unknown audience.
+ */
+export const PAX8_PARTNER_AUDIENCES: readonly string[] = [PAX8_AUDIENCE, 'api://p8p.client'];
 const TOKEN_TTL_SECONDS = 86_400;
 
 export interface Pax8Records {
@@ -63,8 +71,13 @@ export interface Pax8Simulator extends VendorSimulator {
 
 const clone = <T>(v: T): T => structuredClone(v);
 
+/**
+ * Pax8's error envelope. A detail goes out as documented (ErrorDetail: type, message, instance,
+ * status): our internal `field` stays out of the answer, so no client can lean on a property Pax8
+ * does not send; the field is named in the message, as the only place Pax8 has for it.
+ */
 function pax8Error(res: Response, status: number, type: string, message: string, instance: string, details: Pax8ErrorDetail[] = []): void {
-  const body: Pax8ErrorBody = { type, message, instance, status, details };
+  const body: Pax8ErrorBody = { type, message, instance, status, details: details.map(({ field: _field, ...d }) => d) };
   res.status(status).json(body);
 }
 
@@ -110,7 +123,7 @@ export function createPax8Simulator(opts: { controlToken?: string } = {}): Pax8S
       return;
     }
     const audience = str('audience');
-    if (audience !== PAX8_AUDIENCE) {
+    if (audience === undefined || !PAX8_PARTNER_AUDIENCES.includes(audience)) {
       res.status(403).json({ error: 'access_denied', error_description: `Service not found: ${audience ?? ''}` });
       return;
     }
