@@ -2,9 +2,10 @@
 import type { FeatureModule } from './feature';
 import type { Operation } from './operations/operation';
 import { auditFeature } from './audit/feature';
+import { companiesFeature } from './companies/feature';
+import { identityFeature } from './identity/feature';
 import { eventsFeature } from './events/feature';
 import { mcpFeature } from './mcp/feature';
-import { pendingFeature } from './pending/feature';
 import { recordsFeature } from './records/feature';
 import { sandboxFeature } from './sandbox/feature';
 import { syncFeature } from './sync/feature';
@@ -14,7 +15,7 @@ import { webhooksFeature } from './webhooks/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
-  pendingFeature, mcpFeature,
+  identityFeature, companiesFeature, mcpFeature,
 ];
 
 let operations: Operation[] | undefined;

@@ -5,7 +5,7 @@
  * limited PSA connector of rule 14), its page size, how a new note shows on a ticket, who made a
  * change, the link to a record in the vendor's UI and the credentials a connection needs.
  */
-export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write';
+export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'company.create';
 
 export type LinkedRecord = 'ticket' | 'device' | 'company';
 

@@ -6,6 +6,7 @@ import { ServiceError } from '../errors/service-error';
 import type { ConnectorCapabilities, LinkedRecord } from './capabilities';
 import type { ReadConnector, SyncResource } from './types';
 import type { WriteConnector } from './write-types';
+import type { DistributorCompanyWriter } from './distributor-write-types';
 import { autotaskCapabilities } from './autotask/capabilities';
 import { autotaskConnector } from './autotask/connector';
 import { autotaskWriter } from './autotask/writer';
@@ -19,10 +20,13 @@ import { ninjaOneCapabilities } from './ninjaone/capabilities';
 import { ninjaOneConnector } from './ninjaone/connector';
 import { pax8Capabilities } from './pax8/capabilities';
 import { pax8Connector } from './pax8/connector';
+import { pax8CompanyWriter } from './pax8/company-writer';
 
 export interface ConnectorModule {
   read: ReadConnector;
   write: WriteConnector | null;
+  /** Company create at a distributor. */
+  companies?: DistributorCompanyWriter;
   capabilities: ConnectorCapabilities;
 }
 
@@ -31,7 +35,7 @@ const CONNECTORS: Record<string, ConnectorModule> = {
   autotask: { read: autotaskConnector, write: autotaskWriter, capabilities: autotaskCapabilities },
   halopsa: { read: haloPsaConnector, write: haloPsaWriter, capabilities: haloPsaCapabilities },
   ninjaone: { read: ninjaOneConnector, write: null, capabilities: ninjaOneCapabilities },
-  pax8: { read: pax8Connector, write: null, capabilities: pax8Capabilities },
+  pax8: { read: pax8Connector, write: null, companies: pax8CompanyWriter, capabilities: pax8Capabilities },
 };
 
 export const CONNECTOR_NAMES: readonly string[] = Object.keys(CONNECTORS);
@@ -58,6 +62,13 @@ export function writeConnector(name: string): WriteConnector {
   const c = connectorModule(name).write;
   if (!c) throw ServiceError.notSupported(`The ${name} connector does not write tickets.`);
   return c;
+}
+
+/** The company writer of a distributor connector; 501 `not_supported` for one that has none. */
+export function distributorWriter(name: string): DistributorCompanyWriter {
+  const w = connectorModule(name).companies;
+  if (!w) throw ServiceError.notSupported(`The ${name} connector does not create companies.`);
+  return w;
 }
 
 export function connectorsSyncing(resource: SyncResource): string[] {

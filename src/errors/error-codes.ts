@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   distributor_required: { status: 409, description: 'The tenant has no connected distributor for this write.' },
   idempotency_conflict: { status: 409, description: 'The idempotency key was used before with a different request body.' },
   idempotency_in_progress: { status: 409, description: 'A request with this idempotency key is still being processed; retry later.' },
+  method_not_allowed: { status: 405, description: 'The path exists but does not take this method (there is no contact create); `Allow` lists the methods it takes.' },
   not_supported: { status: 501, description: 'The connector does not support this operation (limited PSA connector lists, non-fixture host, unavailable import).' },
   rate_limited: { status: 429, description: 'Vendor throttling outlived our retries (or our own limit); wait for `Retry-After` seconds.' },
   vendor_error: { status: 502, description: 'The vendor refused the request in a way we could not map to a field.' },

@@ -6,6 +6,8 @@ export interface ServiceErrorExtras {
   allowed?: string[];
   /** Seconds, for 429 and 503. */
   retryAfterSeconds?: number;
+  /** For 405: the methods the path takes. */
+  allow?: string[];
 }
 
 /**

@@ -72,6 +72,7 @@ export const RECORD_OPERATIONS: Operation[] = [
   listOperation({ list: 'priorities', path: 'ticket-priorities', schema: S.TicketPriorityList, summary: 'Ticket priorities (ids for `priority`)', errors: ['not_supported'], description: 'The limited PSA connector answers 501.' }),
   listApplications,
   listOperation({ list: 'incidents', path: 'incidents', schema: S.IncidentList, summary: 'Incidents (RMM alerts)' }),
+  listOperation({ list: 'contacts', path: 'contacts', schema: S.ContactList, summary: 'Contacts', description: 'Contacts of the PSA and distributor companies, store-served. Contacts are list and match only: there is no contact create.' }),
 ];
 
 export const recordsFeature: FeatureModule = { name: 'records', operations: RECORD_OPERATIONS };

@@ -29,12 +29,15 @@ export interface RecordListDef {
   kind: ConnectionKind;
   /** The list is served only when a connector of the tenant syncs this resource; else 501. */
   requiresCapability: boolean;
+  /** Extra columns of the row (SQL over the table's alias `r`). */
+  extraColumns?: string;
   toApi(row: Row): Record<string, unknown>;
 }
 
 export const RECORD_LISTS = {
   tickets: {
     resource: 'tickets', table: 'tickets', itemsField: 'tickets', kind: 'psa', requiresCapability: false,
+    extraColumns: 'EXISTS (SELECT 1 FROM ticket_links l WHERE l.tenant_id = r.tenant_id AND l.connection_id = r.connection_id AND l.ticket_ref = r.source_id) AS linked',
     toApi: (r) => ({
       id: r.id, source: r.connector, source_id: r.source_id, connection_id: r.connection_id,
       summary: r.summary, description: r.description,
@@ -100,6 +103,15 @@ export const RECORD_LISTS = {
     toApi: (r) => ({
       id: r.id, source: r.connector, source_id: r.source_id, message: r.message, severity: r.severity,
       device_source_id: r.device_source_id, opened_at: iso(r.opened_at),
+      ...vendorFields(r),
+    }),
+  },
+  contacts: {
+    resource: 'contacts', table: 'contacts', itemsField: 'contacts', kind: 'psa', requiresCapability: false,
+    extraColumns: '(SELECT c.name FROM companies c WHERE c.tenant_id = r.tenant_id AND c.connection_id = r.connection_id AND c.source_id = r.company_source_id LIMIT 1) AS company_name',
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, first_name: r.first_name, last_name: r.last_name,
+      email: r.email, phone: r.phone, company_name: r.company_name ?? null, company_source_id: r.company_source_id,
       ...vendorFields(r),
     }),
   },

@@ -72,6 +72,12 @@ export const Incident = z.object({
   device_source_id: z.string().nullable(), opened_at: ts, ...vendorRecord,
 }).strict().openapi('Incident');
 
+export const Contact = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), first_name: z.string().nullable(), last_name: z.string().nullable(),
+  email: z.string().nullable(), phone: z.string().nullable(), company_name: z.string().nullable(), company_source_id: z.string().nullable(),
+  ...vendorRecord,
+}).strict().openapi('Contact');
+
 export const AgreementLine = z.object({
   source: z.string(), source_id: z.string(), agreement_source_id: z.string(),
   product_name: z.string().nullable(), product_source_id: z.string().nullable(),
@@ -101,5 +107,6 @@ export const TicketStatusList = z.object({ statuses: z.array(TicketStatus), ...l
 export const TicketPriorityList = z.object({ priorities: z.array(TicketPriority), ...listEnvelope }).strict().openapi('TicketPriorityList');
 export const ApplicationList = z.object({ applications: z.array(InstalledApplication), ...listEnvelope }).strict().openapi('ApplicationList');
 export const IncidentList = z.object({ incidents: z.array(Incident), ...listEnvelope }).strict().openapi('IncidentList');
+export const ContactList = z.object({ contacts: z.array(Contact), ...listEnvelope }).strict().openapi('ContactList');
 export const AgreementList = z.object({ agreements: z.array(Agreement), ...listEnvelope }).strict().openapi('AgreementList');
 

@@ -83,11 +83,9 @@ export class RecordsService {
       );
     }
     const tenantId = access.tenant.id;
-    const linkedJoin = name === 'tickets'
-      ? `, EXISTS (SELECT 1 FROM ticket_links l WHERE l.tenant_id = r.tenant_id AND l.connection_id = r.connection_id AND l.ticket_ref = r.source_id) AS linked`
-      : '';
+    const extra = 'extraColumns' in def && def.extraColumns ? `, ${def.extraColumns}` : '';
     const rows: Row[] = await this.ds.query(
-      `SELECT ${rawAsText ? this.columnsWithRawText(name) : 'r.*'}${linkedJoin}
+      `SELECT ${rawAsText ? this.columnsWithRawText(name) : 'r.*'}${extra}
          FROM ${def.table} r
         WHERE r.tenant_id = $1
           AND ($2::uuid IS NULL OR r.id > $2::uuid)

@@ -26,6 +26,7 @@ export function sendError(
   res: Response, publicUrl: string, code: ErrorCode, message: string, extras: ServiceError['extras'] = {},
 ): void {
   if (extras.retryAfterSeconds != null) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(extras.retryAfterSeconds))));
+  if (extras.allow) res.setHeader('Allow', extras.allow.join(', '));
   res.status(ERROR_CODES[code].status).json(errorBody(publicUrl, code, message, extras));
 }
 

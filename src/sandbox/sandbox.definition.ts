@@ -21,6 +21,8 @@ export interface SandboxTenantDef {
   mspKey: string;
   connections: SandboxConnectionDef[];
   grants: readonly GrantKey[];
+  /** The sandbox ISV's book on this tenant (fixtures/<slug>/isv-book.json). */
+  book: { ref: string; name: string; domain?: string | null }[];
 }
 
 const File = z.object({
@@ -49,4 +51,11 @@ export const SANDBOX_TENANTS: readonly SandboxTenantDef[] = file.tenants.map((t)
   mspKey: t.msp_key,
   connections: t.connections.map(({ _comment, ...c }) => c),
   grants: GRANT_KEYS.filter((k) => !t.grants_withheld.includes(k)),
+  book: readBook(t.slug),
 }));
+
+function readBook(slug: string): SandboxTenantDef['book'] {
+  const file = path.join(fixturesDir(), slug, 'isv-book.json');
+  if (!fs.existsSync(file)) return [];
+  return z.array(z.object({ ref: z.string(), name: z.string(), domain: z.string().nullable().optional() }).strict()).parse(JSON.parse(fs.readFileSync(file, 'utf8')));
+}

@@ -5,9 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import {
-  ApiKey, AuditEntry, Connection, EventRecord, Grant, IdempotencyRecord, Isv, RoutingConfig, SyncState, Tenant,
-  TicketLink,
+  ApiKey, AuditEntry, Connection, EventRecord, Grant, IdempotencyRecord, IdentityMatch, IdentitySkip, Isv, IsvCustomer,
+  RoutingConfig, SyncState, Tenant, TicketLink,
 } from '../../entities';
+import { normalizeName } from '../identity/normalize';
 import { ServiceError } from '../errors/service-error';
 import { displayPrefix, hashApiKey } from '../security/api-keys';
 import type { SecretBox } from '../security/secret-box';
@@ -48,6 +49,7 @@ export class SandboxService {
     const tenants: SandboxInfo['tenants'] = [];
     for (const def of SANDBOX_TENANTS) {
       const tenant = await this.ensureTenant(def, isv.id);
+      await this.seedBook(def, tenant.id, isv.id);
       await this.ensureKey(def.mspKey, { kind: 'msp', isvId: null, tenantId: tenant.id, label: 'sandbox msp' });
       tenants.push({ id: tenant.id, slug: tenant.slug, name: tenant.name, mspKey: def.mspKey });
     }
@@ -60,6 +62,14 @@ export class SandboxService {
     const keys = this.ds.getRepository(ApiKey);
     const hash = hashApiKey(key);
     if (!(await keys.findOneBy({ keyHash: hash }))) await keys.save({ ...owner, keyHash: hash, prefix: displayPrefix(key), revokedAt: null });
+  }
+
+  /** The sandbox ISV's book (auto-match pairs it after the companies sync). Existing rows stay. */
+  private async seedBook(def: SandboxTenantDef, tenantId: string, isvId: string): Promise<void> {
+    if (def.book.length === 0) return;
+    await this.ds.createQueryBuilder().insert().into(IsvCustomer)
+      .values(def.book.map((c) => ({ tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null })))
+      .orIgnore().execute();
   }
 
   private async ensureTenant(def: SandboxTenantDef, isvId: string): Promise<Tenant> {
@@ -120,10 +130,12 @@ export class SandboxService {
     this.seedTenant(def);
     await this.ds.transaction(async (m) => {
       for (const entity of Object.values(ENTITY_BY_RESOURCE)) await m.getRepository(entity).delete({ tenantId } as never);
-      for (const entity of [SyncState, EventRecord, TicketLink, IdempotencyRecord, RoutingConfig]) {
+      for (const entity of [SyncState, EventRecord, TicketLink, IdempotencyRecord, RoutingConfig, IsvCustomer, IdentityMatch, IdentitySkip]) {
         await m.getRepository(entity).delete({ tenantId } as never);
       }
     });
+    const isv = await this.ds.getRepository(Isv).findOneBy({ name: SANDBOX_ISV_NAME });
+    if (isv) await this.seedBook(def, tenantId, isv.id);
     const synced = await this.syncJobs.syncTenantNow(tenantId, { full: true });
     const eventIds = await this.ds.transaction(async (m) => {
       await m.getRepository(AuditEntry).delete({ tenantId });

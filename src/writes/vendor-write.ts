@@ -4,12 +4,14 @@
  */
 import type { JobPayload } from '../../jobs/queue/types';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
+import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
 
 export type VendorWriteOp =
   | { op: 'ticket.create'; draft: TicketDraft }
   | { op: 'ticket.update'; ticketRef: string; patch: TicketPatch | null; note: NoteDraft | null }
   | { op: 'time.create'; entry: Omit<TimeEntryDraft, 'start'> & { start: string } }
-  | { op: 'project.write'; projectRef: string; draft: TicketDraft };
+  | { op: 'project.write'; projectRef: string; draft: TicketDraft }
+  | { op: 'company.create'; draft: DistributorCompanyDraft };
 
 export interface VendorWriteJob extends JobPayload {
   tenantId: string;
@@ -24,6 +26,8 @@ export interface VendorWriteDone {
   ticketRef: string | null;
   noteRef: string | null;
   timeEntryRef: string | null;
+  /** A company created at a distributor. */
+  companyRef: string | null;
   native: Record<string, unknown> | null;
   /** The write had already landed (found by its marker) and was not sent again. */
   reconciled: boolean;

@@ -1,0 +1,184 @@
+/**
+ * Companies and contacts (interface document rules 10 and 12, design.md sections 13 and 14).
+ * Company create always matches first and never creates an unmatched company in the PSA: one match
+ * answers it (and records the identity match for external_id), two or more are refused with the
+ * candidates, none is refused, unless `fan_out: ["distributor"]` asks for the distributor create,
+ * which matches there first and creates the rest at the distributor, preview first, once per key.
+ * Contacts are list and match only.
+ */
+import type { z as zod } from 'zod';
+import type { Connection } from '../../entities';
+import { isvOf, type TenantAccess } from '../access/access.service';
+import { distributorWriter } from '../connectors/registry';
+import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
+import { ServiceError } from '../errors/service-error';
+import type { FeatureModule } from '../feature';
+import { ambiguous, type PsaCompany } from '../identity/identity.service';
+import { normalizeName } from '../identity/normalize';
+import { defineOperation } from '../operations/operation';
+import { tenantOf } from '../operations/runner';
+import { writeResponses, writeStatus } from '../operations/write-results';
+import { RECORD_LISTS } from '../records/record-lists';
+import { ContactList } from '../records/record.schemas';
+import { ErrorBody } from '../rest/schemas';
+import type { Services } from '../services';
+import { problemsError } from '../writes/write-pipeline';
+import { TenantPath, z } from '../shared/request';
+import * as S from './company.schemas';
+
+type Body = zod.infer<typeof S.CreateCompanyBody>;
+type Side = NonNullable<zod.infer<typeof S.CompanyCreateResult>['distributor']>;
+
+const ref = (c: PsaCompany) => ({ source_id: c.source_id, name: c.name, identifier: c.identifier });
+
+/** Companies of the given connections whose normal name is the body's. */
+async function byName(services: Services, access: TenantAccess, connections: Connection[], name: string): Promise<PsaCompany[]> {
+  if (connections.length === 0) return [];
+  const rows: PsaCompany[] = await services.ds.query(
+    'SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) ORDER BY source_id',
+    [access.tenant.id, connections.map((c) => c.id)],
+  );
+  const wanted = normalizeName(name);
+  return rows.filter((r) => normalizeName(r.name) === wanted);
+}
+
+function draftOf(b: Body): DistributorCompanyDraft {
+  return {
+    name: b.name,
+    address: b.address ? { street: b.address.street, street2: b.address.street2 ?? null, city: b.address.city, stateOrProvince: b.address.state_or_province, postalCode: b.address.postal_code, country: b.address.country } : null,
+    phone: b.phone ?? null, website: b.website ?? null, externalId: b.external_id ?? null,
+    billOnBehalfOfEnabled: b.bill_on_behalf_of_enabled ?? null, selfServiceAllowed: b.self_service_allowed ?? null,
+    orderApprovalRequired: b.order_approval_required ?? null,
+    contacts: (b.contacts ?? []).map((c) => ({ firstName: c.first_name, lastName: c.last_name, email: c.email, phone: c.phone ?? null })),
+  };
+}
+
+const createCompany = defineOperation({
+  name: 'create_company', kind: 'mutation', summary: 'Create a company (match first)', tag: 'Writes', role: 'isv', grant: 'psa.company.create',
+  description: 'Matches first (external_id against your identity matches, then the company name, case, punctuation and legal suffixes aside): one PSA match answers it and, with external_id, records the match; two or more are 409 `company_match_ambiguous` with the candidates; none is 403 `psa_company_create_refused`, since an unmatched company is never created in the PSA. With `fan_out: ["distributor"]` (grant `distributor.company.create`; no distributor connection: 409 `distributor_required`) it matches at the distributor and creates the company there when none matches, with the fields the distributor requires (address, phone, website, the three flags): not a PSA create. Preview by default; a commit needs idempotency_key.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/companies', documented: true },
+  path: TenantPath, body: S.CreateCompanyBody,
+  responses: writeResponses(S.CompanyCreatePreview, S.CompanyCreateResult, [200, 201]),
+  statusOf: writeStatus,
+  errors: ['grant_missing', 'psa_company_create_refused', 'company_match_ambiguous', 'distributor_required', 'validation',
+    'idempotency_conflict', 'idempotency_in_progress', 'rate_limited', 'vendor_error', 'vendor_unavailable', 'role_required'],
+  handle: async ({ body }, ctx) => {
+    const access = tenantOf(ctx);
+    const { services } = ctx;
+    const isvId = isvOf(ctx.caller);
+    const distributorAsked = body.fan_out?.includes('distributor') ?? false;
+    const distributors = access.connections.filter((c) => c.kind === 'distributor');
+    // A distributor grant needs a distributor connection: that is checked first (design.md section 14).
+    if (distributorAsked && distributors.length === 0) throw new ServiceError('distributor_required', 'This tenant has no connected distributor: company create at a distributor is not possible.');
+    const distributor = distributorAsked ? services.access.requireGrant(access, 'distributor.company.create', 'distributor')[0] : null;
+    const psa = distributorAsked ? services.access.holding(access, 'psa.company.create', 'psa') : services.access.requireGrant(access, 'psa.company.create', 'psa');
+    return services.pipeline.write({
+      caller: ctx.caller, access, operation: 'company.create', subjectRef: body.name, request: body,
+      prepare: async () => {
+        // external_id first: a customer of the caller's book already matched.
+        let psaMatch: PsaCompany | null = null;
+        if (body.external_id) {
+          const [m] = await services.ds.query(
+            `SELECT c.connection_id, c.source_id, c.name, c.identifier FROM identity_matches m
+               JOIN companies c ON c.tenant_id = m.tenant_id AND c.connection_id = m.connection_id AND c.source_id = m.company_source_id
+              WHERE m.tenant_id = $1 AND m.isv_id = $2 AND m.customer_ref = $3 AND m.connection_id = ANY($4::uuid[])`,
+            [access.tenant.id, isvId, body.external_id, psa.map((c) => c.id)],
+          );
+          psaMatch = m ?? null;
+        }
+        if (!psaMatch) {
+          const found = await byName(services, access, psa, body.name);
+          if (found.length > 1) throw ambiguous(body.name, found);
+          psaMatch = found[0] ?? null;
+        }
+        if (!psaMatch && !distributor) {
+          throw new ServiceError('psa_company_create_refused', `No PSA company is named "${body.name}", and the service never creates an unmatched company in the PSA.`);
+        }
+        let side: { connection: Connection; match: PsaCompany | null; draft: DistributorCompanyDraft } | null = null;
+        if (distributor) {
+          const found = await byName(services, access, [distributor], body.name);
+          if (found.length > 1) throw ambiguous(body.name, found);
+          const draft = draftOf(body);
+          if (!found[0]) {
+            const problems = distributorWriter(distributor.connector).checkCompany(draft);
+            if (problems.length) throw problemsError(distributor.connector, problems);
+          }
+          side = { connection: distributor, match: found[0] ?? null, draft };
+        }
+        return { psaMatch, side };
+      },
+      targets: (p) => (p.side && !p.side.match ? [p.side.connection] : []),
+      preview: (p) => ({
+        dry_run: true as const,
+        matched: p.psaMatch !== null, company: p.psaMatch && ref(p.psaMatch), mapping_recorded: Boolean(p.psaMatch && body.external_id),
+        preview: { targets: p.side && !p.side.match ? [{ connection_id: p.side.connection.id, connector: p.side.connection.connector, requests: distributorWriter(p.side.connection.connector).previewCreateCompany(p.side.draft) }] : [] },
+        distributor: p.side && { connection_id: p.side.connection.id, connector: p.side.connection.connector, matched: p.side.match !== null, created: false, company: p.side.match && ref(p.side.match) },
+      }),
+      commit: async (p, reservation) => {
+        let distributorSide: Side | null = null;
+        if (p.side) {
+          distributorSide = { connection_id: p.side.connection.id, connector: p.side.connection.connector, matched: p.side.match !== null, created: false, company: p.side.match && ref(p.side.match) };
+          if (!p.side.match) {
+            const [o] = await services.pipeline.run(access.tenant.id, reservation, [{ connection: p.side.connection, write: { op: 'company.create', draft: p.side.draft } }]);
+            if (!o.ok) throw o.error!;
+            distributorSide = { ...distributorSide, created: true, company: { source_id: o.result!.companyRef!, name: body.name, identifier: body.external_id ?? null } };
+            await services.syncJobs.syncTenantNow(access.tenant.id).catch(() => undefined);
+          }
+        }
+        if (p.psaMatch && body.external_id) {
+          await services.identity.addCustomer(access.tenant.id, isvId, { ref: body.external_id, name: body.name });
+          await services.identity.match(access, isvId, body.external_id, p.psaMatch, 'company_create', 'isv').catch((err) => {
+            // A different match for this ref or company stands: the caller decides in identity.
+            if (!(err instanceof ServiceError)) throw err;
+          });
+        }
+        return {
+          dry_run: false as const, idempotent_replay: false, created: distributorSide?.created ?? false,
+          matched: p.psaMatch !== null, company: p.psaMatch && ref(p.psaMatch), mapping_recorded: Boolean(p.psaMatch && body.external_id),
+          distributor: distributorSide,
+        };
+      },
+    });
+  },
+});
+
+const contactRecord = RECORD_LISTS.contacts.toApi;
+
+const matchContacts = defineOperation({
+  name: 'match_contacts', kind: 'query', summary: 'Match a contact', tag: 'Reads', role: 'reader',
+  description: 'Exact email (any case), else the name (its normal form) within the company named. Answers every match, none when nothing matches. There is no contact create.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/contacts/match', documented: false },
+  path: TenantPath, body: S.ContactMatchBody,
+  responses: [{ status: 200, schema: z.object({ matches: ContactList.shape.contacts }).strict().openapi('ContactMatches'), description: 'The matches.' }],
+  errors: [],
+  handle: async ({ body }, ctx) => {
+    const access = tenantOf(ctx);
+    const rows: Record<string, any>[] = await ctx.services.ds.query(
+      `SELECT r.*, (SELECT c.name FROM companies c WHERE c.tenant_id = r.tenant_id AND c.connection_id = r.connection_id AND c.source_id = r.company_source_id LIMIT 1) AS company_name
+         FROM contacts r WHERE r.tenant_id = $1 AND ($2::text IS NULL OR lower(r.email) = lower($2)) ORDER BY r.id`,
+      [access.tenant.id, body.email ?? null],
+    );
+    const connectorOf = new Map(access.connections.map((c) => [c.id, c.connector]));
+    let matches = rows;
+    if (!body.email) {
+      const wanted = normalizeName(body.name!);
+      const company = body.company_name ? normalizeName(body.company_name) : null;
+      matches = rows.filter((r) => normalizeName(`${r.first_name ?? ''} ${r.last_name ?? ''}`) === wanted && (!company || (r.company_name && normalizeName(r.company_name) === company)));
+    }
+    return { matches: matches.map((r) => contactRecord({ ...r, connector: connectorOf.get(r.connection_id) })) };
+  },
+});
+
+const createContact = defineOperation({
+  name: 'create_contact', kind: 'mutation', summary: 'There is no contact create', tag: 'Reads', role: 'reader', graph: false,
+  description: 'Contacts are list and match only (interface document rule 10): 405 `method_not_allowed`.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/contacts', documented: false },
+  path: TenantPath,
+  responses: [{ status: 405, schema: ErrorBody, description: 'Contacts cannot be created.' }],
+  errors: ['method_not_allowed'],
+  handle: async () => {
+    throw new ServiceError('method_not_allowed', 'Contacts are list and match only: there is no contact create (GET lists them, POST .../contacts/match matches one).', { allow: ['GET'] });
+  },
+});
+
+export const companiesFeature: FeatureModule = { name: 'companies', operations: [createCompany, matchContacts, createContact] };
