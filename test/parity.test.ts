@@ -122,7 +122,7 @@ describe('REST and GraphQL answer alike', () => {
   });
 
   it('every record list, and the 501 of a list the limited connector lacks', async () => {
-    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents']) {
+    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents', 'list_contacts']) {
       const first = await expectParity(name, isv, { path: T(), query: { limit: 3 } });
       const cursor = (first as { ok: { next_cursor?: string } }).ok.next_cursor;
       if (cursor) await expectParity(name, isv, { path: T(), query: { limit: 3, cursor } });
@@ -190,6 +190,41 @@ describe('REST and GraphQL answer alike', () => {
     expect(graphDelete).toEqual({ ok: { id: idB, deleted: true } });
     await expectParity('delete_webhook', isv, { path: { ...T(), webhook_id: idA } }); // both: gone, 404
     for (const n of ['register_webhook', 'list_webhooks', 'list_webhook_deliveries', 'delete_webhook']) covered.add(n);
+  });
+
+  it('companies and contacts', async () => {
+    await expectParity('create_company', isv, { path: T(), body: { name: 'Contoso Ltd' } });
+    expect((await expectParity('create_company', isv, { path: T(), body: { name: 'Lakeshore Family Dental' } })).status).toBe(409);
+    const k = key();
+    await expectParity('create_company', isv, { path: T(), body: { name: 'Litware Inc', external_id: 'parity-ext', dry_run: false, idempotency_key: k } });
+    await expectParity('match_contacts', isv, { path: T(), body: { name: 'Megan Bowen', company_name: 'Contoso Ltd' } });
+    covered.add('create_company');
+    covered.add('match_contacts');
+  });
+
+  it('identity: book, mappings, leftovers and decisions', async () => {
+    await expectParity('put_identity_book', isv, { path: T(), body: { customers: [{ ref: 'parity-1', name: 'Tailspin Toys' }, { ref: 'parity-2', name: 'Parity Nowhere' }, { ref: 'parity-3', name: 'Parity Gone' }] } });
+    await expectParity('identity_book', isv, { path: T() });
+    await expectParity('identity_mappings', isv, { path: T() });
+    await expectParity('identity_unmapped', isv, { path: T() });
+    const tailspin = (await overRest('identity_mappings', isv, { path: T() }) as { ok: { mappings: any[] } }).ok.mappings.find((m) => m.customer_ref === 'parity-1');
+    // Matching a pair that is matched already answers the match: the same on both surfaces.
+    await expectParity('identity_match', isv, { path: T(), body: { customer_ref: 'parity-1', company_source_id: tailspin.company_source_id } });
+    await expectParity('identity_skip', isv, { path: T(), body: { customer_ref: 'parity-2' } });
+    const [restUnset, graphUnset] = [await overRest('identity_unset', isv, { path: T(), body: { customer_ref: 'parity-2' } }), await overGraph('identity_unset', isv, { path: T(), body: { customer_ref: 'parity-2' } })];
+    expect([restUnset, graphUnset].map((a) => ('ok' in a ? (a.ok as any).action : a))).toEqual(['unset', 'unset']);
+    expect((await expectParity('identity_import', isv, { path: T(), body: { all_unmatched: true } })).status).toBe(501);
+    const [restEndpoint, graphEndpoint] = [
+      await overRest('put_import_endpoint', isv, { path: T(), body: { url: 'http://127.0.0.1:9/import' } }),
+      await overGraph('put_import_endpoint', isv, { path: T(), body: { url: 'http://127.0.0.1:9/import' } }),
+    ];
+    expect([restEndpoint, graphEndpoint].map((a) => ('ok' in a ? drop(a.ok, ['secret', 'created_at']) : a))).toEqual([{ url: 'http://127.0.0.1:9/import' }, { url: 'http://127.0.0.1:9/import' }]);
+    await expectParity('identity_import', isv, { path: T(), body: { all_unmatched: true } });
+    const restDelete = await overRest('delete_identity_customer', isv, { path: { ...T(), ref: 'parity-3' } });
+    const graphDelete = await overGraph('delete_identity_customer', isv, { path: { ...T(), ref: 'parity-2' } });
+    expect([restDelete, graphDelete].map((a) => ('ok' in a ? (a.ok as any).removed : a))).toEqual([true, true]);
+    await expectParity('delete_identity_customer', isv, { path: { ...T(), ref: 'parity-3' } });
+    for (const n of ['put_identity_book', 'identity_book', 'identity_mappings', 'identity_unmapped', 'identity_match', 'identity_skip', 'identity_unset', 'identity_import', 'put_import_endpoint', 'delete_identity_customer']) covered.add(n);
   });
 
   it('sync and sandbox reset run on both surfaces with the same answer shape', async () => {

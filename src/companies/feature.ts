@@ -125,16 +125,18 @@ const createCompany = defineOperation({
             await services.syncJobs.syncTenantNow(access.tenant.id).catch(() => undefined);
           }
         }
+        let mappingRecorded = false;
         if (p.psaMatch && body.external_id) {
           await services.identity.addCustomer(access.tenant.id, isvId, { ref: body.external_id, name: body.name });
-          await services.identity.match(access, isvId, body.external_id, p.psaMatch, 'company_create', 'isv').catch((err) => {
-            // A different match for this ref or company stands: the caller decides in identity.
+          mappingRecorded = await services.identity.match(access, isvId, body.external_id, p.psaMatch, 'company_create', 'isv').then(() => true, (err) => {
+            // A different match for this ref or this company stands: the caller settles it in identity.
             if (!(err instanceof ServiceError)) throw err;
+            return false;
           });
         }
         return {
           dry_run: false as const, idempotent_replay: false, created: distributorSide?.created ?? false,
-          matched: p.psaMatch !== null, company: p.psaMatch && ref(p.psaMatch), mapping_recorded: Boolean(p.psaMatch && body.external_id),
+          matched: p.psaMatch !== null, company: p.psaMatch && ref(p.psaMatch), mapping_recorded: mappingRecorded,
           distributor: distributorSide,
         };
       },
@@ -155,8 +157,8 @@ const matchContacts = defineOperation({
     const access = tenantOf(ctx);
     const rows: Record<string, any>[] = await ctx.services.ds.query(
       `SELECT r.*, (SELECT c.name FROM companies c WHERE c.tenant_id = r.tenant_id AND c.connection_id = r.connection_id AND c.source_id = r.company_source_id LIMIT 1) AS company_name
-         FROM contacts r WHERE r.tenant_id = $1 AND ($2::text IS NULL OR lower(r.email) = lower($2)) ORDER BY r.id`,
-      [access.tenant.id, body.email ?? null],
+         FROM contacts r WHERE r.tenant_id = $1 AND r.connection_id = ANY($3::uuid[]) AND ($2::text IS NULL OR lower(r.email) = lower($2)) ORDER BY r.id`,
+      [access.tenant.id, body.email ?? null, access.connections.filter((c) => c.kind === 'psa').map((c) => c.id)],
     );
     const connectorOf = new Map(access.connections.map((c) => [c.id, c.connector]));
     let matches = rows;

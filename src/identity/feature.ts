@@ -4,7 +4,7 @@
  * rows (an MSP names the ISV whose book it decides on); an ISV sees only its own book. Auto-match runs
  * after every book change and after every sync that changed PSA companies.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { ImportEndpoint, type DecidedBy } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
@@ -19,7 +19,7 @@ import { pathId, TenantPath, z } from '../shared/request';
 import { checkReceiverUrl, ReceiverUrlRefused } from '../webhooks/ssrf-guard';
 import { postToReceiver } from '../webhooks/webhook-sender';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/webhooks.service';
-import type { PsaCompany } from './identity.service';
+import type { PsaCompany, UnmappedRow } from './identity.service';
 import * as S from './identity.schemas';
 
 /** Whose book: an ISV's own; an MSP names the ISV (isv_id) of its tenant. */
@@ -196,21 +196,21 @@ const importCompanies = defineOperation({
     const isvId = await bookOwner(ctx, body.isv_id);
     const endpoint = await ctx.services.ds.getRepository(ImportEndpoint).findOneBy({ tenantId: access.tenant.id, isvId });
     if (!endpoint) throw ServiceError.notSupported('This ISV has registered no import endpoint (PUT /tenants/{tenant_id}/identity/import-endpoint): import is unavailable.');
-    const leftovers = (await ctx.services.identity.unmapped(access, isvId)).filter((r) => r.side === 'psa_company' && r.state === 'needs_match');
-    const picked = body.all_unmatched
-      ? leftovers
-      : body.company_source_ids!.map((id) => {
-        const row = leftovers.find((r) => r.id === id && (!body.connection_id || r.connection_id === body.connection_id));
-        if (!row) throw new ServiceError('validation', `Company ${id} is not an unmatched PSA company of this book.`, { details: { field: 'company_source_ids' } });
-        return row;
-      });
     const url = new URL(endpoint.url);
-    const payload = (r: (typeof picked)[number]) => ({ type: 'company.import', tenant_id: access.tenant.id, company: { source_id: r.id, connection_id: r.connection_id, name: r.name } });
+    const payload = (r: UnmappedRow) => ({ type: 'company.import', tenant_id: access.tenant.id, company: { source_id: r.id, connection_id: r.connection_id, name: r.name } });
     // The import "vendor" is the ISV itself: the skeleton still audits, checks and runs once per key.
     const caller: Caller = ctx.caller.kind === 'msp' ? { kind: 'isv', isvId, apiKeyId: ctx.caller.apiKeyId } : ctx.caller;
     return ctx.services.pipeline.write({
       caller, access, operation: 'identity.import', request: body,
-      prepare: async () => picked,
+      prepare: async () => {
+        const leftovers = (await ctx.services.identity.unmapped(access, isvId)).filter((r) => r.side === 'psa_company' && r.state === 'needs_match');
+        if (body.all_unmatched) return leftovers;
+        return body.company_source_ids!.map((id) => {
+          const row = leftovers.find((r) => r.id === id && (!body.connection_id || r.connection_id === body.connection_id));
+          if (!row) throw new ServiceError('validation', `Company ${id} is not an unmatched PSA company of this book.`, { details: { field: 'company_source_ids' } });
+          return row;
+        });
+      },
       targets: () => [],
       preview: (rows) => ({
         dry_run: true as const,
@@ -269,4 +269,3 @@ export const identityFeature: FeatureModule = {
   },
 };
 
-export { randomUUID as _unused };

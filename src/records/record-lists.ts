@@ -31,6 +31,8 @@ export interface RecordListDef {
   requiresCapability: boolean;
   /** Extra columns of the row (SQL over the table's alias `r`). */
   extraColumns?: string;
+  /** Only records of connections of `kind` (the table is fed by several kinds). */
+  onlyKind?: boolean;
   toApi(row: Row): Record<string, unknown>;
 }
 
@@ -107,7 +109,7 @@ export const RECORD_LISTS = {
     }),
   },
   contacts: {
-    resource: 'contacts', table: 'contacts', itemsField: 'contacts', kind: 'psa', requiresCapability: false,
+    resource: 'contacts', table: 'contacts', itemsField: 'contacts', kind: 'psa', requiresCapability: false, onlyKind: true,
     extraColumns: '(SELECT c.name FROM companies c WHERE c.tenant_id = r.tenant_id AND c.connection_id = r.connection_id AND c.source_id = r.company_source_id LIMIT 1) AS company_name',
     toApi: (r) => ({
       id: r.id, source: r.connector, source_id: r.source_id, first_name: r.first_name, last_name: r.last_name,

@@ -90,9 +90,10 @@ export class RecordsService {
         WHERE r.tenant_id = $1
           AND ($2::uuid IS NULL OR r.id > $2::uuid)
           AND ($3::timestamptz IS NULL OR COALESCE(r.vendor_updated_at, r.synced_at) >= $3::timestamptz)
+          ${'onlyKind' in def && def.onlyKind ? 'AND r.connection_id = ANY($5::uuid[])' : ''}
         ORDER BY r.id
         LIMIT $4`,
-      [tenantId, q.after ?? null, q.updatedSince ?? null, q.limit + 1],
+      [tenantId, q.after ?? null, q.updatedSince ?? null, q.limit + 1, ...('onlyKind' in def && def.onlyKind ? [ofKind.map((c) => c.id)] : [])],
     );
     const more = rows.length > q.limit;
     if (more) rows.pop();

@@ -77,6 +77,12 @@ export class WritePipeline {
     const tenantId = spec.access.tenant.id;
     const { dry_run: dryRun, idempotency_key: key } = spec.request;
     return this.audited(spec.caller, tenantId, `${spec.operation}.${dryRun ? 'preview' : 'commit'}`, spec.subjectRef ?? null, async () => {
+      // A replay answers what the first commit answered, even when what it checked has changed since
+      // (an imported company is no longer a leftover, a matched name no longer ambiguous).
+      if (!dryRun && key) {
+        const stored = await this.idempotency.storedAnswer({ isvId, tenantId, operation: spec.operation, key }, requestHash(spec.request));
+        if (stored) return { ...(stored.body as unknown as Commit), idempotent_replay: true };
+      }
       const prepared = await spec.prepare(this.marker({ isvId, tenantId, operation: spec.operation, key }));
       if (dryRun) return spec.preview(prepared);
       for (const c of spec.targets(prepared)) this.assertLiveAllowed(c);
