@@ -62,10 +62,16 @@ export class ConfigError extends Error {}
 function loadOrCreateKey(dataDir: string, ephemeral: boolean): Buffer {
   if (ephemeral) return randomBytes(32);
   const file = path.join(dataDir, 'encryption.key');
-  if (fs.existsSync(file)) return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
-  fs.mkdirSync(dataDir, { recursive: true });
+  // DATA_DIR holds the key and the embedded database: owner only, and the key file 0600 even if it
+  // was created (or copied in) looser.
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dataDir, 0o700);
+  if (fs.existsSync(file)) {
+    fs.chmodSync(file, 0o600);
+    return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+  }
   const key = randomBytes(32);
-  fs.writeFileSync(file, key.toString('base64'), { mode: 0o600 });
+  fs.writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
   return key;
 }
 
