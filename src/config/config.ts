@@ -26,6 +26,8 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
   /** Multiplies the webhook retry schedule (tests shrink it); 1 in production. */
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().default(1),
+  /** Largest single MCP answer in bytes; a tool answer over it becomes a tool error asking for a lower `limit`. */
+  MCP_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
 });
 
 export interface AppConfig {
@@ -52,6 +54,7 @@ export interface AppConfig {
   logLevel: string;
   webhookAllowLoopback: boolean;
   webhookRetryScale: number;
+  mcpMaxAnswerBytes: number;
 }
 
 /** The development sandbox key used when SANDBOX_API_KEY is unset (public, like the sandbox data). */
@@ -119,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: e.LOG_LEVEL,
     webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',
     webhookRetryScale: e.WEBHOOK_RETRY_SCALE,
+    mcpMaxAnswerBytes: e.MCP_MAX_ANSWER_BYTES,
     ...overrides,
   };
 }
