@@ -5,14 +5,17 @@ import {
   TicketRecord,
 } from './records';
 import { AuditEntry, EventRecord, IdempotencyRecord, RoutingConfig, TicketLink, Webhook, WebhookDelivery } from './activity';
+import { QuarantinedRecord } from './quarantine';
 
 export * from './tenancy';
 export * from './records';
 export * from './activity';
+export * from './quarantine';
 
 export const ALL_ENTITIES = [
   Isv, ApiKey, Tenant, Connection, Grant, SyncState,
   TicketRecord, CompanyRecord, ContactRecord, MemberRecord, BoardRecord, StatusRecord, PriorityRecord,
   DeviceRecord, InstalledApplicationRecord, IncidentRecord, AgreementRecord, AgreementLineRecord, ProjectRecord,
   EventRecord, AuditEntry, IdempotencyRecord, TicketLink, RoutingConfig, Webhook, WebhookDelivery,
+  QuarantinedRecord,
 ];
