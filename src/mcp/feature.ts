@@ -15,7 +15,6 @@ import type { Caller } from '../tenants/caller';
 import { createMcpServer } from './tools';
 import { toolError } from './tool-result';
 
-/** What the SDK's stateless example answers: there is no session stream to open (GET) or end (DELETE). */
 /** JSON-RPC "Invalid Request" for a batch: one request per POST. */
 function refuseBatch(res: Response): void {
   res.status(400).json({
@@ -68,6 +67,7 @@ function capAnswer(res: Response, maxBytes: number, replacement: (bytes: number)
   }) as typeof res.end;
 }
 
+/** What the SDK's stateless example answers: there is no session stream to open (GET) or end (DELETE). */
 function methodNotAllowed(_req: Request, res: Response): void {
   res.status(405).setHeader('Allow', 'POST');
   res.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST.' }, id: null });
