@@ -6,11 +6,13 @@ import {
 } from './records';
 import { AuditEntry, EventRecord, IdempotencyRecord, RoutingConfig, TicketLink, Webhook, WebhookDelivery } from './activity';
 import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer } from './identity';
+import { QuarantinedRecord } from './quarantine';
 
 export * from './tenancy';
 export * from './records';
 export * from './activity';
 export * from './identity';
+export * from './quarantine';
 
 export const ALL_ENTITIES = [
   Isv, ApiKey, Tenant, Connection, Grant, SyncState,
@@ -18,4 +20,5 @@ export const ALL_ENTITIES = [
   DeviceRecord, InstalledApplicationRecord, IncidentRecord, AgreementRecord, AgreementLineRecord, ProjectRecord,
   EventRecord, AuditEntry, IdempotencyRecord, TicketLink, RoutingConfig, Webhook, WebhookDelivery,
   IsvCustomer, IdentityMatch, IdentitySkip, ImportEndpoint,
+  QuarantinedRecord,
 ];

@@ -147,4 +147,8 @@ export class SyncState extends BaseEntityWithId {
 
   @Column({ name: 'records_seen', type: 'integer', default: 0 })
   recordsSeen!: number;
+
+  /** Records of the last run the store refused and sync_quarantine keeps. */
+  @Column({ type: 'integer', default: 0 })
+  quarantined!: number;
 }

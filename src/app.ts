@@ -66,7 +66,8 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
   app.get('/readyz', async (_req, res) => {
     const [database, queue] = await Promise.all([
-      services.ds.query('SELECT 1').then(() => true, () => false),
+      // A real table through the service's own search_path: SELECT 1 answered while every API call failed.
+      services.ds.query('SELECT 1 FROM tenants LIMIT 1').then(() => true, () => false),
       services.queue.ping().catch(() => false),
     ]);
     res.status(database && queue ? 200 : 503).json({ status: database && queue ? 'ready' : 'not_ready', database, queue });

@@ -26,6 +26,8 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
   /** Multiplies the webhook retry schedule (tests shrink it); 1 in production. */
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().default(1),
+  /** Largest single MCP answer in bytes; a tool answer over it becomes a tool error asking for a lower `limit`. */
+  MCP_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
 });
 
 export interface AppConfig {
@@ -52,6 +54,7 @@ export interface AppConfig {
   logLevel: string;
   webhookAllowLoopback: boolean;
   webhookRetryScale: number;
+  mcpMaxAnswerBytes: number;
 }
 
 /** The development sandbox key used when SANDBOX_API_KEY is unset (public, like the sandbox data). */
@@ -62,10 +65,16 @@ export class ConfigError extends Error {}
 function loadOrCreateKey(dataDir: string, ephemeral: boolean): Buffer {
   if (ephemeral) return randomBytes(32);
   const file = path.join(dataDir, 'encryption.key');
-  if (fs.existsSync(file)) return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
-  fs.mkdirSync(dataDir, { recursive: true });
+  // DATA_DIR holds the key and the embedded database: owner only, and the key file 0600 even if it
+  // was created (or copied in) looser.
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dataDir, 0o700);
+  if (fs.existsSync(file)) {
+    fs.chmodSync(file, 0o600);
+    return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+  }
   const key = randomBytes(32);
-  fs.writeFileSync(file, key.toString('base64'), { mode: 0o600 });
+  fs.writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
   return key;
 }
 
@@ -113,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: e.LOG_LEVEL,
     webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',
     webhookRetryScale: e.WEBHOOK_RETRY_SCALE,
+    mcpMaxAnswerBytes: e.MCP_MAX_ANSWER_BYTES,
     ...overrides,
   };
 }

@@ -1,11 +1,12 @@
 /**
  * The store: TypeORM over PostgreSQL. With DATABASE_URL unset, PostgreSQL is PGlite (embedded,
- * WASM) kept under DATA_DIR and served on a loopback socket, so the service talks the same wire
- * protocol and runs the same SQL and migrations either way.
+ * WASM) kept under DATA_DIR (owner-only modes) and served on a Unix socket in a private directory,
+ * so the service talks the same wire protocol and runs the same SQL and migrations either way.
  */
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
 import { ALL_ENTITIES } from '../../entities';
@@ -14,8 +15,10 @@ import { MIGRATIONS } from '../../entities/migrations';
 export interface Database {
   dataSource: DataSource;
   kind: 'embedded' | 'postgres';
-  /** Connection URL (embedded: the loopback socket of PGlite). */
+  /** Connection URL (embedded: the Unix socket directory of PGlite, URL-encoded as the host). */
   url: string;
+  /** Embedded only: the 0700 directory holding PGlite's Unix socket (no TCP listener). */
+  socketDir?: string;
   close(): Promise<void>;
 }
 
@@ -30,46 +33,91 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
-async function startEmbedded(dataDir: string | undefined): Promise<{ url: string; stop: () => Promise<void> }> {
+/** Where pg finds the embedded server: a Unix socket `<dir>/.s.PGSQL.<port>`. */
+interface EmbeddedEndpoint { socketDir: string; port: number }
+
+const EMBEDDED_PORT = 5432;
+
+/**
+ * Owner-only modes for PGlite's files. Its WASM file layer creates files 0666 whatever the umask,
+ * so the sweep runs after open and at close; files created in between sit inside a 0700 directory,
+ * which nobody else can enter.
+ */
+export function restrictTree(dir: string): void {
+  fs.chmodSync(dir, 0o700);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) restrictTree(p);
+    else if (entry.isFile()) fs.chmodSync(p, 0o600);
+  }
+}
+
+async function startEmbedded(dataDir: string | undefined): Promise<{ endpoint: EmbeddedEndpoint; stop: () => Promise<void> }> {
   let db: PGlite;
+  let pgDir: string | undefined;
   if (dataDir) {
-    fs.mkdirSync(dataDir, { recursive: true });
-    db = await PGlite.create(path.join(dataDir, 'pg'));
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    fs.chmodSync(dataDir, 0o700);
+    pgDir = path.join(dataDir, 'pg');
+    fs.mkdirSync(pgDir, { recursive: true, mode: 0o700 });
+    db = await PGlite.create(pgDir);
+    restrictTree(pgDir);
   } else {
     db = await PGlite.create();
   }
+  // PGlite is one superuser session with no password: it is served on a Unix socket in a fresh
+  // 0700 directory (mkdtemp), never on TCP, so only this service's user can reach it. A temp
+  // directory keeps the socket path under the 107-byte limit whatever DATA_DIR is.
+  const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'msp-pg-'));
+  fs.chmodSync(socketDir, 0o700);
   // One connection: PGlite is single-session, and interleaving extended-protocol messages from
   // several sockets is not safe. The pool below is sized 1 to match.
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
-  await server.start();
-  const addr = (server as unknown as { port: number }).port;
+  const server = new PGLiteSocketServer({ db, path: path.join(socketDir, `.s.PGSQL.${EMBEDDED_PORT}`), maxConnections: 1 });
+  try {
+    await server.start();
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    fs.rmSync(socketDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
-    url: `postgres://postgres@127.0.0.1:${addr}/postgres`,
+    endpoint: { socketDir, port: EMBEDDED_PORT },
     stop: async () => {
       await server.stop();
       await db.close();
+      fs.rmSync(socketDir, { recursive: true, force: true });
+      if (pgDir) restrictTree(pgDir);
     },
   };
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  let url = opts.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
-  if (!url) {
-    const embedded = await startEmbedded(opts.dataDir);
-    url = embedded.url;
-    stopEmbedded = embedded.stop;
+  let endpoint: EmbeddedEndpoint | undefined;
+  if (!opts.databaseUrl) {
+    const started = await startEmbedded(opts.dataDir);
+    endpoint = started.endpoint;
+    stopEmbedded = started.stop;
   }
-  const embedded = Boolean(stopEmbedded);
+  const embedded = Boolean(endpoint);
+  // pg reads a host that starts with '/' as the directory of a Unix socket.
+  const target = endpoint
+    ? { host: endpoint.socketDir, port: endpoint.port, username: 'postgres', database: 'postgres' }
+    : { url: opts.databaseUrl! };
+  const url = endpoint ? `postgres://postgres@${encodeURIComponent(endpoint.socketDir)}:${endpoint.port}/postgres` : opts.databaseUrl!;
   if (opts.schema) {
-    const boot = new DataSource({ type: 'postgres', url });
+    const boot = new DataSource({ type: 'postgres', ...target });
     await boot.initialize();
     await boot.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
     await boot.destroy();
   }
+  // Every new connection sets its search_path before first use rather than inheriting whatever the
+  // server (or, for PGlite's single session, an earlier connection) left behind. A SET, not the
+  // startup `options`: PGlite applies those once for the life of its session, not per connection.
+  const searchPath = opts.schema ? `"${opts.schema}"` : (embedded ? 'public' : undefined);
   const dataSource = new DataSource({
     type: 'postgres',
-    url,
+    ...target,
     schema: opts.schema,
     entities: ALL_ENTITIES,
     migrations: MIGRATIONS,
@@ -80,18 +128,24 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     logging: false,
     extra: {
       max: embedded ? 1 : (opts.poolSize ?? 10),
-      ...(opts.schema ? { options: `-c search_path="${opts.schema}"` } : {}),
+      ...(searchPath ? { onConnect: (client: { query(sql: string): Promise<unknown> }) => client.query(`SET search_path TO ${searchPath}`) } : {}),
     },
   });
-  await dataSource.initialize();
+  try {
+    await dataSource.initialize();
+  } catch (err) {
+    await stopEmbedded?.().catch(() => undefined);
+    throw err;
+  }
   return {
     dataSource,
     kind: embedded ? 'embedded' : 'postgres',
     url,
+    socketDir: endpoint?.socketDir,
     close: async () => {
       if (dataSource.isInitialized) await dataSource.destroy();
       if (opts.schema && opts.dropSchemaOnClose && !embedded) {
-        const drop = new DataSource({ type: 'postgres', url: url! });
+        const drop = new DataSource({ type: 'postgres', ...target });
         await drop.initialize();
         await drop.query(`DROP SCHEMA IF EXISTS "${opts.schema}" CASCADE`);
         await drop.destroy();

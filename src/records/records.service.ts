@@ -9,6 +9,7 @@ import { ServiceError } from '../errors/service-error';
 import { capabilitiesOf, connectorsSyncing } from '../connectors/registry';
 import type { TenantAccess } from '../access/access.service';
 import { RawJson } from '../shared/raw-json';
+import { unescapeStoredJsonText, unescapeStoredText } from '../sync/stored-text';
 import { idCursor } from '../shared/request';
 import { TtlCache } from '../shared/ttl-cache';
 import { agreementLineToApi, RECORD_LISTS, toRfc3339, type RecordListName, type Row } from './record-lists';
@@ -39,6 +40,17 @@ export function envelope(name: RecordListName, p: ListPage): Record<string, unkn
   };
 }
 
+/** Text sync had to escape (src/sync/stored-text.ts) is read back as the vendor sent it. */
+const ESC = '\uffff';
+function decoded(r: Row): Row {
+  let out: Row | null = null;
+  for (const [k, v] of Object.entries(r)) {
+    if (typeof v === 'string' && v.includes(ESC)) (out ??= { ...r })[k] = unescapeStoredText(v);
+  }
+  return out ?? r;
+}
+const decodedJson = (text: string) => (text.includes(ESC) ? unescapeStoredJsonText(text) : text);
+
 export class RecordsService {
   /** (tenant, resource) -> last_synced_at; sync completion clears it. */
   private readonly syncedAt = new TtlCache<string | null>(2_000);
@@ -58,7 +70,7 @@ export class RecordsService {
     const rawAsText = name !== 'agreements';
     const { rows, more, lastSyncedAt } = await this.fetch(access, name, q, rawAsText);
     const def = RECORD_LISTS[name];
-    const items = rows.map((r) => def.toApi(rawAsText ? { ...r, raw: new RawJson(r.raw as string) } : r));
+    const items = rows.map((r) => def.toApi(rawAsText ? { ...decoded(r), raw: new RawJson(decodedJson(r.raw as string)) } : decoded(r)));
     if (name === 'agreements' && rows.length > 0) await this.attachLines(access.tenant.id, rows, items);
     return {
       items,

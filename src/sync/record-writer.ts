@@ -3,6 +3,11 @@
  * INSERT .. SELECT FROM jsonb_to_recordset(..) ON CONFLICT for what changed. Unchanged records (same
  * payload hash) are not written at all, which keeps incremental and repeated syncs cheap and gives
  * change detection the before/after it needs.
+ *
+ * What is written is the record in stored form (stored-text.ts: text PostgreSQL cannot hold escaped,
+ * losslessly), and listeners see that same form, so hashes and before/after compare like with like.
+ * A page the store refuses is retried record by record; a record refused on its own is quarantined
+ * (sync_quarantine) and the rest of the page is written.
  */
 import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget } from 'typeorm';
@@ -11,6 +16,7 @@ import {
   InstalledApplicationRecord, MemberRecord, PriorityRecord, ProjectRecord, StatusRecord, TicketRecord,
 } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
+import { escapeStored, escapeStoredText } from './stored-text';
 
 export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
   tickets: TicketRecord, companies: CompanyRecord, contacts: ContactRecord, members: MemberRecord,
@@ -36,11 +42,39 @@ export interface PageWriteResult {
   created: { record: FetchedRecord; id: string }[];
   updated: { record: FetchedRecord; id: string; before: StoredRow }[];
   unchanged: number;
+  /** Records the store refused, kept in sync_quarantine (source id and error in stored form). */
+  quarantined?: { sourceId: string; error: string }[];
 }
 
 export function payloadHash(native: unknown): string {
   return createHash('sha256').update(JSON.stringify(native)).digest('hex');
 }
+
+/** JSON text that may hold an escape stored-text.ts rewrites: \u0000, a \udXXX surrogate escape, or U+FFFF. */
+const MAY_NEED_ESCAPE = /\\u0000|\\ud[89a-f][0-9a-f]{2}|\uffff/i;
+
+/**
+ * The record as it is stored, and the hash of its stored payload. For a clean record (nearly all)
+ * both are what they were: one JSON.stringify serves the check and the hash.
+ */
+export function storedForm(record: FetchedRecord): { record: FetchedRecord; hash: string } {
+  let json = JSON.stringify(record.native);
+  let native = record.native;
+  if (MAY_NEED_ESCAPE.test(json)) {
+    native = escapeStored(native);
+    if (native !== record.native) json = JSON.stringify(native);
+  }
+  const fields = escapeStored(record.fields);
+  const sourceId = escapeStoredText(record.sourceId);
+  const hash = createHash('sha256').update(json).digest('hex');
+  if (native === record.native && fields === record.fields && sourceId === record.sourceId) return { record, hash };
+  return { record: { ...record, native, fields, sourceId }, hash };
+}
+
+const QUARANTINE_SQL =
+  'INSERT INTO sync_quarantine (tenant_id, connection_id, resource, source_id, error, payload) VALUES ($1, $2, $3, $4, $5, $6) ' +
+  'ON CONFLICT (connection_id, resource, source_id) DO UPDATE SET error = EXCLUDED.error, payload = EXCLUDED.payload, ' +
+  'attempts = sync_quarantine.attempts + 1, updated_at = now()';
 
 export class RecordWriter {
   private readonly plans = new Map<SyncResource, TablePlan>();
@@ -79,26 +113,26 @@ export class RecordWriter {
     force = false,
   ): Promise<PageWriteResult> {
     const plan = this.plan(resource);
-    const bySource = new Map<string, FetchedRecord>();
-    for (const r of page) bySource.set(r.sourceId, r);
+    const bySource = new Map<string, { record: FetchedRecord; hash: string }>();
+    for (const r of page) {
+      const stored = storedForm(r);
+      bySource.set(stored.record.sourceId, stored);
+    }
     const records = [...bySource.values()];
-    if (records.length === 0) return { created: [], updated: [], unchanged: 0 };
+    if (records.length === 0) return { created: [], updated: [], unchanged: 0, quarantined: [] };
 
     const stored: StoredRow[] = await manager.query(
       `SELECT * FROM "${plan.table}" WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])`,
-      [scope.tenantId, scope.connectionId, records.map((r) => r.sourceId)],
+      [scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId)],
     );
     const before = new Map(stored.map((s) => [s.source_id, s]));
-    const rows: Record<string, unknown>[] = [];
-    const changed: { record: FetchedRecord; hash: string }[] = [];
+    const changed: { record: FetchedRecord; row: Record<string, unknown> }[] = [];
     let unchanged = 0;
-    for (const record of records) {
-      const hash = payloadHash(record.native);
+    for (const { record, hash } of records) {
       if (!force && before.get(record.sourceId)?.raw_hash === hash) {
         unchanged++;
         continue;
       }
-      changed.push({ record, hash });
       const values: Record<string, unknown> = {
         ...record.fields,
         tenantId: scope.tenantId,
@@ -111,18 +145,58 @@ export class RecordWriter {
       };
       const row: Record<string, unknown> = {};
       for (const c of plan.columns) row[c.db] = values[c.prop] ?? null;
-      rows.push(row);
+      changed.push({ record, row });
     }
-    if (rows.length === 0) return { created: [], updated: [], unchanged };
-    const returned: { id: string; source_id: string }[] = await manager.query(plan.insertSql, [JSON.stringify(rows)]);
-    const ids = new Map(returned.map((r) => [r.source_id, r.id]));
-    const result: PageWriteResult = { created: [], updated: [], unchanged };
+    const quarantined: { sourceId: string; error: string }[] = [];
+    const result: PageWriteResult = { created: [], updated: [], unchanged, quarantined };
+    if (changed.length === 0) return result;
+
+    const ids = new Map<string, string>();
+    const keep = (returned: { id: string; source_id: string }[]) => { for (const r of returned) ids.set(r.source_id, r.id); };
+    try {
+      keep(await this.inSavepoint(manager, () => manager.query(plan.insertSql, [JSON.stringify(changed.map((c) => c.row))])));
+    } catch {
+      // The page was refused as a whole: find the record(s) at fault one by one, keep the rest.
+      for (const c of changed) {
+        try {
+          keep(await this.inSavepoint(manager, () => manager.query(plan.insertSql, [JSON.stringify([c.row])])));
+        } catch (err) {
+          const error = escapeStoredText(String((err as Error)?.message ?? err).slice(0, 500));
+          // JSON.stringify writes NUL and lone surrogates as ASCII \u escapes: the payload text is exact and storable.
+          const original = page.find((p) => escapeStoredText(p.sourceId) === c.record.sourceId)?.native ?? c.record.native;
+          await manager.query(QUARANTINE_SQL, [scope.tenantId, scope.connectionId, resource, c.record.sourceId, error, JSON.stringify(original)]);
+          quarantined.push({ sourceId: c.record.sourceId, error });
+        }
+      }
+    }
+    if (ids.size > 0) {
+      // A record that stores now leaves quarantine (it was fixed at the vendor, or we learned to store it).
+      await manager.query(
+        'DELETE FROM sync_quarantine WHERE connection_id = $1 AND resource = $2 AND source_id = ANY($3::text[])',
+        [scope.connectionId, resource, [...ids.keys()]],
+      );
+    }
     for (const { record } of changed) {
-      const id = ids.get(record.sourceId)!;
+      const id = ids.get(record.sourceId);
+      if (id === undefined) continue;
       const prev = before.get(record.sourceId);
       if (prev) result.updated.push({ record, id, before: prev });
       else result.created.push({ record, id });
     }
     return result;
+  }
+
+  /** Runs one statement under a savepoint, so that its failure leaves the page's transaction usable. */
+  private async inSavepoint<T>(manager: EntityManager, run: () => Promise<T>): Promise<T> {
+    await manager.query('SAVEPOINT record_writer');
+    try {
+      const out = await run();
+      await manager.query('RELEASE SAVEPOINT record_writer');
+      return out;
+    } catch (err) {
+      await manager.query('ROLLBACK TO SAVEPOINT record_writer');
+      await manager.query('RELEASE SAVEPOINT record_writer');
+      throw err;
+    }
   }
 }

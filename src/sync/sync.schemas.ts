@@ -6,6 +6,7 @@ const ConnectionSyncReport = z.object({
   resources: z.array(z.object({
     resource: z.string(), mode: z.string(), fetched: z.number().int(), created: z.number().int(),
     updated: z.number().int(), unchanged: z.number().int(),
+    quarantined: z.number().int().openapi({ description: 'Records the store could not hold even escaped: kept aside, reported in status and the audit log; the rest of the sync went on.' }),
   }).strict().openapi('ResourceSyncReport')),
 }).strict().openapi('ConnectionSyncReport');
 

@@ -2,7 +2,8 @@
  * Sync of one connection: every resource its connector knows, full on the first run and incremental
  * (the vendor's last-updated filter from the stored watermark) after. Each page is written in its own
  * transaction; a failure is recorded in sync_states (served by `status`) and re-thrown so the job
- * retries, and the last good data stays served.
+ * retries, and the last good data stays served. A record the store refuses does not fail its page:
+ * the writer quarantines it, and here it is counted (report and sync_states.quarantined) and audited.
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import { Connection, SyncState } from '../../entities';
@@ -28,6 +29,8 @@ export interface ResourceReport {
   created: number;
   updated: number;
   unchanged: number;
+  /** Records the store refused this run, kept in sync_quarantine. */
+  quarantined: number;
 }
 
 export interface SyncReport {
@@ -91,7 +94,7 @@ export class SyncService {
       state.lastStatus = 'running';
       await states.save(state);
 
-      const r: ResourceReport = { resource, mode, fetched: 0, created: 0, updated: 0, unchanged: 0 };
+      const r: ResourceReport = { resource, mode, fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 };
       let watermark = state.watermark;
       try {
         const pages = connector.fetch(resource, {
@@ -119,6 +122,15 @@ export class SyncService {
           r.created += result.created.length;
           r.updated += result.updated.length;
           r.unchanged += result.unchanged;
+          for (const q of result.quarantined ?? []) {
+            r.quarantined++;
+            await this.audit.write({
+              tenantId: connection.tenantId, action: 'sync.record_quarantined', outcome: 'failed', connectionId,
+              subjectRef: `${resource}/${q.sourceId}`,
+              detail: { connector: connection.connector, resource, source_id: q.sourceId, error: q.error },
+            });
+            this.logger.warn({ connectionId, connector: connection.connector, resource, sourceId: q.sourceId, err: q.error }, 'record quarantined');
+          }
           for (const rec of page) {
             if (rec.vendorUpdatedAt && (!watermark || rec.vendorUpdatedAt > watermark)) watermark = rec.vendorUpdatedAt;
           }
@@ -129,6 +141,7 @@ export class SyncService {
         state.lastMode = mode;
         state.watermark = watermark;
         state.recordsSeen = r.fetched;
+        state.quarantined = r.quarantined;
         await states.save(state);
         report.resources.push(r);
       } catch (err) {
@@ -152,7 +165,7 @@ export class SyncService {
       tenantId: connection.tenantId, action: 'sync.completed', outcome: 'ok', connectionId,
       detail: {
         connector: connection.connector,
-        resources: Object.fromEntries(report.resources.map((x) => [x.resource, { mode: x.mode, fetched: x.fetched, created: x.created, updated: x.updated }])),
+        resources: Object.fromEntries(report.resources.map((x) => [x.resource, { mode: x.mode, fetched: x.fetched, created: x.created, updated: x.updated, ...(x.quarantined ? { quarantined: x.quarantined } : {}) }])),
       },
     });
     this.onSynced(connection.tenantId);

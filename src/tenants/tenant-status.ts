@@ -37,6 +37,7 @@ export async function connectionInfos(ds: DataSource, access: TenantAccess): Pro
         last_mode: s.lastMode,
         last_error: s.lastError,
         records: s.recordsSeen,
+        quarantined: s.quarantined,
       })),
     };
   });

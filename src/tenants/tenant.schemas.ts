@@ -14,6 +14,7 @@ export const TenantList = z.object({
 const ResourceSyncState = z.object({
   resource: z.string(), last_status: z.string(), last_synced_at: ts, last_attempt_at: ts,
   last_mode: z.string().nullable(), last_error: z.string().nullable(), records: z.number().int(),
+  quarantined: z.number().int().openapi({ description: 'Records of the last sync the store could not hold (kept aside, audited).' }),
 }).strict().openapi('ResourceSyncState');
 
 export const ConnectionInfo = z.object({
