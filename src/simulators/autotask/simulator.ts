@@ -11,6 +11,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { controlRouter, FaultInjector, VendorClock, type VendorSimulator } from '../kit';
+import http from 'node:http';
 import { ENTITIES, fieldSeedEntity, type EntityName, type FieldInfo } from './fields';
 import { UsageLimits } from './limits';
 import {
@@ -90,7 +91,8 @@ const ACTIVITY_FIELDS: Partial<Record<EntityName, string[]>> = {
 const CREATE_FIELDS = ['createDate', 'createDateTime'];
 
 export function createAutotaskSimulator(opts: AutotaskSimulatorOptions = {}): AutotaskSimulator {
-  const faults = new FaultInjector();
+  // Injected faults in Autotask's error body, `{errors: [...]}`.
+  const faults = new FaultInjector((status) => ({ errors: [`${http.STATUS_CODES[status] ?? 'Error'}: injected fault.`] }));
   const clock = new VendorClock();
   const credentials = opts.credentials ?? [AUTOTASK_SANDBOX_CREDENTIAL];
   const requireTicketNoteTitles = opts.requireTicketNoteTitles ?? true;

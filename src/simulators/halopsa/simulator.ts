@@ -17,6 +17,7 @@
  */
 import express, { type Router } from 'express';
 import { FaultInjector, VendorClock, controlRouter, type VendorSimulator } from '../kit';
+import http from 'node:http';
 import { HaloTokens } from './auth';
 import { addAction, createFault, createRecord, updateFault, updateRecord } from './mutations';
 import { haloApiRouter } from './routes';
@@ -41,7 +42,8 @@ export function createHaloPsaSimulator(opts: {
   /** A Halo-hosted instance: the token request must carry `?tenant=<this>`. */
   tenant?: string;
 } = {}): HaloPsaSimulator {
-  const faults = new FaultInjector();
+  // Injected faults in Halo's error body: the message as a JSON string (see ./errors.ts).
+  const faults = new FaultInjector((status) => `${http.STATUS_CODES[status] ?? 'Error'}: injected fault`);
   const clock = new VendorClock();
   const tokens = new HaloTokens(undefined, undefined, opts.tenant);
   let instances = new Map<string, HaloInstance>();

@@ -9,7 +9,8 @@
  */
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { controlRouter, FaultInjector, VendorClock, type VendorSimulator } from '../kit';
+import { controlRouter, FaultInjector, statusName, VendorClock, type VendorSimulator } from '../kit';
+import http from 'node:http';
 import { isPax8Resource, Pax8Dataset, PAX8_RESOURCES, type Pax8Resource } from './dataset';
 import { applyFilters, applySort, pageOf, param, readPageRequest, SortError, type Query } from './listing';
 import type {
@@ -23,6 +24,9 @@ export const PAX8_SANDBOX_CLIENTS: Readonly<Record<string, { secret: string; ins
   sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' },
 };
 export const PAX8_AUDIENCE = 'https://api.pax8.com';
+/** The legacy audience Pax8's spec still lists and many scripts send (vendors.md, second pass). */
+export const PAX8_LEGACY_AUDIENCE = 'api://p8p.client';
+const PAX8_AUDIENCES: readonly string[] = [PAX8_AUDIENCE, PAX8_LEGACY_AUDIENCE];
 const TOKEN_TTL_SECONDS = 86_400;
 
 export interface Pax8Records {
@@ -72,7 +76,10 @@ function pax8Error(res: Response, status: number, type: string, message: string,
 const calledPath = (req: Request) => `/v1${req.path}`;
 
 export function createPax8Simulator(opts: { controlToken?: string } = {}): Pax8Simulator {
-  const faults = new FaultInjector();
+  // Injected faults in the Partner API's error body; `instance` is the path called (from /v1 on).
+  const faults = new FaultInjector((status, req): Pax8ErrorBody => ({
+    type: statusName(status), message: `${http.STATUS_CODES[status] ?? 'Error'}: injected fault`, instance: req.path, status, details: [],
+  }));
   const clock = new VendorClock();
   const instances = new Map<string, Pax8Dataset>();
   const tokens = new Map<string, { instance: string; expiresAt: number }>();
@@ -110,7 +117,7 @@ export function createPax8Simulator(opts: { controlToken?: string } = {}): Pax8S
       return;
     }
     const audience = str('audience');
-    if (audience !== PAX8_AUDIENCE) {
+    if (!audience || !PAX8_AUDIENCES.includes(audience)) {
       res.status(403).json({ error: 'access_denied', error_description: `Service not found: ${audience ?? ''}` });
       return;
     }
