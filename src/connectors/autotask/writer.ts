@@ -379,7 +379,8 @@ export const autotaskWriter: WriteConnector = {
   async findNoteByMarker(ctx, ticketRef, marker) {
     const notes = await query(ctx, 'TicketNotes', [
       { op: 'eq', field: 'ticketID', value: vendorId(ticketRef) },
-      // The bare marker: `[` would open a character class in the SQL Server LIKE behind `contains`.
+      // The bare marker: in a SQL Server LIKE `[` opens a character class (whether Autotask escapes it is
+      // unconfirmed); the full line is confirmed client-side.
       { op: 'contains', field: 'description', value: marker },
     ]);
     const note = notes.find((x) => hasMarker(x.description, marker));

@@ -13,8 +13,9 @@
  *
  * Every `conditions` names only fields the resource has: ConnectWise refuses any other name with 400
  * "... is not a recognized name" (LabtechConsulting/ConnectWise-Manage-Powershell issue 4). Text is
- * matched with `contains` on the bare marker (no brackets: `[` opens a character class in the SQL Server
- * LIKE behind it) and confirmed client-side on the full `[ref:<marker>]` line.
+ * matched with `contains` on the bare marker (no brackets: in a SQL Server LIKE `[` opens a character
+ * class, and whether ConnectWise escapes it is unconfirmed) and confirmed client-side on the full
+ * `[ref:<marker>]` line.
  *
  * Writes are sent once (`retry: false`): a POST repeated after a lost answer could land twice. Lookups
  * (GET) retry throttling as reads do.
@@ -365,7 +366,7 @@ export const connectwiseWriter: WriteConnector = {
     // line kept in initialInternalAnalysis: at most 1 + PROJECT_TICKET_CANDIDATES calls.
     const tickets = await findAll(ctx, '/project/tickets', `project/id = ${Number(projectRef)}`, PROJECT_TICKET_FIELDS,
       { pageSize: PROJECT_TICKET_CANDIDATES, orderBy: 'id desc' });
-    for (const t of tickets.slice(0, PROJECT_TICKET_CANDIDATES)) {
+    for (const t of tickets.filter((x) => typeof x?.id === 'number').slice(0, PROJECT_TICKET_CANDIDATES)) {
       const notes = await findAll(ctx, `/project/tickets/${t.id}/notes`, `text contains ${condText(marker)}`, NOTE_FIELDS);
       if (notes.some((n) => hasMarker(n.text, marker))) return { ticketRef: String(t.id), noteRef: null };
     }

@@ -246,14 +246,15 @@ export const haloPsaWriter: WriteConnector = {
   },
 
   async findTicketByMarker(ctx, marker) {
-    // One documented search, newest first: `search_details` on the bare marker (no brackets: Halo runs on
-    // SQL Server, where `[` opens a LIKE character class). Should the search ever be ignored, the newest
-    // page is still checked client-side, so a recent write is found either way.
+    // One documented search, newest first: `search_details` on the bare marker (no brackets: in a SQL
+    // Server LIKE `[` opens a character class; whether Halo escapes it is unconfirmed). Should the search
+    // ever be ignored, the newest page is still checked client-side, so a recent write is found either way.
     const body = await call<{ tickets?: HaloRecord[] }>(ctx, {
       method: 'GET', path: '/api/Tickets',
       query: { search_details: marker, order: 'id', orderdesc: true, pageinate: true, page_size: HALO_PAGE_SIZE, page_no: 1 },
     }, TICKET_FIELDS, 'ticket_ref');
-    const rows = Array.isArray(body?.tickets) ? body.tickets : [];
+    // Bad rows (not objects) are skipped rather than crash the reconcile.
+    const rows = (Array.isArray(body?.tickets) ? body.tickets : []).filter((t): t is HaloRecord => !!t && typeof t === 'object');
     const carries = (t: HaloRecord) => t.third_party_id_string === marker || hasMarker(t.details, marker);
     const hit = rows.find(carries);
     if (hit) return { ticketRef: String(hit.id), native: hit };
