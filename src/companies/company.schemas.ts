@@ -23,7 +23,7 @@ export const CreateCompanyBody = z.object({
   order_approval_required: z.boolean().nullable().optional(),
   self_service_allowed: z.boolean().nullable().optional(),
   fan_out: z.array(z.enum(['distributor'])).max(1).nullable().optional()
-    .openapi({ description: '["distributor"]: match at the distributor (Pax8) and create it there when it has none of that name. Never a PSA create.' }),
+    .openapi({ description: '["distributor"]: match at the connected distributor and create it there when it has none of that name. Never a PSA create.' }),
   dry_run: z.boolean().default(true),
   idempotency_key: text(200).min(1).nullable().optional(),
 }).strict().superRefine((b, ctx) => {

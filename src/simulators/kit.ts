@@ -26,7 +26,26 @@ export interface FaultSpec {
   holdResponseMs?: number;
 }
 
+/**
+ * The body an injected fault answers with, in the simulated vendor's own error shape (a connector must
+ * see the same bytes an outage or throttle of that vendor would send). `req.path` is relative to the
+ * simulator's mount.
+ */
+export type FaultBody = (status: number, req: Request) => unknown;
+
+/** ConnectWise's `{code, message}`: the default, kept for simulators that pass nothing. */
+export const connectWiseFaultBody: FaultBody = (status) => ({
+  code: status === 429 ? 'TooManyRequests' : status === 503 ? 'ServiceUnavailable' : 'UnexpectedError',
+  message: 'Injected fault',
+});
+
+/** The HTTP reason phrase as an upper-case identifier: 429 -> TOO_MANY_REQUESTS. */
+export function statusName(status: number): string {
+  return (http.STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_|_$/g, '');
+}
+
 export class FaultInjector {
+  constructor(private readonly errorBody: FaultBody = connectWiseFaultBody) {}
   private faults: (FaultSpec & { remaining: number })[] = [];
   latencyMs = 0;
   /** Requests seen, for tests that count calls. */
@@ -78,7 +97,7 @@ export class FaultInjector {
         return next();
       }
       if (fault.retryAfterSeconds != null) res.setHeader('Retry-After', String(fault.retryAfterSeconds));
-      res.status(fault.status).json({ code: fault.status === 429 ? 'TooManyRequests' : 'ServiceUnavailable', message: 'Injected fault' });
+      res.status(fault.status).json(this.errorBody(fault.status, req));
     };
   }
 }

@@ -164,12 +164,16 @@ describe('notes and time', () => {
     const { ticketRef } = await at.createTicket(ctx(), draft());
     const internal = note({ internal: true, text: 'Credentials of the backup account had expired.\nReset them in AD.' });
     const resolution = note({ resolution: true, text: 'Backup account password reset; both jobs green.' });
-    const [preview] = at.previewAddNote(ticketRef, internal);
+    const [lookup, preview] = at.previewAddNote(ticketRef, internal);
+    // noteType and publish come from the database's picklists at commit.
+    expect(lookup).toEqual({ method: 'GET', path: '/TicketNotes/entityInformation/fields' });
+    const { noteType: _t, publish: _p, ...fixed } = preview.body as Row;
+    expect(_t).toEqual(expect.stringContaining('resolved at commit'));
 
     const a = await at.addNote(ctx(), ticketRef, internal);
     const b = await at.addNote(ctx(), ticketRef, resolution);
     const rowA = stored('TicketNotes', a.noteRef);
-    expect(sentFields(rowA, preview.body as Row)).toEqual(preview.body);
+    expect(sentFields(rowA, fixed)).toEqual(fixed);
     expect(rowA).toMatchObject({ title: 'Credentials of the backup account had expired.', publish: 2, noteType: 3 });
     expect(stored('TicketNotes', b.noteRef)).toMatchObject({ title: 'Resolution: Backup account password reset; both jobs green.', publish: 1, noteType: 1 });
 
@@ -177,12 +181,12 @@ describe('notes and time', () => {
     expect(await at.findNoteByMarker(ctx(), ticketRef, `${internal.marker}x`)).toBeNull();
   });
 
-  it('enters time in the resource\'s default role, as previewed, and finds it by marker', async () => {
+  it('enters time on an unassigned ticket in the resource\'s default role, as previewed, and finds it by marker', async () => {
     const { ticketRef } = await at.createTicket(ctx(), draft());
     const t = time(ticketRef, { billable: false });
     const preview = at.previewTimeEntry(t);
-    expect(preview.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /Resources/29682886', 'POST /TimeEntries']);
-    const body = preview[1].body as Row;
+    expect(preview.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /Tickets/${ticketRef}`, 'GET /Resources/29682886', 'POST /TimeEntries']);
+    const body = preview[2].body as Row;
     expect(body).toMatchObject({
       resourceID: 29682886, ticketID: Number(ticketRef), startDateTime: '2026-11-20T15:30:00Z', endDateTime: '2026-11-20T16:45:00Z',
       hoursWorked: 1.25, isNonBillable: true, roleID: expect.stringContaining('resolved at commit'),

@@ -20,7 +20,7 @@ import type {
   CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
   WriteConnector, WriteContext,
 } from '../write-types';
-import { AUTOTASK_PAGE_SIZE, type FilterItem, type Native } from './client';
+import { AUTOTASK_PAGE_SIZE, picklist, type FieldInfo, type FilterItem, type Native, type PicklistValue } from './client';
 import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
 
 const TITLE_MAX = 255;
@@ -38,11 +38,15 @@ const HOURS_MAX = 24;
 const DEFAULT_STATUS = '1';
 const DEFAULT_PRIORITY = '2';
 
-/** TicketNotes picklists (noteType, publish). The sandbox has no resolution note type. */
-const NOTE_TYPE_NOTES = 3; // Task Notes
-const NOTE_TYPE_SUMMARY = 1; // Task Summary: the closing summary, used for resolution notes
-const PUBLISH_ALL = 1; // All Autotask Users
-const PUBLISH_INTERNAL = 2; // Internal Only
+/**
+ * TicketNotes `noteType` and `publish` are per-database picklists (vendors.md, second pass), so their
+ * values are read from TicketNotes/entityInformation/fields at commit and chosen by label.
+ */
+const NOTE_FIELDS_PATH = '/TicketNotes/entityInformation/fields';
+interface NotePicks {
+  noteType: number | string;
+  publish: number | string;
+}
 
 type Body = Record<string, unknown>;
 
@@ -94,22 +98,65 @@ function noteTitle(n: NoteDraft): string {
   return title.length > NOTE_TITLE_MAX ? `${title.slice(0, NOTE_TITLE_MAX - 1)}…` : title;
 }
 
-/** POST Tickets/{id}/Notes. */
-function noteBody(ticketRef: string, n: NoteDraft): Body {
+/** POST Tickets/{id}/Notes; `picks` are the database's picklist values (placeholders in a preview). */
+function noteBody(ticketRef: string, n: NoteDraft, picks: NotePicks): Body {
   return {
     ticketID: vendorId(ticketRef),
     title: noteTitle(n),
     description: withMarker(n.text, n.marker),
-    noteType: n.resolution ? NOTE_TYPE_SUMMARY : NOTE_TYPE_NOTES,
-    publish: n.internal ? PUBLISH_INTERNAL : PUBLISH_ALL,
+    noteType: picks.noteType,
+    publish: picks.publish,
   };
+}
+
+/** What a preview shows for the picklist values a note takes at commit. */
+function previewPicks(n: NoteDraft): NotePicks {
+  return {
+    noteType: resolvedAtCommit(`the ${n.resolution ? 'resolution ("Resolution", else "Task Summary")' : '"Task Notes"'} noteType of the database's TicketNotes picklist`),
+    publish: resolvedAtCommit(`the ${n.internal ? '"Internal Only"' : '"All Autotask Users"'} publish value of the database's TicketNotes picklist`),
+  };
+}
+
+/** Active picklist values of a field, and the value whose label first matches one of `labels` (in order). */
+function pick(fields: FieldInfo[], name: string, labels: RegExp[]): PicklistValue | undefined {
+  const values = [...picklist(fields, name).values()].filter((p) => p.isActive !== false);
+  for (const re of labels) {
+    const hit = values.find((p) => re.test(String(p.label ?? '')));
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/**
+ * The note type and publish value for this note, by label: a resolution is "Resolution" (else the closing
+ * "Task Summary"), any other note "Task Notes"; internal notes publish "Internal Only", others to all
+ * users. A database without a matching value refuses the note rather than guess (an internal note must
+ * never go out as public).
+ */
+async function notePicks(ctx: WriteContext, n: NoteDraft, field: string): Promise<NotePicks> {
+  const body = await call<{ fields?: FieldInfo[] }>(ctx, { method: 'GET', path: NOTE_FIELDS_PATH }, {}, field);
+  const fields = Array.isArray(body?.fields) ? body.fields.filter((f) => f && typeof f.name === 'string') : [];
+  const regular = [/^task notes?$/i, /\bnotes?\b/i];
+  const noteType = pick(fields, 'noteType', n.resolution ? [/resolution/i, /summary/i, ...regular] : regular);
+  const publish = pick(fields, 'publish', n.internal ? [/internal/i] : [/^all\b/i, /\ball\b/i]);
+  const missing = !noteType ? 'noteType' : !publish ? 'publish' : null;
+  if (missing || !noteType || !publish) {
+    throw new VendorValidationError('autotask', [{
+      field, message: `This Autotask database has no ${missing} picklist value for a${n.internal ? 'n internal' : ''} ${n.resolution ? 'resolution' : 'note'}.`,
+    }], 200, body);
+  }
+  const asValue = (v: string) => (/^\d+$/.test(v) ? Number(v) : v);
+  return { noteType: asValue(String(noteType.value)), publish: asValue(String(publish.value)) };
 }
 
 const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
- * POST TimeEntries. Ticket time is entered in a role; `roleId` is the resource's default service desk
- * role, which only Autotask knows (looked up at commit; the preview names where it comes from).
+ * POST TimeEntries. Ticket time is entered in a role: the ticket's `assignedResourceRoleID` ("The roleID
+ * must be the same as ticketID.assignedResourceroleID" unless the database lets users change it:
+ * TimeEntries entity docs, quoted in WYRE-AI/autotask-mcp issue 280), and on a ticket assigned to
+ * nobody the resource's default service desk role. Only Autotask knows either (looked up at commit;
+ * the preview names where it comes from).
  */
 function timeEntryBody(t: TimeEntryDraft, roleId: number | string): Body {
   const start = new Date(Math.floor(t.start.getTime() / 1000) * 1000);
@@ -128,6 +175,7 @@ function timeEntryBody(t: TimeEntryDraft, roleId: number | string): Body {
 }
 
 const resourcePath = (memberRef: string) => `/Resources/${memberRef}`;
+const ticketPath = (ticketRef: string) => `/Tickets/${ticketRef}`;
 
 // ---- Vendor rules ----
 
@@ -195,23 +243,37 @@ async function query(ctx: WriteContext, entity: string, filter: FilterItem[]): P
   return body.items;
 }
 
+/** One record by id; null when Autotask answers 404 for an unknown id (or an empty item). */
 async function getItem(ctx: WriteContext, path: string, fields: FieldMap, fallback: string): Promise<Native | null> {
-  const body = await call<{ item?: Native | null }>(ctx, { method: 'GET', path }, fields, fallback);
-  return body?.item ?? null;
+  try {
+    const body = await call<{ item?: Native | null }>(ctx, { method: 'GET', path }, fields, fallback);
+    const item = body?.item;
+    return item && typeof item === 'object' ? item : null;
+  } catch (err) {
+    if (err instanceof VendorHttpError && err.status === 404) return null;
+    throw err;
+  }
 }
 
 async function readTicket(ctx: WriteContext, ticketRef: string): Promise<Native> {
-  const item = await getItem(ctx, `/Tickets/${ticketRef}`, TICKET_FIELDS, 'ticket_ref');
-  if (!item) throw new Error(`autotask Tickets/${ticketRef}: the ticket is not there`);
+  const item = await getItem(ctx, ticketPath(ticketRef), TICKET_FIELDS, 'ticket_ref');
+  if (!item) {
+    throw new VendorValidationError('autotask', [{ field: 'ticket_ref', message: `No Autotask ticket with id ${ticketRef} exists.` }], 404, null);
+  }
   return item;
 }
 
-/** The role ticket time of this resource is entered in: its default service desk role. */
-async function resourceRole(ctx: WriteContext, memberRef: string): Promise<number> {
+/**
+ * The role this ticket's time is entered in: the ticket's assignedResourceRoleID, else (a ticket assigned
+ * to nobody) the resource's default service desk role. The resource must exist and be active either way.
+ */
+async function timeEntryRole(ctx: WriteContext, ticketRef: string, memberRef: string): Promise<number> {
+  const ticket = await readTicket(ctx, ticketRef);
   const resource = await getItem(ctx, resourcePath(memberRef), TIME_FIELDS, 'member');
   const problem = (message: string) => new VendorValidationError('autotask', [{ field: 'member', message }], 200, resource);
   if (!resource) throw problem(`No Autotask resource with id ${memberRef} exists.`);
   if (resource.isActive !== true) throw problem(`Autotask resource ${memberRef} is inactive; time cannot be entered for it.`);
+  if (typeof ticket.assignedResourceRoleID === 'number') return ticket.assignedResourceRoleID;
   const role = resource.defaultServiceDeskRoleID;
   if (typeof role !== 'number') throw problem(`Autotask resource ${memberRef} has no default service desk role to enter time in.`);
   return role;
@@ -277,12 +339,16 @@ export const autotaskWriter: WriteConnector = {
   },
 
   previewAddNote(ticketRef, n) {
-    return [{ method: 'POST', path: `/Tickets/${ticketRef}/Notes`, body: noteBody(ticketRef, n) }];
+    return [
+      { method: 'GET', path: NOTE_FIELDS_PATH },
+      { method: 'POST', path: `/Tickets/${ticketRef}/Notes`, body: noteBody(ticketRef, n, previewPicks(n)) },
+    ];
   },
 
   previewTimeEntry(t) {
-    const lookup: VendorRequestPreview[] = t.memberRef ? [{ method: 'GET', path: resourcePath(t.memberRef) }] : [];
-    const role = resolvedAtCommit(t.memberRef ? `defaultServiceDeskRoleID of resource ${t.memberRef}` : 'the member\'s default role');
+    const lookup: VendorRequestPreview[] = [{ method: 'GET', path: ticketPath(t.ticketRef) }];
+    if (t.memberRef) lookup.push({ method: 'GET', path: resourcePath(t.memberRef) });
+    const role = resolvedAtCommit(`assignedResourceRoleID of ticket ${t.ticketRef}; on an unassigned ticket, defaultServiceDeskRoleID of resource ${t.memberRef ?? '(the member)'}`);
     return [...lookup, { method: 'POST', path: '/TimeEntries', body: timeEntryBody(t, role) }];
   },
 
@@ -303,8 +369,9 @@ export const autotaskWriter: WriteConnector = {
 
   async addNote(ctx, ticketRef, n) {
     const field = noteField(n);
+    const picks = await notePicks(ctx, n, field);
     const { itemId } = await call<{ itemId: number }>(ctx, {
-      method: 'POST', path: `/Tickets/${ticketRef}/Notes`, body: noteBody(ticketRef, n),
+      method: 'POST', path: `/Tickets/${ticketRef}/Notes`, body: noteBody(ticketRef, n, picks),
     }, noteFields(field), field);
     return { noteRef: String(itemId) };
   },
@@ -312,7 +379,9 @@ export const autotaskWriter: WriteConnector = {
   async findNoteByMarker(ctx, ticketRef, marker) {
     const notes = await query(ctx, 'TicketNotes', [
       { op: 'eq', field: 'ticketID', value: vendorId(ticketRef) },
-      { op: 'contains', field: 'description', value: markerLine(marker) },
+      // The bare marker: in a SQL Server LIKE `[` opens a character class (whether Autotask escapes it is
+      // unconfirmed); the full line is confirmed client-side.
+      { op: 'contains', field: 'description', value: marker },
     ]);
     const note = notes.find((x) => hasMarker(x.description, marker));
     return note ? { noteRef: String(note.id) } : null;
@@ -322,7 +391,7 @@ export const autotaskWriter: WriteConnector = {
     if (!t.memberRef) {
       throw new VendorValidationError('autotask', [{ field: 'member', message: 'Autotask records time against a resource; name the member who did the work.' }], 0, null);
     }
-    const roleId = await resourceRole(ctx, t.memberRef);
+    const roleId = await timeEntryRole(ctx, t.ticketRef, t.memberRef);
     const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: '/TimeEntries', body: timeEntryBody(t, roleId) }, TIME_FIELDS, 'hours');
     return { timeEntryRef: String(itemId) };
   },
@@ -330,7 +399,7 @@ export const autotaskWriter: WriteConnector = {
   async findTimeEntryByMarker(ctx, t) {
     const entries = await query(ctx, 'TimeEntries', [
       { op: 'eq', field: 'ticketID', value: vendorId(t.ticketRef) },
-      { op: 'contains', field: 'internalNotes', value: markerLine(t.marker) },
+      { op: 'contains', field: 'internalNotes', value: t.marker },
     ]);
     const entry = entries.find((e) => hasMarker(e.internalNotes, t.marker));
     return entry ? { timeEntryRef: String(entry.id) } : null;

@@ -221,11 +221,15 @@ describe('project writes', () => {
     expect(result.noteRef).toBeNull();
     const t = stored('project_tickets', result.ticketRef!);
     const body = preview[1].body as CwRecord;
-    expect({ summary: t.summary, project: t.project.id, xref: t.externalXRef, priority: t.priority.id })
-      .toEqual({ summary: body.summary, project: body.project.id, xref: body.externalXRef, priority: body.priority.id });
+    expect({ summary: t.summary, project: t.project.id, priority: t.priority.id })
+      .toEqual({ summary: body.summary, project: body.project.id, priority: body.priority.id });
+    // ProjectTicket has no externalXRef: the marker is the ticket's first internal note.
+    expect(body.externalXRef).toBeUndefined();
+    const notes = sim.list(INSTANCE, 'project_ticket_notes').filter((n) => n.ticketId === t.id);
+    expect(notes.find((n) => n.internalAnalysisFlag)?.text).toBe(body.initialInternalAnalysis);
+    expect(body.initialInternalAnalysis).toContain(d.marker);
     // Planning (201) is closed; Controls Review (202) is the first open phase.
     expect(t.phase.id).toBe(202);
-    expect((await cw.findTicketByMarker(ctx(), d.marker))?.ticketRef).toBe(result.ticketRef);
     expect(await cw.findProjectWrite(ctx(), '11', d.marker)).toEqual({ ticketRef: result.ticketRef, noteRef: null });
     expect(await cw.findProjectWrite(ctx(), '11', 'msp-not-sent')).toBeNull();
   });
@@ -235,6 +239,7 @@ describe('project writes', () => {
     expect(cw.previewCreateTicket(d)).toEqual(cw.previewProjectWrite('13', d));
     const created = await cw.createTicket(ctx(), d);
     expect(created.native).toEqual(stored('project_tickets', created.ticketRef));
-    expect(created.native).toMatchObject({ project: { id: 13 }, phase: { id: 205 }, externalXRef: d.marker });
+    expect(created.native).toMatchObject({ project: { id: 13 }, phase: { id: 205 } });
+    expect(await cw.findProjectWrite(ctx(), '13', d.marker)).toEqual({ ticketRef: created.ticketRef, noteRef: null });
   });
 });

@@ -3,9 +3,19 @@
  * the commit use, so a preview shows exactly what a commit sends.
  *
  * Where our marker lives (what reconciliation queries):
- * - service and project tickets: `externalXRef` (max 100), found with `conditions=externalXRef = "..."`;
+ * - service tickets: `externalXRef` (max 100), found with `conditions=externalXRef = "..."`;
+ * - project tickets: ProjectTicket has no externalXRef (pyconnectwise ProjectTicket model, connectwise-rest
+ *   ManageTypes; ConnectWise drops it), so the marker line goes in `initialInternalAnalysis`, which
+ *   ConnectWise keeps as the ticket's first internal note; found by reading the notes of the project's
+ *   newest tickets (findProjectWrite);
  * - ticket notes: a trailing `[ref:<marker>]` line in `text` (notes have no reference field);
  * - time entries: `internalNotes` holds the `[ref:<marker>]` line (internal, never on invoices).
+ *
+ * Every `conditions` names only fields the resource has: ConnectWise refuses any other name with 400
+ * "... is not a recognized name" (LabtechConsulting/ConnectWise-Manage-Powershell issue 4). Text is
+ * matched with `contains` on the bare marker (no brackets: in a SQL Server LIKE `[` opens a character
+ * class, and whether ConnectWise escapes it is unconfirmed) and confirmed client-side on the full
+ * `[ref:<marker>]` line.
  *
  * Writes are sent once (`retry: false`): a POST repeated after a lost answer could land twice. Lookups
  * (GET) retry throttling as reads do.
@@ -80,7 +90,8 @@ function projectTicketBody(projectRef: string, d: TicketDraft, phaseId: number |
     phase: { id: phaseId },
     priority: d.prioritySourceId ? ref(d.prioritySourceId) : undefined,
     initialDescription: d.description || undefined,
-    externalXRef: d.marker,
+    // The marker: an internal note (the customer never sees it), since there is no externalXRef here.
+    initialInternalAnalysis: markerLine(d.marker),
   });
 }
 
@@ -123,6 +134,9 @@ function timeEntryBody(t: TimeEntryDraft): Body {
 }
 
 const phasesPath = (projectRef: string) => `/project/projects/${projectRef}/phases`;
+
+/** How many of a project's newest tickets a project-write reconcile reads the notes of. */
+const PROJECT_TICKET_CANDIDATES = 25;
 
 // ---- Vendor rules ----
 
@@ -187,8 +201,11 @@ function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
 }
 
 /** The first page (1000, ConnectWise's largest) of a list matching `conditions`, in id order: a marker matches one record. */
-async function findAll(ctx: WriteContext, path: string, conditions: string | null, fields: FieldMap): Promise<CwNative[]> {
-  const query = { pageSize: CW_MAX_PAGE_SIZE, page: 1, orderBy: 'id asc', ...(conditions ? { conditions } : {}) };
+async function findAll(
+  ctx: WriteContext, path: string, conditions: string | null, fields: FieldMap,
+  page: { pageSize: number; orderBy: string } = { pageSize: CW_MAX_PAGE_SIZE, orderBy: 'id asc' },
+): Promise<CwNative[]> {
+  const query = { pageSize: page.pageSize, page: 1, orderBy: page.orderBy, ...(conditions ? { conditions } : {}) };
   const rows = await call<unknown>(ctx, { method: 'GET', path, query }, fields, 'ticket_ref');
   if (!Array.isArray(rows)) throw new Error(`connectwise ${path}: expected a JSON array`);
   return rows as CwNative[];
@@ -290,13 +307,11 @@ export const connectwiseWriter: WriteConnector = {
   },
 
   async findTicketByMarker(ctx, marker) {
+    // Service tickets only: ProjectTicket has no externalXRef (a condition on it is a 400). Project tickets
+    // are reconciled by findProjectWrite, which knows the project.
     const conditions = `externalXRef = ${condText(marker)}`;
-    // Service tickets first; a project ticket carries the marker the same way.
-    for (const path of ['/service/tickets', '/project/tickets']) {
-      const found = (await findAll(ctx, path, conditions, TICKET_FIELDS)).find((t) => t.externalXRef === marker);
-      if (found) return { ticketRef: String(found.id), native: found };
-    }
-    return null;
+    const found = (await findAll(ctx, '/service/tickets', conditions, TICKET_FIELDS)).find((t) => t.externalXRef === marker);
+    return found ? { ticketRef: String(found.id), native: found } : null;
   },
 
   async updateTicket(ctx, ticketRef, p) {
@@ -313,7 +328,7 @@ export const connectwiseWriter: WriteConnector = {
   },
 
   async findNoteByMarker(ctx, ticketRef, marker) {
-    const notes = await findAll(ctx, `/service/tickets/${ticketRef}/notes`, `text contains ${condText(markerLine(marker))}`, NOTE_FIELDS);
+    const notes = await findAll(ctx, `/service/tickets/${ticketRef}/notes`, `text contains ${condText(marker)}`, NOTE_FIELDS);
     const note = notes.find((x) => hasMarker(x.text, marker));
     return note ? { noteRef: String(note.id) } : null;
   },
@@ -324,7 +339,7 @@ export const connectwiseWriter: WriteConnector = {
   },
 
   async findTimeEntryByMarker(ctx, t) {
-    const conditions = `chargeToType = "ServiceTicket" and chargeToId = ${Number(t.ticketRef)} and internalNotes contains ${condText(markerLine(t.marker))}`;
+    const conditions = `chargeToType = "ServiceTicket" and chargeToId = ${Number(t.ticketRef)} and internalNotes contains ${condText(t.marker)}`;
     const entry = (await findAll(ctx, '/time/entries', conditions, TIME_FIELDS)).find((e) => hasMarker(e.internalNotes, t.marker));
     return entry ? { timeEntryRef: String(entry.id) } : null;
   },
@@ -345,10 +360,17 @@ export const connectwiseWriter: WriteConnector = {
     return { ticketRef: created.ticketRef, noteRef: null };
   },
 
-  async findProjectWrite(ctx, _projectRef, marker) {
-    // A project ticket carries the marker like any ticket.
-    const found = await this.findTicketByMarker(ctx, marker);
-    return found ? { ticketRef: found.ticketRef, noteRef: null } : null;
+  async findProjectWrite(ctx, projectRef, marker) {
+    if (!/^\d+$/.test(projectRef)) return null;
+    // The project's newest tickets (a lost write is among them), then the notes of each for the marker
+    // line kept in initialInternalAnalysis: at most 1 + PROJECT_TICKET_CANDIDATES calls.
+    const tickets = await findAll(ctx, '/project/tickets', `project/id = ${Number(projectRef)}`, PROJECT_TICKET_FIELDS,
+      { pageSize: PROJECT_TICKET_CANDIDATES, orderBy: 'id desc' });
+    for (const t of tickets.filter((x) => typeof x?.id === 'number').slice(0, PROJECT_TICKET_CANDIDATES)) {
+      const notes = await findAll(ctx, `/project/tickets/${t.id}/notes`, `text contains ${condText(marker)}`, NOTE_FIELDS);
+      if (notes.some((n) => hasMarker(n.text, marker))) return { ticketRef: String(t.id), noteRef: null };
+    }
+    return null;
   },
 };
 

@@ -30,11 +30,41 @@ function credentialsOf(ctx: HaloAuthContext): { clientId: string; clientSecret: 
   return { clientId, clientSecret };
 }
 
+/** Auth server per resource server, as GET <base>/api/authinfo told it (see authServer). */
+const authServers = new Map<string, string>();
+
+/**
+ * Where the token comes from: the `authUrl` credential when given, else the auth server Halo names at
+ * GET <base>/api/authinfo (n8n's HaloPSA credential docs), else `<base>/auth`. The authinfo body is
+ * not documented; only an absolute http(s) `auth_url`/`authUrl`/`auth_server` string is trusted.
+ */
+async function authServer(ctx: HaloAuthContext): Promise<string> {
+  const explicit = ctx.credentials.authUrl;
+  if (explicit) return explicit.replace(/\/$/, '');
+  const known = authServers.get(ctx.baseUrl);
+  if (known) return known;
+  let found: string | null = null;
+  try {
+    const res = await ctx.http.request<Record<string, unknown>>({ url: `${ctx.baseUrl}/api/authinfo`, retry: false });
+    const body = res.body && typeof res.body === 'object' ? res.body : {};
+    const candidate = [body.auth_url, body.authUrl, body.auth_server].find((v) => typeof v === 'string' && /^https?:\/\//i.test(v));
+    found = typeof candidate === 'string' ? candidate.replace(/\/$/, '') : null;
+  } catch {
+    // An instance without discovery (or a transient failure): the auth server lives under the base URL.
+  }
+  const server = found ?? `${ctx.baseUrl}/auth`;
+  if (found) authServers.set(ctx.baseUrl, server);
+  return server;
+}
+
 async function requestToken(ctx: HaloAuthContext): Promise<CachedToken> {
   const { clientId, clientSecret } = credentialsOf(ctx);
   const res = await ctx.http.request<{ access_token?: string; expires_in?: number }>({
     method: 'POST',
-    url: `${ctx.baseUrl}/auth/token`,
+    url: `${await authServer(ctx)}/token`,
+    // Halo-hosted instances need the tenant on the token request (n8n's HaloPSA credential docs; CIPP's
+    // Get-HaloToken sends `<auth url>/token?tenant=<name>`); self-hosted ones take none.
+    query: { tenant: ctx.credentials.tenant || undefined },
     form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'all' },
     // Asking for a token changes nothing at Halo, so throttling may be retried.
     retry: true,
@@ -47,7 +77,7 @@ async function requestToken(ctx: HaloAuthContext): Promise<CachedToken> {
 
 /** The cached bearer token (read and write side share it); `forceNew` after a 401. */
 export async function accessToken(ctx: HaloAuthContext, forceNew = false): Promise<string> {
-  const key = `${ctx.baseUrl}|${credentialsOf(ctx).clientId}`;
+  const key = `${ctx.baseUrl}|${ctx.credentials.tenant ?? ''}|${credentialsOf(ctx).clientId}`;
   let pending = tokenCache.get(key);
   if (pending && !forceNew) {
     const cached = await pending.catch(() => null);

@@ -4,8 +4,11 @@
  * preview and the commit use, so a preview shows exactly what a commit sends.
  *
  * Where our marker lives (what reconciliation queries):
- * - tickets: `third_party_id_string`, the integration reference Halo keeps on a ticket and filters
- *   GET /api/Tickets by (`third_party_id_string=`);
+ * - tickets: `third_party_id_string` (the integration reference on a Halo ticket) and a trailing
+ *   `[ref:<marker>]` line in `details`. GET /api/Tickets has no filter on third_party_id_string (it is
+ *   not among the parameters of Halo's swagger, and Halo ignores unknown parameters, answering its
+ *   first page), so reconciliation searches with the documented `search_details` and confirms the
+ *   match client-side on third_party_id_string or the details line;
  * - notes, time and project notes: Actions have no reference field, so a trailing `[ref:<marker>]`
  *   line in the action's `note`, found by reading the ticket's (or project's) actions. A project write
  *   is a note on the project, so it is reconciled with findNoteByMarker(projectRef, marker).
@@ -50,7 +53,8 @@ function ticketBody(d: TicketDraft): Body[] {
   return [defined({
     ...(d.vendorNative ?? {}),
     summary: d.summary,
-    details: d.description || undefined,
+    // The marker line makes the ticket findable with Halo's documented `search_details` filter.
+    details: withMarker(d.description ?? '', d.marker),
     client_id: d.companySourceId ? vendorId(d.companySourceId) : undefined,
     status_id: d.statusSourceId ? vendorId(d.statusSourceId) : undefined,
     priority_id: d.prioritySourceId ? vendorId(d.prioritySourceId) : undefined,
@@ -242,16 +246,23 @@ export const haloPsaWriter: WriteConnector = {
   },
 
   async findTicketByMarker(ctx, marker) {
+    // One documented search, newest first: `search_details` on the bare marker (no brackets: in a SQL
+    // Server LIKE `[` opens a character class; whether Halo escapes it is unconfirmed). Should the search
+    // ever be ignored, the newest page is still checked client-side, so a recent write is found either way.
     const body = await call<{ tickets?: HaloRecord[] }>(ctx, {
-      method: 'GET', path: '/api/Tickets', query: { third_party_id_string: marker, pageinate: true, page_size: HALO_PAGE_SIZE, page_no: 1 },
+      method: 'GET', path: '/api/Tickets',
+      query: { search_details: marker, order: 'id', orderdesc: true, pageinate: true, page_size: HALO_PAGE_SIZE, page_no: 1 },
     }, TICKET_FIELDS, 'ticket_ref');
-    for (const t of (body?.tickets ?? []).slice(0, MAX_CANDIDATES)) {
-      if (t.third_party_id_string === marker) return { ticketRef: String(t.id), native: t };
-      // A list row without the field (Halo trims list columns): the full record decides.
-      if (t.third_party_id_string === undefined) {
-        const full = await call<HaloRecord>(ctx, { method: 'GET', path: `/api/Tickets/${t.id}` }, TICKET_FIELDS, 'ticket_ref');
-        if (full?.third_party_id_string === marker) return { ticketRef: String(full.id), native: full };
-      }
+    // Bad rows (not objects) are skipped rather than crash the reconcile.
+    const rows = (Array.isArray(body?.tickets) ? body.tickets : []).filter((t): t is HaloRecord => !!t && typeof t === 'object');
+    const carries = (t: HaloRecord) => t.third_party_id_string === marker || hasMarker(t.details, marker);
+    const hit = rows.find(carries);
+    if (hit) return { ticketRef: String(hit.id), native: hit };
+    // List rows without either field (Halo trims list columns): the full record decides, for a few.
+    const trimmed = rows.filter((t) => t.third_party_id_string === undefined && t.details === undefined).slice(0, MAX_CANDIDATES);
+    for (const t of trimmed) {
+      const full = await call<HaloRecord>(ctx, { method: 'GET', path: `/api/Tickets/${t.id}` }, TICKET_FIELDS, 'ticket_ref');
+      if (full && carries(full)) return { ticketRef: String(full.id), native: full };
     }
     return null;
   },

@@ -120,10 +120,12 @@ describe('Autotask simulator', () => {
       expect(ids(back)).toEqual(ids(first));
     });
 
-    it('GET <Entity>/{id} answers {item}, and {item: null} for an unknown id', async () => {
+    it('GET <Entity>/{id} answers {item}, and 404 for an unknown id', async () => {
       const one = await s.call('GET', 'Tickets/7003');
       expect(one.body.item).toEqual(sim.get(AUTOTASK_DEMO_INSTANCE, 'Tickets', 7003));
-      expect((await s.call('GET', 'Tickets/999999')).body).toEqual({ item: null });
+      const unknown = await s.call('GET', 'Tickets/999999');
+      expect(unknown.status).toBe(404);
+      expect(unknown.body).toEqual({ errors: [expect.any(String)] });
     });
 
     it('serves the status, priority and queue picklists from entityInformation/fields', async () => {
@@ -209,7 +211,9 @@ describe('Autotask simulator', () => {
       const resources = sim.list(AUTOTASK_DEMO_INSTANCE, 'Resources');
       const active = resources.find((r) => r.isActive === true)!;
       const inactive = resources.find((r) => r.isActive === false)!;
-      const entry = { resourceID: active.id, roleID: active.defaultServiceDeskRoleID, ticketID: 7012, dateWorked: '2026-11-20', hoursWorked: 1.5, summaryNotes: 'Replaced the switch.' };
+      // Ticket time is entered in the ticket's assigned role.
+      const ticketRole = sim.get(AUTOTASK_DEMO_INSTANCE, 'Tickets', 7012)!.assignedResourceRoleID ?? active.defaultServiceDeskRoleID;
+      const entry = { resourceID: active.id, roleID: ticketRole, ticketID: 7012, dateWorked: '2026-11-20', hoursWorked: 1.5, summaryNotes: 'Replaced the switch.' };
       const before = sim.list(AUTOTASK_DEMO_INSTANCE, 'TimeEntries').length;
 
       const tooLong = await s.call('POST', 'TimeEntries', { ...entry, hoursWorked: 25 });

@@ -11,6 +11,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { controlRouter, FaultInjector, VendorClock, type VendorSimulator } from '../kit';
+import http from 'node:http';
 import { ENTITIES, fieldSeedEntity, type EntityName, type FieldInfo } from './fields';
 import { UsageLimits } from './limits';
 import {
@@ -51,6 +52,8 @@ export interface AutotaskSimulatorOptions {
   responseDelayMs?: number;
   /** The ticket category's "Require titles on ticket notes" setting. */
   requireTicketNoteTitles?: boolean;
+  /** The system setting "Allow users to modify Role when creating/editing time entries on tickets" (off by default). */
+  allowTimeEntryRoleChange?: boolean;
 }
 
 export interface AutotaskSimulator extends VendorSimulator {
@@ -88,10 +91,12 @@ const ACTIVITY_FIELDS: Partial<Record<EntityName, string[]>> = {
 const CREATE_FIELDS = ['createDate', 'createDateTime'];
 
 export function createAutotaskSimulator(opts: AutotaskSimulatorOptions = {}): AutotaskSimulator {
-  const faults = new FaultInjector();
+  // Injected faults in Autotask's error body, `{errors: [...]}`.
+  const faults = new FaultInjector((status) => ({ errors: [`${http.STATUS_CODES[status] ?? 'Error'}: injected fault.`] }));
   const clock = new VendorClock();
   const credentials = opts.credentials ?? [AUTOTASK_SANDBOX_CREDENTIAL];
   const requireTicketNoteTitles = opts.requireTicketNoteTitles ?? true;
+  const allowTimeEntryRoleChange = opts.allowTimeEntryRoleChange ?? false;
   const limits = new UsageLimits({
     requestsPerHour: opts.requestsPerHour ?? 10_000,
     latencyPast50PctMs: opts.latencyPast50PctMs ?? 20,
@@ -115,7 +120,7 @@ export function createAutotaskSimulator(opts: AutotaskSimulatorOptions = {}): Au
     return e;
   };
 
-  const api = buildApi({ instance, credentials, limits, clock, requireTicketNoteTitles, entityOf });
+  const api = buildApi({ instance, credentials, limits, clock, requireTicketNoteTitles, allowTimeEntryRoleChange, entityOf });
 
   const router = express.Router();
   router.use('/_control', controlRouter({ faults }, opts.controlToken));
@@ -233,6 +238,7 @@ interface ApiDeps {
   limits: UsageLimits;
   clock: VendorClock;
   requireTicketNoteTitles: boolean;
+  allowTimeEntryRoleChange: boolean;
   entityOf: (name: string) => EntityName;
 }
 
@@ -259,6 +265,7 @@ function buildApi(deps: ApiDeps): express.Router {
     now: () => deps.clock.now(),
     impersonatedResourceId: ctxOf(res).impersonatedResourceId,
     requireTicketNoteTitles: deps.requireTicketNoteTitles,
+    allowTimeEntryRoleChange: deps.allowTimeEntryRoleChange,
   });
 
   // Zone discovery needs no credentials and is not limited. Unknown users: Autotask answers 500 (unconfirmed).
@@ -388,9 +395,11 @@ function buildApi(deps: ApiDeps): express.Router {
     const entity = entityParam(req);
     const id = Number(req.params.id);
     if (!Number.isInteger(id)) throw new AutotaskError(500, [`'${String(req.params.id)}' is not a valid id.`]);
-    // Autotask answers an unknown id with 200 and {"item": null}.
+    // Autotask answers an unknown id with 404 (the v2 @apigrate/autotask-restapi README, as noted in
+    // vendors.md "second pass"); the exact body is unconfirmed, so it is Autotask's usual {errors: [...]}.
     const row = ctxOf(res).state.table(entity).get(id);
-    res.json({ item: row ? clone(row) : null });
+    if (!row) throw new AutotaskError(404, [`${entity} with id ${id} was not found.`]);
+    res.json({ item: clone(row) });
   });
 
   api.post('/:entity', (req, res) => {

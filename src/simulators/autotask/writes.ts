@@ -15,6 +15,8 @@ export interface WriteContext {
   /** The resource the caller impersonates (ImpersonationResourceId header), if any. */
   impersonatedResourceId: number | null;
   requireTicketNoteTitles: boolean;
+  /** "Allow users to modify Role when creating/editing time entries on tickets" (a system setting). */
+  allowTimeEntryRoleChange?: boolean;
 }
 
 const COMPLETE_STATUS = 5;
@@ -280,6 +282,12 @@ export function createTimeEntry(ctx: WriteContext, body: Record<string, unknown>
   // Ticket and task time is entered in a role (it prices the work).
   if (values.roleID == null) errors.push('roleID is required for ticket and task time entries.');
   else if (!state.table('Roles').get(values.roleID as number)) errors.push(`roleID ${String(values.roleID)} does not reference an existing role.`);
+  // "The roleID must be the same as ticketID.assignedResourceroleID ... except when the system setting to
+  // 'Allow users to modify Role when creating/editing time entries on tickets' is enabled" (TimeEntries
+  // entity docs, quoted in WYRE-AI/autotask-mcp issue 280). A ticket assigned to nobody has no role to match.
+  else if (ticket && ticket.assignedResourceRoleID != null && values.roleID !== ticket.assignedResourceRoleID && !ctx.allowTimeEntryRoleChange) {
+    errors.push(`roleID ${String(values.roleID)} must be the same as the ticket's assignedResourceRoleID (${String(ticket.assignedResourceRoleID)}).`);
+  }
   if (values.billingCodeID != null) {
     const code = state.table('BillingCodes').get(values.billingCodeID as number);
     if (!code || code.isActive !== true) errors.push(`billingCodeID ${String(values.billingCodeID)} is not an active work type.`);

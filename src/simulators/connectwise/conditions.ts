@@ -163,7 +163,7 @@ function likeRegex(pattern: string): RegExp {
 
 class Parser {
   private pos = 0;
-  constructor(private readonly tokens: Token[]) {}
+  constructor(private readonly tokens: Token[], private readonly checkField: (path: string) => void) {}
 
   parse(): Predicate {
     const p = this.orExpr();
@@ -213,6 +213,7 @@ class Parser {
     const t = this.tokens[this.pos++];
     if (t?.t !== 'ident') throw badRequest('Expected a field name in conditions');
     const field = t.v;
+    this.checkField(field);
     const get = fieldGetter(field);
     let negate = false;
     if (this.isWord('not')) { this.pos++; negate = true; }
@@ -242,8 +243,11 @@ class Parser {
   }
 }
 
-/** Compiles a `conditions` string to a predicate; a malformed string is a 400 BadRequest. */
-export function parseConditions(src: string | undefined): Predicate | null {
+/**
+ * Compiles a `conditions` string to a predicate; a malformed string is a 400 BadRequest. `checkField`
+ * throws for a field name the resource does not have (see schema.ts).
+ */
+export function parseConditions(src: string | undefined, checkField: (path: string) => void = () => undefined): Predicate | null {
   if (!src || !src.trim()) return null;
-  return new Parser(tokenize(src)).parse();
+  return new Parser(tokenize(src), checkField).parse();
 }

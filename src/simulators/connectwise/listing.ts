@@ -28,9 +28,9 @@ function positiveInt(query: Query, name: string, fallback: number): number {
   return n;
 }
 
-/** The records matching `conditions`. */
-export function filterRows(rows: readonly CwRecord[], query: Query): CwRecord[] {
-  const pred = parseConditions(param(query, 'conditions'));
+/** The records matching `conditions`; `checkField` refuses names the resource does not have. */
+export function filterRows(rows: readonly CwRecord[], query: Query, checkField?: (path: string) => void): CwRecord[] {
+  const pred = parseConditions(param(query, 'conditions'), checkField);
   return pred ? rows.filter(pred) : rows.slice();
 }
 
@@ -98,10 +98,10 @@ export interface ListPage {
  * One page of `rows` for this request. `selfUrl` is the absolute URL of the request; the Link
  * header repeats it with only `page` changed.
  */
-export function listPage(rows: readonly CwRecord[], query: Query, selfUrl: URL): ListPage {
+export function listPage(rows: readonly CwRecord[], query: Query, selfUrl: URL, checkField?: (path: string) => void): ListPage {
   const pageSize = Math.min(positiveInt(query, 'pageSize', DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
   const page = positiveInt(query, 'page', 1);
-  const sorted = sortRows(filterRows(rows, query), param(query, 'orderBy'));
+  const sorted = sortRows(filterRows(rows, query, checkField), param(query, 'orderBy'));
   const lastPage = Math.max(1, Math.ceil(sorted.length / pageSize));
   const slice = sorted.slice((page - 1) * pageSize, page * pageSize);
   const fields = param(query, 'fields')?.split(',').map((f) => f.trim()).filter(Boolean);
@@ -121,6 +121,6 @@ export function listPage(rows: readonly CwRecord[], query: Query, selfUrl: URL):
   return { items, link: links.length ? links.join(', ') : null };
 }
 
-export function countRows(rows: readonly CwRecord[], query: Query): number {
-  return filterRows(rows, query).length;
+export function countRows(rows: readonly CwRecord[], query: Query, checkField?: (path: string) => void): number {
+  return filterRows(rows, query, checkField).length;
 }

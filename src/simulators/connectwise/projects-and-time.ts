@@ -124,7 +124,6 @@ export function createProjectTicket(inst: Instance, body: unknown, change: Chang
   const errors = new FieldErrors('ticket');
   if (b.summary == null || (typeof b.summary === 'string' && !b.summary.trim())) errors.required('summary');
   else if (typeof b.summary !== 'string' || b.summary.length > 100) errors.invalid('summary', 'summary may not exceed 100 characters.');
-  if (b.externalXRef != null && (typeof b.externalXRef !== 'string' || b.externalXRef.length > 100)) errors.invalid('externalXRef', 'externalXRef may not exceed 100 characters.');
 
   let phase: CwRecord | undefined;
   let project: CwRecord | undefined;
@@ -152,7 +151,8 @@ export function createProjectTicket(inst: Instance, body: unknown, change: Chang
     project: projectRef(project!),
     phase: phaseRef(phase!),
     priority: priorityRef(priority!),
-    externalXRef: b.externalXRef,
+    // No externalXRef: ProjectTicket does not have one (pyconnectwise ProjectTicket model, connectwise-rest
+    // ManageTypes), so ConnectWise drops it like any other field outside the schema.
     budgetHours: typeof b.budgetHours === 'number' ? b.budgetHours : undefined,
     closedFlag: false,
     actualHours: 0,
@@ -161,5 +161,46 @@ export function createProjectTicket(inst: Instance, body: unknown, change: Chang
   });
   applyStatus(t, status!, change);
   inst.insert('project_tickets', t);
+  // initialDescription & co. are write-only: ConnectWise stores them as the ticket's first notes.
+  const initial: [string, CwRecord][] = [
+    ['initialDescription', { detailDescriptionFlag: true }],
+    ['initialInternalAnalysis', { internalAnalysisFlag: true }],
+    ['initialResolution', { resolutionFlag: true }],
+  ];
+  for (const [field, flags] of initial) {
+    if (typeof b[field] === 'string' && b[field].trim()) insertProjectTicketNote(inst, t, { text: b[field], ...flags }, change);
+  }
   return t;
+}
+
+function insertProjectTicketNote(inst: Instance, ticket: CwRecord, b: CwRecord, change: Change): CwRecord {
+  const flags = {
+    detailDescriptionFlag: b.detailDescriptionFlag === true,
+    internalAnalysisFlag: b.internalAnalysisFlag === true,
+    resolutionFlag: b.resolutionFlag === true,
+  };
+  if (!flags.detailDescriptionFlag && !flags.internalAnalysisFlag && !flags.resolutionFlag) flags.detailDescriptionFlag = true;
+  const note = compact({
+    id: inst.nextId('project_ticket_notes'),
+    ticketId: ticket.id,
+    text: b.text,
+    ...flags,
+    issueFlag: false,
+    _info: newInfo(change),
+  });
+  inst.insert('project_ticket_notes', note);
+  return note;
+}
+
+/** POST /project/tickets/{id}/notes: text required; adding a note is a change to the ticket. */
+export function addProjectTicketNote(inst: Instance, ticketId: number, body: unknown, change: Change): CwRecord {
+  const ticket = inst.table('project_tickets').get(ticketId);
+  if (!ticket) throw notFound('Ticket', ticketId);
+  const b = objectBody(body, 'note');
+  const errors = new FieldErrors('projectTicketNote');
+  if (typeof b.text !== 'string' || !b.text.trim()) errors.required('text');
+  errors.throwIfAny();
+  const note = insertProjectTicketNote(inst, ticket, b, change);
+  touch(ticket, change);
+  return note;
 }

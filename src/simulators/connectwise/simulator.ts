@@ -9,7 +9,8 @@ import { controlRouter, FaultInjector, VendorClock, type VendorSimulator } from 
 import { authenticate } from './auth';
 import { badRequest, CwError, notFound } from './errors';
 import { countRows, listPage } from './listing';
-import { createProjectTicket, createTimeEntry, addProjectNote } from './projects-and-time';
+import { conditionFields } from './schema';
+import { addProjectNote, addProjectTicketNote, createProjectTicket, createTimeEntry } from './projects-and-time';
 import { resolveRef, uiActor } from './references';
 import { clone, Instance, type CwRecord } from './store';
 import { grow } from './synthetic';
@@ -69,10 +70,12 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
   const selfUrl = (req: Request) => new URL(req.originalUrl, `${req.protocol}://${req.get('host')}`);
 
   /** GET <path> (paged list) and GET <path>/count over the rows `rowsOf` picks. */
-  function listRoutes(path: string, rowsOf: (inst: Instance, req: Request) => readonly CwRecord[]): void {
-    api.get(`${path}/count`, handle((inst, req) => ({ count: countRows(rowsOf(inst, req), req.query) })));
+  function listRoutes(path: string, table: string, rowsOf: (inst: Instance, req: Request) => readonly CwRecord[]): void {
+    // Conditions may name only the fields this resource has (schema.ts).
+    const checkField = conditionFields(table);
+    api.get(`${path}/count`, handle((inst, req) => ({ count: countRows(rowsOf(inst, req), req.query, checkField) })));
     api.get(path, handle((inst, req, res) => {
-      const page = listPage(rowsOf(inst, req), req.query, selfUrl(req));
+      const page = listPage(rowsOf(inst, req), req.query, selfUrl(req), checkField);
       if (page.link) res.setHeader('Link', page.link);
       return page.items;
     }));
@@ -95,61 +98,67 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
     };
 
   // Service
-  listRoutes('/service/tickets', all('tickets'));
+  listRoutes('/service/tickets', 'tickets', all('tickets'));
   api.post('/service/tickets', handle((inst, _req, res) => {
     res.status(201);
     return createTicket(inst, _req.body, apiChange());
   }));
   getRoute('/service/tickets/:id', 'tickets', 'Ticket');
   api.patch('/service/tickets/:id', handle((inst, req) => patchTicket(inst, 'tickets', parseId(req.params.id), req.body, apiChange())));
-  listRoutes('/service/tickets/:parentId/notes', childrenOf('tickets', 'Ticket', 'ticket_notes', (n) => n.ticketId));
+  listRoutes('/service/tickets/:parentId/notes', 'ticket_notes', childrenOf('tickets', 'Ticket', 'ticket_notes', (n) => n.ticketId));
   api.post('/service/tickets/:parentId/notes', handle((inst, req, res) => {
     res.status(201);
     return addTicketNote(inst, parseId(req.params.parentId), req.body, apiChange());
   }));
   getRoute('/service/tickets/:parentId/notes/:id', 'ticket_notes', 'Note', (n, req) => n.ticketId === Number(req.params.parentId));
 
-  listRoutes('/service/boards', all('boards'));
+  listRoutes('/service/boards', 'boards', all('boards'));
   getRoute('/service/boards/:id', 'boards', 'Board');
-  listRoutes('/service/boards/:parentId/statuses', childrenOf('boards', 'Board', 'statuses', (s) => s.board?.id));
+  listRoutes('/service/boards/:parentId/statuses', 'statuses', childrenOf('boards', 'Board', 'statuses', (s) => s.board?.id));
   getRoute('/service/boards/:parentId/statuses/:id', 'statuses', 'Status', (s, req) => s.board?.id === Number(req.params.parentId));
-  listRoutes('/service/priorities', all('priorities'));
+  listRoutes('/service/priorities', 'priorities', all('priorities'));
   getRoute('/service/priorities/:id', 'priorities', 'Priority');
 
   // System, company
-  listRoutes('/system/members', all('members'));
+  listRoutes('/system/members', 'members', all('members'));
   getRoute('/system/members/:id', 'members', 'Member');
-  listRoutes('/company/companies', all('companies'));
+  listRoutes('/company/companies', 'companies', all('companies'));
   getRoute('/company/companies/:id', 'companies', 'Company');
-  listRoutes('/company/contacts', all('contacts'));
+  listRoutes('/company/contacts', 'contacts', all('contacts'));
   getRoute('/company/contacts/:id', 'contacts', 'Contact');
 
   // Finance
-  listRoutes('/finance/agreements', all('agreements'));
+  listRoutes('/finance/agreements', 'agreements', all('agreements'));
   getRoute('/finance/agreements/:id', 'agreements', 'Agreement');
-  listRoutes('/finance/agreements/:parentId/additions', childrenOf('agreements', 'Agreement', 'additions', (a) => a.agreementId));
+  listRoutes('/finance/agreements/:parentId/additions', 'additions', childrenOf('agreements', 'Agreement', 'additions', (a) => a.agreementId));
   getRoute('/finance/agreements/:parentId/additions/:id', 'additions', 'Addition', (a, req) => a.agreementId === Number(req.params.parentId));
 
   // Projects
-  listRoutes('/project/projects', all('projects'));
+  listRoutes('/project/projects', 'projects', all('projects'));
   getRoute('/project/projects/:id', 'projects', 'Project');
-  listRoutes('/project/projects/:parentId/notes', childrenOf('projects', 'Project', 'project_notes', (n) => n.projectId));
+  listRoutes('/project/projects/:parentId/notes', 'project_notes', childrenOf('projects', 'Project', 'project_notes', (n) => n.projectId));
   api.post('/project/projects/:parentId/notes', handle((inst, req, res) => {
     res.status(201);
     return addProjectNote(inst, parseId(req.params.parentId), req.body, apiChange());
   }));
-  listRoutes('/project/projects/:parentId/phases', childrenOf('projects', 'Project', 'project_phases', (p) => p.projectId));
+  listRoutes('/project/projects/:parentId/phases', 'project_phases', childrenOf('projects', 'Project', 'project_phases', (p) => p.projectId));
   getRoute('/project/projects/:parentId/phases/:id', 'project_phases', 'Phase', (p, req) => p.projectId === Number(req.params.parentId));
-  listRoutes('/project/tickets', all('project_tickets'));
+  listRoutes('/project/tickets', 'project_tickets', all('project_tickets'));
   api.post('/project/tickets', handle((inst, req, res) => {
     res.status(201);
     return createProjectTicket(inst, req.body, apiChange());
   }));
   getRoute('/project/tickets/:id', 'project_tickets', 'Ticket');
+  listRoutes('/project/tickets/:parentId/notes', 'project_ticket_notes', childrenOf('project_tickets', 'Ticket', 'project_ticket_notes', (n) => n.ticketId));
+  api.post('/project/tickets/:parentId/notes', handle((inst, req, res) => {
+    res.status(201);
+    return addProjectTicketNote(inst, parseId(req.params.parentId), req.body, apiChange());
+  }));
+  getRoute('/project/tickets/:parentId/notes/:id', 'project_ticket_notes', 'Note', (n, req) => n.ticketId === Number(req.params.parentId));
   api.patch('/project/tickets/:id', handle((inst, req) => patchTicket(inst, 'project_tickets', parseId(req.params.id), req.body, apiChange())));
 
   // Time
-  listRoutes('/time/entries', all('time_entries'));
+  listRoutes('/time/entries', 'time_entries', all('time_entries'));
   api.post('/time/entries', handle((inst, req, res) => {
     res.status(201);
     return createTimeEntry(inst, req.body, apiChange());

@@ -14,8 +14,8 @@ export const CW_RESOURCES = [
 ] as const;
 export type CwResource = (typeof CW_RESOURCES)[number];
 
-/** Service and project tickets are one table in ConnectWise, so they share one id sequence. */
-const ID_SPACE: Partial<Record<string, string>> = { project_tickets: 'tickets' };
+/** Service and project tickets (and their notes) are one table in ConnectWise, so they share one id sequence. */
+const ID_SPACE: Partial<Record<string, string>> = { project_tickets: 'tickets', project_ticket_notes: 'ticket_notes' };
 
 /** ConnectWise timestamps: UTC, second precision, `Z` suffix (`2026-03-04T15:20:11Z`). */
 export function cwTime(d: Date): string {

@@ -177,7 +177,8 @@ export function patchTicket(inst: Instance, resource: 'tickets' | 'project_ticke
       refs[field] = parts.length === 2 ? { [parts[1]]: op.value } : op.value;
       continue;
     }
-    const type = TICKET_SCALARS[field];
+    // ProjectTicket has no externalXRef (pyconnectwise ProjectTicket model): not a path of a project ticket.
+    const type = resource === 'project_tickets' && field === 'externalXRef' ? undefined : TICKET_SCALARS[field];
     if (!type || parts.length !== 1) { errors.invalid(field || op.path, `Path '${op.path}' cannot be updated.`); continue; }
     if (kind === 'remove') {
       if (field === 'summary' || field === 'closedFlag') errors.required(field);

@@ -21,7 +21,13 @@ interface IssuedToken {
 export class HaloTokens {
   private readonly tokens = new Map<string, IssuedToken>();
 
-  constructor(private readonly clients = SANDBOX_CLIENTS, private readonly ttlSeconds = TOKEN_TTL_SECONDS) {}
+  constructor(
+    private readonly clients = SANDBOX_CLIENTS,
+    private readonly ttlSeconds = TOKEN_TTL_SECONDS,
+    /** Halo-hosted instances need `?tenant=<name>` on the token request (n8n's HaloPSA credential docs;
+     *  CIPP's Get-HaloToken sends `<auth url>/token?tenant=<name>`). Without it the client is not found. */
+    private readonly tenant?: string,
+  ) {}
 
   /** The /auth/token handler (body already parsed as a form). */
   readonly tokenHandler = (req: Request, res: Response): void => {
@@ -31,7 +37,9 @@ export class HaloTokens {
       return;
     }
     const client = form.client_id ? this.clients[form.client_id] : undefined;
-    if (!client || client.secret !== form.client_secret) {
+    const tenant = typeof req.query.tenant === 'string' ? req.query.tenant : undefined;
+    // Unconfirmed how Halo answers a missing tenant; an unknown client is the closest documented answer.
+    if (!client || client.secret !== form.client_secret || (this.tenant && tenant !== this.tenant)) {
       res.status(401).json({ error: 'invalid_client' });
       return;
     }

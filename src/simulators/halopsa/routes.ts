@@ -51,9 +51,20 @@ function timeParam(q: Query, name: string): number | null {
   return d.getTime();
 }
 
+function compareField(a: unknown, b: unknown): number {
+  if (a == null || b == null) return a == null ? (b == null ? 0 : -1) : 1;
+  return typeof a === 'number' && typeof b === 'number' ? a - b : String(a).localeCompare(String(b));
+}
+
 const contains = (haystack: unknown, needle: string) =>
   typeof haystack === 'string' && haystack.toLowerCase().includes(needle.toLowerCase());
 
+/**
+ * GET /api/Tickets and /api/Projects filters. Only parameters Halo's published swagger lists are
+ * implemented; any other parameter is ignored (not refused), as Halo does — e.g. there is no
+ * `third_party_id_string` filter, so a lookup by it answers the unfiltered first page.
+ * (covenanttechnologysolutions/halopsa-rest generator/spec/swagger.json, GET /Tickets.)
+ */
 function faultFilter(q: Query): (r: HaloRecord) => boolean {
   const clientId = intParam(q, 'client_id');
   const statusId = intParam(q, 'status_id');
@@ -61,17 +72,33 @@ function faultFilter(q: Query): (r: HaloRecord) => boolean {
   const openOnly = flag(q, 'open_only', false);
   const closedOnly = flag(q, 'closed_only', false);
   const ids = q.ticketids ? new Set(q.ticketids.split(',').map((s) => Number(s.trim()))) : null;
-  // Halo's `third_party_id_string` filter: the integration reference stored on the ticket.
-  const thirdPartyId = q.third_party_id_string;
+  const dateWindow = dateSearch(q);
   return (r) =>
-    (thirdPartyId === undefined || r.third_party_id_string === thirdPartyId) &&
     (clientId == null || r.client_id === clientId) &&
     (statusId == null || r.status_id === statusId) &&
     (agentId == null || r.agent_id === agentId) &&
     (!openOnly || r.status_id !== HALO_CLOSED_STATUS_ID) &&
     (!closedOnly || r.status_id === HALO_CLOSED_STATUS_ID) &&
     (!ids || ids.has(r.id)) &&
-    (!q.search || contains(r.summary, q.search));
+    (!q.search || contains(r.summary, q.search)) &&
+    (!q.search_summary || contains(r.summary, q.search_summary)) &&
+    (!q.search_details || contains(r.details, q.search_details)) &&
+    dateWindow(r);
+}
+
+/** Halo's `datesearch` names the date field (swagger: "Date Opened - 'dateoccured', Date Closed - 'datecleared'"). */
+const DATE_SEARCH_FIELDS: Record<string, string> = { dateoccured: 'dateoccurred', dateoccurred: 'dateoccurred', datecleared: 'dateclosed' };
+
+/** `datesearch` with `startdate`/`enddate`: records whose named date lies in the window. */
+function dateSearch(q: Query): (r: HaloRecord) => boolean {
+  const field = q.datesearch ? DATE_SEARCH_FIELDS[q.datesearch.toLowerCase()] : undefined;
+  if (!field) return () => true;
+  const from = timeParam(q, 'startdate');
+  const to = timeParam(q, 'enddate');
+  return (r) => {
+    const t = parseHaloTime(r[field])?.getTime();
+    return t != null && (from == null || t >= from) && (to == null || t <= to);
+  };
 }
 
 /** Active/inactive selection as Halo's includeactive/includeinactive (inactive left out by default). */
@@ -179,6 +206,9 @@ function listHandler(spec: ListSpec, deps: HaloApiDeps) {
         });
       }
     }
+    // Rows are kept in id order; `order` names another field to sort by first.
+    const order = q.order?.toLowerCase();
+    if (order && order !== 'id') rows = rows.slice().sort((a, b) => compareField(a[order], b[order]) || a.id - b.id);
     if (flag(q, 'orderdesc', false)) rows = rows.slice().reverse();
     const total = rows.length;
     const present = spec.present ? spec.present(q) : (r: HaloRecord) => r;

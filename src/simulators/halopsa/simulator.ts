@@ -2,8 +2,8 @@
  * HaloPSA simulator, mounted at /sandbox-vendors/halopsa:
  *   POST /auth/token            client-credentials token (form body); the client id selects the instance
  *   GET  /api/authinfo          auth server discovery (no auth)
- *   GET  /api/Tickets[/id]      paged, lastupdatefromdate/lastupdatetodate on `last_update`,
- *                               third_party_id_string (the integration reference on a ticket)
+ *   GET  /api/Tickets[/id]      paged, lastupdatefromdate/lastupdatetodate on `last_update`, the documented
+ *                               search_summary/search_details/datesearch filters; unknown parameters ignored
  *   POST /api/Tickets           array: element without id creates (summary, existing client_id), with id updates
  *   GET  /api/Projects[/id]     projects are tickets in Halo (`{record_count, tickets}`); POST as Tickets
  *   GET/POST /api/Actions       notes on a ticket or project (`ticket_id`); `new_status` moves the ticket;
@@ -17,6 +17,7 @@
  */
 import express, { type Router } from 'express';
 import { FaultInjector, VendorClock, controlRouter, type VendorSimulator } from '../kit';
+import http from 'node:http';
 import { HaloTokens } from './auth';
 import { addAction, createFault, createRecord, updateFault, updateRecord } from './mutations';
 import { haloApiRouter } from './routes';
@@ -36,10 +37,15 @@ export interface HaloPsaSimulator extends VendorSimulator {
   revokeTokens(): void;
 }
 
-export function createHaloPsaSimulator(opts: { controlToken?: string } = {}): HaloPsaSimulator {
-  const faults = new FaultInjector();
+export function createHaloPsaSimulator(opts: {
+  controlToken?: string;
+  /** A Halo-hosted instance: the token request must carry `?tenant=<this>`. */
+  tenant?: string;
+} = {}): HaloPsaSimulator {
+  // Injected faults in Halo's error body: the message as a JSON string (see ./errors.ts).
+  const faults = new FaultInjector((status) => `${http.STATUS_CODES[status] ?? 'Error'}: injected fault`);
   const clock = new VendorClock();
-  const tokens = new HaloTokens();
+  const tokens = new HaloTokens(undefined, undefined, opts.tenant);
   let instances = new Map<string, HaloInstance>();
 
   const instance = (name: string): HaloInstance => {

@@ -17,7 +17,8 @@
  */
 import express, { type Request, type Response } from 'express';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { FaultInjector, VendorClock, controlRouter, type VendorSimulator } from '../kit';
+import { FaultInjector, VendorClock, controlRouter, statusName, type VendorSimulator } from '../kit';
+import http from 'node:http';
 import { DeviceFilterError, parseDeviceFilter, type DevicePredicate } from './device-filter';
 import { NinjaInstance, pageAfter, type QueryCursor } from './store';
 import { growNinjaInstance } from './synthetic';
@@ -121,7 +122,10 @@ function basicAuthCredentials(req: Request): { id: string; secret: string } | nu
 }
 
 export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): NinjaOneSimulator {
-  const faults = new FaultInjector();
+  // Injected faults in NinjaOne's error envelope, `{error, error_description}`.
+  const faults = new FaultInjector((status) => ({
+    error: statusName(status).toLowerCase(), error_description: `${http.STATUS_CODES[status] ?? 'Error'}: injected fault`,
+  }));
   const clock = new VendorClock();
   const clients = opts.clients ?? DEFAULT_CLIENTS;
   const tokenTtl = opts.tokenTtlSeconds ?? 3600;

@@ -9,7 +9,8 @@
  */
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { controlRouter, FaultInjector, VendorClock, type VendorSimulator } from '../kit';
+import { controlRouter, FaultInjector, statusName, VendorClock, type VendorSimulator } from '../kit';
+import http from 'node:http';
 import { isPax8Resource, Pax8Dataset, PAX8_RESOURCES, type Pax8Resource } from './dataset';
 import { applyFilters, applySort, pageOf, param, readPageRequest, SortError, type Query } from './listing';
 import type {
@@ -30,7 +31,9 @@ export const PAX8_AUDIENCE = 'https://api.pax8.com';
  * by many scripts. The enum's other values (`api://provisioning`, `api://usage`) are for the vendor
  * APIs, which this simulator does not serve: refused here like any unknown audience.
  */
-export const PAX8_PARTNER_AUDIENCES: readonly string[] = [PAX8_AUDIENCE, 'api://p8p.client'];
+/** The legacy audience of that enum. */
+export const PAX8_LEGACY_AUDIENCE = 'api://p8p.client';
+export const PAX8_PARTNER_AUDIENCES: readonly string[] = [PAX8_AUDIENCE, PAX8_LEGACY_AUDIENCE];
 const TOKEN_TTL_SECONDS = 86_400;
 
 export interface Pax8Records {
@@ -85,7 +88,10 @@ function pax8Error(res: Response, status: number, type: string, message: string,
 const calledPath = (req: Request) => `/v1${req.path}`;
 
 export function createPax8Simulator(opts: { controlToken?: string } = {}): Pax8Simulator {
-  const faults = new FaultInjector();
+  // Injected faults in the Partner API's error body; `instance` is the path called (from /v1 on).
+  const faults = new FaultInjector((status, req): Pax8ErrorBody => ({
+    type: statusName(status), message: `${http.STATUS_CODES[status] ?? 'Error'}: injected fault`, instance: req.path, status, details: [],
+  }));
   const clock = new VendorClock();
   const instances = new Map<string, Pax8Dataset>();
   const tokens = new Map<string, { instance: string; expiresAt: number }>();
