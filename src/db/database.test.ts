@@ -6,7 +6,7 @@ describe('store', () => {
     const db = await openDatabase(testDatabaseOptions());
     try {
       const applied = await db.dataSource.query('SELECT name FROM migrations');
-      expect(applied.map((r: { name: string }) => r.name)).toEqual(['InitialSchema1763780000000']);
+      expect(applied.map((r: { name: string }) => r.name)).toEqual(['InitialSchema1763780000000', 'ProductsAndSubscriptions1763790000000']);
       const pending = await db.dataSource.driver.createSchemaBuilder().log();
       expect(pending.upQueries.map((q) => q.query)).toEqual([]);
     } finally {

@@ -256,3 +256,22 @@ export function mapAgreementLine(n: Native, l: AgreementLineLookups): FetchedRec
     },
   };
 }
+
+/**
+ * A Services row: the recurring services contracts bill (ContractServices.serviceID points here), so
+ * they are the products of an Autotask agreement line. Services have no product code of their own.
+ */
+export function mapService(n: Native): FetchedRecord<'products'> {
+  return {
+    sourceId: String(n.id),
+    native: n,
+    vendorUpdatedAt: autotaskTime(n.lastModifiedDate),
+    fields: {
+      name: str(n.name) ?? '',
+      sku: null,
+      unitPrice: num(n.unitPrice),
+      unitCost: num(n.unitCost),
+      active: typeof n.isActive === 'boolean' ? n.isActive : null,
+    },
+  };
+}

@@ -10,11 +10,13 @@
  * Agreement lines: Halo keeps a contract's priced recurring lines on the recurring invoices linked
  * to it (`contract_id`), read with `includelines=true`; each line is yielded with the line object as
  * its native payload.
+ * Products: the item catalogue (`/api/Item`), read whole; a line's `product_source_id` is its
+ * `item_code`, which is the item's `sku` here (the item's own source id is its numeric id).
  */
 import type { FetchedRecord, ReadConnector, RecordFieldsByResource, SyncContext, SyncResource } from '../types';
 import { haloArray, haloPages, haloQueryTime, parseHaloTime, type HaloRecord } from './client';
 import {
-  agreementFields, agreementLineFields, buildLookups, companyFields, contactFields, projectFields, ticketFields,
+  agreementFields, agreementLineFields, buildLookups, companyFields, contactFields, productFields, projectFields, ticketFields,
   type HaloLookups,
 } from './map';
 
@@ -82,14 +84,20 @@ async function* agreementLines(ctx: SyncContext): AsyncGenerator<Fetched<'agreem
   }
 }
 
+async function* products(ctx: SyncContext): AsyncGenerator<Fetched<'products'>[]> {
+  for await (const page of haloPages(ctx, 'Item', 'items', { includeactive: true, includeinactive: true })) {
+    yield page.map((i) => record<'products'>(i, i.lastmodified, productFields(i)));
+  }
+}
+
 const FETCHERS: { [R in SyncResource]?: (ctx: SyncContext) => AsyncGenerator<Fetched<R>[]> } = {
-  companies, contacts, tickets, projects, agreements, agreement_lines: agreementLines,
+  companies, contacts, tickets, projects, agreements, agreement_lines: agreementLines, products,
 };
 
 export const haloPsaConnector: ReadConnector = {
   name: 'halopsa',
   kind: 'psa',
-  resources: ['companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines'],
+  resources: ['companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: ['companies', 'contacts', 'tickets', 'projects'],
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     const fetcher = FETCHERS[resource] as ((c: SyncContext) => AsyncGenerator<FetchedRecord<R>[]>) | undefined;

@@ -143,3 +143,19 @@ export function agreementLineFields(line: HaloRecord, agreementSourceId: string)
     effectiveEnd: dateOnly(line.enddate),
   };
 }
+
+/**
+ * An Item (/api/Item): name, the recurring price and cost when the item is a recurring one (else the
+ * base price and cost), and `internalreference` as its code, which is what recurring-invoice lines
+ * carry as `item_code` (Halo swagger Item; the code field is our reading, unconfirmed).
+ */
+export function productFields(i: HaloRecord): RecordFieldsByResource['products'] {
+  const recurring = i.isrecurringitem === true;
+  return {
+    name: str(i.name) ?? '',
+    sku: str(i.internalreference),
+    unitPrice: (recurring ? num(i.recurringprice) : null) ?? num(i.baseprice),
+    unitCost: (recurring ? num(i.recurringcost) : null) ?? num(i.costprice),
+    active: typeof i.inactive === 'boolean' ? !i.inactive : null,
+  };
+}

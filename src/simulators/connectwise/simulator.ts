@@ -130,6 +130,10 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
   listRoutes('/finance/agreements/:parentId/additions', childrenOf('agreements', 'Agreement', 'additions', (a) => a.agreementId));
   getRoute('/finance/agreements/:parentId/additions/:id', 'additions', 'Addition', (a, req) => a.agreementId === Number(req.params.parentId));
 
+  // Procurement: the product catalogue (CatalogItem records).
+  listRoutes('/procurement/catalog', all('catalog'));
+  getRoute('/procurement/catalog/:id', 'catalog', 'Product');
+
   // Projects
   listRoutes('/project/projects', all('projects'));
   getRoute('/project/projects/:id', 'projects', 'Project');

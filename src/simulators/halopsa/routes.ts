@@ -149,12 +149,24 @@ const LISTS: Record<string, ListSpec> = {
     },
     present: (q) => (flag(q, 'includelines', false) ? (r) => r : withoutLines),
   },
+  // GET /api/Item (Halo swagger: includeactive, includeinactive, recurringonly, search, paging). The
+  // paged wrapper key `items` is unconfirmed (the swagger names no response schema); Halo's other
+  // lists wrap in the plural of the resource.
+  item: {
+    resource: 'items', key: 'items',
+    filter: (q) => {
+      const a = activeFilter(q, (r) => r.inactive === true);
+      const recurringOnly = flag(q, 'recurringonly', false);
+      return (r) => a(r) && (!recurringOnly || r.isrecurringitem === true) && (!q.search || contains(r.name, q.search));
+    },
+  },
 };
 
 /** Singles served at /api/<Path>/:id, by list name. */
 const SINGLES: Record<string, HaloResource> = {
   tickets: 'tickets', projects: 'projects', actions: 'actions', client: 'clients', users: 'users', agent: 'agents',
   status: 'statuses', team: 'teams', clientcontract: 'contracts', recurringinvoice: 'recurring_invoices',
+  item: 'items',
 };
 
 export interface HaloApiDeps {
