@@ -236,7 +236,10 @@ export function mapAgreementLine(n: Native, l: AgreementLineLookups): FetchedRec
   const rows = l.units.get(String(n.id)) ?? [];
   const current = currentUnitRow(rows, l.now);
   const starts = rows.map((r) => autotaskDate(r.startDate)).filter((d): d is string => !!d).sort();
-  const ends = rows.map((r) => autotaskDate(r.endDate)).filter((d): d is string => !!d).sort();
+  // A service is ended in Autotask by adjusting its units to zero (ContractServiceAdjustments): periods
+  // of zero units after the last billed one are not part of the line.
+  const billed = rows.filter((r) => num(r.units) !== 0);
+  const ends = (billed.length ? billed : rows).map((r) => autotaskDate(r.endDate)).filter((d): d is string => !!d).sort();
   const serviceId = idOf(n.serviceID);
   return {
     sourceId: String(n.id),
