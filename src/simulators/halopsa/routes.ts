@@ -8,6 +8,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { VendorClock } from '../kit';
 import { HaloApiError, badRequest, notFound } from './errors';
 import { addAction, createFault, updateFault, validateFaultCreate, type FaultResource } from './mutations';
+import { writeInvoiceLines } from './invoice-lines';
 import {
   HALO_CLOSED_STATUS_ID, LAST_UPDATE_FIELD, parseHaloTime,
   type HaloInstance, type HaloRecord, type HaloResource,
@@ -263,6 +264,12 @@ export function haloApiRouter(deps: HaloApiDeps): Router {
     const inst = deps.instance(res.locals.instance as string);
     const written = arrayBody(req).map((e) => addAction(inst, e, deps.clock.now(), true));
     answerWrites(res, written);
+  });
+
+  // Agreement lines of a contract: the lines of its recurring invoice (invoice-lines.ts).
+  r.post('/recurringinvoice/lines', (req, res) => {
+    const inst = deps.instance(res.locals.instance as string);
+    answerWrites(res, writeInvoiceLines(inst, arrayBody(req), deps.clock.now()));
   });
 
   r.use((_req: Request, res: Response) => {
