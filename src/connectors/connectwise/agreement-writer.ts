@@ -7,8 +7,8 @@
  * - rewrite: PATCH the addition with a JSON Patch of `/quantity`, `/unitPrice`, `/unitCost` (absolute
  *   values, so a repeat lands the same state).
  * - end: PATCH `/cancelledDate` (ConnectWise ends an addition by its cancelled date).
- * - marker: the Addition model has two free-text fields, `description` and `invoiceDescription`
- *   (ConnectWise's Addition model as generated from its OpenAPI: connectwise-rest ManageTypes, and
+ * - marker: the Addition model has two free-text fields, `description` and `invoiceDescription` (max
+ *   6000) (ConnectWise's OpenAPI as generated into HealthITAU/pyconnectwise models/manage `Addition` and
  *   sowderca/connectwise-ruby-sdk docs/Addition.md). `invoiceDescription` prints on the customer's
  *   invoice, so the marker goes at the end of `description` as ` [ref:<marker>]`, found again with
  *   `conditions=description contains "[ref:<marker>]"`.

@@ -144,7 +144,7 @@ export function mapAddition(x: CwNative, agreementId: string): RecordFieldsByRes
   };
 }
 
-/** A /procurement/catalog item (CatalogItem: identifier, description, inactiveFlag, price, cost). */
+/** A /procurement/catalog item (CatalogItem: identifier, description, inactiveFlag, price, cost; pyconnectwise models/manage CatalogItem). */
 export function mapCatalogItem(c: CwNative): RecordFieldsByResource['products'] {
   return {
     name: String(c.description ?? c.identifier ?? ''),

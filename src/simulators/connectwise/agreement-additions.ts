@@ -2,9 +2,10 @@
  * Agreement additions as ConnectWise writes them: POST /finance/agreements/{id}/additions and JSON Patch
  * of one addition. Fields are ConnectWise's Addition model (product, quantity, lessIncluded, unitPrice,
  * unitCost, billCustomer, effectiveDate, cancelledDate, taxableFlag, invoiceDescription, description,
- * agreementId, extPrice, extCost, margin; connectwise-rest ManageTypes `Addition`, the same list in
- * sowderca/connectwise-ruby-sdk docs/Addition.md, where `product` and `billCustomer` are the required
- * ones). Refusals are ConnectWise's 400 `{code: "InvalidObject", message, errors: [{code, message,
+ * agreementId, extPrice, extCost, margin, agreementStatus Active|Cancelled|Expired|Inactive; ConnectWise's
+ * OpenAPI as generated into HealthITAU/pyconnectwise models/manage `Addition` (billCustomer required,
+ * Billable|DoNotBill|NoCharge) and sowderca/connectwise-ruby-sdk docs/Addition.md; vendors.md has
+ * `product` required too). Refusals are ConnectWise's 400 `{code: "InvalidObject", message, errors: [{code, message,
  * resource, field}]}`; an unknown agreement or addition is 404 NotFound.
  *
  * Rules enforced (our reading where ConnectWise documents none, noted as such):
@@ -23,7 +24,8 @@ import { newInfo, touch, type Change } from './tickets';
 
 const RESOURCE = 'addition';
 const BILL_CUSTOMER = ['Billable', 'DoNotBill', 'NoCharge'];
-const TEXT_MAX: Record<string, number> = { description: 1000, invoiceDescription: 1000, serialNumber: 1000 };
+/** invoiceDescription 6000 and serialNumber 50 as the OpenAPI-generated models give them; description has no published limit (ours). */
+const TEXT_MAX: Record<string, number> = { description: 1000, invoiceDescription: 6000, serialNumber: 50 };
 /** Fields a JSON Patch may change, with their JSON type. */
 const PATCHABLE: Record<string, 'number' | 'string' | 'boolean' | 'date'> = {
   quantity: 'number', lessIncluded: 'number', unitPrice: 'number', unitCost: 'number', billCustomer: 'string',
