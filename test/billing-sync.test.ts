@@ -54,12 +54,13 @@ describe('products and subscriptions in the store after the first sync', () => {
     expect((await line('812')).quantity).toBe(sub(fabrikam, premium.name).quantity); // 55 both
   });
 
-  it('beta: HaloPSA items, with the codes the recurring-invoice lines carry', async () => {
+  it('beta: HaloPSA items; every recurring-invoice line points at its item by id', async () => {
     const products = await rowsOf('products', svc.betaId);
     expect(products).toHaveLength((loadVendorFixtures('sandbox-beta', 'halopsa').resources.items as Row[]).length);
-    const lines: Row[] = await svc.services.ds.query('SELECT product_source_id FROM agreement_lines WHERE tenant_id = $1', [svc.betaId]);
-    const skus = new Set(products.map((p) => p.sku));
-    expect(lines.every((l) => skus.has(l.product_source_id))).toBe(true);
+    const lines: Row[] = await svc.services.ds.query('SELECT product_source_id, raw FROM agreement_lines WHERE tenant_id = $1', [svc.betaId]);
+    const byId = new Map(products.map((p) => [p.source_id, p]));
+    expect(lines.length).toBe(25);
+    for (const l of lines) expect(byId.get(l.product_source_id)?.sku).toBe(l.raw.item_code);
     expect(products.filter((p) => p.active === false)).toHaveLength(1);
   });
 });

@@ -105,9 +105,10 @@ describe('products (/api/Item)', () => {
       });
     }
     expect(fetched.filter((p) => p.fields.active === false)).toHaveLength(1);
-    const skus = new Set(fetched.map((p) => p.fields.sku));
+    // Lines name their item by code; their product_source_id is that item's id.
+    const idByCode = new Map(fetched.map((p) => [p.fields.sku, p.sourceId]));
     const lines = await all('agreement_lines');
-    expect(lines.every((l) => skus.has(l.fields.productSourceId))).toBe(true);
+    for (const l of lines) expect(l.fields.productSourceId).toBe(idByCode.get(l.native.item_code as string));
   });
 });
 

@@ -10,8 +10,9 @@
  * Agreement lines: Halo keeps a contract's priced recurring lines on the recurring invoices linked
  * to it (`contract_id`), read with `includelines=true`; each line is yielded with the line object as
  * its native payload.
- * Products: the item catalogue (`/api/Item`), read whole; a line's `product_source_id` is its
- * `item_code`, which is the item's `sku` here (the item's own source id is its numeric id).
+ * Products: the item catalogue (`/api/Item`), read whole. A line names its item by `item_code` (the
+ * item's code, its `sku` here); the line's `product_source_id` is that item's id, looked up once per
+ * sync, so it is the product record's source id as on the other PSAs.
  */
 import type { FetchedRecord, ReadConnector, RecordFieldsByResource, SyncContext, SyncResource } from '../types';
 import { haloArray, haloPages, haloQueryTime, parseHaloTime, type HaloRecord } from './client';
@@ -69,7 +70,17 @@ async function* agreements(ctx: SyncContext): AsyncGenerator<Fetched<'agreements
   }
 }
 
+/** Item code -> item id over the whole catalogue (inactive items too: old lines may bill them). */
+async function itemIdsByCode(ctx: SyncContext): Promise<Map<string, string>> {
+  const ids = new Map<string, string>();
+  for await (const page of haloPages(ctx, 'Item', 'items', { includeactive: true, includeinactive: true })) {
+    for (const i of page) if (typeof i.internalreference === 'string' && i.internalreference) ids.set(i.internalreference, String(i.id));
+  }
+  return ids;
+}
+
 async function* agreementLines(ctx: SyncContext): AsyncGenerator<Fetched<'agreement_lines'>[]> {
+  const itemIds = await itemIdsByCode(ctx);
   for await (const invoices of haloPages(ctx, 'RecurringInvoice', 'invoices', { includelines: true })) {
     const lines: Fetched<'agreement_lines'>[] = [];
     for (const invoice of invoices) {
@@ -77,7 +88,7 @@ async function* agreementLines(ctx: SyncContext): AsyncGenerator<Fetched<'agreem
         const contractId = line.contract_id || invoice.contract_id;
         // A recurring invoice not tied to a contract bills no agreement.
         if (!contractId) continue;
-        lines.push(record<'agreement_lines'>(line, invoice.last_modified, agreementLineFields(line, String(contractId))));
+        lines.push(record<'agreement_lines'>(line, invoice.last_modified, agreementLineFields(line, String(contractId), itemIds)));
       }
     }
     yield lines;

@@ -131,11 +131,19 @@ export function agreementFields(c: HaloRecord): RecordFieldsByResource['agreemen
 }
 
 /** A line of a recurring invoice that bills a contract: one line of that contract (agreement). */
-export function agreementLineFields(line: HaloRecord, agreementSourceId: string): RecordFieldsByResource['agreement_lines'] {
+/**
+ * A recurring-invoice line. It names its item by `item_code`; `itemIds` (item code -> item id, from
+ * /api/Item) turns that into the item's id, the source id of the product record, so a line's
+ * `product_source_id` points into `products` as on the other PSAs. A code no item carries stays as is.
+ */
+export function agreementLineFields(
+  line: HaloRecord, agreementSourceId: string, itemIds: ReadonlyMap<string, string> = new Map(),
+): RecordFieldsByResource['agreement_lines'] {
+  const code = str(line.item_code);
   return {
     agreementSourceId,
-    productName: str(line.item_shortdescription) ?? str(line.item_code),
-    productSourceId: str(line.item_code),
+    productName: str(line.item_shortdescription) ?? code,
+    productSourceId: (code && itemIds.get(code)) ?? code,
     quantity: num(line.qty_order),
     unitCost: num(line.unit_cost),
     unitPrice: num(line.unit_price),
