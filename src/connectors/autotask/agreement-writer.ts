@@ -26,8 +26,7 @@
  * unitChange uses the synced quantity (the commit uses the live one).
  */
 import {
-  commonLineProblems, isDay, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
-  type AgreementLineWriter, type SyncedLine, type WrittenLine,
+  commonLineProblems, isDay, type AgreementLineDraft, type AgreementLineWriter, type SyncedLine, type WrittenLine,
 } from '../agreement-write-types';
 import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
 import type { VendorHttpError } from '../vendor-http';
