@@ -167,3 +167,37 @@ export class ProjectRecord extends SyncedRecord {
   /** A baseline project cannot take writes (interface document rule 9). */
   @Column({ type: 'boolean', default: false }) baseline!: boolean;
 }
+
+/**
+ * The PSA catalogue (ConnectWise /procurement/catalog, Autotask Services, HaloPSA Item) and the
+ * distributor's catalogue (Pax8 /products): what an agreement line's `product_source_id` points at.
+ */
+@Entity('products')
+@Unique('uq_products_source', ['tenantId', 'connectionId', 'sourceId'])
+@Index('ix_products_tenant_id', ['tenantId', 'id'])
+export class ProductRecord extends SyncedRecord {
+  @Column({ type: 'text' }) name!: string;
+  /** The vendor's product code: ConnectWise identifier, Pax8 sku, Halo item code; null when none. */
+  @Column({ type: 'text', nullable: true }) sku!: string | null;
+  @Column({ name: 'unit_price', type: 'double precision', nullable: true }) unitPrice!: number | null;
+  @Column({ name: 'unit_cost', type: 'double precision', nullable: true }) unitCost!: number | null;
+  /** False when the vendor marks the product inactive; null when the vendor does not say. */
+  @Column({ type: 'boolean', nullable: true }) active!: boolean | null;
+}
+
+/** Distributor subscriptions (Pax8 /subscriptions): a company's quantity of a product. */
+@Entity('subscriptions')
+@Unique('uq_subscriptions_source', ['tenantId', 'connectionId', 'sourceId'])
+@Index('ix_subscriptions_tenant_id', ['tenantId', 'id'])
+export class SubscriptionRecord extends SyncedRecord {
+  @Column({ name: 'company_source_id', type: 'text', nullable: true }) companySourceId!: string | null;
+  @Column({ name: 'product_source_id', type: 'text', nullable: true }) productSourceId!: string | null;
+  @Column({ name: 'product_name', type: 'text', nullable: true }) productName!: string | null;
+  @Column({ type: 'double precision', nullable: true }) quantity!: number | null;
+  @Column({ type: 'double precision', nullable: true }) price!: number | null;
+  @Column({ name: 'partner_cost', type: 'double precision', nullable: true }) partnerCost!: number | null;
+  @Column({ name: 'billing_term', type: 'text', nullable: true }) billingTerm!: string | null;
+  @Column({ type: 'text', nullable: true }) status!: string | null;
+  @Column({ name: 'start_date', type: 'text', nullable: true }) startDate!: string | null;
+  @Column({ name: 'end_date', type: 'text', nullable: true }) endDate!: string | null;
+}

@@ -122,7 +122,7 @@ describe('REST and GraphQL answer alike', () => {
   });
 
   it('every record list, and the 501 of a list the limited connector lacks', async () => {
-    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents', 'list_contacts']) {
+    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents', 'list_contacts', 'list_products', 'list_subscriptions']) {
       const first = await expectParity(name, isv, { path: T(), query: { limit: 3 } });
       const cursor = (first as { ok: { next_cursor?: string } }).ok.next_cursor;
       if (cursor) await expectParity(name, isv, { path: T(), query: { limit: 3, cursor } });

@@ -7,6 +7,10 @@ import type { ConnectorCapabilities, LinkedRecord } from './capabilities';
 import type { ReadConnector, SyncResource } from './types';
 import type { WriteConnector } from './write-types';
 import type { DistributorCompanyWriter } from './distributor-write-types';
+import type { AgreementLineWriter } from './agreement-write-types';
+import { autotaskAgreementWriter } from './autotask/agreement-writer';
+import { connectwiseAgreementWriter } from './connectwise/agreement-writer';
+import { haloPsaAgreementWriter } from './halopsa/agreement-writer';
 import { autotaskCapabilities } from './autotask/capabilities';
 import { autotaskConnector } from './autotask/connector';
 import { autotaskWriter } from './autotask/writer';
@@ -27,13 +31,15 @@ export interface ConnectorModule {
   write: WriteConnector | null;
   /** Company create at a distributor. */
   companies?: DistributorCompanyWriter;
+  /** Line items on existing agreements (rule 8); whether commits go live is `capabilities.commits`. */
+  agreements?: AgreementLineWriter;
   capabilities: ConnectorCapabilities;
 }
 
 const CONNECTORS: Record<string, ConnectorModule> = {
-  connectwise: { read: connectwiseConnector, write: connectwiseWriter, capabilities: connectwiseCapabilities },
-  autotask: { read: autotaskConnector, write: autotaskWriter, capabilities: autotaskCapabilities },
-  halopsa: { read: haloPsaConnector, write: haloPsaWriter, capabilities: haloPsaCapabilities },
+  connectwise: { read: connectwiseConnector, write: connectwiseWriter, agreements: connectwiseAgreementWriter, capabilities: connectwiseCapabilities },
+  autotask: { read: autotaskConnector, write: autotaskWriter, agreements: autotaskAgreementWriter, capabilities: autotaskCapabilities },
+  halopsa: { read: haloPsaConnector, write: haloPsaWriter, agreements: haloPsaAgreementWriter, capabilities: haloPsaCapabilities },
   ninjaone: { read: ninjaOneConnector, write: null, capabilities: ninjaOneCapabilities },
   pax8: { read: pax8Connector, write: null, companies: pax8CompanyWriter, capabilities: pax8Capabilities },
 };
@@ -68,6 +74,13 @@ export function writeConnector(name: string): WriteConnector {
 export function distributorWriter(name: string): DistributorCompanyWriter {
   const w = connectorModule(name).companies;
   if (!w) throw ServiceError.notSupported(`The ${name} connector does not create companies.`);
+  return w;
+}
+
+/** The agreement-line writer of a connector; 501 `not_supported` for one that has none. */
+export function agreementLineWriter(name: string): AgreementLineWriter {
+  const w = connectorModule(name).agreements;
+  if (!w) throw ServiceError.notSupported(`The ${name} connector does not write agreement lines.`);
   return w;
 }
 

@@ -7,8 +7,8 @@
 import type { ConnectionKind, ConnectorName } from '../../entities/tenancy';
 import type {
   AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord,
-  IncidentRecord, InstalledApplicationRecord, MemberRecord, PriorityRecord, ProjectRecord, StatusRecord,
-  TicketRecord,
+  IncidentRecord, InstalledApplicationRecord, MemberRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord,
+  SubscriptionRecord, TicketRecord,
 } from '../../entities/records';
 import type { SyncedRecord } from '../../entities/base';
 import type { VendorHttpClient } from './vendor-http';
@@ -29,11 +29,13 @@ export interface RecordFieldsByResource {
   agreements: FieldsOf<AgreementRecord>;
   agreement_lines: FieldsOf<AgreementLineRecord>;
   projects: FieldsOf<ProjectRecord>;
+  products: FieldsOf<ProductRecord>;
+  subscriptions: FieldsOf<SubscriptionRecord>;
 }
 export type SyncResource = keyof RecordFieldsByResource;
 export const SYNC_RESOURCES: readonly SyncResource[] = [
   'boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects',
-  'agreements', 'agreement_lines', 'devices', 'applications', 'incidents',
+  'agreements', 'agreement_lines', 'devices', 'applications', 'incidents', 'products', 'subscriptions',
 ];
 
 export interface FetchedRecord<R extends SyncResource = SyncResource> {

@@ -72,6 +72,8 @@ export const RECORD_OPERATIONS: Operation[] = [
   listOperation({ list: 'priorities', path: 'ticket-priorities', schema: S.TicketPriorityList, summary: 'Ticket priorities (ids for `priority`)', errors: ['not_supported'], description: 'The limited PSA connector answers 501.' }),
   listApplications,
   listOperation({ list: 'incidents', path: 'incidents', schema: S.IncidentList, summary: 'Incidents (RMM alerts)' }),
+  listOperation({ list: 'products', path: 'products', schema: S.ProductList, summary: 'Products', description: "The PSA catalogue and the distributor's products, store-served (`source` tells which)." }),
+  listOperation({ list: 'subscriptions', path: 'subscriptions', schema: S.SubscriptionList, summary: 'Distributor subscriptions', description: 'Subscriptions at the distributor (quantity, price, partner cost, billing term), store-served.' }),
   listOperation({ list: 'contacts', path: 'contacts', schema: S.ContactList, summary: 'Contacts', description: 'Contacts of the PSA and distributor companies, store-served. Contacts are list and match only: there is no contact create.' }),
 ];
 

@@ -117,6 +117,24 @@ export const RECORD_LISTS = {
       ...vendorFields(r),
     }),
   },
+  products: {
+    // The PSA catalogue and the distributor's products: `source` says which.
+    resource: 'products', table: 'products', itemsField: 'products', kind: 'psa', requiresCapability: false,
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, connection_id: r.connection_id, name: r.name, sku: r.sku,
+      unit_price: r.unit_price, unit_cost: r.unit_cost, active: r.active,
+      ...vendorFields(r),
+    }),
+  },
+  subscriptions: {
+    resource: 'subscriptions', table: 'subscriptions', itemsField: 'subscriptions', kind: 'distributor', requiresCapability: false,
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, company_source_id: r.company_source_id,
+      product_source_id: r.product_source_id, product_name: r.product_name, quantity: r.quantity, price: r.price,
+      partner_cost: r.partner_cost, billing_term: r.billing_term, status: r.status, start_date: r.start_date, end_date: r.end_date,
+      ...vendorFields(r),
+    }),
+  },
   agreements: {
     resource: 'agreements', table: 'agreements', itemsField: 'agreements', kind: 'psa', requiresCapability: true,
     toApi: (r) => ({

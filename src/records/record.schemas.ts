@@ -78,6 +78,20 @@ export const Contact = z.object({
   ...vendorRecord,
 }).strict().openapi('Contact');
 
+export const Product = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), connection_id: z.string(), name: z.string(), sku: z.string().nullable(),
+  unit_price: z.number().nullable(), unit_cost: z.number().nullable(), active: z.boolean().nullable(),
+  ...vendorRecord,
+}).strict().openapi('Product');
+
+export const Subscription = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), company_source_id: z.string().nullable(),
+  product_source_id: z.string().nullable(), product_name: z.string().nullable(), quantity: z.number().nullable(),
+  price: z.number().nullable(), partner_cost: z.number().nullable(), billing_term: z.string().nullable(),
+  status: z.string().nullable(), start_date: z.string().nullable(), end_date: z.string().nullable(),
+  ...vendorRecord,
+}).strict().openapi('Subscription');
+
 export const AgreementLine = z.object({
   source: z.string(), source_id: z.string(), agreement_source_id: z.string(),
   product_name: z.string().nullable(), product_source_id: z.string().nullable(),
@@ -108,5 +122,7 @@ export const TicketPriorityList = z.object({ priorities: z.array(TicketPriority)
 export const ApplicationList = z.object({ applications: z.array(InstalledApplication), ...listEnvelope }).strict().openapi('ApplicationList');
 export const IncidentList = z.object({ incidents: z.array(Incident), ...listEnvelope }).strict().openapi('IncidentList');
 export const ContactList = z.object({ contacts: z.array(Contact), ...listEnvelope }).strict().openapi('ContactList');
+export const ProductList = z.object({ products: z.array(Product), ...listEnvelope }).strict().openapi('ProductList');
+export const SubscriptionList = z.object({ subscriptions: z.array(Subscription), ...listEnvelope }).strict().openapi('SubscriptionList');
 export const AgreementList = z.object({ agreements: z.array(Agreement), ...listEnvelope }).strict().openapi('AgreementList');
 

@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget } from 'typeorm';
 import {
   AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord, IncidentRecord,
-  InstalledApplicationRecord, MemberRecord, PriorityRecord, ProjectRecord, StatusRecord, TicketRecord,
+  InstalledApplicationRecord, MemberRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord, SubscriptionRecord,
+  TicketRecord,
 } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
 import { escapeStored, escapeStoredText } from './stored-text';
@@ -22,7 +23,8 @@ export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
   tickets: TicketRecord, companies: CompanyRecord, contacts: ContactRecord, members: MemberRecord,
   boards: BoardRecord, statuses: StatusRecord, priorities: PriorityRecord, devices: DeviceRecord,
   applications: InstalledApplicationRecord, incidents: IncidentRecord, agreements: AgreementRecord,
-  agreement_lines: AgreementLineRecord, projects: ProjectRecord,
+  agreement_lines: AgreementLineRecord, projects: ProjectRecord, products: ProductRecord,
+  subscriptions: SubscriptionRecord,
 };
 
 interface TablePlan {

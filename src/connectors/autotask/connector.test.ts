@@ -135,6 +135,14 @@ describe('autotask connector', () => {
       effectiveEnd: '2026-12-31',
     });
 
+    const products = (await collect('products')).records;
+    expect(products).toHaveLength(sim.list(I, 'Services').length);
+    for (const p of products) {
+      expect(p.fields).toEqual({ name: p.native.name, sku: null, unitPrice: p.native.unitPrice, unitCost: p.native.unitCost, active: p.native.isActive });
+    }
+    const serviceIds = new Set(products.map((p) => p.sourceId));
+    expect(lines.every((l) => serviceIds.has(l.fields.productSourceId!))).toBe(true);
+
     const projects = (await collect('projects')).records;
     expect(projects.filter((p) => p.fields.baseline).map((p) => p.fields.name)).toEqual(['New Client Onboarding (Baseline)']);
     expect(projects.find((p) => p.native.id === 29685001)!.fields).toMatchObject({ status: 'In Progress', companyName: 'Harbor Logistics LLC', companySourceId: '3' });

@@ -6,6 +6,7 @@
  * - members: Resources (memberRef = resource id, what TimeEntries.resourceID takes).
  * - companies, contacts, tickets, projects, agreements (Contracts), agreement_lines (ContractServices):
  *   `POST <Entity>/query` with MaxRecords 500, then `nextPageUrl` until null (see client.ts).
+ * - products: Services, the recurring services contracts bill (ContractServices.serviceID).
  * - Incremental: tickets and companies with `lastActivityDate gte <since>` (Autotask bumps it on every
  *   change, note and time entry); everything else is read in full.
  * - Lookups per page, so a page needs a bounded number of extra calls: company names (Companies by
@@ -16,7 +17,7 @@ import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '..
 import { ALL, entityFields, picklist, queryIn, queryPages, type FilterItem, type Native, type PicklistValue } from './client';
 import {
   isCurrentPeriod, mapAgreement, mapAgreementLine, mapBoard, mapCompany, mapContact, mapMember, mapPriority, mapProject,
-  mapStatus, mapTicket,
+  mapService, mapStatus, mapTicket,
 } from './mapping';
 
 const sinceFilter = (ctx: SyncContext, field: string): FilterItem[] =>
@@ -126,6 +127,7 @@ function fetchResource(resource: SyncResource, ctx: SyncContext): AsyncIterable<
     case 'projects': return fetchProjects(ctx);
     case 'agreements': return fetchAgreements(ctx);
     case 'agreement_lines': return fetchAgreementLines(ctx);
+    case 'products': return simple(ctx, 'Services', ALL, mapService);
     default: return unsupported(resource);
   }
 }
@@ -133,7 +135,7 @@ function fetchResource(resource: SyncResource, ctx: SyncContext): AsyncIterable<
 export const autotaskConnector: ReadConnector = {
   name: 'autotask',
   kind: 'psa',
-  resources: ['boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines'],
+  resources: ['boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: ['companies', 'tickets'],
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     return fetchResource(resource, ctx) as AsyncIterable<FetchedRecord<R>[]>;

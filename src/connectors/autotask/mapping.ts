@@ -236,7 +236,10 @@ export function mapAgreementLine(n: Native, l: AgreementLineLookups): FetchedRec
   const rows = l.units.get(String(n.id)) ?? [];
   const current = currentUnitRow(rows, l.now);
   const starts = rows.map((r) => autotaskDate(r.startDate)).filter((d): d is string => !!d).sort();
-  const ends = rows.map((r) => autotaskDate(r.endDate)).filter((d): d is string => !!d).sort();
+  // A service is ended in Autotask by adjusting its units to zero (ContractServiceAdjustments): periods
+  // of zero units after the last billed one are not part of the line.
+  const billed = rows.filter((r) => num(r.units) !== 0);
+  const ends = (billed.length ? billed : rows).map((r) => autotaskDate(r.endDate)).filter((d): d is string => !!d).sort();
   const serviceId = idOf(n.serviceID);
   return {
     sourceId: String(n.id),
@@ -253,6 +256,25 @@ export function mapAgreementLine(n: Native, l: AgreementLineLookups): FetchedRec
       unitPrice: num(n.adjustedPrice) ?? num(n.unitPrice),
       effectiveStart: starts[0] ?? null,
       effectiveEnd: ends[ends.length - 1] ?? null,
+    },
+  };
+}
+
+/**
+ * A Services row: the recurring services contracts bill (ContractServices.serviceID points here), so
+ * they are the products of an Autotask agreement line. Services have no product code of their own.
+ */
+export function mapService(n: Native): FetchedRecord<'products'> {
+  return {
+    sourceId: String(n.id),
+    native: n,
+    vendorUpdatedAt: autotaskTime(n.lastModifiedDate),
+    fields: {
+      name: str(n.name) ?? '',
+      sku: null,
+      unitPrice: num(n.unitPrice),
+      unitCost: num(n.unitCost),
+      active: typeof n.isActive === 'boolean' ? n.isActive : null,
     },
   };
 }

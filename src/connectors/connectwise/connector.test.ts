@@ -57,6 +57,7 @@ const SOURCES: Record<string, { table: string; rows: () => CwRecord[] }[]> = {
   projects: [{ table: 'projects', rows: () => fx('projects') }],
   agreements: [{ table: 'agreements', rows: () => fx('agreements') }],
   agreement_lines: [{ table: 'additions', rows: () => fx('additions') }],
+  products: [{ table: 'catalog', rows: () => fx('catalog') }],
 };
 
 beforeAll(async () => {
@@ -135,6 +136,19 @@ describe('full fetch', () => {
 
     const projects = (await fetchAll('projects')).records;
     expect(projects.filter((p) => p.fields.baseline).map((p) => p.native.type.name)).toEqual(['Baseline']);
+  });
+
+  it('maps the catalogue, which holds every product an addition names (one retired)', async () => {
+    const products = (await fetchAll('products')).records;
+    for (const p of products) {
+      expect(p.fields).toEqual({
+        name: p.native.description, sku: p.native.identifier, unitPrice: p.native.price, unitCost: p.native.cost, active: !p.native.inactiveFlag,
+      });
+    }
+    expect(products.filter((p) => p.fields.active === false).map((p) => p.fields.sku)).toEqual(['AV-LEGACY']);
+    const productIds = new Set(products.map((p) => p.sourceId));
+    const lines = (await fetchAll('agreement_lines')).records;
+    expect(lines.every((l) => productIds.has(l.fields.productSourceId!))).toBe(true);
   });
 
   it('follows the Link header across pages of 1000', async () => {

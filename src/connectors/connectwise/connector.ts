@@ -14,12 +14,14 @@
  *   for change detection to tell a new note from another edit. Full reads leave `noteCount` 0 rather
  *   than make one call per ticket of the whole board.
  * - Statuses are read per board, agreement lines (additions) per agreement.
+ * - Products: the catalogue (`/procurement/catalog`, vendors.md), read whole; additions name their
+ *   product by catalogue id (`product.id`), which is the product record's source id.
  * - A baseline project is one whose project type is named "Baseline" (`type.name`).
  */
 import type { FetchedRecord, ReadConnector, RecordFieldsByResource, SyncContext, SyncResource } from '../types';
 import { cwAll, cwDate, cwHeaders, cwPages, type CwNative } from './client';
 import {
-  mapAddition, mapAgreement, mapBoard, mapCompany, mapContact, mapMember, mapPriority, mapProject, mapStatus, mapTicket,
+  mapAddition, mapAgreement, mapBoard, mapCatalogItem, mapCompany, mapContact, mapMember, mapPriority, mapProject, mapStatus, mapTicket,
   vendorUpdatedAt,
 } from './mappers';
 
@@ -102,6 +104,7 @@ function fetchResource(resource: SyncResource, ctx: SyncContext): AsyncIterable<
     case 'projects': return simpleList('projects', '/project/projects', ctx, mapProject);
     case 'agreements': return simpleList('agreements', '/finance/agreements', ctx, mapAgreement);
     case 'agreement_lines': return agreementLines(ctx);
+    case 'products': return simpleList('products', '/procurement/catalog', ctx, mapCatalogItem);
     default: throw new Error(`connectwise does not sync ${resource}`);
   }
 }
@@ -109,7 +112,7 @@ function fetchResource(resource: SyncResource, ctx: SyncContext): AsyncIterable<
 export const connectwiseConnector: ReadConnector = {
   name: 'connectwise',
   kind: 'psa',
-  resources: ['boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines'],
+  resources: ['boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: INCREMENTAL,
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     return fetchResource(resource, ctx) as AsyncIterable<FetchedRecord<R>[]>;

@@ -143,3 +143,14 @@ export function mapAddition(x: CwNative, agreementId: string): RecordFieldsByRes
     effectiveEnd: dateOnly(x.cancelledDate),
   };
 }
+
+/** A /procurement/catalog item (CatalogItem: identifier, description, inactiveFlag, price, cost; pyconnectwise models/manage CatalogItem). */
+export function mapCatalogItem(c: CwNative): RecordFieldsByResource['products'] {
+  return {
+    name: String(c.description ?? c.identifier ?? ''),
+    sku: str(c.identifier),
+    unitPrice: num(c.price),
+    unitCost: num(c.cost),
+    active: typeof c.inactiveFlag === 'boolean' ? !c.inactiveFlag : null,
+  };
+}

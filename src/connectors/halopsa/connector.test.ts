@@ -92,6 +92,26 @@ describe('full fetch', () => {
   });
 });
 
+describe('products (/api/Item)', () => {
+  test('every item, inactive included, with the code the recurring-invoice lines carry as sku', async () => {
+    const fetched = await all('products');
+    const held = byId(sim.list(INSTANCE, 'items'));
+    expect(fetched).toHaveLength(held.size);
+    for (const rec of fetched) {
+      const item = held.get(rec.sourceId)!;
+      expect(rec.native).toEqual(item);
+      expect(rec.fields).toEqual({
+        name: item.name, sku: item.internalreference, unitPrice: item.recurringprice, unitCost: item.recurringcost, active: !item.inactive,
+      });
+    }
+    expect(fetched.filter((p) => p.fields.active === false)).toHaveLength(1);
+    // Lines name their item by code; their product_source_id is that item's id.
+    const idByCode = new Map(fetched.map((p) => [p.fields.sku, p.sourceId]));
+    const lines = await all('agreement_lines');
+    for (const l of lines) expect(l.fields.productSourceId).toBe(idByCode.get(l.native.item_code as string));
+  });
+});
+
 describe('mapping to canonical fields', () => {
   test('tickets: status through the mapping, priority, team, client, dates', async () => {
     const tickets = await all('tickets');

@@ -10,11 +10,14 @@
  * Agreement lines: Halo keeps a contract's priced recurring lines on the recurring invoices linked
  * to it (`contract_id`), read with `includelines=true`; each line is yielded with the line object as
  * its native payload.
+ * Products: the item catalogue (`/api/Item`), read whole. A line names its item by `item_code` (the
+ * item's code, its `sku` here); the line's `product_source_id` is that item's id, looked up once per
+ * sync, so it is the product record's source id as on the other PSAs.
  */
 import type { FetchedRecord, ReadConnector, RecordFieldsByResource, SyncContext, SyncResource } from '../types';
 import { haloArray, haloPages, haloQueryTime, parseHaloTime, type HaloRecord } from './client';
 import {
-  agreementFields, agreementLineFields, buildLookups, companyFields, contactFields, projectFields, ticketFields,
+  agreementFields, agreementLineFields, buildLookups, companyFields, contactFields, productFields, projectFields, ticketFields,
   type HaloLookups,
 } from './map';
 
@@ -67,7 +70,17 @@ async function* agreements(ctx: SyncContext): AsyncGenerator<Fetched<'agreements
   }
 }
 
+/** Item code -> item id over the whole catalogue (inactive items too: old lines may bill them). */
+async function itemIdsByCode(ctx: SyncContext): Promise<Map<string, string>> {
+  const ids = new Map<string, string>();
+  for await (const page of haloPages(ctx, 'Item', 'items', { includeactive: true, includeinactive: true })) {
+    for (const i of page) if (typeof i.internalreference === 'string' && i.internalreference) ids.set(i.internalreference, String(i.id));
+  }
+  return ids;
+}
+
 async function* agreementLines(ctx: SyncContext): AsyncGenerator<Fetched<'agreement_lines'>[]> {
+  const itemIds = await itemIdsByCode(ctx);
   for await (const invoices of haloPages(ctx, 'RecurringInvoice', 'invoices', { includelines: true })) {
     const lines: Fetched<'agreement_lines'>[] = [];
     for (const invoice of invoices) {
@@ -75,21 +88,27 @@ async function* agreementLines(ctx: SyncContext): AsyncGenerator<Fetched<'agreem
         const contractId = line.contract_id || invoice.contract_id;
         // A recurring invoice not tied to a contract bills no agreement.
         if (!contractId) continue;
-        lines.push(record<'agreement_lines'>(line, invoice.last_modified, agreementLineFields(line, String(contractId))));
+        lines.push(record<'agreement_lines'>(line, invoice.last_modified, agreementLineFields(line, String(contractId), itemIds)));
       }
     }
     yield lines;
   }
 }
 
+async function* products(ctx: SyncContext): AsyncGenerator<Fetched<'products'>[]> {
+  for await (const page of haloPages(ctx, 'Item', 'items', { includeactive: true, includeinactive: true })) {
+    yield page.map((i) => record<'products'>(i, i.lastmodified, productFields(i)));
+  }
+}
+
 const FETCHERS: { [R in SyncResource]?: (ctx: SyncContext) => AsyncGenerator<Fetched<R>[]> } = {
-  companies, contacts, tickets, projects, agreements, agreement_lines: agreementLines,
+  companies, contacts, tickets, projects, agreements, agreement_lines: agreementLines, products,
 };
 
 export const haloPsaConnector: ReadConnector = {
   name: 'halopsa',
   kind: 'psa',
-  resources: ['companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines'],
+  resources: ['companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: ['companies', 'contacts', 'tickets', 'projects'],
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     const fetcher = FETCHERS[resource] as ((c: SyncContext) => AsyncGenerator<FetchedRecord<R>[]>) | undefined;

@@ -131,15 +131,39 @@ export function agreementFields(c: HaloRecord): RecordFieldsByResource['agreemen
 }
 
 /** A line of a recurring invoice that bills a contract: one line of that contract (agreement). */
-export function agreementLineFields(line: HaloRecord, agreementSourceId: string): RecordFieldsByResource['agreement_lines'] {
+/**
+ * A recurring-invoice line. It names its item by `item_code`; `itemIds` (item code -> item id, from
+ * /api/Item) turns that into the item's id, the source id of the product record, so a line's
+ * `product_source_id` points into `products` as on the other PSAs. A code no item carries stays as is.
+ */
+export function agreementLineFields(
+  line: HaloRecord, agreementSourceId: string, itemIds: ReadonlyMap<string, string> = new Map(),
+): RecordFieldsByResource['agreement_lines'] {
+  const code = str(line.item_code);
   return {
     agreementSourceId,
-    productName: str(line.item_shortdescription) ?? str(line.item_code),
-    productSourceId: str(line.item_code),
+    productName: str(line.item_shortdescription) ?? code,
+    productSourceId: (code && itemIds.get(code)) ?? code,
     quantity: num(line.qty_order),
     unitCost: num(line.unit_cost),
     unitPrice: num(line.unit_price),
     effectiveStart: dateOnly(line.startdate),
     effectiveEnd: dateOnly(line.enddate),
+  };
+}
+
+/**
+ * An Item (/api/Item): name, the recurring price and cost when the item is a recurring one (else the
+ * base price and cost), and `internalreference` as its code, which is what recurring-invoice lines
+ * carry as `item_code` (Halo swagger Item; the code field is our reading, unconfirmed).
+ */
+export function productFields(i: HaloRecord): RecordFieldsByResource['products'] {
+  const recurring = i.isrecurringitem === true;
+  return {
+    name: str(i.name) ?? '',
+    sku: str(i.internalreference),
+    unitPrice: (recurring ? num(i.recurringprice) : null) ?? num(i.baseprice),
+    unitCost: (recurring ? num(i.recurringcost) : null) ?? num(i.costprice),
+    active: typeof i.inactive === 'boolean' ? !i.inactive : null,
   };
 }

@@ -45,9 +45,9 @@ beforeEach(() => {
 afterAll(() => server.close());
 
 describe('pax8 connector', () => {
-  test('declares a distributor syncing companies then contacts, with no incremental filter', () => {
+  test('declares a distributor syncing companies, contacts, products and subscriptions, with no incremental filter', () => {
     expect(pax8Connector.kind).toBe('distributor');
-    expect(pax8Connector.resources).toEqual(['companies', 'contacts']);
+    expect(pax8Connector.resources).toEqual(['companies', 'contacts', 'products', 'subscriptions']);
     expect(pax8Connector.incremental).toEqual([]);
   });
 
@@ -63,6 +63,29 @@ describe('pax8 connector', () => {
     }
     // Companies without an externalId in the fixtures map to a null identifier.
     expect(records.filter((r) => r.fields.identifier === null).length).toBeGreaterThan(0);
+  });
+
+  test('products and subscriptions: every record, native as the vendor holds it, mapped', async () => {
+    const products = (await fetchAll('products')).records;
+    expect(products.map((r) => r.sourceId).sort()).toEqual(sim.list(INSTANCE, 'products').map((p) => p.id).sort());
+    for (const r of products) {
+      const vendor = sim.get(INSTANCE, 'products', r.sourceId)!;
+      expect(r.native).toEqual(vendor);
+      expect(r.fields).toEqual({ name: vendor.name, sku: vendor.sku, unitPrice: null, unitCost: null, active: null });
+    }
+    const subs = (await fetchAll('subscriptions')).records;
+    expect(subs.map((r) => r.sourceId).sort()).toEqual(sim.list(INSTANCE, 'subscriptions').map((s) => s.id).sort());
+    const productIds = new Set(products.map((p) => p.sourceId));
+    for (const r of subs) {
+      const vendor = sim.get(INSTANCE, 'subscriptions', r.sourceId)! as unknown as Record<string, unknown>;
+      expect(r.native).toEqual(vendor);
+      expect(r.fields).toMatchObject({
+        companySourceId: vendor.companyId, productSourceId: vendor.productId, quantity: vendor.quantity, price: vendor.price,
+        partnerCost: vendor.partnerCost, billingTerm: vendor.billingTerm, status: vendor.status,
+      });
+      expect(productIds.has(r.fields.productSourceId!)).toBe(true);
+      expect(r.vendorUpdatedAt).toEqual(new Date(vendor.updatedDate as string));
+    }
   });
 
   test('full fetch returns every contact once, with the company it belongs to', async () => {

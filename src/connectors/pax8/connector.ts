@@ -1,5 +1,6 @@
 /**
- * Pax8 (distributor) read connector: companies and their contacts from the Partner API v1.
+ * Pax8 (distributor) read connector: companies and their contacts, products and subscriptions from
+ * the Partner API v1 (`/products`, `/subscriptions`; vendors.md, devx.pax8.com Partner Endpoints).
  *
  * Pages: `page` (0-based) and `size=200` (Pax8's maximum), followed until `page.totalPages`.
  * Incremental: none. Companies carry `updatedDate` (kept as vendorUpdatedAt) but no Pax8 list
@@ -109,6 +110,63 @@ async function* fetchContacts(ctx: SyncContext): AsyncGenerator<FetchedRecord<'c
   }
 }
 
+/**
+ * Pax8 products (GET /products: id, name, vendorName, sku, vendorSku, requiresCommitment). A product
+ * carries no price: Pax8 prices live per product under /products/{id}/pricing, so price and cost are
+ * null here and the subscription carries what the partner pays and charges.
+ */
+function mapProduct(native: Record<string, unknown>): FetchedRecord<'products'> {
+  return {
+    sourceId: String(native.id),
+    native,
+    vendorUpdatedAt: null,
+    fields: {
+      name: typeof native.name === 'string' ? native.name : '',
+      sku: str(native.sku),
+      unitPrice: null,
+      unitCost: null,
+      // The product list shows only what can be ordered; it has no inactive marker.
+      active: null,
+    },
+  };
+}
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const dateOnly = (v: unknown): string | null => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : null);
+
+/** Pax8 subscriptions (GET /subscriptions: companyId, productId, quantity, price, partnerCost, billingTerm, status). */
+function mapSubscription(native: Record<string, unknown>): FetchedRecord<'subscriptions'> {
+  return {
+    sourceId: String(native.id),
+    native,
+    vendorUpdatedAt: parseVendorTime(native.updatedDate),
+    fields: {
+      companySourceId: str(native.companyId),
+      productSourceId: str(native.productId),
+      // Not a documented subscription field; the sandbox's records carry it (null elsewhere).
+      productName: str(native.productName),
+      quantity: num(native.quantity),
+      price: num(native.price),
+      partnerCost: num(native.partnerCost),
+      billingTerm: str(native.billingTerm),
+      status: str(native.status),
+      startDate: dateOnly(native.startDate),
+      endDate: dateOnly(native.endDate),
+    },
+  };
+}
+
+async function* fetchSimple<R extends 'products' | 'subscriptions'>(
+  ctx: SyncContext, path: string, map: (n: Record<string, unknown>) => FetchedRecord<R>,
+): AsyncGenerator<FetchedRecord<R>[]> {
+  const seen = new Set<string>();
+  for await (const page of listPages(ctx, path)) {
+    const fresh = page.filter((x) => !seen.has(String(x.id)));
+    fresh.forEach((x) => seen.add(String(x.id)));
+    if (fresh.length) yield fresh.map(map);
+  }
+}
+
 async function* unsupported(resource: SyncResource): AsyncGenerator<never> {
   throw new Error(`pax8 connector does not sync ${resource}`);
 }
@@ -116,7 +174,7 @@ async function* unsupported(resource: SyncResource): AsyncGenerator<never> {
 export const pax8Connector: ReadConnector = {
   name: 'pax8',
   kind: 'distributor',
-  resources: ['companies', 'contacts'],
+  resources: ['companies', 'contacts', 'products', 'subscriptions'],
   incremental: [],
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     switch (resource) {
@@ -124,6 +182,10 @@ export const pax8Connector: ReadConnector = {
         return fetchCompanies(ctx) as unknown as AsyncIterable<FetchedRecord<R>[]>;
       case 'contacts':
         return fetchContacts(ctx) as unknown as AsyncIterable<FetchedRecord<R>[]>;
+      case 'products':
+        return fetchSimple(ctx, '/products', mapProduct) as unknown as AsyncIterable<FetchedRecord<R>[]>;
+      case 'subscriptions':
+        return fetchSimple(ctx, '/subscriptions', mapSubscription) as unknown as AsyncIterable<FetchedRecord<R>[]>;
       default:
         return unsupported(resource);
     }

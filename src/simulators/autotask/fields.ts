@@ -38,7 +38,7 @@ export interface FieldInfo {
 /** The entities the simulator serves, by their REST path name. */
 export const ENTITIES = [
   'Tickets', 'TicketNotes', 'TimeEntries', 'Resources', 'Roles', 'BillingCodes', 'Companies', 'Contacts',
-  'Contracts', 'ContractServices', 'ContractServiceUnits', 'Projects', 'Services',
+  'Contracts', 'ContractServices', 'ContractServiceUnits', 'Projects', 'Services', 'ContractServiceAdjustments',
 ] as const;
 export type EntityName = (typeof ENTITIES)[number];
 
@@ -275,6 +275,21 @@ export function defaultFields(): Record<EntityName, FieldInfo[]> {
       str('internalDescription', 1000),
       str('invoiceDescription', 1000),
       int('quoteItemID'),
+    ],
+    // Create-only, never queried or updated (Autotask REST ContractServiceAdjustments entity page). Fields
+    // as Autotask's field information lists them (the SOAP and REST clients agree: effectiveDate and
+    // unitChange required; contractServiceID or contractID + serviceID name the contract service).
+    ContractServiceAdjustments: [
+      id(),
+      ref('contractID', 'Contract'),
+      ref('serviceID', 'Service'),
+      ref('contractServiceID', 'ContractService'),
+      time('effectiveDate', { isRequired: true }),
+      int('unitChange', { isRequired: true }),
+      dbl('adjustedUnitPrice'),
+      dbl('adjustedUnitCost'),
+      int('quoteItemID'),
+      bool('allowRepeatService'),
     ],
     ContractServiceUnits: [
       id(),

@@ -5,7 +5,8 @@
  * UserName, Secret, optional ImpersonationResourceId), ZoneInformation, entity queries (POST
  * <Entity>/query, GET <Entity>/query?search=, GET|POST <Entity>/query/next with the paging state in
  * the URL, <Entity>/query/count), GET <Entity>/{id}, entity information with picklists, Autotask's
- * write rules for Tickets, TicketNotes and TimeEntries (refusals are HTTP 500 `{errors: [...]}` as
+ * write rules for Tickets, TicketNotes and TimeEntries, and for recurring-service contracts
+ * (ContractServices, ContractServiceAdjustments; contract-writes.ts) (refusals are HTTP 500 `{errors: [...]}` as
  * Autotask does), and its usage limits (see limits.ts). State is per database ("instance"), selected
  * by the credentials.
  */
@@ -20,6 +21,7 @@ import {
 } from './query';
 import { AutotaskError, clone, entityFromPath, InstanceState, type Row } from './store';
 import { grow as growRows } from './synth';
+import { createContractService, createContractServiceAdjustment, updateContractService } from './contract-writes';
 import { applyTicketChange, createTicket, createTicketNote, createTimeEntry, updateTicket, type WriteContext } from './writes';
 
 export interface AutotaskCredential {
@@ -316,6 +318,12 @@ function buildApi(deps: ApiDeps): express.Router {
     next();
   });
 
+  // ContractServiceAdjustments can only be created; it cannot be queried or updated (Autotask REST entity page).
+  api.use('/ContractServiceAdjustments', (req, _res, next) => {
+    if (req.method === 'POST' && (req.path === '/' || req.path === '')) return next();
+    throw new AutotaskError(405, ['The ContractServiceAdjustments entity can only be created; it cannot be queried, updated or deleted.']);
+  });
+
   const answerPage = (req: Request, res: Response, entity: EntityName, search: QuerySearch, paging: Paging) => {
     const { state } = ctxOf(res);
     const predicate = compileFilter(state, entity, search.filter);
@@ -363,10 +371,11 @@ function buildApi(deps: ApiDeps): express.Router {
 
   api.get('/:entity/entityInformation', (req, res) => {
     const entity = entityParam(req);
-    const writable = entity === 'Tickets' || entity === 'TicketNotes' || entity === 'TimeEntries';
+    const writable = ['Tickets', 'TicketNotes', 'TimeEntries', 'ContractServices', 'ContractServiceAdjustments'].includes(entity);
     res.json({
       info: {
-        name: entity, canCreate: writable, canDelete: false, canQuery: true, canUpdate: entity === 'Tickets',
+        name: entity, canCreate: writable, canDelete: false, canQuery: entity !== 'ContractServiceAdjustments',
+        canUpdate: entity === 'Tickets' || entity === 'ContractServices',
         hasUserDefinedFields: false, supportsWebhookCallouts: false,
       },
     });
@@ -411,11 +420,17 @@ function buildApi(deps: ApiDeps): express.Router {
     // collection is accepted here as well, with ticketID in the body.
     else if (entity === 'TicketNotes') row = createTicketNote(ctx, bodyObject(req));
     else if (entity === 'TimeEntries') row = createTimeEntry(ctx, bodyObject(req));
+    else if (entity === 'ContractServices') row = createContractService(ctx, bodyObject(req));
+    else if (entity === 'ContractServiceAdjustments') row = createContractServiceAdjustment(ctx, bodyObject(req));
     else throw new AutotaskError(405, [`Creating ${entity} is not available in the sandbox.`]);
     res.json({ itemId: row.id });
   });
   api.patch('/:entity', (req, res) => {
     const entity = entityParam(req);
+    if (entity === 'ContractServices') {
+      res.json({ itemId: updateContractService(writeContext(res), bodyObject(req)).id });
+      return;
+    }
     if (entity !== 'Tickets') throw new AutotaskError(405, [`Updating ${entity} is not available in the sandbox.`]);
     const row = updateTicket(writeContext(res), bodyObject(req));
     res.json({ itemId: row.id });

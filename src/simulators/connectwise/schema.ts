@@ -163,6 +163,14 @@ const SCHEMA: Record<string, string> = {
     scheduledHours scheduledStart shipToCompany shipToContact shipToSite status wbsCode`,
   // ProjectNote
   project_notes: `flagged id projectId text type`,
+  // CatalogItem (pyconnectwise models/manage CatalogItem)
+  catalog: `agreementType autoUpdateUnitCostFlag autoUpdateUnitPriceFlag billableOption calculatedCost
+    calculatedCostFlag calculatedPrice calculatedPriceFlag category connectWiseID cost customFields
+    customerDescription description dropShipFlag entityType id identifier inactiveFlag integrationXRef
+    manufacturer manufacturerPartNumber markupFlag markupPercentage minStockLevel notes phaseProductFlag
+    price priceAttribute productClass recurringBillCycle recurringCost recurringCycleType recurringFlag
+    recurringOneTimeFlag recurringRevenue serializedCostFlag serializedFlag sla specialOrderFlag
+    subcategory taxableFlag type unitOfMeasure vendor vendorSku`,
 };
 
 const FIELDS = new Map<string, ReadonlySet<string>>(
@@ -174,7 +182,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   tickets: 'ticket', project_tickets: 'projectTicket', ticket_notes: 'ticketNote', project_ticket_notes: 'projectTicketNote',
   time_entries: 'timeEntry', boards: 'board', statuses: 'boardStatus', priorities: 'priority', members: 'member',
   companies: 'company', contacts: 'contact', agreements: 'agreement', additions: 'addition', projects: 'project',
-  project_phases: 'projectPhase', project_notes: 'projectNote',
+  project_phases: 'projectPhase', project_notes: 'projectNote', catalog: 'catalogItem',
 };
 
 /** `_info` members ConnectWise lets a condition name directly (`lastUpdated` for `_info/lastUpdated`). */

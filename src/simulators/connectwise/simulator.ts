@@ -6,6 +6,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { controlRouter, FaultInjector, VendorClock, type VendorSimulator } from '../kit';
+import { createAddition, patchAddition } from './agreement-additions';
 import { authenticate } from './auth';
 import { badRequest, CwError, notFound } from './errors';
 import { countRows, listPage } from './listing';
@@ -132,6 +133,16 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
   getRoute('/finance/agreements/:id', 'agreements', 'Agreement');
   listRoutes('/finance/agreements/:parentId/additions', 'additions', childrenOf('agreements', 'Agreement', 'additions', (a) => a.agreementId));
   getRoute('/finance/agreements/:parentId/additions/:id', 'additions', 'Addition', (a, req) => a.agreementId === Number(req.params.parentId));
+  api.post('/finance/agreements/:parentId/additions', handle((inst, req, res) => {
+    res.status(201);
+    return createAddition(inst, parseId(req.params.parentId), req.body, apiChange());
+  }));
+  api.patch('/finance/agreements/:parentId/additions/:id', handle((inst, req) =>
+    patchAddition(inst, parseId(req.params.parentId), parseId(req.params.id), req.body, apiChange())));
+
+  // Procurement: the product catalogue (CatalogItem records).
+  listRoutes('/procurement/catalog', 'catalog', all('catalog'));
+  getRoute('/procurement/catalog/:id', 'catalog', 'Product');
 
   // Projects
   listRoutes('/project/projects', 'projects', all('projects'));

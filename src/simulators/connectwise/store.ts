@@ -10,7 +10,7 @@ export type CwRecord = Record<string, any>;
 /** Seed keys (fixture file names) the simulator knows. Child resources carry their parent's id. */
 export const CW_RESOURCES = [
   'boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'ticket_notes',
-  'projects', 'project_phases', 'project_notes', 'project_tickets', 'agreements', 'additions', 'time_entries',
+  'projects', 'project_phases', 'project_notes', 'project_tickets', 'agreements', 'additions', 'time_entries', 'catalog',
 ] as const;
 export type CwResource = (typeof CW_RESOURCES)[number];
 

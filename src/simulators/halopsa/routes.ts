@@ -8,6 +8,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { VendorClock } from '../kit';
 import { HaloApiError, badRequest, notFound } from './errors';
 import { addAction, createFault, updateFault, validateFaultCreate, type FaultResource } from './mutations';
+import { writeInvoiceLines } from './invoice-lines';
 import {
   HALO_CLOSED_STATUS_ID, LAST_UPDATE_FIELD, parseHaloTime,
   type HaloInstance, type HaloRecord, type HaloResource,
@@ -176,12 +177,24 @@ const LISTS: Record<string, ListSpec> = {
     },
     present: (q) => (flag(q, 'includelines', false) ? (r) => r : withoutLines),
   },
+  // GET /api/Item (Halo swagger: includeactive, includeinactive, recurringonly, search, paging). The
+  // paged wrapper key `items` is unconfirmed (the swagger names no response schema); Halo's other
+  // lists wrap in the plural of the resource.
+  item: {
+    resource: 'items', key: 'items',
+    filter: (q) => {
+      const a = activeFilter(q, (r) => r.inactive === true);
+      const recurringOnly = flag(q, 'recurringonly', false);
+      return (r) => a(r) && (!recurringOnly || r.isrecurringitem === true) && (!q.search || contains(r.name, q.search));
+    },
+  },
 };
 
 /** Singles served at /api/<Path>/:id, by list name. */
 const SINGLES: Record<string, HaloResource> = {
   tickets: 'tickets', projects: 'projects', actions: 'actions', client: 'clients', users: 'users', agent: 'agents',
   status: 'statuses', team: 'teams', clientcontract: 'contracts', recurringinvoice: 'recurring_invoices',
+  item: 'items',
 };
 
 export interface HaloApiDeps {
@@ -281,6 +294,12 @@ export function haloApiRouter(deps: HaloApiDeps): Router {
     const inst = deps.instance(res.locals.instance as string);
     const written = arrayBody(req).map((e) => addAction(inst, e, deps.clock.now(), true));
     answerWrites(res, written);
+  });
+
+  // Agreement lines of a contract: the lines of its recurring invoice (invoice-lines.ts).
+  r.post('/recurringinvoice/lines', (req, res) => {
+    const inst = deps.instance(res.locals.instance as string);
+    answerWrites(res, writeInvoiceLines(inst, arrayBody(req), deps.clock.now()));
   });
 
   r.use((_req: Request, res: Response) => {

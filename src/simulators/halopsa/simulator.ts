@@ -13,6 +13,8 @@
  *   GET  /api/Agent, /api/Status, /api/Priority, /api/Team   plain arrays
  *   GET  /api/ClientContract[/id]      `{record_count, contracts}` (inactive only with includeinactive)
  *   GET  /api/RecurringInvoice[/id]    `{record_count, invoices}`, `lines` with includelines=true
+ *   POST /api/RecurringInvoice/Lines   InvoiceDetail array: without id adds a line to `ihid`, with id updates it
+ *   GET  /api/Item[/id]                the item catalogue, `{record_count, items}` (inactive only with includeinactive)
  * A locked ticket or project (the baseline project) refuses API writes.
  */
 import express, { type Router } from 'express';

@@ -10,7 +10,7 @@ export type HaloRecord = Record<string, any>;
 /** Seed keys (fixture file names) the simulator knows. */
 export const HALO_RESOURCES = [
   'teams', 'statuses', 'priorities', 'agents', 'clients', 'users', 'tickets', 'projects', 'actions',
-  'contracts', 'recurring_invoices',
+  'contracts', 'recurring_invoices', 'items',
 ] as const;
 export type HaloResource = (typeof HALO_RESOURCES)[number];
 
@@ -28,6 +28,7 @@ export const LAST_UPDATE_FIELD: Partial<Record<HaloResource, string>> = {
   teams: 'last_modified',
   contracts: 'last_modified',
   recurring_invoices: 'last_modified',
+  items: 'lastmodified',
 };
 
 /** Halo's built-in Closed status; the only status that closes a ticket. */
