@@ -4,7 +4,7 @@
  * on both sides, never an import); a shared name stays Needs match with every candidate; the ISV or the
  * MSP decides the rest (match, skip, unset, import). One ISV sees only its own book.
  */
-import { In, type DataSource, type EntityManager } from 'typeorm';
+import { In, type DataSource } from 'typeorm';
 import { IdentityMatch, IdentitySkip, IsvCustomer, type Connection, type DecidedBy } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
 import { ServiceError } from '../errors/service-error';
@@ -40,11 +40,11 @@ export class IdentityService {
   constructor(private readonly ds: DataSource) {}
 
   /** The PSA companies of the tenant (every PSA connection), from the store. */
-  async psaCompanies(access: TenantAccess, manager: EntityManager = this.ds.manager): Promise<PsaCompany[]> {
+  async psaCompanies(access: TenantAccess, ordered = true): Promise<PsaCompany[]> {
     const psa = access.connections.filter((c) => c.kind === 'psa').map((c) => c.id);
     if (psa.length === 0) return [];
-    return manager.query(
-      'SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) ORDER BY name, source_id',
+    return this.ds.query(
+      `SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[])${ordered ? ' ORDER BY name, source_id' : ''}`,
       [access.tenant.id, psa],
     );
   }
@@ -96,7 +96,7 @@ export class IdentityService {
     const tenantId = access.tenant.id;
     const [customers, companies, matches, skips] = await Promise.all([
       this.ds.query('SELECT ref, normalized_name FROM isv_customers WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ ref: string; normalized_name: string }[]>,
-      this.psaCompanies(access),
+      this.psaCompanies(access, false),
       this.ds.query('SELECT customer_ref, connection_id, company_source_id FROM identity_matches WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ customer_ref: string; connection_id: string; company_source_id: string }[]>,
       this.ds.query('SELECT side, subject FROM identity_skips WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ side: string; subject: string }[]>,
     ]);
@@ -110,7 +110,7 @@ export class IdentityService {
     const matchedCustomers = new Set(matches.map((m) => m.customer_ref));
     const matchedCompanies = new Set(matches.map((m) => companyKey(m.connection_id, m.company_source_id)));
     const skipped = new Set(skips.map((s) => `${s.side}|${s.subject}`));
-    const rows: Partial<IdentityMatch>[] = [];
+    const rows: { ref: string; connection_id: string; source_id: string }[] = [];
     for (const [name, refs] of customersByName) {
       const found = companiesByName.get(name);
       if (refs.length !== 1 || found?.length !== 1) continue;
@@ -119,14 +119,18 @@ export class IdentityService {
       const key = companyKey(company.connection_id, company.source_id);
       if (matchedCustomers.has(ref) || matchedCompanies.has(key)) continue;
       if (skipped.has(`isv_customer|${ref}`) || skipped.has(`psa_company|${key}`)) continue;
-      rows.push({ tenantId, isvId, customerRef: ref, connectionId: company.connection_id, companySourceId: company.source_id, how: 'auto_exact_name', decidedBy: 'auto' });
+      rows.push({ ref, connection_id: company.connection_id, source_id: company.source_id });
     }
-    let inserted = 0;
-    for (let i = 0; i < rows.length; i += BATCH) {
-      const r = await this.ds.createQueryBuilder().insert().into(IdentityMatch).values(rows.slice(i, i + BATCH)).orIgnore().returning(['id']).execute();
-      inserted += r.identifiers.filter(Boolean).length;
-    }
-    return inserted;
+    if (rows.length === 0) return 0;
+    // One statement for the whole set; a pair decided meanwhile by someone else wins (DO NOTHING).
+    const inserted: unknown[] = await this.ds.query(
+      `INSERT INTO identity_matches (tenant_id, isv_id, customer_ref, connection_id, company_source_id, how, decided_by)
+       SELECT $1, $2, x.ref, x.connection_id, x.source_id, 'auto_exact_name', 'auto'
+         FROM jsonb_to_recordset($3::jsonb) AS x(ref text, connection_id uuid, source_id text)
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      [tenantId, isvId, JSON.stringify(rows)],
+    );
+    return inserted.length;
   }
 
   /** The ISVs that keep a book on the tenant (auto-match runs for each after a sync). */

@@ -18,13 +18,14 @@ import { startServer, type RunningServer } from '../../src/server';
 import { createLogger } from '../../src/shared/logger';
 import { loadVendorFixtures } from '../../src/sandbox/fixtures';
 import type { Services } from '../../src/services';
+import { benchAutoMatch } from './identity';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
-/** BENCH_PARTS=reads,sync,events,writes and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity').split(','));
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -114,6 +115,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     const baseline = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/__bench/baseline/tickets?tenant_id=${tenantId}`, {}, 'last_id', 'after');
     // Issue 3: commit latency through the service vs a direct call to the simulator, and sustained commits.
     const writes = PARTS.has('writes') ? await benchCommits(svc, tenantId, key) : {};
+    const identity = PARTS.has('identity') ? await benchAutoMatch(svc) : {};
     return {
       runtime: name,
       'tickets.synced': synced,
@@ -128,6 +130,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       'bytes per page: service / baseline': `${Math.round(service.avgBytes)} / ${Math.round(baseline.avgBytes)}`,
       errors: service.errors + baseline.errors,
       ...eventsFigures,
+      ...identity,
       ...writes,
     };
   } finally {
