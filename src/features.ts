@@ -5,6 +5,7 @@ import { auditFeature } from './audit/feature';
 import { eventsFeature } from './events/feature';
 import { mcpFeature } from './mcp/feature';
 import { pendingFeature } from './pending/feature';
+import { projectsFeature } from './projects/feature';
 import { recordsFeature } from './records/feature';
 import { sandboxFeature } from './sandbox/feature';
 import { syncFeature } from './sync/feature';
@@ -14,7 +15,7 @@ import { webhooksFeature } from './webhooks/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
-  pendingFeature, mcpFeature,
+  pendingFeature, projectsFeature, mcpFeature,
 ];
 
 let operations: Operation[] | undefined;

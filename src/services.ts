@@ -20,6 +20,7 @@ import { IdempotencyService } from './writes/idempotency.service';
 import { WritePipeline } from './writes/write-pipeline';
 import { TicketsService } from './tickets/tickets.service';
 import { FindingsService } from './tickets/findings.service';
+import { ProjectsService } from './projects/projects.service';
 
 export interface Services {
   config: AppConfig;
@@ -39,6 +40,7 @@ export interface Services {
   events: EventsService;
   tickets: TicketsService;
   findings: FindingsService;
+  projects: ProjectsService;
   webhooks: WebhooksService;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
   http: VendorHttpClient;
@@ -60,9 +62,10 @@ export function createServices(
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl, events) : null;
   const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds), () => config.publicUrl);
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync);
-  const findings = new FindingsService(ds, access, pipeline, tickets, events);
+  const projects = new ProjectsService(ds, access, pipeline, tickets);
+  const findings = new FindingsService(ds, access, pipeline, tickets, events, projects);
   return {
-    config, db, ds, box, queue, logger, access, records, audit, tickets, findings,
+    config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects,
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
     events,
     webhooks: new WebhooksService(ds, box, queue, config),

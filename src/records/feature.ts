@@ -72,6 +72,7 @@ export const RECORD_OPERATIONS: Operation[] = [
   listOperation({ list: 'priorities', path: 'ticket-priorities', schema: S.TicketPriorityList, summary: 'Ticket priorities (ids for `priority`)', errors: ['not_supported'], description: 'The limited PSA connector answers 501.' }),
   listApplications,
   listOperation({ list: 'incidents', path: 'incidents', schema: S.IncidentList, summary: 'Incidents (RMM alerts)' }),
+  listOperation({ list: 'projects', path: 'projects', schema: S.ProjectList, summary: 'Projects (with the baseline flag)', description: 'Existing PSA projects; notes and items can be written on those that are not `baseline`.' }),
 ];
 
 export const recordsFeature: FeatureModule = { name: 'records', operations: RECORD_OPERATIONS };

@@ -4,12 +4,16 @@
  */
 import type { JobPayload } from '../../jobs/queue/types';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
+import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
 
 export type VendorWriteOp =
   | { op: 'ticket.create'; draft: TicketDraft }
   | { op: 'ticket.update'; ticketRef: string; patch: TicketPatch | null; note: NoteDraft | null }
   | { op: 'time.create'; entry: Omit<TimeEntryDraft, 'start'> & { start: string } }
-  | { op: 'project.write'; projectRef: string; draft: TicketDraft };
+  | { op: 'project.write'; projectRef: string; draft: TicketDraft }
+  /** A note or an item on an existing project (src/projects, design.md section 15). */
+  | { op: 'project.note'; projectRef: string; note: ProjectNoteDraft }
+  | { op: 'project.item'; projectRef: string; item: ProjectItemDraft };
 
 export interface VendorWriteJob extends JobPayload {
   tenantId: string;
@@ -24,6 +28,8 @@ export interface VendorWriteDone {
   ticketRef: string | null;
   noteRef: string | null;
   timeEntryRef: string | null;
+  /** project.note / project.item: the created note, project ticket or task. */
+  itemRef?: string | null;
   native: Record<string, unknown> | null;
   /** The write had already landed (found by its marker) and was not sent again. */
   reconciled: boolean;
