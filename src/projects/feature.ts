@@ -17,6 +17,8 @@ const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'idempotency_c
 
 const createProject = defineOperation({
   name: 'create_project', kind: 'mutation', summary: 'Create a project header (always refused)', tag: 'Writes', role: 'isv',
+  // Only a refusal to answer: the graph has no field for it (the REST path is in the interface document).
+  graph: false,
   description: 'The service never creates a project header (interface document rule 9): every request answers 422 `project_header_not_supported`. Write notes and items on an existing project instead.',
   http: { method: 'post', path: '/tenants/{tenant_id}/projects', documented: true },
   path: TenantPath, body: S.CreateProjectBody,

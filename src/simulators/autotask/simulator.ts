@@ -20,6 +20,7 @@ import {
 import { AutotaskError, clone, entityFromPath, InstanceState, type Row } from './store';
 import { grow as growRows } from './synth';
 import { applyTicketChange, createTicket, createTicketNote, createTimeEntry, updateTicket, type WriteContext } from './writes';
+import { createProjectNote, createTask } from './project-writes';
 
 export interface AutotaskCredential {
   userName: string;
@@ -82,6 +83,8 @@ const ACTIVITY_FIELDS: Partial<Record<EntityName, string[]>> = {
   Companies: ['lastActivityDate', 'lastTrackedModifiedDateTime'],
   Contacts: ['lastActivityDate', 'lastModifiedDate'],
   Projects: ['lastActivityDateTime'],
+  ProjectNotes: ['lastActivityDate'],
+  Tasks: ['lastActivityDateTime'],
   TimeEntries: ['lastModifiedDateTime'],
   Services: ['lastModifiedDate'],
 };
@@ -356,7 +359,7 @@ function buildApi(deps: ApiDeps): express.Router {
 
   api.get('/:entity/entityInformation', (req, res) => {
     const entity = entityParam(req);
-    const writable = entity === 'Tickets' || entity === 'TicketNotes' || entity === 'TimeEntries';
+    const writable = entity === 'Tickets' || entity === 'TicketNotes' || entity === 'TimeEntries' || entity === 'ProjectNotes' || entity === 'Tasks';
     res.json({
       info: {
         name: entity, canCreate: writable, canDelete: false, canQuery: true, canUpdate: entity === 'Tickets',
@@ -384,6 +387,22 @@ function buildApi(deps: ApiDeps): express.Router {
     res.json({ itemId: row.id });
   });
 
+  // Project notes and tasks are child collections of projects, like ticket notes of tickets.
+  const projectChildren = (child: 'ProjectNotes' | 'Tasks', create: typeof createTask) => {
+    const segment = child === 'ProjectNotes' ? 'Notes' : 'Tasks';
+    api.get(`/Projects/:id/${segment}`, (req, res) => {
+      const search: QuerySearch = { filter: [{ op: 'eq', field: 'projectID', value: Number(req.params.id) }] };
+      answerPage(req, res, child, search, firstPage(search));
+    });
+    api.post(`/Projects/:id/${segment}`, (req, res) => {
+      const projectId = Number(req.params.id);
+      if (!Number.isInteger(projectId)) throw new AutotaskError(500, ['The project id in the URL is not valid.']);
+      res.json({ itemId: create(writeContext(res), bodyObject(req), projectId).id });
+    });
+  };
+  projectChildren('ProjectNotes', createProjectNote);
+  projectChildren('Tasks', createTask);
+
   api.get('/:entity/:id', (req, res) => {
     const entity = entityParam(req);
     const id = Number(req.params.id);
@@ -402,6 +421,8 @@ function buildApi(deps: ApiDeps): express.Router {
     // collection is accepted here as well, with ticketID in the body.
     else if (entity === 'TicketNotes') row = createTicketNote(ctx, bodyObject(req));
     else if (entity === 'TimeEntries') row = createTimeEntry(ctx, bodyObject(req));
+    else if (entity === 'ProjectNotes') row = createProjectNote(ctx, bodyObject(req));
+    else if (entity === 'Tasks') row = createTask(ctx, bodyObject(req));
     else throw new AutotaskError(405, [`Creating ${entity} is not available in the sandbox.`]);
     res.json({ itemId: row.id });
   });

@@ -20,7 +20,7 @@ export interface WriteContext {
 const COMPLETE_STATUS = 5;
 
 /** Checks and converts the writable fields present in `body`; collects every problem before refusing. */
-function readFields(
+export function readFields(
   state: InstanceState,
   entity: EntityName,
   body: Record<string, unknown>,
@@ -118,7 +118,7 @@ export function toIsoTime(raw: unknown): string | null {
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
-function refuse(errors: string[]): void {
+export function refuse(errors: string[]): void {
   if (errors.length) throw new AutotaskError(500, errors);
 }
 
