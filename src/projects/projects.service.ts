@@ -23,6 +23,11 @@ import type { ProjectItemBody, ProjectItemPreview, ProjectItemResult, ProjectNot
 
 type Out<T extends z.ZodType> = z.infer<T>;
 
+/** An id that can be looked up, stored in the audit log and quoted back; any other is simply unknown (404). */
+function safeId(id: string): boolean {
+  return id.length > 0 && id.length <= 200 && isSafeText(id);
+}
+
 interface ProjectRow {
   connection_id: string;
   source_id: string;
@@ -51,7 +56,7 @@ export class ProjectsService {
    */
   async target(access: TenantAccess, projectSourceId: string): Promise<{ c: Connection; project: ProjectRow }> {
     const held = this.access.requireGrant(access, 'psa.project.write', 'psa');
-    const rows: ProjectRow[] = projectSourceId.length <= 200 && isSafeText(projectSourceId)
+    const rows: ProjectRow[] = safeId(projectSourceId)
       ? await this.ds.query(
         'SELECT connection_id, source_id, baseline, company_name, company_source_id FROM projects WHERE tenant_id = $1 AND source_id = $2 ORDER BY connection_id',
         [access.tenant.id, projectSourceId],
@@ -60,7 +65,8 @@ export class ProjectsService {
     const row = rows.find((r) => held.some((c) => c.id === r.connection_id));
     if (!row) {
       if (rows.some((r) => access.connections.some((c) => c.id === r.connection_id))) throw ServiceError.grantMissing('psa.project.write');
-      throw new ServiceError('project_requires_existing', `Project ${JSON.stringify(projectSourceId)} does not exist in this tenant's PSA; the service never creates a project header.`);
+      const named = safeId(projectSourceId) ? `Project ${JSON.stringify(projectSourceId)}` : 'The project';
+      throw new ServiceError('project_requires_existing', `${named} does not exist in this tenant's PSA; the service never creates a project header.`);
     }
     if (row.baseline) throw new ServiceError('project_not_writable', `Project ${projectSourceId} is a baseline project and cannot take the write.`);
     return { c: held.find((c) => c.id === row.connection_id)!, project: row };
@@ -69,8 +75,9 @@ export class ProjectsService {
   /** A body that names a company other than the project's would move the item (or the project): 409. */
   private async sameCompany(c: Connection, project: ProjectRow, companyName: string | null | undefined): Promise<void> {
     if (companyName == null || companyName === project.company_name) return;
-    const named = await this.tickets.refs.company(c, companyName);
-    if (named && named === project.company_source_id) return;
+    // The project's company under a name the store also knows it by (any of several same-named ones).
+    const named: { source_id: string }[] = await this.ds.query('SELECT source_id FROM companies WHERE connection_id = $1 AND name = $2', [c.id, companyName]);
+    if (named.some((r) => r.source_id === project.company_source_id)) return;
     throw new ServiceError('project_company_cannot_update', `Project ${project.source_id} belongs to ${JSON.stringify(project.company_name ?? 'another company')}; a note or item cannot move it or its items to ${JSON.stringify(companyName)}.`, {
       details: { field: 'company_name', project_company: project.company_name },
     });
@@ -94,7 +101,7 @@ export class ProjectsService {
   async addNote(caller: Caller, access: TenantAccess, projectSourceId: string, body: z.infer<typeof ProjectNoteBody>): Promise<Out<typeof ProjectNotePreview> | Out<typeof ProjectNoteResult>> {
     isvOf(caller);
     return this.pipeline.write({
-      caller, access, operation: 'project.note', subjectRef: projectSourceId, request: body,
+      caller, access, operation: 'project.note', subjectRef: safeId(projectSourceId) ? projectSourceId : null, request: body,
       prepare: async (marker) => {
         const { c } = await this.target(access, projectSourceId);
         const note: ProjectNoteDraft = { marker, text: body.text };
@@ -123,7 +130,7 @@ export class ProjectsService {
   async addItem(caller: Caller, access: TenantAccess, projectSourceId: string, body: z.infer<typeof ProjectItemBody>): Promise<Out<typeof ProjectItemPreview> | Out<typeof ProjectItemResult>> {
     const isvId = isvOf(caller);
     return this.pipeline.write({
-      caller, access, operation: 'project.item', subjectRef: projectSourceId, request: body,
+      caller, access, operation: 'project.item', subjectRef: safeId(projectSourceId) ? projectSourceId : null, request: body,
       prepare: async (marker) => {
         const { c, project } = await this.target(access, projectSourceId);
         await this.sameCompany(c, project, body.company_name);
