@@ -439,4 +439,20 @@ describe('the limited PSA connector (HaloPSA on sandbox-beta)', () => {
     expect(refused.body.code).toBe('project_not_writable');
     expect(haloState()).toBe(locked);
   }, 60_000);
+
+  it('on a host that is not its fixture host it previews, and a commit is 501 not_supported that writes nothing', async () => {
+    const isv = (await svc.services.ds.query("SELECT id FROM isvs WHERE name = 'Sandbox ISV'"))[0].id;
+    const tenantId = (await svc.graphql('mutation { create_tenant(name: "Halo Projects Prod", slug: "halo-projects-prod") { id } }')).data.create_tenant.id;
+    const c = await svc.graphql('mutation($input: CreateConnectionInput!) { create_connection(input: $input) { id } }', {
+      input: { tenant_id: tenantId, kind: 'psa', connector: 'halopsa', base_url: `${svc.url}/sandbox-vendors/halopsa`, credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' } },
+    });
+    await svc.graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["psa.project.write"]) { id } }', { i: isv, c: c.data.create_connection.id });
+    await svc.api(`/tenants/${tenantId}/sync`, { method: 'POST', json: {} });
+    const before = haloState();
+    expect((await svc.api(`/tenants/${tenantId}/projects/950/notes`, { method: 'POST', json: { text: 'x' } })).status).toBe(200);
+    const live = await svc.api(`/tenants/${tenantId}/projects/950/items`, { method: 'POST', json: { summary: 'x', dry_run: false, idempotency_key: newKey() } });
+    expect(live.status).toBe(501);
+    expect(live.body.code).toBe('not_supported');
+    expect(haloState()).toBe(before);
+  }, 60_000);
 });
