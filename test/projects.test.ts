@@ -409,6 +409,13 @@ describe('Autotask: project notes and tasks', () => {
     expect(missing.status).toBe(500);
     expect(((await missing.json()) as any).errors).toEqual(expect.arrayContaining(['title is required.', 'noteType is required.', 'publish is required.']));
     expect(atState()).toBe(before);
+
+    // The connector reads a Template project as a baseline too: synced, listed and refused by the service.
+    expect((await svc.api(atPath('/sync'), { method: 'POST', json: {} })).body.ok).toBe(true);
+    const listed = (await svc.api(atPath('/projects?limit=500'))).body.projects.find((p: any) => p.source_id === String(template.id));
+    expect(listed.baseline).toBe(true);
+    const refused = await svc.api(atPath(`/projects/${template.id}/notes`), { method: 'POST', json: { text: 'x' } });
+    expect(refused.body.code).toBe('project_not_writable');
   });
 });
 
