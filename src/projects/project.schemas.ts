@@ -35,7 +35,7 @@ export const ProjectItemBody = keyedWrite('ProjectItemBody', {
   summary: text(1000).min(1),
   description: text(100_000).nullable().optional(),
   phase: text(200).min(1).nullable().optional()
-    .openapi({ description: 'ConnectWise: a phase of the project, by id or name (default: its first open phase); Autotask: a phase id.' }),
+    .openapi({ description: 'A phase of the project: by id or name where items are project tickets (default: its first open phase), by id where they are tasks.' }),
   company_name: text(200).min(1).nullable().optional()
     .openapi({ description: 'Optional check: must be the project\'s company; another company is 409 project_company_cannot_update.' }),
 });
@@ -51,7 +51,7 @@ export const CreateProjectBody = z.object({
 
 const projectId = z.string().openapi({ description: 'The project\'s id in the PSA.' });
 const itemKind = z.enum(['project_ticket', 'task', 'project_note'])
-  .openapi({ description: 'What the item is at the vendor: a ConnectWise project ticket, an Autotask task, a note on the project (the limited connector).' });
+  .openapi({ description: 'What the item is at the vendor: a project ticket, a task, or a note on the project (the limited PSA connector).' });
 
 export const ProjectNotePreview = previewResult('ProjectNotePreview', { project_source_id: projectId });
 export const ProjectNoteResult = commitResult('ProjectNoteResult', {
