@@ -169,15 +169,15 @@ export class ProjectRecord extends SyncedRecord {
 }
 
 /**
- * The PSA catalogue (ConnectWise /procurement/catalog, Autotask Services, HaloPSA Item) and the
- * distributor's catalogue (Pax8 /products): what an agreement line's `product_source_id` points at.
+ * The PSA catalogue and the distributor's catalogue (each connector says where it reads them): what an
+ * agreement line's `product_source_id` points at.
  */
 @Entity('products')
 @Unique('uq_products_source', ['tenantId', 'connectionId', 'sourceId'])
 @Index('ix_products_tenant_id', ['tenantId', 'id'])
 export class ProductRecord extends SyncedRecord {
   @Column({ type: 'text' }) name!: string;
-  /** The vendor's product code: ConnectWise identifier, Pax8 sku, Halo item code; null when none. */
+  /** The vendor's product code (identifier, SKU or item code); null when none. */
   @Column({ type: 'text', nullable: true }) sku!: string | null;
   @Column({ name: 'unit_price', type: 'double precision', nullable: true }) unitPrice!: number | null;
   @Column({ name: 'unit_cost', type: 'double precision', nullable: true }) unitCost!: number | null;
@@ -185,7 +185,7 @@ export class ProductRecord extends SyncedRecord {
   @Column({ type: 'boolean', nullable: true }) active!: boolean | null;
 }
 
-/** Distributor subscriptions (Pax8 /subscriptions): a company's quantity of a product. */
+/** Distributor subscriptions: a company's quantity of a product. */
 @Entity('subscriptions')
 @Unique('uq_subscriptions_source', ['tenantId', 'connectionId', 'sourceId'])
 @Index('ix_subscriptions_tenant_id', ['tenantId', 'id'])

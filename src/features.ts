@@ -6,6 +6,7 @@ import { companiesFeature } from './companies/feature';
 import { identityFeature } from './identity/feature';
 import { eventsFeature } from './events/feature';
 import { mcpFeature } from './mcp/feature';
+import { projectsFeature } from './projects/feature';
 import { recordsFeature } from './records/feature';
 import { sandboxFeature } from './sandbox/feature';
 import { syncFeature } from './sync/feature';
@@ -15,7 +16,7 @@ import { webhooksFeature } from './webhooks/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
-  identityFeature, companiesFeature, mcpFeature,
+  identityFeature, companiesFeature, projectsFeature, mcpFeature,
 ];
 
 let operations: Operation[] | undefined;

@@ -21,6 +21,7 @@ import { WritePipeline } from './writes/write-pipeline';
 import { TicketsService } from './tickets/tickets.service';
 import { FindingsService } from './tickets/findings.service';
 import { IdentityService } from './identity/identity.service';
+import { ProjectsService } from './projects/projects.service';
 
 export interface Services {
   config: AppConfig;
@@ -42,6 +43,7 @@ export interface Services {
   /** The one write skeleton every write runs through. */
   pipeline: WritePipeline;
   findings: FindingsService;
+  projects: ProjectsService;
   webhooks: WebhooksService;
   identity: IdentityService;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
@@ -65,9 +67,10 @@ export function createServices(
   const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds), () => config.publicUrl);
   const identity = new IdentityService(ds);
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync, identity);
-  const findings = new FindingsService(ds, access, pipeline, tickets, events);
+  const projects = new ProjectsService(ds, access, pipeline, tickets);
+  const findings = new FindingsService(ds, access, pipeline, tickets, events, projects);
   return {
-    config, db, ds, box, queue, logger, access, records, audit, tickets, findings,
+    config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects,
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
     events, identity, pipeline,
     webhooks: new WebhooksService(ds, box, queue, config),

@@ -122,7 +122,7 @@ describe('REST and GraphQL answer alike', () => {
   });
 
   it('every record list, and the 501 of a list the limited connector lacks', async () => {
-    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents', 'list_contacts', 'list_products', 'list_subscriptions']) {
+    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents', 'list_contacts', 'list_products', 'list_subscriptions', 'list_projects']) {
       const first = await expectParity(name, isv, { path: T(), query: { limit: 3 } });
       const cursor = (first as { ok: { next_cursor?: string } }).ok.next_cursor;
       if (cursor) await expectParity(name, isv, { path: T(), query: { limit: 3, cursor } });
@@ -173,6 +173,22 @@ describe('REST and GraphQL answer alike', () => {
     expect((await expectParity('resolve_finding', isv, { path: { ...T(), finding_id: 'never-routed' }, body: {} })).status).toBe(404);
     covered.add('route_finding');
     covered.add('resolve_finding');
+  }, 60_000);
+
+  it('project notes and items: previews alike, a commit replays alike, refusals alike', async () => {
+    const P = (id: string) => ({ ...T(), project_source_id: id });
+    const note = { text: 'Parity project note', idempotency_key: key() };
+    await expectParity('add_project_note', isv, { path: P('12'), body: note });
+    expect((await expectParity('add_project_note', isv, { path: P('12'), body: { ...note, dry_run: false } })).status).toBe(201);
+    const item = { summary: 'Parity project item', phase: 'Execution', idempotency_key: key() };
+    await expectParity('add_project_item', isv, { path: P('12'), body: item });
+    expect((await expectParity('add_project_item', isv, { path: P('12'), body: { ...item, dry_run: false } })).status).toBe(201);
+    expect((await expectParity('add_project_item', isv, { path: P('11'), body: { summary: 'x' } })).status).toBe(409);
+    expect((await expectParity('add_project_note', isv, { path: P('no-such-project'), body: { text: 'x' } })).status).toBe(404);
+    expect((await expectParity('add_project_item', isv, { path: P('12'), body: { summary: 'x', company_name: 'Contoso Ltd' } })).status).toBe(409);
+    expect((await expectParity('add_project_note', msp, { path: P('12'), body: { text: 'x' } })).status).toBe(403);
+    covered.add('add_project_note');
+    covered.add('add_project_item');
   }, 60_000);
 
   it('webhooks: register (a secret of its own each time), list, deliveries, delete', async () => {

@@ -11,6 +11,7 @@ import { RetryAfterError, type JobContext } from '../queue/types';
 import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
 import { distributorWriter, writeConnector } from '../../src/connectors/registry';
+import { projectWriter } from '../../src/connectors/project-registry';
 import type { SecretBox } from '../../src/security/secret-box';
 import {
   VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
@@ -94,6 +95,19 @@ async function perform(connector: string, ctx: WriteContext, w: VendorWriteOp, r
       if (found) return { ...result, ...found, reconciled: true };
       const r = await writer.writeToProject(ctx, w.projectRef, w.draft);
       return { ...result, ticketRef: r.ticketRef, noteRef: r.noteRef };
+    }
+    case 'project.note': {
+      const pw = projectWriter(writer.name);
+      const found = redelivered ? await pw.findNote(ctx, w.projectRef, w.note.marker) : null;
+      const r = found ?? (await pw.addNote(ctx, w.projectRef, w.note));
+      return { ...result, noteRef: r.ref, itemRef: r.ref, reconciled: Boolean(found) };
+    }
+    case 'project.item': {
+      const pw = projectWriter(writer.name);
+      const found = redelivered ? await pw.findItem(ctx, w.projectRef, w.item) : null;
+      const r = found ?? (await pw.addItem(ctx, w.projectRef, w.item));
+      // The limited connector's item is a note on the project: report it where findings read notes.
+      return { ...result, ticketRef: r.ticketRef, noteRef: pw.itemKind === 'project_note' ? r.ref : null, itemRef: r.ref, reconciled: Boolean(found) };
     }
   }
 }

@@ -75,6 +75,7 @@ export const RECORD_OPERATIONS: Operation[] = [
   listOperation({ list: 'products', path: 'products', schema: S.ProductList, summary: 'Products', description: "The PSA catalogue and the distributor's products, store-served (`source` tells which)." }),
   listOperation({ list: 'subscriptions', path: 'subscriptions', schema: S.SubscriptionList, summary: 'Distributor subscriptions', description: 'Subscriptions at the distributor (quantity, price, partner cost, billing term), store-served.' }),
   listOperation({ list: 'contacts', path: 'contacts', schema: S.ContactList, summary: 'Contacts', description: 'Contacts of the PSA and distributor companies, store-served. Contacts are list and match only: there is no contact create.' }),
+  listOperation({ list: 'projects', path: 'projects', schema: S.ProjectList, summary: 'Projects (with the baseline flag)', description: 'Existing PSA projects; notes and items can be written on those that are not `baseline`.' }),
 ];
 
 export const recordsFeature: FeatureModule = { name: 'records', operations: RECORD_OPERATIONS };

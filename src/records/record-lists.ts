@@ -145,6 +145,14 @@ export const RECORD_LISTS = {
       ...vendorFields(r),
     }),
   },
+  projects: {
+    resource: 'projects', table: 'projects', itemsField: 'projects', kind: 'psa', requiresCapability: false,
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, connection_id: r.connection_id, name: r.name,
+      status: r.status, company_name: r.company_name, company_source_id: r.company_source_id, baseline: r.baseline === true,
+      ...vendorFields(r),
+    }),
+  },
 } satisfies Record<string, RecordListDef>;
 
 export type RecordListName = keyof typeof RECORD_LISTS;

@@ -106,6 +106,14 @@ export const Agreement = z.object({
   lines: z.array(AgreementLine), ...vendorRecord,
 }).strict().openapi('Agreement');
 
+export const Project = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), connection_id: z.string(), name: z.string(),
+  status: z.string().nullable().openapi({ description: 'The vendor\'s project status name.' }),
+  company_name: z.string().nullable(), company_source_id: z.string().nullable(),
+  baseline: z.boolean().openapi({ description: 'A baseline (template) project in the PSA: it takes no notes or items (409 project_not_writable).' }),
+  ...vendorRecord,
+}).strict().openapi('Project');
+
 export const listEnvelope = {
   sandbox: z.boolean(),
   last_synced_at: ts.openapi({ description: 'Oldest successful sync among the connections that fed the list.' }),
@@ -125,4 +133,4 @@ export const ContactList = z.object({ contacts: z.array(Contact), ...listEnvelop
 export const ProductList = z.object({ products: z.array(Product), ...listEnvelope }).strict().openapi('ProductList');
 export const SubscriptionList = z.object({ subscriptions: z.array(Subscription), ...listEnvelope }).strict().openapi('SubscriptionList');
 export const AgreementList = z.object({ agreements: z.array(Agreement), ...listEnvelope }).strict().openapi('AgreementList');
-
+export const ProjectList = z.object({ projects: z.array(Project), ...listEnvelope }).strict().openapi('ProjectList');

@@ -19,6 +19,8 @@ import { isvOf, type AccessService, type TenantAccess } from '../access/access.s
 import { fieldError } from './references';
 import { fanOut, targetPreview, type TicketsService } from './tickets.service';
 import type { WritePipeline } from '../writes/write-pipeline';
+import type { ProjectItemDraft } from '../connectors/project-write-types';
+import type { ProjectsService } from '../projects/projects.service';
 
 export type RouteFindingInput = z.infer<typeof RouteFindingBody>;
 export type RoutingInput = z.infer<typeof RoutingConfigBody>;
@@ -35,6 +37,7 @@ export class FindingsService {
     private readonly pipeline: WritePipeline,
     private readonly tickets: TicketsService,
     private readonly events: EventsService,
+    private readonly projects: ProjectsService,
   ) {}
 
   async routing(caller: Caller, access: TenantAccess): Promise<RoutingView> {
@@ -90,7 +93,7 @@ export class FindingsService {
           project_source_id: body.project_source_id ?? null,
         };
         const grant = target === 'project' ? 'psa.project.write' : 'psa.ticket.create';
-        const prepared: { c: Connection; draft: TicketDraft; projectRef: string | null }[] = [];
+        const prepared: { c: Connection; draft: TicketDraft; projectRef: string | null; item: ProjectItemDraft | null }[] = [];
         for (const c of this.access.requireGrant(access, grant, 'psa')) {
           const { draft } = await this.tickets.ticketDraft(access, c, ticketBody, marker);
           let projectRef: string | null = null;
@@ -102,21 +105,25 @@ export class FindingsService {
               ? await this.tickets.refs.project(c, body.project_source_id)
               : await this.tickets.refs.projectOfCompany(c, draft.companySourceId);
           }
-          prepared.push({ c, draft, projectRef });
+          // A project target writes a project item, the same write as POST .../projects/{id}/items.
+          const item = projectRef
+            ? this.projects.itemDraft(c, { marker, summary: draft.summary, description: draft.description, phase: null })
+            : null;
+          prepared.push({ c, draft, projectRef, item });
         }
         return prepared;
       },
       targets: (prepared) => prepared.map((p) => p.c),
       preview: (prepared) => ({
         dry_run: true as const, finding_id: findingId, target,
-        preview: { targets: prepared.map((p) => targetPreview(p.c, p.projectRef
-          ? writeConnector(p.c.connector).previewProjectWrite(p.projectRef, p.draft)
+        preview: { targets: prepared.map((p) => targetPreview(p.c, p.projectRef && p.item
+          ? this.projects.itemPreview(p.c, p.projectRef, p.item)
           : writeConnector(p.c.connector).previewCreateTicket(p.draft))) },
       }),
       commit: async (prepared, reservation) => {
         const outcomes = await this.pipeline.run(access.tenant.id, reservation, prepared.map((p) => ({
           connection: p.c,
-          write: p.projectRef ? { op: 'project.write' as const, projectRef: p.projectRef, draft: p.draft } : { op: 'ticket.create' as const, draft: p.draft },
+          write: p.projectRef && p.item ? this.projects.itemOp(p.projectRef, p.item) : { op: 'ticket.create' as const, draft: p.draft },
         })));
         await this.tickets.link(access, isvId, outcomes, findingId, target);
         const answer = { ...fanOut(outcomes), finding_id: findingId, target, project_source_id: prepared[0].projectRef, ignored_fields: [] };

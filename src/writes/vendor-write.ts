@@ -5,13 +5,17 @@
 import type { JobPayload } from '../../jobs/queue/types';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
 import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
+import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
 
 export type VendorWriteOp =
   | { op: 'ticket.create'; draft: TicketDraft }
   | { op: 'ticket.update'; ticketRef: string; patch: TicketPatch | null; note: NoteDraft | null }
   | { op: 'time.create'; entry: Omit<TimeEntryDraft, 'start'> & { start: string } }
   | { op: 'project.write'; projectRef: string; draft: TicketDraft }
-  | { op: 'company.create'; draft: DistributorCompanyDraft };
+  | { op: 'company.create'; draft: DistributorCompanyDraft }
+  /** A note or an item on an existing project (src/projects, design.md section 15). */
+  | { op: 'project.note'; projectRef: string; note: ProjectNoteDraft }
+  | { op: 'project.item'; projectRef: string; item: ProjectItemDraft };
 
 export interface VendorWriteJob extends JobPayload {
   tenantId: string;
@@ -28,6 +32,8 @@ export interface VendorWriteDone {
   timeEntryRef: string | null;
   /** A company created at a distributor. */
   companyRef: string | null;
+  /** project.note / project.item: the created note, project ticket or task. */
+  itemRef?: string | null;
   native: Record<string, unknown> | null;
   /** The write had already landed (found by its marker) and was not sent again. */
   reconciled: boolean;

@@ -157,8 +157,9 @@ export function mapProject(n: Native, l: ProjectLookups): FetchedRecord<'project
       status: n.status != null ? l.statuses.get(String(n.status))?.label ?? null : null,
       companyName: companyId ? l.companyNames.get(companyId) ?? null : null,
       companySourceId: companyId,
-      // Baseline projects are snapshots of a plan and take no writes.
-      baseline: /baseline/i.test(type),
+      // Autotask marks plans by projectType (picklist Proposal, Template, Baseline, Archived, Client,
+      // Internal): Template and Baseline projects take no notes or tasks (see project-writer.ts).
+      baseline: /baseline|template/i.test(type),
     },
   };
 }

@@ -213,11 +213,11 @@ describe('notes and time', () => {
 
 describe('project writes', () => {
   it('creates a project ticket in the first open phase and finds it by marker', async () => {
-    const d = draft({ summary: 'MFA not enforced for 3 admin accounts', projectSourceId: '11' });
-    const preview = cw.previewProjectWrite('11', d);
-    expect(preview.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /project/projects/11/phases', 'POST /project/tickets']);
+    const d = draft({ summary: 'MFA not enforced for 3 admin accounts', projectSourceId: '12' });
+    const preview = cw.previewProjectWrite('12', d);
+    expect(preview.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /project/projects/12/phases', 'POST /project/tickets']);
 
-    const result = await cw.writeToProject(ctx(), '11', d);
+    const result = await cw.writeToProject(ctx(), '12', d);
     expect(result.noteRef).toBeNull();
     const t = stored('project_tickets', result.ticketRef!);
     const body = preview[1].body as CwRecord;
@@ -228,10 +228,10 @@ describe('project writes', () => {
     const notes = sim.list(INSTANCE, 'project_ticket_notes').filter((n) => n.ticketId === t.id);
     expect(notes.find((n) => n.internalAnalysisFlag)?.text).toBe(body.initialInternalAnalysis);
     expect(body.initialInternalAnalysis).toContain(d.marker);
-    // Planning (201) is closed; Controls Review (202) is the first open phase.
-    expect(t.phase.id).toBe(202);
-    expect(await cw.findProjectWrite(ctx(), '11', d.marker)).toEqual({ ticketRef: result.ticketRef, noteRef: null });
-    expect(await cw.findProjectWrite(ctx(), '11', 'msp-not-sent')).toBeNull();
+    // Planning (203) is closed; Execution (204) is the first open phase. (Project 11 is the baseline.)
+    expect(t.phase.id).toBe(204);
+    expect(await cw.findProjectWrite(ctx(), '12', d.marker)).toEqual({ ticketRef: result.ticketRef, noteRef: null });
+    expect(await cw.findProjectWrite(ctx(), '12', 'msp-not-sent')).toBeNull();
   });
 
   it('takes a create routed to a project as a project ticket', async () => {

@@ -38,7 +38,7 @@ export interface FieldInfo {
 /** The entities the simulator serves, by their REST path name. */
 export const ENTITIES = [
   'Tickets', 'TicketNotes', 'TimeEntries', 'Resources', 'Roles', 'BillingCodes', 'Companies', 'Contacts',
-  'Contracts', 'ContractServices', 'ContractServiceUnits', 'Projects', 'Services', 'ContractServiceAdjustments',
+  'Contracts', 'ContractServices', 'ContractServiceUnits', 'Projects', 'Services', 'ContractServiceAdjustments', 'ProjectNotes', 'Tasks',
 ] as const;
 export type EntityName = (typeof ENTITIES)[number];
 
@@ -322,6 +322,37 @@ export function defaultFields(): Record<EntityName, FieldInfo[]> {
       int('department'),
       str('statusDetail', 2000),
       int('completedPercentage', { isReadOnly: true }),
+    ],
+    // Fields of Autotask's ProjectNote and Task entities (opendns/autotask-php AutotaskObjects
+    // ProjectNote.php, Task.php: Task requires projectID, status, taskType, title). Picklist values
+    // are the sandbox's (per database in Autotask).
+    ProjectNotes: [
+      id(),
+      ref('projectID', 'Project', { isRequired: true }),
+      str('title', 250, { isRequired: true }),
+      str('description', 32000, { isRequired: true }),
+      pick('noteType', picklist([[1, 'Project Summary'], [2, 'Project Detail'], [3, 'Project Notes']], 3), { isRequired: true }),
+      pick('publish', picklist([[1, 'All Autotask Users'], [2, 'Internal Only']], 1), { isRequired: true }),
+      bool('isAnnouncement'),
+      ref('creatorResourceID', 'Resource', { isReadOnly: true }),
+      time('createDateTime', { isReadOnly: true }),
+      time('lastActivityDate', { isReadOnly: true }),
+    ],
+    Tasks: [
+      id(),
+      ref('projectID', 'Project', { isRequired: true }),
+      str('title', 255, { isRequired: true }),
+      str('description', 8000),
+      pick('status', picklist([[1, 'New'], [4, 'In Progress'], [5, 'Complete']], 1), { isRequired: true }),
+      pick('taskType', picklist([[1, 'Fixed Work'], [2, 'Fixed Duration']], 1), { isRequired: true }),
+      ref('phaseID', 'Phase'),
+      ref('assignedResourceID', 'Resource'),
+      dbl('estimatedHours'),
+      str('externalID', 50),
+      str('taskNumber', 50, { isReadOnly: true }),
+      ref('creatorResourceID', 'Resource', { isReadOnly: true }),
+      time('createDateTime', { isReadOnly: true }),
+      time('lastActivityDateTime', { isReadOnly: true }),
     ],
     Services: [
       id(),

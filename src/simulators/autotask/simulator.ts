@@ -23,6 +23,7 @@ import { AutotaskError, clone, entityFromPath, InstanceState, type Row } from '.
 import { grow as growRows } from './synth';
 import { createContractService, createContractServiceAdjustment, updateContractService } from './contract-writes';
 import { applyTicketChange, createTicket, createTicketNote, createTimeEntry, updateTicket, type WriteContext } from './writes';
+import { createProjectNote, createTask } from './project-writes';
 
 export interface AutotaskCredential {
   userName: string;
@@ -87,6 +88,8 @@ const ACTIVITY_FIELDS: Partial<Record<EntityName, string[]>> = {
   Companies: ['lastActivityDate', 'lastTrackedModifiedDateTime'],
   Contacts: ['lastActivityDate', 'lastModifiedDate'],
   Projects: ['lastActivityDateTime'],
+  ProjectNotes: ['lastActivityDate'],
+  Tasks: ['lastActivityDateTime'],
   TimeEntries: ['lastModifiedDateTime'],
   Services: ['lastModifiedDate'],
 };
@@ -371,7 +374,7 @@ function buildApi(deps: ApiDeps): express.Router {
 
   api.get('/:entity/entityInformation', (req, res) => {
     const entity = entityParam(req);
-    const writable = ['Tickets', 'TicketNotes', 'TimeEntries', 'ContractServices', 'ContractServiceAdjustments'].includes(entity);
+    const writable = ['Tickets', 'TicketNotes', 'TimeEntries', 'ContractServices', 'ContractServiceAdjustments', 'ProjectNotes', 'Tasks'].includes(entity);
     res.json({
       info: {
         name: entity, canCreate: writable, canDelete: false, canQuery: entity !== 'ContractServiceAdjustments',
@@ -400,6 +403,22 @@ function buildApi(deps: ApiDeps): express.Router {
     res.json({ itemId: row.id });
   });
 
+  // Project notes and tasks are child collections of projects, like ticket notes of tickets.
+  const projectChildren = (child: 'ProjectNotes' | 'Tasks', create: typeof createTask) => {
+    const segment = child === 'ProjectNotes' ? 'Notes' : 'Tasks';
+    api.get(`/Projects/:id/${segment}`, (req, res) => {
+      const search: QuerySearch = { filter: [{ op: 'eq', field: 'projectID', value: Number(req.params.id) }] };
+      answerPage(req, res, child, search, firstPage(search));
+    });
+    api.post(`/Projects/:id/${segment}`, (req, res) => {
+      const projectId = Number(req.params.id);
+      if (!Number.isInteger(projectId)) throw new AutotaskError(500, ['The project id in the URL is not valid.']);
+      res.json({ itemId: create(writeContext(res), bodyObject(req), projectId).id });
+    });
+  };
+  projectChildren('ProjectNotes', createProjectNote);
+  projectChildren('Tasks', createTask);
+
   api.get('/:entity/:id', (req, res) => {
     const entity = entityParam(req);
     const id = Number(req.params.id);
@@ -422,6 +441,8 @@ function buildApi(deps: ApiDeps): express.Router {
     else if (entity === 'TimeEntries') row = createTimeEntry(ctx, bodyObject(req));
     else if (entity === 'ContractServices') row = createContractService(ctx, bodyObject(req));
     else if (entity === 'ContractServiceAdjustments') row = createContractServiceAdjustment(ctx, bodyObject(req));
+    else if (entity === 'ProjectNotes') row = createProjectNote(ctx, bodyObject(req));
+    else if (entity === 'Tasks') row = createTask(ctx, bodyObject(req));
     else throw new AutotaskError(405, [`Creating ${entity} is not available in the sandbox.`]);
     res.json({ itemId: row.id });
   });

@@ -67,7 +67,7 @@ const FIRST_IDS: Record<EntityName, number> = {
   Tickets: 7_000, TicketNotes: 30_000, TimeEntries: 50_000, Resources: 29_682_885, Roles: 29_683_400,
   BillingCodes: 29_682_800, Companies: 0, Contacts: 30_682_000, Contracts: 29_684_000,
   ContractServices: 29_684_500, ContractServiceUnits: 29_690_000, Projects: 29_685_000, Services: 29_686_000,
-  ContractServiceAdjustments: 29_695_000,
+  ContractServiceAdjustments: 29_695_000, ProjectNotes: 29_687_000, Tasks: 29_688_000,
 };
 
 export class InstanceState {

@@ -11,7 +11,8 @@ import { authenticate } from './auth';
 import { badRequest, CwError, notFound } from './errors';
 import { countRows, listPage } from './listing';
 import { conditionFields } from './schema';
-import { addProjectNote, addProjectTicketNote, createProjectTicket, createTimeEntry } from './projects-and-time';
+import { addProjectTicketNote, createTimeEntry } from './projects-and-time';
+import { addCheckedProjectNote, createCheckedProjectTicket } from './project-rules';
 import { resolveRef, uiActor } from './references';
 import { clone, Instance, type CwRecord } from './store';
 import { grow } from './synthetic';
@@ -150,14 +151,14 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
   listRoutes('/project/projects/:parentId/notes', 'project_notes', childrenOf('projects', 'Project', 'project_notes', (n) => n.projectId));
   api.post('/project/projects/:parentId/notes', handle((inst, req, res) => {
     res.status(201);
-    return addProjectNote(inst, parseId(req.params.parentId), req.body, apiChange());
+    return addCheckedProjectNote(inst, parseId(req.params.parentId), req.body, apiChange());
   }));
   listRoutes('/project/projects/:parentId/phases', 'project_phases', childrenOf('projects', 'Project', 'project_phases', (p) => p.projectId));
   getRoute('/project/projects/:parentId/phases/:id', 'project_phases', 'Phase', (p, req) => p.projectId === Number(req.params.parentId));
   listRoutes('/project/tickets', 'project_tickets', all('project_tickets'));
   api.post('/project/tickets', handle((inst, req, res) => {
     res.status(201);
-    return createProjectTicket(inst, req.body, apiChange());
+    return createCheckedProjectTicket(inst, req.body, apiChange());
   }));
   getRoute('/project/tickets/:id', 'project_tickets', 'Ticket');
   listRoutes('/project/tickets/:parentId/notes', 'project_ticket_notes', childrenOf('project_tickets', 'Ticket', 'project_ticket_notes', (n) => n.ticketId));

@@ -1,0 +1,173 @@
+/**
+ * ConnectWise PSA project writes (design.md section 15): notes on a project and project tickets (the
+ * project's items), on existing projects only.
+ *
+ * - Note: POST /project/projects/{id}/notes, `text` required; our marker is a trailing `[ref:<marker>]`
+ *   line of `text` (project notes have no reference field), found with `text contains`.
+ * - Item: POST /project/tickets, `summary` (max 100) and `phase` required (vendors.md; connectwise-rest
+ *   `ManageTypes.d.ts` ProjectTicket). ProjectTicket has no `externalXRef` (connectwise-rest
+ *   ManageTypes.d.ts, pyconnectwise ProjectTicketModel.py), so the marker is a line of
+ *   `initialDescription`, which ConnectWise stores as the ticket's first (detail description) note;
+ *   reconciliation lists the project's tickets with the same summary and reads their notes
+ *   (GET /project/tickets/{id}/notes) for the marker line.
+ * - Phase: `phase` names one of the project's phases by id or by name (the phase's `description`);
+ *   without it, the project's first phase that is not closed, else its first phase.
+ *
+ * Baseline projects: ConnectWise keeps templates apart, in /project/projectTemplates (ProjectTemplates
+ * API, e.g. ai-connor/connectwise build/docs/ProjectTemplatesAPI.md), so nothing read from
+ * /project/projects is a template; a project MSPs keep as a baseline is marked by its project type
+ * `type: {name: "Baseline"}` (mappers.ts `isBaselineProject`, read by the sync into `baseline`).
+ *
+ * Writes are sent once (`retry: false`); lookups (GET) retry throttling as reads do.
+ */
+import { VendorHttpError } from '../vendor-http';
+import { fieldNamedIn, requestField, VendorValidationError, type FieldMap } from '../vendor-errors';
+import { defined, hasMarker, markerLine, quoted, resolvedAtCommit, vendorId, withMarker } from '../write-support';
+import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
+import type { ProjectItemDraft, ProjectNoteDraft, ProjectWriter } from '../project-write-types';
+import { cwHeaders, CW_MAX_PAGE_SIZE, type CwNative } from './client';
+
+const SUMMARY_MAX = 100;
+/** Reconciliation reads the notes of at most this many same-summary tickets of the project. */
+const MAX_CANDIDATES = 20;
+
+const NOTE_FIELDS: FieldMap = { text: 'text' };
+const ITEM_FIELDS: FieldMap = {
+  summary: 'summary', phase: 'phase', project: 'project_source_id', initialdescription: 'description',
+};
+
+type Body = Record<string, unknown>;
+
+const notesPath = (projectRef: string) => `/project/projects/${projectRef}/notes`;
+const phasesPath = (projectRef: string) => `/project/projects/${projectRef}/phases`;
+
+function noteBody(n: ProjectNoteDraft): Body {
+  return { text: withMarker(n.text, n.marker) };
+}
+
+function itemBody(projectRef: string, i: ProjectItemDraft, phaseId: number | string): Body {
+  return defined({
+    summary: i.summary,
+    project: { id: vendorId(projectRef) },
+    phase: { id: phaseId },
+    initialDescription: withMarker(i.description ?? '', i.marker),
+  });
+}
+
+/** A text value inside ConnectWise conditions: double quotes, backslash-escaped. */
+function condText(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+interface Send { method: VendorRequestPreview['method']; path: string; body?: unknown; query?: Record<string, string | number> }
+
+async function call<T>(ctx: WriteContext, req: Send, fields: FieldMap, fallback: string): Promise<T> {
+  try {
+    const res = await ctx.http.request<T>({
+      method: req.method, url: `${ctx.baseUrl}${req.path}`, headers: cwHeaders(ctx.credentials),
+      query: req.query, json: req.body, retry: req.method === 'GET',
+    });
+    return res.body;
+  } catch (err) {
+    throw refusal(err, fields, fallback);
+  }
+}
+
+/** ConnectWise refuses an object with 400 `{code, message, errors: [{field, message}]}`; 404 an unknown parent. */
+function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
+  if (!(err instanceof VendorHttpError) || (err.status !== 400 && err.status !== 404)) return err;
+  const body = (err.body ?? {}) as { message?: unknown; errors?: { field?: unknown; message?: unknown }[] };
+  const problems: FieldProblem[] = (Array.isArray(body.errors) ? body.errors : []).map((e) => ({
+    field: requestField(typeof e.field === 'string' ? e.field : null, fields, fallback),
+    message: typeof e.message === 'string' ? e.message : 'ConnectWise refused this field.',
+  }));
+  if (!problems.length) {
+    const message = typeof body.message === 'string' ? body.message : 'ConnectWise refused the request.';
+    problems.push({ field: fieldNamedIn(message, fields, fallback), message });
+  }
+  return new VendorValidationError('connectwise', problems, err.status, err.body);
+}
+
+async function list(ctx: WriteContext, path: string, conditions: string | null, fields: FieldMap): Promise<CwNative[]> {
+  const query = { pageSize: CW_MAX_PAGE_SIZE, page: 1, orderBy: 'id asc', ...(conditions ? { conditions } : {}) };
+  const rows = await call<unknown>(ctx, { method: 'GET', path, query }, fields, 'project_source_id');
+  if (!Array.isArray(rows)) throw new Error(`connectwise ${path}: expected a JSON array`);
+  return rows as CwNative[];
+}
+
+/** The phase the item goes into (see the header comment); a named phase the project lacks is a 422 on `phase`. */
+async function resolvePhase(ctx: WriteContext, projectRef: string, phase: string | null): Promise<number | string> {
+  const phases = await list(ctx, phasesPath(projectRef), null, ITEM_FIELDS);
+  const problem = (message: string) => new VendorValidationError('connectwise', [{ field: 'phase', message }], 200, phases);
+  if (phase != null) {
+    const wanted = phase.trim().toLowerCase();
+    const found = phases.find((p) => String(p.id) === phase.trim()) ?? phases.find((p) => String(p.description ?? '').trim().toLowerCase() === wanted);
+    if (!found) {
+      const names = phases.map((p) => `${p.id} ${quoted(String(p.description ?? ''))}`).join(', ') || 'none';
+      throw problem(`ConnectWise project ${projectRef} has no phase ${quoted(phase)} (its phases: ${names}).`);
+    }
+    return found.id as number;
+  }
+  const chosen = phases.find((p) => !/closed/i.test(String(p.status?.name ?? ''))) ?? phases[0];
+  if (!chosen) throw problem(`ConnectWise project ${projectRef} has no phase to put a ticket in.`);
+  return chosen.id as number;
+}
+
+function phasePlaceholder(projectRef: string, phase: string | null): number | string {
+  if (phase != null && /^\d+$/.test(phase.trim())) return Number(phase.trim());
+  return resolvedAtCommit(phase != null ? `the phase named ${quoted(phase)} of project ${projectRef}` : `the first open phase of project ${projectRef}`);
+}
+
+export const connectwiseProjectWriter: ProjectWriter = {
+  itemKind: 'project_ticket',
+
+  checkNote(n) {
+    return n.text.trim() ? [] : [{ field: 'text', message: 'ConnectWise requires the text of a project note.' }];
+  },
+
+  checkItem(i) {
+    const problems: FieldProblem[] = [];
+    if (!i.summary.trim()) problems.push({ field: 'summary', message: 'ConnectWise requires a ticket summary.' });
+    else if (i.summary.length > SUMMARY_MAX) {
+      problems.push({ field: 'summary', message: `ConnectWise allows at most ${SUMMARY_MAX} characters in a ticket summary; this one has ${i.summary.length}.` });
+    }
+    return problems;
+  },
+
+  previewNote(projectRef, n) {
+    return [{ method: 'POST', path: notesPath(projectRef), body: noteBody(n) }];
+  },
+
+  previewItem(projectRef, i) {
+    return [
+      { method: 'GET', path: phasesPath(projectRef) },
+      { method: 'POST', path: '/project/tickets', body: itemBody(projectRef, i, phasePlaceholder(projectRef, i.phase)) },
+    ];
+  },
+
+  async addNote(ctx, projectRef, n) {
+    const note = await call<CwNative>(ctx, { method: 'POST', path: notesPath(projectRef), body: noteBody(n) }, NOTE_FIELDS, 'text');
+    return { ref: String(note.id), ticketRef: null };
+  },
+
+  async findNote(ctx, projectRef, marker) {
+    const notes = await list(ctx, notesPath(projectRef), `text contains ${condText(markerLine(marker))}`, NOTE_FIELDS);
+    const note = notes.find((x) => hasMarker(x.text, marker));
+    return note ? { ref: String(note.id), ticketRef: null } : null;
+  },
+
+  async addItem(ctx, projectRef, i) {
+    const phaseId = await resolvePhase(ctx, projectRef, i.phase);
+    const ticket = await call<CwNative>(ctx, { method: 'POST', path: '/project/tickets', body: itemBody(projectRef, i, phaseId) }, ITEM_FIELDS, 'summary');
+    return { ref: String(ticket.id), ticketRef: String(ticket.id) };
+  },
+
+  async findItem(ctx, projectRef, i) {
+    const candidates = await list(ctx, '/project/tickets', `project/id = ${Number(projectRef)} and summary = ${condText(i.summary)}`, ITEM_FIELDS);
+    for (const t of candidates.slice(-MAX_CANDIDATES)) {
+      const notes = await list(ctx, `/project/tickets/${t.id}/notes`, null, NOTE_FIELDS);
+      if (notes.some((x) => hasMarker(x.text, i.marker))) return { ref: String(t.id), ticketRef: String(t.id) };
+    }
+    return null;
+  },
+};

@@ -1,0 +1,52 @@
+/**
+ * Projects (design.md section 15): the store-served list lives with the other lists (src/records);
+ * here the writes on existing projects (a note, an item) and the header create the service refuses.
+ */
+import type { ErrorCode } from '../errors/error-codes';
+import type { FeatureModule } from '../feature';
+import { defineOperation } from '../operations/operation';
+import { tenantOf } from '../operations/runner';
+import { writeResponses, writeStatus } from '../operations/write-results';
+import { ErrorBody } from '../rest/schemas';
+import { TenantPath } from '../shared/request';
+import * as S from './project.schemas';
+
+const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'idempotency_conflict', 'idempotency_in_progress', 'not_supported',
+  'rate_limited', 'vendor_error', 'vendor_unavailable', 'role_required', 'project_requires_existing', 'project_not_writable',
+  'project_company_cannot_update'];
+
+const createProject = defineOperation({
+  name: 'create_project', kind: 'mutation', summary: 'Create a project header (always refused)', tag: 'Writes', role: 'isv',
+  // Only a refusal to answer: the graph has no field for it (the REST path is in the interface document).
+  graph: false,
+  description: 'The service never creates a project header (interface document rule 9): every request answers 422 `project_header_not_supported`. Write notes and items on an existing project instead.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/projects', documented: true },
+  path: TenantPath, body: S.CreateProjectBody,
+  responses: [{ status: 422, schema: ErrorBody, description: '`project_header_not_supported`: the service never creates a project header.' }],
+  errors: ['project_header_not_supported', 'role_required'],
+  handle: async (_in, ctx) => ctx.services.projects.refuseHeader(),
+});
+
+const addProjectNote = defineOperation({
+  name: 'add_project_note', kind: 'mutation', summary: 'Add a note to an existing project (preview or commit)', tag: 'Writes', role: 'isv', grant: 'psa.project.write',
+  description: 'A note on the project in the PSA (the limited PSA connector commits only on its fixture host). Unknown project 404 `project_requires_existing`; baseline project 409 `project_not_writable`.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/projects/{project_source_id}/notes', documented: false },
+  path: S.ProjectPath, body: S.ProjectNoteBody,
+  responses: writeResponses(S.ProjectNotePreview, S.ProjectNoteResult),
+  statusOf: writeStatus,
+  errors: WRITE_ERRORS,
+  handle: async ({ path, body }, ctx) => ctx.services.projects.addNote(ctx.caller, tenantOf(ctx), path.project_source_id, body),
+});
+
+const addProjectItem = defineOperation({
+  name: 'add_project_item', kind: 'mutation', summary: 'Add an item to an existing project (preview or commit)', tag: 'Writes', role: 'isv', grant: 'psa.project.write',
+  description: 'A project ticket (in `phase`, by id or name, or the first open phase), a task, or on the limited PSA connector a note on the project: `item_kind` says which. Unknown project 404 `project_requires_existing`; baseline project 409 `project_not_writable`; a `company_name` other than the project\'s 409 `project_company_cannot_update`.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/projects/{project_source_id}/items', documented: false },
+  path: S.ProjectPath, body: S.ProjectItemBody,
+  responses: writeResponses(S.ProjectItemPreview, S.ProjectItemResult),
+  statusOf: writeStatus,
+  errors: WRITE_ERRORS,
+  handle: async ({ path, body }, ctx) => ctx.services.projects.addItem(ctx.caller, tenantOf(ctx), path.project_source_id, body),
+});
+
+export const projectsFeature: FeatureModule = { name: 'projects', operations: [createProject, addProjectNote, addProjectItem] };

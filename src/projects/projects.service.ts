@@ -1,0 +1,159 @@
+/**
+ * Notes and items on existing projects (interface document rule 9, design.md section 15), through the
+ * one write skeleton: the caller needs `psa.project.write` on the PSA connection the project lives on;
+ * an unknown project is 404 `project_requires_existing`, a baseline project 409 `project_not_writable`,
+ * a body naming another company 409 `project_company_cannot_update`; the service never creates a
+ * project header (422 `project_header_not_supported`). Findings routed to `project` write their item
+ * through `itemDraft`/`itemPreview`/`itemOp` here, so there is one way to write a project item.
+ */
+import type { z } from 'zod';
+import type { DataSource } from 'typeorm';
+import type { Connection } from '../../entities';
+import type { Caller } from '../access/caller';
+import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
+import { projectWriter } from '../connectors/project-registry';
+import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
+import type { VendorRequestPreview } from '../connectors/write-types';
+import { ServiceError } from '../errors/service-error';
+import { isSafeText } from '../shared/request';
+import { targetPreview, type TicketsService } from '../tickets/tickets.service';
+import type { VendorWriteOp } from '../writes/vendor-write';
+import { problemsError, type WritePipeline } from '../writes/write-pipeline';
+import type { ProjectItemBody, ProjectItemPreview, ProjectItemResult, ProjectNoteBody, ProjectNotePreview, ProjectNoteResult } from './project.schemas';
+
+type Out<T extends z.ZodType> = z.infer<T>;
+
+/** An id that can be looked up, stored in the audit log and quoted back; any other is simply unknown (404). */
+function safeId(id: string): boolean {
+  return id.length > 0 && id.length <= 200 && isSafeText(id);
+}
+
+interface ProjectRow {
+  connection_id: string;
+  source_id: string;
+  baseline: boolean;
+  company_name: string | null;
+  company_source_id: string | null;
+}
+
+export class ProjectsService {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly access: AccessService,
+    private readonly pipeline: WritePipeline,
+    private readonly tickets: TicketsService,
+  ) {}
+
+  /** The header is never created (rule 9); the body was declared so the refusal is documented. */
+  refuseHeader(): never {
+    throw new ServiceError('project_header_not_supported', 'The service never creates a project header; write notes or items on an existing project instead.');
+  }
+
+  /**
+   * The project a write targets and its connection: the caller must hold psa.project.write there
+   * (grant_missing), the project must be synced (404, any id string, malformed ones included, is
+   * looked up or refused without a query) and not a baseline (409).
+   */
+  async target(access: TenantAccess, projectSourceId: string): Promise<{ c: Connection; project: ProjectRow }> {
+    const held = this.access.requireGrant(access, 'psa.project.write', 'psa');
+    const rows: ProjectRow[] = safeId(projectSourceId)
+      ? await this.ds.query(
+        'SELECT connection_id, source_id, baseline, company_name, company_source_id FROM projects WHERE tenant_id = $1 AND source_id = $2 ORDER BY connection_id',
+        [access.tenant.id, projectSourceId],
+      )
+      : [];
+    const row = rows.find((r) => held.some((c) => c.id === r.connection_id));
+    if (!row) {
+      if (rows.some((r) => access.connections.some((c) => c.id === r.connection_id))) throw ServiceError.grantMissing('psa.project.write');
+      const named = safeId(projectSourceId) ? `Project ${JSON.stringify(projectSourceId)}` : 'The project';
+      throw new ServiceError('project_requires_existing', `${named} does not exist in this tenant's PSA; the service never creates a project header.`);
+    }
+    if (row.baseline) throw new ServiceError('project_not_writable', `Project ${projectSourceId} is a baseline project and cannot take the write.`);
+    return { c: held.find((c) => c.id === row.connection_id)!, project: row };
+  }
+
+  /** A body that names a company other than the project's would move the item (or the project): 409. */
+  private async sameCompany(c: Connection, project: ProjectRow, companyName: string | null | undefined): Promise<void> {
+    if (companyName == null || companyName === project.company_name) return;
+    // The project's company under a name the store also knows it by (any of several same-named ones).
+    const named: { source_id: string }[] = await this.ds.query('SELECT source_id FROM companies WHERE connection_id = $1 AND name = $2', [c.id, companyName]);
+    if (named.some((r) => r.source_id === project.company_source_id)) return;
+    throw new ServiceError('project_company_cannot_update', `Project ${project.source_id} belongs to ${JSON.stringify(project.company_name ?? 'another company')}; a note or item cannot move it or its items to ${JSON.stringify(companyName)}.`, {
+      details: { field: 'company_name', project_company: project.company_name },
+    });
+  }
+
+  /** The item draft checked against the connector's vendor rules (422 `validation`). */
+  itemDraft(c: Connection, draft: ProjectItemDraft): ProjectItemDraft {
+    const problems = projectWriter(c.connector).checkItem(draft);
+    if (problems.length) throw problemsError(c.connector, problems);
+    return draft;
+  }
+
+  itemPreview(c: Connection, projectRef: string, draft: ProjectItemDraft): VendorRequestPreview[] {
+    return projectWriter(c.connector).previewItem(projectRef, draft);
+  }
+
+  itemOp(projectRef: string, draft: ProjectItemDraft): VendorWriteOp {
+    return { op: 'project.item', projectRef, item: draft };
+  }
+
+  async addNote(caller: Caller, access: TenantAccess, projectSourceId: string, body: z.infer<typeof ProjectNoteBody>): Promise<Out<typeof ProjectNotePreview> | Out<typeof ProjectNoteResult>> {
+    isvOf(caller);
+    return this.pipeline.write({
+      caller, access, operation: 'project.note', subjectRef: safeId(projectSourceId) ? projectSourceId : null, request: body,
+      prepare: async (marker) => {
+        const { c } = await this.target(access, projectSourceId);
+        const note: ProjectNoteDraft = { marker, text: body.text };
+        const problems = projectWriter(c.connector).checkNote(note);
+        if (problems.length) throw problemsError(c.connector, problems);
+        return { c, note };
+      },
+      targets: (p) => [p.c],
+      preview: (p) => ({
+        dry_run: true as const, project_source_id: projectSourceId,
+        preview: { targets: [targetPreview(p.c, projectWriter(p.c.connector).previewNote(projectSourceId, p.note))] },
+      }),
+      commit: async (p, reservation) => {
+        const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
+          connection: p.c, write: { op: 'project.note', projectRef: projectSourceId, note: p.note },
+        }]);
+        if (!o.ok) throw o.error!;
+        return {
+          dry_run: false as const, idempotent_replay: false, created: true, project_source_id: projectSourceId,
+          connection_id: p.c.id, connector: p.c.connector, note_ref: o.result?.itemRef ?? null, reconciled: o.result?.reconciled ?? false,
+        };
+      },
+    });
+  }
+
+  async addItem(caller: Caller, access: TenantAccess, projectSourceId: string, body: z.infer<typeof ProjectItemBody>): Promise<Out<typeof ProjectItemPreview> | Out<typeof ProjectItemResult>> {
+    const isvId = isvOf(caller);
+    return this.pipeline.write({
+      caller, access, operation: 'project.item', subjectRef: safeId(projectSourceId) ? projectSourceId : null, request: body,
+      prepare: async (marker) => {
+        const { c, project } = await this.target(access, projectSourceId);
+        await this.sameCompany(c, project, body.company_name);
+        const item = this.itemDraft(c, { marker, summary: body.summary, description: body.description ?? null, phase: body.phase ?? null });
+        return { c, item };
+      },
+      targets: (p) => [p.c],
+      preview: (p) => ({
+        dry_run: true as const, project_source_id: projectSourceId, item_kind: projectWriter(p.c.connector).itemKind,
+        preview: { targets: [targetPreview(p.c, this.itemPreview(p.c, projectSourceId, p.item))] },
+      }),
+      commit: async (p, reservation) => {
+        const outcomes = await this.pipeline.run(access.tenant.id, reservation, [{ connection: p.c, write: this.itemOp(projectSourceId, p.item) }]);
+        const [o] = outcomes;
+        if (!o.ok) throw o.error!;
+        // A project ticket is a ticket the service created: write-back and time may follow.
+        await this.tickets.link(access, isvId, outcomes, null, 'project');
+        return {
+          dry_run: false as const, idempotent_replay: false, created: true, project_source_id: projectSourceId,
+          connection_id: p.c.id, connector: p.c.connector, item_kind: projectWriter(p.c.connector).itemKind,
+          item_ref: o.result?.itemRef ?? null, ticket_ref: o.result?.ticketRef ?? null, reconciled: o.result?.reconciled ?? false,
+        };
+      },
+    });
+  }
+}
