@@ -117,7 +117,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     if (op.http) app[op.http.method](expressPath(op.http.path), authenticate, bindOperation(op, services));
   }
 
-  for (const f of FEATURES) f.mount?.(app, services);
+  for (const f of FEATURES) f.mount?.(app, services, operations);
   extra?.(app);
   app.use((req: Request, res: Response) => {
     sendError(res, config.publicUrl, 'not_found', `No route ${req.method} ${req.path}.`);

@@ -12,5 +12,6 @@ export interface FeatureModule {
   name: string;
   operations?: Operation[];
   install?(services: Services): void;
-  mount?(app: Express, services: Services): void;
+  /** `operations`: every operation of the service (the MCP adapter offers four of them). */
+  mount?(app: Express, services: Services, operations: Operation[]): void;
 }

@@ -10,8 +10,7 @@ import { computeBackoffDelay } from '../queue/retry-policy';
 import { RetryAfterError, type JobContext } from '../queue/types';
 import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
-import { distributorWriter, writeConnector } from '../../src/connectors/registry';
-import { projectWriter } from '../../src/connectors/project-registry';
+import { distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
 import {
   VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,

@@ -8,6 +8,10 @@ import type { ReadConnector, SyncResource } from './types';
 import type { WriteConnector } from './write-types';
 import type { DistributorCompanyWriter } from './distributor-write-types';
 import type { AgreementLineWriter } from './agreement-write-types';
+import type { ProjectWriter } from './project-write-types';
+import { autotaskProjectWriter } from './autotask/project-writer';
+import { connectwiseProjectWriter } from './connectwise/project-writer';
+import { haloPsaProjectWriter } from './halopsa/project-writer';
 import { autotaskAgreementWriter } from './autotask/agreement-writer';
 import { connectwiseAgreementWriter } from './connectwise/agreement-writer';
 import { haloPsaAgreementWriter } from './halopsa/agreement-writer';
@@ -33,13 +37,15 @@ export interface ConnectorModule {
   companies?: DistributorCompanyWriter;
   /** Line items on existing agreements (rule 8); whether commits go live is `capabilities.commits`. */
   agreements?: AgreementLineWriter;
+  /** Notes and items on existing projects (rule 9). */
+  projects?: ProjectWriter;
   capabilities: ConnectorCapabilities;
 }
 
 const CONNECTORS: Record<string, ConnectorModule> = {
-  connectwise: { read: connectwiseConnector, write: connectwiseWriter, agreements: connectwiseAgreementWriter, capabilities: connectwiseCapabilities },
-  autotask: { read: autotaskConnector, write: autotaskWriter, agreements: autotaskAgreementWriter, capabilities: autotaskCapabilities },
-  halopsa: { read: haloPsaConnector, write: haloPsaWriter, agreements: haloPsaAgreementWriter, capabilities: haloPsaCapabilities },
+  connectwise: { read: connectwiseConnector, write: connectwiseWriter, agreements: connectwiseAgreementWriter, projects: connectwiseProjectWriter, capabilities: connectwiseCapabilities },
+  autotask: { read: autotaskConnector, write: autotaskWriter, agreements: autotaskAgreementWriter, projects: autotaskProjectWriter, capabilities: autotaskCapabilities },
+  halopsa: { read: haloPsaConnector, write: haloPsaWriter, agreements: haloPsaAgreementWriter, projects: haloPsaProjectWriter, capabilities: haloPsaCapabilities },
   ninjaone: { read: ninjaOneConnector, write: null, capabilities: ninjaOneCapabilities },
   pax8: { read: pax8Connector, write: null, companies: pax8CompanyWriter, capabilities: pax8Capabilities },
 };
@@ -81,6 +87,13 @@ export function distributorWriter(name: string): DistributorCompanyWriter {
 export function agreementLineWriter(name: string): AgreementLineWriter {
   const w = connectorModule(name).agreements;
   if (!w) throw ServiceError.notSupported(`The ${name} connector does not write agreement lines.`);
+  return w;
+}
+
+/** The project writer of a connector; 501 `not_supported` for one that has none. */
+export function projectWriter(name: string): ProjectWriter {
+  const w = connectorModule(name).projects;
+  if (!w) throw ServiceError.notSupported(`The ${name} connector does not write to projects.`);
   return w;
 }
 

@@ -75,7 +75,7 @@ function methodNotAllowed(_req: Request, res: Response): void {
 
 export const mcpFeature: FeatureModule = {
   name: 'mcp',
-  mount(app, services) {
+  mount(app, services, operations) {
     const { publicUrl } = services.config;
 
     app.post('/', async (req: Request, res: Response) => {
@@ -102,7 +102,7 @@ export const mcpFeature: FeatureModule = {
         return JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: text } });
       });
 
-      const server = createMcpServer({ services, caller, log: req.log ?? services.logger });
+      const server = createMcpServer({ services, caller, operations, log: req.log ?? services.logger });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         void transport.close();

@@ -11,7 +11,6 @@ import type { ZodObject, ZodType } from 'zod';
 import type { Caller } from '../access/caller';
 import { RequestValidationError } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
-import { allOperations } from '../features';
 import type { Operation } from '../operations/operation';
 import { runOperation } from '../operations/runner';
 import { API_VERSION } from '../rest/openapi';
@@ -23,8 +22,8 @@ import { INTERNAL_ERROR, toolError, toolSuccess } from './tool-result';
 const shapeOf = (s: ZodType | undefined): Record<string, ZodType> => ((s as ZodObject | undefined)?.shape ?? {}) as Record<string, ZodType>;
 
 /** The operations offered as tools, in a stable order. */
-export function toolOperations(): Operation[] {
-  return allOperations().filter((op) => op.mcp);
+export function toolOperations(operations: Operation[]): Operation[] {
+  return operations.filter((op) => op.mcp);
 }
 
 /**
@@ -46,6 +45,7 @@ export function toolInput(op: Operation) {
 
 export interface ToolContext {
   services: Services;
+  operations: Operation[];
   caller: Caller;
   log: Logger;
 }
@@ -53,7 +53,7 @@ export interface ToolContext {
 /** A fresh server per HTTP request (stateless transport): the caller is bound here, not looked up later. */
 export function createMcpServer(ctx: ToolContext): McpServer {
   const server = new McpServer({ name: 'msp-integration-service', version: API_VERSION });
-  for (const op of toolOperations()) {
+  for (const op of toolOperations(ctx.operations)) {
     const binding = op.mcp!;
     const single = [...new Set(op.responses.map((r) => r.schema))];
     server.registerTool(binding.tool, {

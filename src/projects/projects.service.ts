@@ -11,7 +11,7 @@ import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
 import type { Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
-import { projectWriter } from '../connectors/project-registry';
+import { projectWriter } from '../connectors/registry';
 import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
 import type { VendorRequestPreview } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
