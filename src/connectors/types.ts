@@ -7,7 +7,7 @@
 import type { ConnectionKind, ConnectorName } from '../../entities/tenancy';
 import type {
   AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord,
-  IncidentRecord, InstalledApplicationRecord, MemberRecord, PriorityRecord, ProjectRecord, StatusRecord,
+  IncidentRecord, InstalledApplicationRecord, MemberRecord, PackageRecord, PriorityRecord, ProjectRecord, StatusRecord,
   TicketRecord,
 } from '../../entities/records';
 import type { SyncedRecord } from '../../entities/base';
@@ -29,11 +29,12 @@ export interface RecordFieldsByResource {
   agreements: FieldsOf<AgreementRecord>;
   agreement_lines: FieldsOf<AgreementLineRecord>;
   projects: FieldsOf<ProjectRecord>;
+  packages: FieldsOf<PackageRecord>;
 }
 export type SyncResource = keyof RecordFieldsByResource;
 export const SYNC_RESOURCES: readonly SyncResource[] = [
   'boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects',
-  'agreements', 'agreement_lines', 'devices', 'applications', 'incidents',
+  'agreements', 'agreement_lines', 'devices', 'applications', 'incidents', 'packages',
 ];
 
 export interface FetchedRecord<R extends SyncResource = SyncResource> {

@@ -72,6 +72,7 @@ export const RECORD_OPERATIONS: Operation[] = [
   listOperation({ list: 'priorities', path: 'ticket-priorities', schema: S.TicketPriorityList, summary: 'Ticket priorities (ids for `priority`)', errors: ['not_supported'], description: 'The limited PSA connector answers 501.' }),
   listApplications,
   listOperation({ list: 'incidents', path: 'incidents', schema: S.IncidentList, summary: 'Incidents (RMM alerts)' }),
+  listOperation({ list: 'packages', path: 'packages', schema: S.PackageList, summary: "Installable packages (the RMM's catalogue)", errors: ['not_supported'], description: 'What POST /tenants/{tenant_id}/devices/{device_id}/deploy can install, with the OS families each runs on. 501 when no RMM connection of the tenant has a catalogue.' }),
 ];
 
 export const recordsFeature: FeatureModule = { name: 'records', operations: RECORD_OPERATIONS };

@@ -86,6 +86,15 @@ export const Agreement = z.object({
   lines: z.array(AgreementLine), ...vendorRecord,
 }).strict().openapi('Agreement');
 
+export const Package = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), connection_id: z.string(),
+  name: z.string().openapi({ description: 'The value DeployBody.package_name takes.' }),
+  description: z.string().nullable(),
+  operating_systems: z.array(z.string()).openapi({ description: 'OS families the package installs on: windows, mac, linux.' }),
+  active: z.boolean(),
+  ...vendorRecord,
+}).strict().openapi('Package');
+
 export const listEnvelope = {
   sandbox: z.boolean(),
   last_synced_at: ts.openapi({ description: 'Oldest successful sync among the connections that fed the list.' }),
@@ -103,3 +112,4 @@ export const ApplicationList = z.object({ applications: z.array(InstalledApplica
 export const IncidentList = z.object({ incidents: z.array(Incident), ...listEnvelope }).strict().openapi('IncidentList');
 export const AgreementList = z.object({ agreements: z.array(Agreement), ...listEnvelope }).strict().openapi('AgreementList');
 
+export const PackageList = z.object({ packages: z.array(Package), ...listEnvelope }).strict().openapi('PackageList');

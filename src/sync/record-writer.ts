@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget } from 'typeorm';
 import {
   AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord, IncidentRecord,
-  InstalledApplicationRecord, MemberRecord, PriorityRecord, ProjectRecord, StatusRecord, TicketRecord,
+  InstalledApplicationRecord, MemberRecord, PackageRecord, PriorityRecord, ProjectRecord, StatusRecord, TicketRecord,
 } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
 
@@ -16,7 +16,7 @@ export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
   tickets: TicketRecord, companies: CompanyRecord, contacts: ContactRecord, members: MemberRecord,
   boards: BoardRecord, statuses: StatusRecord, priorities: PriorityRecord, devices: DeviceRecord,
   applications: InstalledApplicationRecord, incidents: IncidentRecord, agreements: AgreementRecord,
-  agreement_lines: AgreementLineRecord, projects: ProjectRecord,
+  agreement_lines: AgreementLineRecord, projects: ProjectRecord, packages: PackageRecord,
 };
 
 interface TablePlan {
