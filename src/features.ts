@@ -2,6 +2,7 @@
 import type { FeatureModule } from './feature';
 import type { Operation } from './operations/operation';
 import { auditFeature } from './audit/feature';
+import { devicesFeature } from './devices/feature';
 import { eventsFeature } from './events/feature';
 import { mcpFeature } from './mcp/feature';
 import { pendingFeature } from './pending/feature';
@@ -14,7 +15,7 @@ import { webhooksFeature } from './webhooks/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
-  pendingFeature, mcpFeature,
+  pendingFeature, mcpFeature, devicesFeature,
 ];
 
 let operations: Operation[] | undefined;

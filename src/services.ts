@@ -20,6 +20,7 @@ import { IdempotencyService } from './writes/idempotency.service';
 import { WritePipeline } from './writes/write-pipeline';
 import { TicketsService } from './tickets/tickets.service';
 import { FindingsService } from './tickets/findings.service';
+import { DeployService } from './devices/deploy.service';
 
 export interface Services {
   config: AppConfig;
@@ -39,6 +40,7 @@ export interface Services {
   events: EventsService;
   tickets: TicketsService;
   findings: FindingsService;
+  deploy: DeployService;
   webhooks: WebhooksService;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
   http: VendorHttpClient;
@@ -62,7 +64,7 @@ export function createServices(
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync);
   const findings = new FindingsService(ds, access, pipeline, tickets, events);
   return {
-    config, db, ds, box, queue, logger, access, records, audit, tickets, findings,
+    config, db, ds, box, queue, logger, access, records, audit, tickets, findings, deploy: new DeployService(ds, access, pipeline),
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
     events,
     webhooks: new WebhooksService(ds, box, queue, config),

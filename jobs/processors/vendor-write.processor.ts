@@ -10,7 +10,7 @@ import { computeBackoffDelay } from '../queue/retry-policy';
 import { RetryAfterError, type JobContext } from '../queue/types';
 import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
-import { writeConnector } from '../../src/connectors/registry';
+import { deviceWriter, writeConnector } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
 import {
   VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
@@ -28,14 +28,14 @@ function failure(kind: VendorWriteFailure['kind'], status: number, message: stri
 export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: VendorHttpClient) {
   return async (job: JobContext<VendorWriteJob>): Promise<VendorWriteResult> => {
     const connection = await ds.getRepository(Connection).findOneByOrFail({ id: job.data.connectionId });
-    const writer = writeConnector(connection.connector);
+    const connector = connection.connector;
     const ctx: WriteContext = {
       baseUrl: connection.baseUrl.replace(/\/$/, ''),
       credentials: box.openJson<Record<string, string>>(connection.credentialsEncrypted),
       http,
     };
     try {
-      return await perform(writer, ctx, job.data.write, job.redelivered || job.data.reconcile === true);
+      return await perform(connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true);
     } catch (err) {
       const problems = asProblems(err);
       if (problems) return failure('validation', 422, (err as Error).message, { problems });
@@ -57,8 +57,17 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
  * `redelivered`: this job may have run before, so the outcome of that earlier run is unknown: look
  * the marker up at the vendor before sending anything.
  */
-async function perform(writer: WriteConnector, ctx: WriteContext, w: VendorWriteOp, redelivered: boolean): Promise<VendorWriteDone> {
+async function perform(connector: string, ctx: WriteContext, w: VendorWriteOp, redelivered: boolean): Promise<VendorWriteDone> {
   const result: VendorWriteDone = { ok: true, ticketRef: null, noteRef: null, timeEntryRef: null, native: null, reconciled: false };
+  if (w.op === 'device.deploy') {
+    // The RMM write side. No marker on a script run: the connector finds an earlier run in the
+    // device's activity log since the commit was first reserved.
+    const dw = deviceWriter(connector);
+    const found = redelivered ? await dw.findDeploy(ctx, w.draft, new Date(w.since)) : null;
+    const run = found ?? (await dw.deploy(ctx, w.draft));
+    return { ...result, native: run.native, queued: run.queued, reconciled: Boolean(found) };
+  }
+  const writer: WriteConnector = writeConnector(connector);
   switch (w.op) {
     case 'ticket.create': {
       const found = redelivered ? await writer.findTicketByMarker(ctx, w.draft.marker) : null;

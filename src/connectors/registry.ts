@@ -6,6 +6,7 @@ import { ServiceError } from '../errors/service-error';
 import type { ConnectorCapabilities, LinkedRecord } from './capabilities';
 import type { ReadConnector, SyncResource } from './types';
 import type { WriteConnector } from './write-types';
+import type { DeviceWriter } from './device-write-types';
 import { autotaskCapabilities } from './autotask/capabilities';
 import { autotaskConnector } from './autotask/connector';
 import { autotaskWriter } from './autotask/writer';
@@ -17,12 +18,15 @@ import { haloPsaConnector } from './halopsa/connector';
 import { haloPsaWriter } from './halopsa/writer';
 import { ninjaOneCapabilities } from './ninjaone/capabilities';
 import { ninjaOneConnector } from './ninjaone/connector';
+import { ninjaOneWriter } from './ninjaone/writer';
 import { pax8Capabilities } from './pax8/capabilities';
 import { pax8Connector } from './pax8/connector';
 
 export interface ConnectorModule {
   read: ReadConnector;
   write: WriteConnector | null;
+  /** The RMM write side (device deploy), where the connector declares `device.deploy`. */
+  deviceWrite?: DeviceWriter;
   capabilities: ConnectorCapabilities;
 }
 
@@ -30,7 +34,7 @@ const CONNECTORS: Record<string, ConnectorModule> = {
   connectwise: { read: connectwiseConnector, write: connectwiseWriter, capabilities: connectwiseCapabilities },
   autotask: { read: autotaskConnector, write: autotaskWriter, capabilities: autotaskCapabilities },
   halopsa: { read: haloPsaConnector, write: haloPsaWriter, capabilities: haloPsaCapabilities },
-  ninjaone: { read: ninjaOneConnector, write: null, capabilities: ninjaOneCapabilities },
+  ninjaone: { read: ninjaOneConnector, write: null, deviceWrite: ninjaOneWriter, capabilities: ninjaOneCapabilities },
   pax8: { read: pax8Connector, write: null, capabilities: pax8Capabilities },
 };
 
@@ -57,6 +61,13 @@ export function capabilitiesOf(name: string): ConnectorCapabilities {
 export function writeConnector(name: string): WriteConnector {
   const c = connectorModule(name).write;
   if (!c) throw ServiceError.notSupported(`The ${name} connector does not write tickets.`);
+  return c;
+}
+
+/** The device write side of an RMM connector; 501 `not_supported` for one that has none. */
+export function deviceWriter(name: string): DeviceWriter {
+  const c = connectorModule(name).deviceWrite;
+  if (!c || !capabilitiesOf(name).writes.includes('device.deploy')) throw ServiceError.notSupported(`The ${name} connector does not deploy to devices.`);
   return c;
 }
 

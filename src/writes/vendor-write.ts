@@ -4,12 +4,15 @@
  */
 import type { JobPayload } from '../../jobs/queue/types';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
+import type { DeployDraft } from '../connectors/device-write-types';
 
 export type VendorWriteOp =
   | { op: 'ticket.create'; draft: TicketDraft }
   | { op: 'ticket.update'; ticketRef: string; patch: TicketPatch | null; note: NoteDraft | null }
   | { op: 'time.create'; entry: Omit<TimeEntryDraft, 'start'> & { start: string } }
-  | { op: 'project.write'; projectRef: string; draft: TicketDraft };
+  | { op: 'project.write'; projectRef: string; draft: TicketDraft }
+  /** `since`: when the commit was first reserved (ISO); a retried send looks for a run from then on. */
+  | { op: 'device.deploy'; draft: DeployDraft; since: string };
 
 export interface VendorWriteJob extends JobPayload {
   tenantId: string;
@@ -27,6 +30,8 @@ export interface VendorWriteDone {
   native: Record<string, unknown> | null;
   /** The write had already landed (found by its marker) and was not sent again. */
   reconciled: boolean;
+  /** Device deploy: the device was offline and the run waits for it. */
+  queued?: boolean;
 }
 
 /** Why a write did not land: throttled 429, unavailable 503, a vendor field rule, or another refusal. */
