@@ -11,12 +11,18 @@
  *
  * Reconcile: a script run carries no marker of ours (RunScriptRequest has no external reference and
  * `parameters` is handed to the script, not recorded where the API shows it). What the API does
- * document is the device's activity log: a run shows as an ACTION activity whose `sourceName` is the
- * script's name, at `activityTime`. So before a retried send we look for such an activity on the
+ * document is the device's activity log (activityType, statusCode, sourceName, activityTime). We
+ * take a run to show as an ACTION activity whose `sourceName` is the script's name: the fields are
+ * documented, those values are our reading (the spec gives none), and the simulator logs runs so.
+ * So before a retried send we look for such an activity on the
  * device since the commit was first reserved. That cannot tell our run from someone else's run of the
  * same script on the same device in that window; the deploy then counts as done (never twice), which
  * is the safe side. The look-up is bounded: at most RECONCILE_PAGES pages of 1000; if the window is
  * still not covered we refuse to send rather than risk a second run.
+ *
+ * Not modelled: users report that script/run refuses client-credentials tokens with 403 "Access key
+ * does not have user context" (an authorization-code token is needed); the OpenAPI does not say so.
+ * Such a 403 reaches the caller as vendor_error (502) and nothing runs.
  */
 import type { DeployDraft, DeployOutcome, DeviceWriter } from '../device-write-types';
 import type { VendorRequestPreview, WriteContext } from '../write-types';
