@@ -1,7 +1,7 @@
 import { ApiKey, Connection, Grant, Isv, SyncState, Tenant } from './tenancy';
 import {
   AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord,
-  IncidentRecord, InstalledApplicationRecord, MemberRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord,
+  IncidentRecord, InstalledApplicationRecord, MemberRecord, PackageRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord,
   SubscriptionRecord, TicketRecord,
 } from './records';
 import { AuditEntry, EventRecord, IdempotencyRecord, RoutingConfig, TicketLink, Webhook, WebhookDelivery } from './activity';
@@ -18,7 +18,7 @@ export const ALL_ENTITIES = [
   Isv, ApiKey, Tenant, Connection, Grant, SyncState,
   TicketRecord, CompanyRecord, ContactRecord, MemberRecord, BoardRecord, StatusRecord, PriorityRecord,
   DeviceRecord, InstalledApplicationRecord, IncidentRecord, AgreementRecord, AgreementLineRecord, ProjectRecord,
-  ProductRecord, SubscriptionRecord,
+  ProductRecord, SubscriptionRecord, PackageRecord,
   EventRecord, AuditEntry, IdempotencyRecord, TicketLink, RoutingConfig, Webhook, WebhookDelivery,
   IsvCustomer, IdentityMatch, IdentitySkip, ImportEndpoint,
   QuarantinedRecord,

@@ -128,6 +128,20 @@ export class IncidentRecord extends SyncedRecord {
   @Column({ name: 'opened_at', type: 'timestamptz', nullable: true }) openedAt!: Date | null;
 }
 
+/**
+ * The RMM's catalogue of installable packages (the install scripts a device deploy runs), with the
+ * operating systems each runs on, as canonical families (windows, mac, linux).
+ */
+@Entity('packages')
+@Unique('uq_packages_source', ['tenantId', 'connectionId', 'sourceId'])
+@Index('ix_packages_tenant_id', ['tenantId', 'id'])
+export class PackageRecord extends SyncedRecord {
+  @Column({ type: 'text' }) name!: string;
+  @Column({ type: 'text', nullable: true }) description!: string | null;
+  @Column({ name: 'operating_systems', type: 'jsonb' }) operatingSystems!: string[];
+  @Column({ type: 'boolean', default: true }) active!: boolean;
+}
+
 @Entity('agreements')
 @Unique('uq_agreements_source', ['tenantId', 'connectionId', 'sourceId'])
 @Index('ix_agreements_tenant_id', ['tenantId', 'id'])

@@ -4,6 +4,7 @@ import type { Operation } from './operations/operation';
 import { auditFeature } from './audit/feature';
 import { companiesFeature } from './companies/feature';
 import { identityFeature } from './identity/feature';
+import { devicesFeature } from './devices/feature';
 import { eventsFeature } from './events/feature';
 import { mcpFeature } from './mcp/feature';
 import { projectsFeature } from './projects/feature';
@@ -16,7 +17,7 @@ import { webhooksFeature } from './webhooks/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
-  identityFeature, companiesFeature, projectsFeature, mcpFeature,
+  identityFeature, companiesFeature, projectsFeature, devicesFeature, mcpFeature,
 ];
 
 let operations: Operation[] | undefined;

@@ -22,6 +22,7 @@ import { TicketsService } from './tickets/tickets.service';
 import { FindingsService } from './tickets/findings.service';
 import { IdentityService } from './identity/identity.service';
 import { ProjectsService } from './projects/projects.service';
+import { DeployService } from './devices/deploy.service';
 
 export interface Services {
   config: AppConfig;
@@ -44,6 +45,7 @@ export interface Services {
   pipeline: WritePipeline;
   findings: FindingsService;
   projects: ProjectsService;
+  deploy: DeployService;
   webhooks: WebhooksService;
   identity: IdentityService;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
@@ -70,7 +72,7 @@ export function createServices(
   const projects = new ProjectsService(ds, access, pipeline, tickets);
   const findings = new FindingsService(ds, access, pipeline, tickets, events, projects);
   return {
-    config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects,
+    config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
     events, identity, pipeline,
     webhooks: new WebhooksService(ds, box, queue, config),

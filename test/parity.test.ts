@@ -122,7 +122,7 @@ describe('REST and GraphQL answer alike', () => {
   });
 
   it('every record list, and the 501 of a list the limited connector lacks', async () => {
-    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents', 'list_contacts', 'list_products', 'list_subscriptions', 'list_projects']) {
+    for (const name of ['list_tickets', 'list_devices', 'list_agreements', 'list_members', 'list_boards', 'list_statuses', 'list_priorities', 'list_applications', 'list_incidents', 'list_contacts', 'list_products', 'list_subscriptions', 'list_projects', 'list_packages']) {
       const first = await expectParity(name, isv, { path: T(), query: { limit: 3 } });
       const cursor = (first as { ok: { next_cursor?: string } }).ok.next_cursor;
       if (cursor) await expectParity(name, isv, { path: T(), query: { limit: 3, cursor } });
@@ -163,6 +163,17 @@ describe('REST and GraphQL answer alike', () => {
     await expectParity('create_time_entry', isv, { path: T(), body: time });
     expect((await expectParity('create_time_entry', isv, { path: T(), body: { ...time, dry_run: false } })).status).toBe(201);
     for (const n of ['create_ticket', 'write_ticket', 'create_time_entry']) covered.add(n);
+  }, 60_000);
+
+  it('device deploy: preview, refusals and a commit replay alike', async () => {
+    const deploy = { package_name: 'Install 7-Zip', idempotency_key: key() };
+    const D = (device_id: string) => ({ ...T(), device_id });
+    await expectParity('deploy_to_device', isv, { path: D('103'), body: deploy });
+    expect((await expectParity('deploy_to_device', isv, { path: D('103'), body: { ...deploy, dry_run: false } })).status).toBe(200);
+    expect((await expectParity('deploy_to_device', isv, { path: D('135'), body: { package_name: 'Install 7-Zip' } })).status).toBe(422);
+    expect((await expectParity('deploy_to_device', isv, { path: D('no-such-device'), body: { package_name: 'Install 7-Zip' } })).status).toBe(404);
+    expect((await expectParity('deploy_to_device', isv, { path: { tenant_id: svc.betaId, device_id: '2003' }, body: { package_name: 'Install 7-Zip' } })).status).toBe(403);
+    covered.add('deploy_to_device');
   }, 60_000);
 
   it('findings: route (preview, commit) and resolve (preview)', async () => {

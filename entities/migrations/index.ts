@@ -3,8 +3,10 @@ import { SyncQuarantine1763790000000 } from './1763790000000-sync-quarantine';
 import { ProductsAndSubscriptions1763795000000 } from './1763795000000-products-and-subscriptions';
 import { MspKeys1763900000000 } from './1763900000000-msp-keys';
 import { Identity1763910000000 } from './1763910000000-identity';
+import { Packages1764000000000 } from './1764000000000-packages';
 
 /** Every migration, in order. Run at start (never `synchronize`). */
 export const MIGRATIONS = [
   InitialSchema1763780000000, SyncQuarantine1763790000000, ProductsAndSubscriptions1763795000000, MspKeys1763900000000, Identity1763910000000,
+  Packages1764000000000,
 ];

@@ -10,7 +10,7 @@ import { computeBackoffDelay } from '../queue/retry-policy';
 import { RetryAfterError, type JobContext } from '../queue/types';
 import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
-import { distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
+import { deviceWriter, distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
 import {
   VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
@@ -58,6 +58,14 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
  */
 async function perform(connector: string, ctx: WriteContext, w: VendorWriteOp, redelivered: boolean): Promise<VendorWriteDone> {
   const result: VendorWriteDone = { ok: true, ticketRef: null, noteRef: null, timeEntryRef: null, companyRef: null, native: null, reconciled: false };
+  if (w.op === 'device.deploy') {
+    // The RMM write side. No marker on a script run: the connector finds an earlier run in the
+    // device's activity log since the commit was first reserved.
+    const dw = deviceWriter(connector);
+    const found = redelivered ? await dw.findDeploy(ctx, w.draft, new Date(w.since)) : null;
+    const run = found ?? (await dw.deploy(ctx, w.draft));
+    return { ...result, native: run.native, queued: run.queued, reconciled: Boolean(found) };
+  }
   if (w.op === 'company.create') {
     const companies = distributorWriter(connector);
     const found = redelivered ? await companies.findCompany(ctx, w.draft) : null;

@@ -5,7 +5,7 @@
  * limited PSA connector of rule 14), its page size, how a new note shows on a ticket, who made a
  * change, the link to a record in the vendor's UI and the credentials a connection needs.
  */
-export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'company.create';
+export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'company.create' | 'device.deploy';
 
 export type LinkedRecord = 'ticket' | 'device' | 'company';
 
@@ -34,6 +34,11 @@ export interface ConnectorCapabilities {
   bookkeepingFields: readonly string[];
   /** Who made the change, when the vendor says so. */
   actor?(native: Record<string, unknown>, created: boolean): string | null;
+  /**
+   * The canonical OS family (windows, mac, linux) of a synced device, from its native payload: what a
+   * deploy compares with the packages' operating systems and `target_os`. RMM connectors only.
+   */
+  deviceOs?(native: Record<string, unknown>): string | null;
   /** A deep link into the vendor's UI, derived from the connection's API base URL. */
   recordUrl?(base: URL, record: LinkedRecord, id: string): string | null;
 }

@@ -1,11 +1,14 @@
 import { ServiceError } from '../errors/service-error';
-import { capabilitiesOf, CONNECTOR_NAMES, readConnector, recordUrl, writeConnector } from './registry';
+import { capabilitiesOf, CONNECTOR_NAMES, deviceWriter, readConnector, recordUrl, writeConnector } from './registry';
 
 describe('connector registry', () => {
   it('has a writer for each connector that declares writes, under its own name', () => {
     const writers = CONNECTOR_NAMES.filter((n) => capabilitiesOf(n).writes.includes('ticket.create'));
     for (const name of writers) expect(writeConnector(name).name).toBe(name);
     expect([...writers].sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
+    const deployers = CONNECTOR_NAMES.filter((n) => capabilitiesOf(n).writes.includes('device.deploy'));
+    for (const name of deployers) expect(deviceWriter(name).name).toBe(name);
+    expect(deployers).toEqual(['ninjaone']);
   });
 
   it('answers not_supported for connectors that do not write tickets', () => {

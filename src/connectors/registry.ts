@@ -15,6 +15,7 @@ import { haloPsaProjectWriter } from './halopsa/project-writer';
 import { autotaskAgreementWriter } from './autotask/agreement-writer';
 import { connectwiseAgreementWriter } from './connectwise/agreement-writer';
 import { haloPsaAgreementWriter } from './halopsa/agreement-writer';
+import type { DeviceWriter } from './device-write-types';
 import { autotaskCapabilities } from './autotask/capabilities';
 import { autotaskConnector } from './autotask/connector';
 import { autotaskWriter } from './autotask/writer';
@@ -26,6 +27,7 @@ import { haloPsaConnector } from './halopsa/connector';
 import { haloPsaWriter } from './halopsa/writer';
 import { ninjaOneCapabilities } from './ninjaone/capabilities';
 import { ninjaOneConnector } from './ninjaone/connector';
+import { ninjaOneWriter } from './ninjaone/writer';
 import { pax8Capabilities } from './pax8/capabilities';
 import { pax8Connector } from './pax8/connector';
 import { pax8CompanyWriter } from './pax8/company-writer';
@@ -39,6 +41,8 @@ export interface ConnectorModule {
   agreements?: AgreementLineWriter;
   /** Notes and items on existing projects (rule 9). */
   projects?: ProjectWriter;
+  /** The RMM write side (device deploy), where the connector declares `device.deploy`. */
+  deviceWrite?: DeviceWriter;
   capabilities: ConnectorCapabilities;
 }
 
@@ -46,7 +50,7 @@ const CONNECTORS: Record<string, ConnectorModule> = {
   connectwise: { read: connectwiseConnector, write: connectwiseWriter, agreements: connectwiseAgreementWriter, projects: connectwiseProjectWriter, capabilities: connectwiseCapabilities },
   autotask: { read: autotaskConnector, write: autotaskWriter, agreements: autotaskAgreementWriter, projects: autotaskProjectWriter, capabilities: autotaskCapabilities },
   halopsa: { read: haloPsaConnector, write: haloPsaWriter, agreements: haloPsaAgreementWriter, projects: haloPsaProjectWriter, capabilities: haloPsaCapabilities },
-  ninjaone: { read: ninjaOneConnector, write: null, capabilities: ninjaOneCapabilities },
+  ninjaone: { read: ninjaOneConnector, write: null, deviceWrite: ninjaOneWriter, capabilities: ninjaOneCapabilities },
   pax8: { read: pax8Connector, write: null, companies: pax8CompanyWriter, capabilities: pax8Capabilities },
 };
 
@@ -95,6 +99,13 @@ export function projectWriter(name: string): ProjectWriter {
   const w = connectorModule(name).projects;
   if (!w) throw ServiceError.notSupported(`The ${name} connector does not write to projects.`);
   return w;
+}
+
+/** The device write side of an RMM connector; 501 `not_supported` for one that has none. */
+export function deviceWriter(name: string): DeviceWriter {
+  const c = connectorModule(name).deviceWrite;
+  if (!c || !capabilitiesOf(name).writes.includes('device.deploy')) throw ServiceError.notSupported(`The ${name} connector does not deploy to devices.`);
+  return c;
 }
 
 export function connectorsSyncing(resource: SyncResource): string[] {

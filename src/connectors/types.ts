@@ -7,7 +7,7 @@
 import type { ConnectionKind, ConnectorName } from '../../entities/tenancy';
 import type {
   AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord,
-  IncidentRecord, InstalledApplicationRecord, MemberRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord,
+  IncidentRecord, InstalledApplicationRecord, MemberRecord, PackageRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord,
   SubscriptionRecord, TicketRecord,
 } from '../../entities/records';
 import type { SyncedRecord } from '../../entities/base';
@@ -31,11 +31,12 @@ export interface RecordFieldsByResource {
   projects: FieldsOf<ProjectRecord>;
   products: FieldsOf<ProductRecord>;
   subscriptions: FieldsOf<SubscriptionRecord>;
+  packages: FieldsOf<PackageRecord>;
 }
 export type SyncResource = keyof RecordFieldsByResource;
 export const SYNC_RESOURCES: readonly SyncResource[] = [
   'boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects',
-  'agreements', 'agreement_lines', 'devices', 'applications', 'incidents', 'products', 'subscriptions',
+  'agreements', 'agreement_lines', 'devices', 'applications', 'incidents', 'products', 'subscriptions', 'packages',
 ];
 
 export interface FetchedRecord<R extends SyncResource = SyncResource> {

@@ -76,6 +76,7 @@ export const RECORD_OPERATIONS: Operation[] = [
   listOperation({ list: 'subscriptions', path: 'subscriptions', schema: S.SubscriptionList, summary: 'Distributor subscriptions', description: 'Subscriptions at the distributor (quantity, price, partner cost, billing term), store-served.' }),
   listOperation({ list: 'contacts', path: 'contacts', schema: S.ContactList, summary: 'Contacts', description: 'Contacts of the PSA and distributor companies, store-served. Contacts are list and match only: there is no contact create.' }),
   listOperation({ list: 'projects', path: 'projects', schema: S.ProjectList, summary: 'Projects (with the baseline flag)', description: 'Existing PSA projects; notes and items can be written on those that are not `baseline`.' }),
+  listOperation({ list: 'packages', path: 'packages', schema: S.PackageList, summary: "Installable packages (the RMM's catalogue)", errors: ['not_supported'], description: 'What POST /tenants/{tenant_id}/devices/{device_id}/deploy can install, with the OS families each runs on. 501 when no RMM connection of the tenant has a catalogue.' }),
 ];
 
 export const recordsFeature: FeatureModule = { name: 'records', operations: RECORD_OPERATIONS };

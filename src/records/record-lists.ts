@@ -135,6 +135,14 @@ export const RECORD_LISTS = {
       ...vendorFields(r),
     }),
   },
+  packages: {
+    resource: 'packages', table: 'packages', itemsField: 'packages', kind: 'rmm', requiresCapability: true,
+    toApi: (r) => ({
+      id: r.id, source: r.connector, source_id: r.source_id, connection_id: r.connection_id, name: r.name,
+      description: r.description, operating_systems: r.operating_systems ?? [], active: r.active,
+      ...vendorFields(r),
+    }),
+  },
   agreements: {
     resource: 'agreements', table: 'agreements', itemsField: 'agreements', kind: 'psa', requiresCapability: true,
     toApi: (r) => ({

@@ -113,6 +113,14 @@ export const Project = z.object({
   baseline: z.boolean().openapi({ description: 'A baseline (template) project in the PSA: it takes no notes or items (409 project_not_writable).' }),
   ...vendorRecord,
 }).strict().openapi('Project');
+export const Package = z.object({
+  id: z.string(), source: z.string(), source_id: z.string(), connection_id: z.string(),
+  name: z.string().openapi({ description: 'The value DeployBody.package_name takes.' }),
+  description: z.string().nullable(),
+  operating_systems: z.array(z.string()).openapi({ description: 'OS families the package installs on: windows, mac, linux.' }),
+  active: z.boolean(),
+  ...vendorRecord,
+}).strict().openapi('Package');
 
 export const listEnvelope = {
   sandbox: z.boolean(),
@@ -134,3 +142,5 @@ export const ProductList = z.object({ products: z.array(Product), ...listEnvelop
 export const SubscriptionList = z.object({ subscriptions: z.array(Subscription), ...listEnvelope }).strict().openapi('SubscriptionList');
 export const AgreementList = z.object({ agreements: z.array(Agreement), ...listEnvelope }).strict().openapi('AgreementList');
 export const ProjectList = z.object({ projects: z.array(Project), ...listEnvelope }).strict().openapi('ProjectList');
+
+export const PackageList = z.object({ packages: z.array(Package), ...listEnvelope }).strict().openapi('PackageList');

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget } from 'typeorm';
 import {
   AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord, IncidentRecord,
-  InstalledApplicationRecord, MemberRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord, SubscriptionRecord,
+  InstalledApplicationRecord, MemberRecord, PackageRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord, SubscriptionRecord,
   TicketRecord,
 } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
@@ -24,7 +24,7 @@ export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
   boards: BoardRecord, statuses: StatusRecord, priorities: PriorityRecord, devices: DeviceRecord,
   applications: InstalledApplicationRecord, incidents: IncidentRecord, agreements: AgreementRecord,
   agreement_lines: AgreementLineRecord, projects: ProjectRecord, products: ProductRecord,
-  subscriptions: SubscriptionRecord,
+  subscriptions: SubscriptionRecord, packages: PackageRecord,
 };
 
 interface TablePlan {

@@ -6,6 +6,7 @@ import type { JobPayload } from '../../jobs/queue/types';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
 import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
 import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
+import type { DeployDraft } from '../connectors/device-write-types';
 
 export type VendorWriteOp =
   | { op: 'ticket.create'; draft: TicketDraft }
@@ -15,7 +16,10 @@ export type VendorWriteOp =
   | { op: 'company.create'; draft: DistributorCompanyDraft }
   /** A note or an item on an existing project (src/projects, design.md section 15). */
   | { op: 'project.note'; projectRef: string; note: ProjectNoteDraft }
-  | { op: 'project.item'; projectRef: string; item: ProjectItemDraft };
+  | { op: 'project.item'; projectRef: string; item: ProjectItemDraft }
+
+  /** `since`: when the commit was first reserved (ISO); a retried send looks for a run from then on. */
+  | { op: 'device.deploy'; draft: DeployDraft; since: string };
 
 export interface VendorWriteJob extends JobPayload {
   tenantId: string;
@@ -37,6 +41,8 @@ export interface VendorWriteDone {
   native: Record<string, unknown> | null;
   /** The write had already landed (found by its marker) and was not sent again. */
   reconciled: boolean;
+  /** Device deploy: the device was offline and the run waits for it. */
+  queued?: boolean;
 }
 
 /** Why a write did not land: throttled 429, unavailable 503, a vendor field rule, or another refusal. */

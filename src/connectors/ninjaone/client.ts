@@ -24,23 +24,26 @@ interface CachedToken {
   refreshAt: number;
 }
 
+/** What every call needs: the read side's SyncContext and the write side's WriteContext both fit. */
+export type NinjaContext = Pick<SyncContext, 'baseUrl' | 'credentials' | 'http'>;
+
 // Keyed by base URL + client id (+ a hash of the secret, so a rotated secret gets its own token).
 const tokenCache = new Map<string, CachedToken>();
 const pendingTokens = new Map<string, Promise<CachedToken>>();
 
-function credentialsOf(ctx: SyncContext): { clientId: string; clientSecret: string } {
+function credentialsOf(ctx: NinjaContext): { clientId: string; clientSecret: string } {
   const { clientId, clientSecret } = ctx.credentials;
   if (!clientId || !clientSecret) throw new Error('ninjaone connection needs credentials clientId and clientSecret');
   return { clientId, clientSecret };
 }
 
-function cacheKey(ctx: SyncContext): string {
+function cacheKey(ctx: NinjaContext): string {
   const { clientId, clientSecret } = credentialsOf(ctx);
   const secretHash = createHash('sha256').update(clientSecret).digest('hex').slice(0, 16);
   return `${ctx.baseUrl}\n${clientId}\n${secretHash}`;
 }
 
-async function requestToken(ctx: SyncContext): Promise<CachedToken> {
+async function requestToken(ctx: NinjaContext): Promise<CachedToken> {
   const { clientId, clientSecret } = credentialsOf(ctx);
   const res = await ctx.http.request<TokenResponse>({
     method: 'POST',
@@ -57,7 +60,7 @@ async function requestToken(ctx: SyncContext): Promise<CachedToken> {
   return { token, refreshAt: Date.now() + (lifetimeS - marginS) * 1000 };
 }
 
-async function accessToken(ctx: SyncContext): Promise<string> {
+async function accessToken(ctx: NinjaContext): Promise<string> {
   const key = cacheKey(ctx);
   const cached = tokenCache.get(key);
   if (cached && cached.refreshAt > Date.now()) return cached.token;
@@ -73,11 +76,27 @@ async function accessToken(ctx: SyncContext): Promise<string> {
 
 /** GET <baseUrl><path> with the bearer token; a 401 (token revoked or expired early) gets one
  *  fresh token and one more try. */
-export async function ninjaGet<T>(ctx: SyncContext, path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
+export async function ninjaGet<T>(ctx: NinjaContext, path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
+  return ninjaRequest<T>(ctx, { method: 'GET', path, query });
+}
+
+/**
+ * A POST with the bearer token. Never retried by the HTTP client (a write): the vendor.write job
+ * retries 429/503 itself, after reconciling. A 401 is answered before the vendor does anything, so
+ * it gets one fresh token and one more try like a GET.
+ */
+export async function ninjaPost<T>(ctx: NinjaContext, path: string, json: unknown): Promise<T> {
+  return ninjaRequest<T>(ctx, { method: 'POST', path, json });
+}
+
+async function ninjaRequest<T>(ctx: NinjaContext, r: { method: 'GET' | 'POST'; path: string; query?: Record<string, string | number | undefined>; json?: unknown }): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     const token = await accessToken(ctx);
     try {
-      const res = await ctx.http.request<T>({ url: `${ctx.baseUrl}${path}`, query, headers: { authorization: `Bearer ${token}` } });
+      const res = await ctx.http.request<T>({
+        method: r.method, url: `${ctx.baseUrl}${r.path}`, query: r.query, json: r.json, headers: { authorization: `Bearer ${token}` },
+        ...(r.method === 'POST' ? { retry: false } : {}),
+      });
       return res.body;
     } catch (err) {
       if (attempt === 0 && err instanceof VendorHttpError && err.status === 401) {
@@ -90,7 +109,7 @@ export async function ninjaGet<T>(ctx: SyncContext, path: string, query: Record<
 }
 
 /** Pages of a list that pages with `after` (the last id of the previous page), in id order. */
-export async function* pagesAfter<T extends { id?: unknown }>(ctx: SyncContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
+export async function* pagesAfter<T extends { id?: unknown }>(ctx: NinjaContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
   let after: number | undefined;
   for (;;) {
     const page = await ninjaGet<T[]>(ctx, path, { pageSize, after });
@@ -110,7 +129,7 @@ interface ReportPage<T> {
 }
 
 /** Pages of a /v2/queries/* report, following its cursor until a short or empty page. */
-export async function* reportPages<T>(ctx: SyncContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
+export async function* reportPages<T>(ctx: NinjaContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
   let cursor: string | undefined;
   let lastOffset = -1;
   for (;;) {
@@ -130,7 +149,7 @@ export async function* reportPages<T>(ctx: SyncContext, path: string, pageSize =
 }
 
 /** Every row of an unpaginated list endpoint (/v2/alerts). */
-export async function listAll<T>(ctx: SyncContext, path: string): Promise<T[]> {
+export async function listAll<T>(ctx: NinjaContext, path: string): Promise<T[]> {
   const body = await ninjaGet<T[]>(ctx, path);
   if (!Array.isArray(body)) throw new Error(`ninjaone ${path} did not answer with a list`);
   return body;

@@ -187,3 +187,16 @@ describe('NinjaOne connector: tenants, auth and resilience', () => {
     await expect(fetchAll('tickets', ctx())).rejects.toThrow(/does not sync tickets/);
   });
 });
+
+describe('NinjaOne connector: packages (the automation script catalogue)', () => {
+  it('maps every script verbatim with its OS families, per instance', async () => {
+    const { records } = await fetchAll('packages', ctx());
+    const scripts = sim.list('sandbox-alpha', 'scripts');
+    expect(records.map((r) => r.native)).toEqual(scripts);
+    const chrome = records.find((r) => r.sourceId === '302')!;
+    expect(chrome.fields).toEqual({ name: 'Install Google Chrome', description: scripts.find((s) => s.id === 302)!.description, operatingSystems: ['mac', 'windows'], active: true });
+    expect(records.find((r) => r.sourceId === '306')!.fields.active).toBe(false);
+    const betaIds = (await fetchAll('packages', ctx('sandbox-beta'))).records.map((r) => r.sourceId);
+    expect(betaIds).toEqual((beta.scripts as { id: number }[]).map((s) => String(s.id)));
+  });
+});

@@ -1,5 +1,6 @@
 /**
- * NinjaOne RMM read connector: devices, installed applications, incidents (active alerts).
+ * NinjaOne RMM read connector: devices, installed applications, incidents (active alerts) and the
+ * catalogue of installable packages (automation scripts).
  *
  * Incremental sync: none. NinjaOne's v2 API has no last-updated filter on /v2/devices(-detailed),
  * /v2/queries/software, /v2/queries/os-patches or /v2/alerts (the public OpenAPI document lists
@@ -132,6 +133,48 @@ async function* fetchIncidents(ctx: SyncContext): AsyncGenerator<FetchedRecord<'
   if (mapped.length > 0) yield mapped;
 }
 
+/**
+ * NinjaOne's `operatingSystems` of an automation script and a device's `nodeClass`, as the canonical
+ * OS families a deploy compares (windows, mac, linux). nodeClass values per the public OpenAPI
+ * (Device.nodeClass: WINDOWS_SERVER, WINDOWS_WORKSTATION, LINUX_WORKSTATION, MAC, LINUX_SERVER, ...).
+ */
+export function osFamily(value: unknown): string | null {
+  if (typeof value !== 'string' || !value) return null;
+  const v = value.toUpperCase();
+  if (v.startsWith('WINDOWS')) return 'windows';
+  if (v === 'MAC' || v.startsWith('MAC_') || v === 'MACOS' || v === 'MAC_SERVER') return 'mac';
+  if (v.startsWith('LINUX')) return 'linux';
+  return null;
+}
+
+/**
+ * The catalogue of installable packages: `GET /v2/automation/scripts` (operationId
+ * getAutomationScripts, AutomationScript: id, name, description, active, language, architecture,
+ * operatingSystems, ...; NinjaOne public OpenAPI 2.0.9-draft, github.com/JunknerdGit/NinjaOneAPI
+ * ninjaone-api-core-resources.yaml). Not paginated. A deploy runs the script on the device.
+ */
+async function* fetchPackages(ctx: SyncContext): AsyncGenerator<FetchedRecord<'packages'>[]> {
+  const scripts = await listAll<Native>(ctx, '/v2/automation/scripts');
+  const mapped = scripts.flatMap((s): FetchedRecord<'packages'>[] => {
+    const id = idString(s.id);
+    const name = str(s.name);
+    if (!id || !name) return [];
+    const systems = Array.isArray(s.operatingSystems) ? s.operatingSystems : [];
+    return [{
+      sourceId: id,
+      native: s,
+      vendorUpdatedAt: parseVendorTime(s.updatedOn ?? s.createdOn),
+      fields: {
+        name,
+        description: str(s.description),
+        operatingSystems: [...new Set(systems.map(osFamily).filter((f): f is string => f != null))].sort(),
+        active: s.active !== false,
+      },
+    }];
+  });
+  if (mapped.length > 0) yield mapped;
+}
+
 async function* unsupported(resource: string): AsyncGenerator<never> {
   throw new Error(`ninjaone connector does not sync ${resource}`);
 }
@@ -139,13 +182,14 @@ async function* unsupported(resource: string): AsyncGenerator<never> {
 export const ninjaOneConnector: ReadConnector = {
   name: 'ninjaone',
   kind: 'rmm',
-  resources: ['devices', 'applications', 'incidents'],
+  resources: ['devices', 'applications', 'incidents', 'packages'],
   incremental: [],
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     switch (resource) {
       case 'devices': return fetchDevices(ctx) as AsyncIterable<FetchedRecord<R>[]>;
       case 'applications': return fetchApplications(ctx) as AsyncIterable<FetchedRecord<R>[]>;
       case 'incidents': return fetchIncidents(ctx) as AsyncIterable<FetchedRecord<R>[]>;
+      case 'packages': return fetchPackages(ctx) as AsyncIterable<FetchedRecord<R>[]>;
       default: return unsupported(resource);
     }
   },

@@ -246,3 +246,49 @@ describe('NinjaOne simulator: faults', () => {
     expect((await get(t, '/v2/alerts')).status).toBe(200);
   });
 });
+
+describe('script catalogue, script runs and the activity log', () => {
+  const run = async (bearer: string, device: number | string, body: unknown) => {
+    const res = await fetch(`${simUrl()}/v2/device/${device}/script/run`, {
+      method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    });
+    return { status: res.status, body: res.status === 204 ? null : await res.json() };
+  };
+
+  it('serves the catalogue per instance', async () => {
+    const a = await get<{ id: number; operatingSystems: string[] }[]>(await token(), '/v2/automation/scripts');
+    expect(a.status).toBe(200);
+    expect(a.body.map((s) => s.id)).toEqual((alpha.scripts as { id: number }[]).map((s) => s.id));
+    const b = await get<{ id: number }[]>(await token('sandbox-beta'), '/v2/automation/scripts');
+    expect(b.body.map((s) => s.id)).toEqual((beta.scripts as { id: number }[]).map((s) => s.id));
+  });
+
+  it('refuses what NinjaOne refuses, in its error shape, and records no run', async () => {
+    const t = await token();
+    expect(await run('wrong', 102, { type: 'SCRIPT', id: 301 })).toMatchObject({ status: 401, body: { error: 'not_authenticated' } });
+    expect(await run(t, 99999, { type: 'SCRIPT', id: 301 })).toMatchObject({ status: 404, body: { error: 'invalid_id' } });
+    expect(await run(t, 102, { type: 'SCRIPT', id: 9999 })).toMatchObject({ status: 404, body: { error: 'invalid_id' } });
+    expect(await run(t, 102, { type: 'SCRIPT' })).toMatchObject({ status: 400, body: { error: 'invalid_parameter' } });
+    expect(await run(t, 102, { type: 'RUN', id: 301 })).toMatchObject({ status: 400 });
+    expect(await run(t, 102, { type: 'SCRIPT', id: 301, runAs: 'root' })).toMatchObject({ status: 400 });
+    expect(await run(t, 135, { type: 'SCRIPT', id: 301 })).toMatchObject({ status: 400 }); // a Windows script on Ubuntu
+    expect(await run(t, 102, { type: 'SCRIPT', id: 306 })).toMatchObject({ status: 400 }); // inactive
+    expect(sim.runs('sandbox-alpha')).toEqual([]);
+  });
+
+  it('runs at once on an online device (activities, installed software) and queues on an offline one', async () => {
+    const t = await token();
+    expect((await run(t, 102, { type: 'SCRIPT', id: 301, runAs: 'system' })).status).toBe(204);
+    expect(sim.list('sandbox-alpha', 'software').some((s) => s.deviceId === 102 && s.name === '7-Zip')).toBe(true);
+    const log = await get<{ activities: { statusCode: string; sourceName: string; activityType: string }[] }>(t, '/v2/device/102/activities', { activityType: 'ACTION' });
+    expect(log.body.activities.map((a) => [a.statusCode, a.sourceName])).toEqual([['COMPLETED', 'Install 7-Zip'], ['START_REQUESTED', 'Install 7-Zip']]);
+    expect((await get(t, '/v2/device/102/activities', { pageSize: 5 })).status).toBe(400);
+
+    expect((await run(t, 101, { type: 'SCRIPT', id: 301 })).status).toBe(204); // 101 is offline
+    expect(sim.runs('sandbox-alpha').map((r) => [r.deviceId, r.done])).toEqual([[102, true], [101, false]]);
+    expect(sim.list('sandbox-alpha', 'software').some((s) => s.deviceId === 101 && s.name === '7-Zip')).toBe(false);
+    sim.update('sandbox-alpha', 'devices', 101, { offline: false });
+    expect(sim.runs('sandbox-alpha')[1].done).toBe(true);
+    expect(sim.list('sandbox-alpha', 'software').some((s) => s.deviceId === 101 && s.name === '7-Zip')).toBe(true);
+  });
+});

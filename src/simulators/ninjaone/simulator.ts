@@ -10,6 +10,14 @@
  *   GET  /v2/queries/software       pageSize, cursor, df, installedBefore, installedAfter
  *   GET  /v2/queries/os-patches     pageSize, cursor, df, status, type, severity
  *   GET  /v2/alerts                 df, sourceType (not paginated)
+ *   GET  /v2/automation/scripts     the script catalogue (not paginated)
+ *   GET  /v2/device/{id}/activities activityType, olderThan, newerThan, pageSize (10..1000)
+ *   POST /v2/device/{id}/script/run RunScriptRequest {type, id, uid, parameters, runAs}
+ *
+ * A script run on an online device runs at once (START_REQUESTED then COMPLETED activities; an
+ * install script, "Install <software>", makes <software> show in /v2/queries/software). On an offline
+ * device the run is accepted and waits: it runs when the device comes back online. `runs` counts
+ * every run received, so tests can assert exactly-once.
  *
  * NinjaOne has no last-updated filter on any of these (checked against the public OpenAPI
  * document, v2.0.9): the only `updatedAfter` parameters are on the custom-field queries.
@@ -20,11 +28,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { FaultInjector, VendorClock, controlRouter, statusName, type VendorSimulator } from '../kit';
 import http from 'node:http';
 import { DeviceFilterError, parseDeviceFilter, type DevicePredicate } from './device-filter';
-import { NinjaInstance, pageAfter, type QueryCursor } from './store';
+import { NinjaInstance, pageAfter, type QueryCursor, type ScriptRun } from './store';
 import { growNinjaInstance } from './synthetic';
 import {
   NINJA_RESOURCES, type NinjaAlert, type NinjaDevice, type NinjaOsPatch, type NinjaRecordByResource,
-  type NinjaResource, type NinjaSoftware,
+  type NinjaResource, type NinjaSoftware, type NinjaScript,
 } from './types';
 
 export interface NinjaOneClient {
@@ -58,6 +66,8 @@ export interface NinjaOneSimulator extends VendorSimulator {
   clearAlert(instance: string, uid: string): boolean;
   /** Invalidates every issued access token (as a revoked API client would). */
   expireTokens(): void;
+  /** Script runs received (POST /v2/device/{id}/script/run), in order. */
+  runs(instance: string): ScriptRun[];
 }
 
 const DEFAULT_CLIENTS: Record<string, NinjaOneClient> = {
@@ -65,6 +75,10 @@ const DEFAULT_CLIENTS: Record<string, NinjaOneClient> = {
   'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta' },
 };
 const SCOPES = new Set(['monitoring', 'management', 'control', 'offline_access']);
+/** Credential roles a run may name (RunScriptRequest.runAs); NinjaOne also takes a credential id. */
+const RUN_AS_ROLES = new Set(['system', 'SYSTEM', 'LOGGED_ON_USER', 'LOCAL_ADMIN', 'DOMAIN_ADMIN']);
+/** GET /v2/device/{id}/activities pageSize: minimum 10, maximum 1000, default 200 (OpenAPI 2.0.9). */
+const ACTIVITY_PAGE = { min: 10, max: 1000, default: 200 };
 /** Report cursors: NinjaOne does not document their lifetime; ten minutes is ample for a sync. */
 const CURSOR_TTL_MS = 10 * 60_000;
 /** Query endpoints: sibling /v2/queries/* document default 1000, maximum 10000. */
@@ -155,6 +169,33 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
   const touchDevice = (inst: NinjaInstance, deviceId: number | undefined) => {
     const d = deviceId != null ? inst.device(deviceId) : undefined;
     if (d) d.lastUpdate = nowSeconds();
+  };
+
+  /** OS family of a device and of a script's operatingSystems, as the scripting options filter them. */
+  const deviceOsFamily = (d: NinjaDevice): string => (d.nodeClass.startsWith('WINDOWS') ? 'WINDOWS' : d.nodeClass.startsWith('LINUX') ? 'LINUX' : d.nodeClass.startsWith('MAC') ? 'MAC' : d.nodeClass);
+  const activity = (i: NinjaInstance, deviceId: number, script: NinjaScript, statusCode: string, extra: Record<string, unknown> = {}) => {
+    const id = (i.activities[i.activities.length - 1]?.id ?? 1000) + 1;
+    i.activities.push({
+      id, activityTime: nowSeconds(), deviceId, severity: 'NONE', priority: 'NONE', seriesUid: randomUUID(),
+      activityType: 'ACTION', statusCode, status: statusCode === 'COMPLETED' ? 'Completed' : 'Start Requested',
+      sourceName: script.name, subject: script.name, message: `${script.name}: ${statusCode.toLowerCase().replace('_', ' ')}`,
+      type: 'Action', data: {}, ...extra,
+    });
+  };
+  /** The agent runs a script: a completed activity, and an install script's software shows up. */
+  const runOnAgent = (i: NinjaInstance, run: ScriptRun) => {
+    const script = i.find('scripts', run.scriptId);
+    if (!script) return;
+    run.done = true;
+    activity(i, run.deviceId, script, 'COMPLETED', { activityResult: 'SUCCESS' });
+    const installs = /^Install\s+(.+)$/i.exec(script.name)?.[1];
+    if (installs && !i.software.some((r) => r.deviceId === run.deviceId && r.name === installs)) {
+      i.insert('software', {
+        deviceId: run.deviceId, name: installs, publisher: 'Sandbox Software', version: '1.0.0',
+        installDate: new Date(nowSeconds() * 1000).toISOString(), timestamp: nowSeconds(),
+      });
+    }
+    touchDevice(i, run.deviceId);
   };
 
   // --- HTTP -----------------------------------------------------------------------------------
@@ -293,6 +334,63 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
     res.json(i.alerts.filter((a) => keep(a) && (!sourceType || a.sourceType === sourceType)));
   });
 
+  api.get('/automation/scripts', (_req, res) => {
+    res.json(inst(res).scripts);
+  });
+
+  api.get('/device/:id/activities', (req, res) => {
+    const i = inst(res);
+    const d = i.device(Number(req.params.id));
+    if (!d) return ninjaError(res, 404, 'invalid_id', `Device ${req.params.id} not found`);
+    const size = positiveInt(req, 'pageSize') ?? ACTIVITY_PAGE.default;
+    if (size < ACTIVITY_PAGE.min || size > ACTIVITY_PAGE.max) throw new BadRequest(`pageSize must be between ${ACTIVITY_PAGE.min} and ${ACTIVITY_PAGE.max}`);
+    const olderThan = positiveInt(req, 'olderThan');
+    const newerThan = positiveInt(req, 'newerThan');
+    const type = queryString(req, 'activityType');
+    const status = queryString(req, 'status');
+    const rows = i.activities
+      .filter((a) => a.deviceId === d.id && (!type || a.activityType === type) && (!status || a.statusCode === status)
+        && (olderThan == null || a.id < olderThan) && (newerThan == null || a.id > newerThan))
+      .reverse() // newest first
+      .slice(0, size);
+    const mine = i.activities.filter((a) => a.deviceId === d.id);
+    res.json({
+      lastActivityId: i.activities[i.activities.length - 1]?.id ?? 0,
+      activities: rows,
+      lastNodeActivityId: mine[mine.length - 1]?.id ?? 0,
+    });
+  });
+
+  api.post('/device/:id/script/run', express.json(), (req, res) => {
+    const i = inst(res);
+    const d = i.device(Number(req.params.id));
+    if (!d) return ninjaError(res, 404, 'invalid_id', `Device ${req.params.id} not found`);
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    if (b.type !== 'SCRIPT' && b.type !== 'ACTION') return ninjaError(res, 400, 'invalid_parameter', 'type must be SCRIPT or ACTION');
+    if (b.runAs != null && (typeof b.runAs !== 'string' || !RUN_AS_ROLES.has(b.runAs))) {
+      return ninjaError(res, 400, 'invalid_parameter', `Unknown credential role ${String(b.runAs)}`);
+    }
+    if (b.parameters != null && typeof b.parameters !== 'string') return ninjaError(res, 400, 'invalid_parameter', 'parameters must be a string');
+    // Built-in actions are not modelled: every action uid is unknown here.
+    if (b.type === 'ACTION') return ninjaError(res, 404, 'invalid_id', `Action ${String(b.uid)} not found`);
+    if (typeof b.id !== 'number' || !Number.isInteger(b.id)) return ninjaError(res, 400, 'invalid_parameter', 'id (script id) is required for type SCRIPT');
+    const script = i.find('scripts', b.id);
+    if (!script) return ninjaError(res, 404, 'invalid_id', `Script ${b.id} not found`);
+    // The scripting options of a device list only active scripts for its OS; others cannot run there.
+    if (script.active === false || !(script.operatingSystems ?? []).includes(deviceOsFamily(d))) {
+      return ninjaError(res, 400, 'invalid_parameter', `Script ${b.id} is not available for device ${d.id}`);
+    }
+    const run: ScriptRun = {
+      deviceId: d.id, scriptId: script.id, runAs: (b.runAs as string | undefined) ?? null,
+      parameters: (b.parameters as string | undefined) ?? null, requestedAt: nowSeconds(), done: false,
+    };
+    i.runs.push(run);
+    activity(i, d.id, script, 'START_REQUESTED');
+    // An offline device picks the run up when it checks in again (see `update`).
+    if (!d.offline) runOnAgent(i, run);
+    res.status(204).end();
+  });
+
   api.use((req, res) => ninjaError(res, 404, 'not_found', `No API resource at ${req.method} /v2${req.path}`));
 
   // Express 5 routes thrown errors here, also from async handlers.
@@ -346,6 +444,10 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
       // Keys are identity: a patch cannot move a record to another id.
       if (resource === 'devices' || resource === 'organizations') rec.id = Number(id);
       if (resource === 'devices' && !('lastUpdate' in patch)) rec.lastUpdate = now;
+      // A device back online runs what was queued for it.
+      if (resource === 'devices' && rec.offline === false) {
+        for (const run of i.runs) if (run.deviceId === rec.id && !run.done) runOnAgent(i, run);
+      }
       if (resource === 'alerts' && !('updateTime' in patch)) rec.updateTime = now;
       if ((resource === 'software' || resource === 'os-patches') && !('timestamp' in patch)) rec.timestamp = now;
       return structuredClone(rec) as NinjaRecordByResource[typeof resource];
@@ -426,6 +528,10 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
 
     expireTokens() {
       tokens.clear();
+    },
+
+    runs(instance) {
+      return structuredClone(instances.get(instance)?.runs ?? []);
     },
   };
 

@@ -6,8 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import {
   softwareKey, type NinjaAlert, type NinjaDevice, type NinjaOrganization, type NinjaOsPatch,
-  type NinjaRecordByResource, type NinjaResource, type NinjaSoftware,
+  type NinjaRecordByResource, type NinjaResource, type NinjaSoftware, type NinjaScript, type NinjaActivity,
 } from './types';
+
+/** A script run the API accepted (POST /v2/device/{id}/script/run); `done` once the agent ran it. */
+export interface ScriptRun {
+  deviceId: number;
+  scriptId: number;
+  runAs: string | null;
+  parameters: string | null;
+  /** Epoch seconds. */
+  requestedAt: number;
+  done: boolean;
+}
 
 /** A server-side report cursor of /v2/queries/* (a snapshot of the matching rows). */
 export interface QueryCursor {
@@ -59,6 +70,11 @@ export class NinjaInstance {
   readonly software: NinjaSoftware[] = [];
   readonly osPatches: NinjaOsPatch[] = [];
   readonly alerts: NinjaAlert[] = [];
+  readonly scripts: NinjaScript[] = [];
+  /** Device activity log, oldest first (ids ascend). */
+  readonly activities: NinjaActivity[] = [];
+  /** Every script run received, in order (tests count them). */
+  readonly runs: ScriptRun[] = [];
   readonly cursors = new Map<string, QueryCursor>();
   private readonly deviceById = new Map<number, NinjaDevice>();
   private readonly orgById = new Map<number, NinjaOrganization>();
@@ -79,7 +95,7 @@ export class NinjaInstance {
   list<R extends NinjaResource>(resource: R): NinjaRecordByResource[R][] {
     const lists: { [K in NinjaResource]: NinjaRecordByResource[K][] } = {
       organizations: this.organizations, devices: this.devices, software: this.software,
-      'os-patches': this.osPatches, alerts: this.alerts,
+      'os-patches': this.osPatches, alerts: this.alerts, scripts: this.scripts,
     };
     return lists[resource];
   }
@@ -95,6 +111,7 @@ export class NinjaInstance {
       case 'software': found = this.software.find((r) => softwareKey(r) === key); break;
       case 'os-patches': found = this.osPatches.find((r) => r.id === key); break;
       case 'alerts': found = this.alerts.find((r) => r.uid === key); break;
+      case 'scripts': found = this.scripts.find((r) => String(r.id) === key); break;
     }
     return found as NinjaRecordByResource[R] | undefined;
   }
@@ -116,6 +133,7 @@ export class NinjaInstance {
       case 'software': this.software.push(record as NinjaSoftware); break;
       case 'os-patches': this.osPatches.push(record as NinjaOsPatch); break;
       case 'alerts': this.alerts.push(record as NinjaAlert); break;
+      case 'scripts': this.scripts.push(record as NinjaScript); break;
     }
   }
 

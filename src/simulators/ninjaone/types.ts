@@ -70,7 +70,40 @@ export interface NinjaAlert {
   [field: string]: unknown;
 }
 
-export const NINJA_RESOURCES = ['organizations', 'devices', 'software', 'os-patches', 'alerts'] as const;
+/**
+ * A /v2/automation/scripts row (AutomationScript): the catalogue a deploy picks from.
+ * `operatingSystems` holds WINDOWS, MAC, LINUX.
+ */
+export interface NinjaScript {
+  id: number;
+  name: string;
+  description?: string;
+  active?: boolean;
+  language?: string;
+  architecture?: string[];
+  operatingSystems?: string[];
+  createdOn?: number;
+  updatedOn?: number;
+  [field: string]: unknown;
+}
+
+/** A /v2/device/{id}/activities row (Activity). Times are epoch seconds. */
+export interface NinjaActivity {
+  id: number;
+  activityTime: number;
+  deviceId: number;
+  activityType: string;
+  statusCode: string;
+  status?: string;
+  activityResult?: string;
+  sourceName?: string;
+  subject?: string;
+  message?: string;
+  seriesUid?: string;
+  [field: string]: unknown;
+}
+
+export const NINJA_RESOURCES = ['organizations', 'devices', 'software', 'os-patches', 'alerts', 'scripts'] as const;
 export type NinjaResource = (typeof NINJA_RESOURCES)[number];
 
 export interface NinjaRecordByResource {
@@ -79,6 +112,7 @@ export interface NinjaRecordByResource {
   software: NinjaSoftware;
   'os-patches': NinjaOsPatch;
   alerts: NinjaAlert;
+  scripts: NinjaScript;
 }
 
 /** The software rows' composite key (NinjaOne has no row id): `${deviceId}:${name}:${version}`. */

@@ -1,0 +1,128 @@
+/**
+ * Device deploy (design.md section 16): run a package of the RMM's catalogue on one device, through
+ * the one write skeleton. Checks, all before anything is sent: the grant `rmm.device.write` on the
+ * device's RMM connection, the device (our id or its source_id; 404 when not visible), the package
+ * in that connection's synced catalogue for the device's OS (422 naming package_name), and
+ * `target_os` against the device (422 naming target_os). Preview shows the exact vendor request; a
+ * commit runs once per idempotency_key in a `vendor.write` job.
+ */
+import type { z } from 'zod';
+import type { DataSource } from 'typeorm';
+import type { Connection } from '../../entities';
+import type { AccessService, TenantAccess } from '../access/access.service';
+import type { Caller } from '../access/caller';
+import type { DeployDraft } from '../connectors/device-write-types';
+import { capabilitiesOf, deviceWriter } from '../connectors/registry';
+import { ServiceError } from '../errors/service-error';
+import { fieldError } from '../tickets/references';
+import { targetPreview } from '../tickets/tickets.service';
+import type { WritePipeline } from '../writes/write-pipeline';
+import type { DeployBody, DeployPreview, DeployResult } from './deploy.schemas';
+
+export type DeployInput = z.infer<typeof DeployBody>;
+
+interface DeviceRow { id: string; source_id: string; connection_id: string; os: string | null; online: boolean; raw: Record<string, unknown> }
+interface PackageRow { source_id: string; name: string; operating_systems: string[] | null; active: boolean }
+
+/** How far before the reservation a run found at the vendor still counts as ours: vendor clock skew. */
+const CLOCK_SKEW_MS = 60_000;
+
+/** An OS family from an OS name, for a connector that does not declare one from the native device. */
+function familyOfName(os: string | null): string | null {
+  if (!os) return null;
+  if (/windows/i.test(os)) return 'windows';
+  if (/mac\s?os|os x|darwin/i.test(os)) return 'mac';
+  if (/linux|ubuntu|debian|red hat|rhel|centos|fedora|suse|rocky|alma/i.test(os)) return 'linux';
+  return null;
+}
+
+/** Path text the store can compare: no NUL, no lone surrogate (either would be a store error). */
+const storable = (s: string) => !/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+
+export class DeployService {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly access: AccessService,
+    private readonly pipeline: WritePipeline,
+  ) {}
+
+  /** The device by our id or its source_id, on one of the tenant's RMM connections; 404 otherwise. */
+  private async device(access: TenantAccess, deviceId: string, granted: Connection[]): Promise<{ d: DeviceRow; c: Connection }> {
+    const rmm = access.connections.filter((c) => c.kind === 'rmm');
+    const rows: DeviceRow[] = storable(deviceId) && rmm.length > 0
+      ? await this.ds.query(
+        `SELECT id, source_id, connection_id, os, online, raw FROM devices
+          WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) AND (id::text = $3 OR source_id = $3) ORDER BY id`,
+        [access.tenant.id, rmm.map((c) => c.id), deviceId])
+      : [];
+    // The id is echoed only when it is storable text (the refusal is audited).
+    if (rows.length === 0) throw new ServiceError('not_found', storable(deviceId) ? `Device ${deviceId} not found.` : 'Device not found.');
+    const d = rows.find((r) => granted.some((c) => c.id === r.connection_id));
+    if (!d) throw ServiceError.grantMissing('rmm.device.write');
+    return { d, c: granted.find((c) => c.id === d.connection_id)! };
+  }
+
+  /** Resolves and checks everything a deploy needs; nothing leaves the service here. */
+  private async prepare(access: TenantAccess, deviceId: string, body: DeployInput) {
+    const granted = this.access.requireGrant(access, 'rmm.device.write', 'rmm');
+    const { d, c } = await this.device(access, deviceId, granted);
+    const writer = deviceWriter(c.connector);
+    const os = capabilitiesOf(c.connector).deviceOs?.(d.raw) ?? familyOfName(d.os);
+    if (body.target_os) {
+      const wanted = body.target_os.trim().toLowerCase();
+      if (wanted !== os && wanted !== d.os?.toLowerCase()) {
+        throw fieldError('target_os', `target_os "${body.target_os}" does not match device ${d.source_id}, which runs ${d.os ?? 'an unknown OS'}${os ? ` (${os})` : ''}.`);
+      }
+    }
+    const name = body.package_name.trim();
+    const candidates: PackageRow[] = await this.ds.query(
+      `SELECT source_id, name, operating_systems, active FROM packages
+        WHERE tenant_id = $1 AND connection_id = $2 AND lower(name) = lower($3) ORDER BY source_id`,
+      [access.tenant.id, c.id, name]);
+    const active = candidates.filter((p) => p.active);
+    if (active.length === 0) {
+      throw fieldError('package_name', `Package "${name}" is not in the ${c.connector} catalogue of this tenant (GET /tenants/${access.tenant.id}/packages lists it).`);
+    }
+    if (!os) throw fieldError('package_name', `The OS of device ${d.source_id} is unknown, so no package can be matched to it.`);
+    const pkg = active.find((p) => (p.operating_systems ?? []).includes(os));
+    if (!pkg) {
+      const runsOn = [...new Set(active.flatMap((p) => p.operating_systems ?? []))].join(', ') || 'no OS';
+      throw fieldError('package_name', `Package "${active[0].name}" has no package for ${os}, the OS of device ${d.source_id} (it runs on ${runsOn}).`);
+    }
+    const draft: DeployDraft = { deviceRef: d.source_id, packageRef: pkg.source_id, packageName: pkg.name };
+    return { c, d, os, draft, writer };
+  }
+
+  async deploy(caller: Caller, access: TenantAccess, deviceId: string, body: DeployInput): Promise<z.infer<typeof DeployPreview> | z.infer<typeof DeployResult>> {
+    // The device is part of what the key guards: the same key for another device is a conflict.
+    const request = { ...body, device_id: deviceId };
+    return this.pipeline.write({
+      caller, access, operation: 'device.deploy', subjectRef: storable(deviceId) ? deviceId : null, request,
+      prepare: () => this.prepare(access, deviceId, body),
+      targets: (p) => [p.c],
+      preview: (p) => ({
+        dry_run: true as const,
+        preview: { targets: [targetPreview(p.c, p.writer.previewDeploy(p.draft))] },
+        device_id: p.d.id, device_source_id: p.d.source_id, package_name: p.draft.packageName, package_source_id: p.draft.packageRef,
+        os: p.os, queued: !p.d.online,
+      }),
+      commit: async (p, reservation) => {
+        // A retried send looks for a run from the first reservation of this key on (a take-over keeps it).
+        const [row]: { created_at: Date }[] = await this.ds.query('SELECT created_at FROM idempotency_records WHERE id = $1', [reservation.id]);
+        const since = new Date((row ? new Date(row.created_at).getTime() : Date.now()) - CLOCK_SKEW_MS).toISOString();
+        const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
+          connection: p.c, write: { op: 'device.deploy', draft: p.draft, since },
+        }]);
+        if (!o.ok) throw o.error!;
+        return {
+          // A script run is not a record the vendor creates for us: 200.
+          dry_run: false as const, idempotent_replay: false, created: false,
+          device_id: p.d.id, device_source_id: p.d.source_id, package_name: p.draft.packageName, package_source_id: p.draft.packageRef,
+          os: p.os, queued: o.result?.queued ?? !p.d.online, connection_id: p.c.id, connector: p.c.connector,
+          reconciled: o.result?.reconciled ?? false,
+        };
+      },
+      auditDetail: (r) => ({ dry_run: r.dry_run, device_id: r.device_id, package_name: r.package_name, queued: r.queued }),
+    });
+  }
+}
