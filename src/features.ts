@@ -1,6 +1,7 @@
 /** Every feature module, in mount order; their operations are the whole API (REST, GraphQL, MCP). */
 import type { FeatureModule } from './feature';
 import type { Operation } from './operations/operation';
+import { askFeature } from './ask/feature';
 import { auditFeature } from './audit/feature';
 import { eventsFeature } from './events/feature';
 import { mcpFeature } from './mcp/feature';
@@ -14,7 +15,7 @@ import { webhooksFeature } from './webhooks/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
-  pendingFeature, mcpFeature,
+  pendingFeature, mcpFeature, askFeature,
 ];
 
 let operations: Operation[] | undefined;
