@@ -96,7 +96,6 @@ const inWindow = (t: number, since: number | null, before: number | null) => (si
 const dayIn = (d: string, since: number | null, before: number | null) => inWindow(Date.parse(`${d}T00:00:00Z`), since, before);
 
 const isOpen = (t: Tk) => t.status !== 'resolved' && t.status !== 'closed';
-const eqi = (a: string | null, b: string) => (a ?? '').toLowerCase() === b.toLowerCase();
 
 // ---------------------------------------------------------------- the table
 type Expected =

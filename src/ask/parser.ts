@@ -5,7 +5,7 @@
  * word could silently drop a qualifier ("Acme", "Windows") and answer another question.
  */
 import type { AskFilters, AskQuery, AskResource } from './ask.schemas';
-import { findTimeWindows, rfc, TIME_WINDOW_FORMS } from './time-windows';
+import { findTimeWindows, rfc } from './time-windows';
 
 export interface ParseContext {
   /** Company names in the store (tickets, devices, agreements, companies). */
@@ -228,7 +228,3 @@ export function parseQuestion(question: string, ctx: ParseContext): ParseResult 
   };
   return { ok: true, query, companyLabel: company, windowLabel: window?.label ?? null };
 }
-
-export const PARSER_GRAMMAR = {
-  time_windows: TIME_WINDOW_FORMS,
-};
