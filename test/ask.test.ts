@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { AskService } from '../src/ask/ask.service';
 import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;
@@ -254,6 +255,13 @@ describe('the question family over the sandbox fixtures', () => {
       for (const id of cited) expect(e.ids).toContain(id);
       expect(a.answer).toMatch(e.ids.length === 0 ? /^There are no / : new RegExp(`^${e.ids.length} `));
       for (const r of a.records) expect(a.answer).toContain(r.label);
+      if (c.query.resource === 'tickets' || c.query.resource === 'incidents') {
+        // Newest first: the opening times of the cited records never increase.
+        const opened = new Map<string, number>((MODELS[t][c.query.resource] as { id: string; opened: number }[]).map((x) => [x.id, x.opened]));
+        const times = cited.map((id: string) => opened.get(id)!);
+        expect(times).toEqual([...times].sort((x, y) => y - x));
+        if (e.limit < e.ids.length) expect(Math.min(...times)).toBeGreaterThanOrEqual(Math.max(...e.ids.filter((id) => !cited.includes(id)).map((id) => opened.get(id)!)));
+      }
     } else {
       const expected = [...e.groups.entries()].sort((x, y) => y[1] - x[1]);
       const n = Math.min(e.limit, expected.length);
@@ -324,6 +332,22 @@ describe('the path tenant is the only scope', () => {
     const alphaIds = new Set((await readAll(svc.alphaId, 'devices')).map((d) => d.id));
     expect(beta.body.records.some((r: any) => alphaIds.has(r.id))).toBe(false);
     await expectCitedVisible('beta', beta.body.records, svc.betaMspKey);
+  });
+});
+
+describe('citations are capped, and the answer says so', () => {
+  it('a count over more rows than the cap cites the first ones and says how many', async () => {
+    const service = new AskService(svc.services.ds, svc.services.config, { citeCap: 10 });
+    const access = await svc.services.access.tenantAccess(await svc.services.access.authenticate(svc.key), svc.alphaId);
+    const a = await service.ask(access, 'How many tickets are there?');
+    const n = MODELS.alpha.tickets.length;
+    expect(a).toMatchObject({ answered: true, count: n, records_capped: true, cited_cap: 10 });
+    expect(a.records).toHaveLength(10);
+    expect(a.answer).toBe(`There are ${n} tickets. The first 10 of the ${n} records are cited.`);
+    const top = await service.ask(access, 'Top 3 companies by tickets');
+    expect(top.records).toHaveLength(10);
+    expect(top.records_capped).toBe(true);
+    expect(top.answer).toMatch(/The first 10 of the \d+ records are cited\.$/);
   });
 });
 

@@ -52,12 +52,15 @@ export class AskService {
   private readonly names = new TtlCache<{ companies: string[]; applications: string[] }>(5_000);
   readonly model: ModelEngine | null;
 
-  constructor(private readonly ds: DataSource, config: AppConfig, now?: () => Date) {
-    this.model = config.askModel ? new ModelEngine(config.askModel as ModelConfig, config.webhookAllowLoopback) : null;
-    if (now) this.now = now;
-  }
+  readonly now: () => Date;
+  /** Most records one answer cites (CITE_CAP; tests lower it to see the cap at work). */
+  readonly citeCap: number;
 
-  now: () => Date = () => new Date();
+  constructor(private readonly ds: DataSource, config: AppConfig, opts: { now?: () => Date; citeCap?: number } = {}) {
+    this.model = config.askModel ? new ModelEngine(config.askModel as ModelConfig, config.webhookAllowLoopback) : null;
+    this.now = opts.now ?? (() => new Date());
+    this.citeCap = opts.citeCap ?? CITE_CAP;
+  }
 
   get engine(): 'parser' | 'model' {
     return this.model ? 'model' : 'parser';
@@ -99,7 +102,7 @@ export class AskService {
 
   private refuse(r: Refusal): AskAnswer {
     return {
-      ...r, records: [], count: null, groups: [], records_capped: false, cited_cap: CITE_CAP, as_of: null,
+      ...r, records: [], count: null, groups: [], records_capped: false, cited_cap: this.citeCap, as_of: null,
       engine: this.engine, suggestions: EXAMPLE_QUESTIONS.flatMap((f) => f.questions),
     };
   }
@@ -174,12 +177,12 @@ export class AskService {
       count = groups.reduce((n, x) => n + x.count, 0);
       const keys = p.add(groups.map((x) => x.name));
       rows = groups.length === 0 ? [] : await this.ds.query(
-        `${select} ${from} AND ${key} = ANY(${keys}::text[]) ORDER BY ${key}, ${orderBy} LIMIT ${CITE_CAP}`, p.values,
+        `${select} ${from} AND ${key} = ANY(${keys}::text[]) ORDER BY ${key}, ${orderBy} LIMIT ${this.citeCap}`, p.values,
       );
     } else {
       const [{ n }] = await this.ds.query(`SELECT COUNT(*)::int AS n ${from}`, p.values);
       count = n;
-      const take = query.aggregate === 'list' ? Math.min(query.limit ?? 25, CITE_CAP) : CITE_CAP;
+      const take = query.aggregate === 'list' ? Math.min(query.limit ?? 25, this.citeCap) : this.citeCap;
       rows = count === 0 ? [] : await this.ds.query(`${select} ${from} ORDER BY ${orderBy} LIMIT ${take}`, p.values);
     }
     const records = rows.map((r) => ({ resource: query.resource, id: r.id, source_id: r.source_id, label: r.label ?? r.source_id }));
@@ -187,7 +190,7 @@ export class AskService {
     const answer = wordAnswer(query, def, count, records.map((r) => r.label), groups, companyLabel, capped);
     const asOf = await this.asOf(access, def);
     return {
-      answered: true, answer, query, records, count, groups, records_capped: capped, cited_cap: CITE_CAP,
+      answered: true, answer, query, records, count, groups, records_capped: capped, cited_cap: this.citeCap,
       as_of: asOf, engine: this.engine, suggestions: [],
     };
   }
