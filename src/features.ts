@@ -1,6 +1,7 @@
 /** Every feature module, in mount order; their operations are the whole API (REST, GraphQL, MCP). */
 import type { FeatureModule } from './feature';
 import type { Operation } from './operations/operation';
+import { askFeature } from './ask/feature';
 import { auditFeature } from './audit/feature';
 import { companiesFeature } from './companies/feature';
 import { identityFeature } from './identity/feature';
@@ -17,7 +18,7 @@ import { webhooksFeature } from './webhooks/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
-  identityFeature, companiesFeature, projectsFeature, devicesFeature, mcpFeature,
+  identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
 ];
 
 let operations: Operation[] | undefined;

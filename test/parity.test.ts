@@ -201,6 +201,15 @@ describe('REST and GraphQL answer alike', () => {
     covered.add('add_project_note');
     covered.add('add_project_item');
   }, 60_000);
+  it('ask (answered, not answered, invisible tenant) and its examples', async () => {
+    expect((await expectParity('ask', isv, { path: T(), body: { question: 'Top 3 companies by open tickets' } })).status).toBe(200);
+    await expectParity('ask', msp, { path: T(), body: { question: 'How many devices are offline?' } });
+    await expectParity('ask', isv, { path: T(), body: { question: 'What is the weather in Paris?' } });
+    expect((await expectParity('ask', isv, { path: { tenant_id: '00000000-0000-0000-0000-000000000000' }, body: { question: 'How many tickets?' } })).status).toBe(404);
+    await expectParity('ask_examples', msp, { path: T() });
+    covered.add('ask');
+    covered.add('ask_examples');
+  });
 
   it('webhooks: register (a secret of its own each time), list, deliveries, delete', async () => {
     const url = 'http://127.0.0.1:9/parity';

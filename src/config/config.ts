@@ -28,6 +28,11 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().default(1),
   /** Largest single MCP answer in bytes; a tool answer over it becomes a tool error asking for a lower `limit`. */
   MCP_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
+  /** Optional ask engine (design.md section 16): an OpenAI-compatible chat model; off unless the base URL is set. */
+  ASK_MODEL_BASE_URL: z.string().url().refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be http(s)').optional(),
+  ASK_MODEL_API_KEY: z.string().min(1).optional(),
+  ASK_MODEL_NAME: z.string().min(1).max(200).optional(),
+  ASK_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(20_000),
 });
 
 export interface AppConfig {
@@ -55,6 +60,8 @@ export interface AppConfig {
   webhookAllowLoopback: boolean;
   webhookRetryScale: number;
   mcpMaxAnswerBytes: number;
+  /** The ask model engine, or null (the deterministic parser answers). The key is never logged. */
+  askModel: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
 }
 
 /** The development sandbox key used when SANDBOX_API_KEY is unset (public, like the sandbox data). */
@@ -100,6 +107,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const adminToken = e.ADMIN_TOKEN ?? `adm_${randomBytes(24).toString('base64url')}`;
   const port = overrides.port ?? e.PORT;
+  if (e.ASK_MODEL_BASE_URL && !e.ASK_MODEL_NAME) throw new ConfigError('invalid configuration: ASK_MODEL_NAME is required with ASK_MODEL_BASE_URL');
+  if (!e.ASK_MODEL_BASE_URL && (e.ASK_MODEL_NAME || e.ASK_MODEL_API_KEY)) throw new ConfigError('invalid configuration: ASK_MODEL_BASE_URL is required to use ASK_MODEL_NAME or ASK_MODEL_API_KEY');
   return {
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.DATABASE_SCHEMA,
@@ -123,6 +132,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',
     webhookRetryScale: e.WEBHOOK_RETRY_SCALE,
     mcpMaxAnswerBytes: e.MCP_MAX_ANSWER_BYTES,
+    askModel: e.ASK_MODEL_BASE_URL
+      ? { baseUrl: e.ASK_MODEL_BASE_URL.replace(/\/+$/, ''), apiKey: e.ASK_MODEL_API_KEY ?? null, model: e.ASK_MODEL_NAME!, timeoutMs: e.ASK_MODEL_TIMEOUT_MS }
+      : null,
     ...overrides,
   };
 }

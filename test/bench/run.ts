@@ -5,7 +5,9 @@
  *      reads the same rows with one SQL query (ratio of requests per second; target >= 0.8 on PostgreSQL);
  *  (b) full sync of 50,000 tickets from the ConnectWise simulator vs a plain batched INSERT of the same
  *      rows (ratio of records per second; target >= 0.5);
- *  (c) peak RSS of the process running the service.
+ *  (c) peak RSS of the process running the service;
+ *  (d) ask: POST /tenants/{t}/ask latency (p50/p99) on the same 50,000-ticket tenant vs the same
+ *      structured query run directly in SQL (count plus the cited rows), ratio of latencies.
  */
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
@@ -24,8 +26,8 @@ const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
-/** BENCH_PARTS=reads,sync,events,writes,identity and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity,ask and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,ask').split(','));
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -113,6 +115,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     // (a) reads, service vs baseline, one after the other in the same process
     const service = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/tenants/${tenantId}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
     const baseline = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/__bench/baseline/tickets?tenant_id=${tenantId}`, {}, 'last_id', 'after');
+    const askFigures = PARTS.has('ask') ? await benchAsk(svc, tenantId, key) : {};
     // Issue 3: commit latency through the service vs a direct call to the simulator, and sustained commits.
     const writes = PARTS.has('writes') ? await benchCommits(svc, tenantId, key) : {};
     const identity = PARTS.has('identity') ? await benchAutoMatch(svc) : {};
@@ -131,6 +134,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       errors: service.errors + baseline.errors,
       ...eventsFigures,
       ...identity,
+      ...askFigures,
       ...writes,
     };
   } finally {
@@ -232,6 +236,58 @@ async function benchCommits(svc: RunningServer, tenantId: string, key: string): 
     'commit p50/p99 ms (direct)': `${percentile(dirLat, 0.5).toFixed(1)} / ${percentile(dirLat, 0.99).toFixed(1)}`,
     'commit latency ratio p50/p99': `${(percentile(svcLat, 0.5) / percentile(dirLat, 0.5)).toFixed(2)} / ${(percentile(svcLat, 0.99) / percentile(dirLat, 0.99)).toFixed(2)}`,
     'sustained commits/s (16 clients)': Math.round(rate),
+  };
+}
+
+/**
+ * Ask on the 50,000-ticket tenant: questions answered through the service (HTTP, parse, validate,
+ * count, cite up to 500 rows, as_of) vs the same structured query written by hand in SQL (the count
+ * and the rows cited), one request at a time.
+ */
+async function benchAsk(svc: RunningServer, tenantId: string, key: string): Promise<Record<string, unknown>> {
+  const N = Number(process.env.BENCH_ASKS ?? 200);
+  const ds = svc.services.ds;
+  const [{ name: company }] = await ds.query('SELECT company_name AS name FROM tickets WHERE tenant_id = $1 AND company_name IS NOT NULL GROUP BY 1 ORDER BY COUNT(*) DESC LIMIT 1', [tenantId]);
+  const open = "(status IS NULL OR status NOT IN ('resolved', 'closed'))";
+  const cases: { question: string; sql: () => Promise<unknown> }[] = [
+    { question: 'How many open critical tickets?', sql: async () => {
+      await ds.query(`SELECT COUNT(*)::int AS n FROM tickets WHERE tenant_id = $1 AND ${open} AND priority = 'critical'`, [tenantId]);
+      await ds.query(`SELECT id, source_id, summary FROM tickets WHERE tenant_id = $1 AND ${open} AND priority = 'critical' ORDER BY opened_at DESC NULLS LAST, id LIMIT 500`, [tenantId]);
+    } },
+    { question: `How many open tickets does ${company} have?`, sql: async () => {
+      await ds.query(`SELECT COUNT(*)::int AS n FROM tickets WHERE tenant_id = $1 AND ${open} AND lower(company_name) = lower($2)`, [tenantId, company]);
+      await ds.query(`SELECT id, source_id, summary FROM tickets WHERE tenant_id = $1 AND ${open} AND lower(company_name) = lower($2) ORDER BY opened_at DESC NULLS LAST, id LIMIT 500`, [tenantId, company]);
+    } },
+    { question: 'Top 5 companies by open tickets', sql: async () => {
+      const g: { name: string }[] = await ds.query(`SELECT company_name AS name, COUNT(*)::int AS n FROM tickets WHERE tenant_id = $1 AND ${open} AND company_name IS NOT NULL GROUP BY 1 ORDER BY n DESC, 1 LIMIT 5`, [tenantId]);
+      await ds.query(`SELECT id, source_id, summary FROM tickets WHERE tenant_id = $1 AND ${open} AND company_name = ANY($2::text[]) ORDER BY company_name, opened_at DESC NULLS LAST, id LIMIT 500`, [tenantId, g.map((x) => x.name)]);
+    } },
+    { question: 'Show the 10 newest tickets', sql: async () => {
+      await ds.query('SELECT COUNT(*)::int AS n FROM tickets WHERE tenant_id = $1', [tenantId]);
+      await ds.query('SELECT id, source_id, summary FROM tickets WHERE tenant_id = $1 ORDER BY opened_at DESC NULLS LAST, id LIMIT 10', [tenantId]);
+    } },
+  ];
+  const ask = async (question: string) => {
+    const res = await fetch(`${svc.url}/tenants/${tenantId}/ask`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ question }),
+    });
+    const body = await res.json() as { answered?: boolean; answer?: string };
+    if (res.status !== 200 || !body.answered) throw new Error(`ask "${question}" answered ${res.status}: ${body.answer ?? JSON.stringify(body)}`);
+  };
+  for (const c of cases) { await ask(c.question); await c.sql(); } // warm both paths
+  const svcLat: number[] = [];
+  const sqlLat: number[] = [];
+  for (let i = 0; i < N; i++) {
+    const c = cases[i % cases.length];
+    svcLat.push(await timed(() => ask(c.question)));
+    sqlLat.push(await timed(async () => { await c.sql(); }));
+  }
+  svcLat.sort((a, b) => a - b);
+  sqlLat.sort((a, b) => a - b);
+  return {
+    'ask p50/p99 ms (service)': `${percentile(svcLat, 0.5).toFixed(1)} / ${percentile(svcLat, 0.99).toFixed(1)}`,
+    'ask p50/p99 ms (direct SQL)': `${percentile(sqlLat, 0.5).toFixed(1)} / ${percentile(sqlLat, 0.99).toFixed(1)}`,
+    'ask latency ratio p50/p99': `${(percentile(svcLat, 0.5) / percentile(sqlLat, 0.5)).toFixed(2)} / ${(percentile(svcLat, 0.99) / percentile(sqlLat, 0.99)).toFixed(2)}`,
   };
 }
 
