@@ -111,6 +111,27 @@ describe('a commit needs an idempotency_key', () => {
   });
 });
 
+describe('text the store cannot hold', () => {
+  it.each([
+    ['company_name', 'Contoso\u0000 Ltd'], ['summary', 'Disk \ud800 full'], ['priority', 'high\u0000'], ['status', '\udc00'],
+    ['board', 'x\u0000'], ['idempotency_key', 'k\u0000'],
+  ])('%s holding a NUL or a lone surrogate is a 422 naming it, never a 500, and nothing is written', async (field, value) => {
+    const before = JSON.stringify(cwTickets());
+    const json = { company_name: 'Contoso Ltd', summary: 'Text check', dry_run: false, idempotency_key: newKey(), [field]: value };
+    const res = await svc.api(alpha('/tickets'), { method: 'POST', json });
+    expect(res.status).toBe(422);
+    expect(res.body.detail.map((d: any) => d.loc.join('.'))).toContain(`body.${field}`);
+    expect(JSON.stringify(cwTickets())).toBe(before);
+  });
+
+  it('a ticket_ref or a path id holding a NUL is refused (422) or not found (404), never a 500', async () => {
+    const write = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: '1\u0000', action: 'note', note: { text: 'x' } } });
+    expect(write.status).toBe(422);
+    const resolve = await svc.api(alpha('/findings/a%00b/resolve'), { method: 'POST', json: {} });
+    expect(resolve.status).toBe(404);
+  });
+});
+
 describe('ticket create: commit exactly once', () => {
   it('a replay returns idempotent_replay and the original result', async () => {
     const body = { company_name: await aCompany(), summary: 'Printer offline', dry_run: false, idempotency_key: newKey() };

@@ -275,19 +275,21 @@ export class IdentityService {
    * Null: no company of that name (the connector's rules decide).
    */
   async resolveCompany(c: Connection, isvId: string | null, name: string): Promise<string | null> {
-    if (isvId) {
-      const [hit] = await this.ds.query(
-        `SELECT m.company_source_id FROM identity_matches m
-           JOIN isv_customers k ON k.tenant_id = m.tenant_id AND k.isv_id = m.isv_id AND k.ref = m.customer_ref
-          WHERE m.tenant_id = $1 AND m.isv_id = $2 AND m.connection_id = $3 AND (k.normalized_name = $4 OR k.ref = $5)
-          ORDER BY (k.ref = $5) DESC LIMIT 1`,
-        [c.tenantId, isvId, c.id, normalizeName(name), name],
-      );
-      if (hit) return hit.company_source_id;
-    }
-    let rows: PsaCompany[] = await this.ds.query(
-      'SELECT connection_id, source_id, name, identifier FROM companies WHERE connection_id = $1 AND name = $2 ORDER BY source_id', [c.id, name],
+    // One round trip: the caller's matched company (rank 0), else companies of exactly that name (rank 1).
+    const hits: (PsaCompany & { rank: number })[] = await this.ds.query(
+      `SELECT c.connection_id, c.source_id, c.name, c.identifier, 0 AS rank FROM companies c
+         WHERE $2::uuid IS NOT NULL AND c.connection_id = $1 AND c.source_id = (
+           SELECT m.company_source_id FROM identity_matches m
+             JOIN isv_customers k ON k.tenant_id = m.tenant_id AND k.isv_id = m.isv_id AND k.ref = m.customer_ref
+            WHERE m.tenant_id = c.tenant_id AND m.isv_id = $2 AND m.connection_id = $1 AND (k.normalized_name = $3 OR k.ref = $4)
+            ORDER BY (k.ref = $4) DESC LIMIT 1)
+       UNION ALL
+       SELECT connection_id, source_id, name, identifier, 1 AS rank FROM companies WHERE connection_id = $1 AND name = $4
+       ORDER BY rank, source_id`,
+      [c.id, isvId, normalizeName(name), name],
     );
+    if (hits[0]?.rank === 0) return hits[0].source_id;
+    let rows: PsaCompany[] = hits;
     if (rows.length === 0) {
       const wanted = normalizeName(name);
       const all: PsaCompany[] = await this.ds.query('SELECT connection_id, source_id, name, identifier FROM companies WHERE connection_id = $1 ORDER BY source_id', [c.id]);

@@ -7,6 +7,8 @@ import type { ZodType } from 'zod';
 import { requireRole } from '../access/access.service';
 import type { Caller } from '../access/caller';
 import { RequestValidationError, type ValidationProblem } from '../errors/request-validation-error';
+import { ServiceError } from '../errors/service-error';
+import { isSafeText } from '../shared/request';
 import type { Services } from '../services';
 import type { Operation, OperationInput } from './operation';
 
@@ -27,6 +29,11 @@ function parsePart(where: string, schema: ZodType | undefined, value: unknown, p
 export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawInput, caller: Caller, services: Services): Promise<R> {
   const problems: ValidationProblem[] = [];
   const path = parsePart('path', op.path, raw.path, problems) as Record<string, unknown> | undefined;
+  // A path id the store cannot hold (NUL, a lone surrogate, absurd length) names nothing: 404, as any id
+  // that names nothing visible (design.md section 5), before it reaches a query.
+  for (const v of Object.values(path ?? {})) {
+    if (typeof v === 'string' && (v.length > 1000 || !isSafeText(v))) throw ServiceError.notFound('Record');
+  }
   const tenantId = path?.tenant_id;
   const access = typeof tenantId === 'string' ? await services.access.tenantAccess(caller, tenantId) : null;
   requireRole(caller, op.role);

@@ -82,15 +82,6 @@ export class IdempotencyService {
     return { kind: 'new', id: existing.id, takeover: true };
   }
 
-  /** The stored answer of a completed commit with this key and body, if there is one (a replay). */
-  async storedAnswer(scope: IdempotencyScope, hash: string): Promise<StoredAnswer | null> {
-    const row = await this.ds.getRepository(IdempotencyRecord).findOneBy({
-      isvId: scope.isvId, tenantId: scope.tenantId, operation: scope.operation, key: scope.key,
-    });
-    if (!row || row.state !== 'completed' || row.requestHash !== hash || row.expiresAt.getTime() < Date.now()) return null;
-    return { status: row.responseStatus ?? 200, body: row.responseBody ?? {} };
-  }
-
   async complete(id: string, answer: StoredAnswer): Promise<void> {
     await this.ds.getRepository(IdempotencyRecord).update({ id }, {
       state: 'completed', responseStatus: answer.status, responseBody: answer.body as never,

@@ -77,18 +77,17 @@ export class WritePipeline {
     const tenantId = spec.access.tenant.id;
     const { dry_run: dryRun, idempotency_key: key } = spec.request;
     return this.audited(spec.caller, tenantId, `${spec.operation}.${dryRun ? 'preview' : 'commit'}`, spec.subjectRef ?? null, async () => {
-      // A replay answers what the first commit answered, even when what it checked has changed since
-      // (an imported company is no longer a leftover, a matched name no longer ambiguous).
-      if (!dryRun && key) {
-        const stored = await this.idempotency.storedAnswer({ isvId, tenantId, operation: spec.operation, key }, requestHash(spec.request));
-        if (stored) return { ...(stored.body as unknown as Commit), idempotent_replay: true };
-      }
-      const prepared = await spec.prepare(this.marker({ isvId, tenantId, operation: spec.operation, key }));
-      if (dryRun) return spec.preview(prepared);
-      for (const c of spec.targets(prepared)) this.assertLiveAllowed(c);
+      const marker = this.marker({ isvId, tenantId, operation: spec.operation, key });
+      if (dryRun) return spec.preview(await spec.prepare(marker));
       // The request schemas refuse a commit without a key; this guards any other caller of the skeleton.
       if (!key) throw new ServiceError('request_invalid', 'A commit (dry_run false) needs an idempotency_key.');
-      return this.once(isvId, tenantId, spec.operation, key, spec.request, (reservation) => spec.commit(prepared, reservation));
+      // The key first: a replay answers what the first commit answered, even when what it checked has
+      // changed since (an imported company is no longer a leftover); a refusal below frees the key.
+      return this.once(isvId, tenantId, spec.operation, key, spec.request, async (reservation) => {
+        const prepared = await spec.prepare(marker);
+        for (const c of spec.targets(prepared)) this.assertLiveAllowed(c);
+        return spec.commit(prepared, reservation);
+      });
     }, spec.auditDetail ?? ((r) => ({ status: writeStatus(r) })));
   }
 
