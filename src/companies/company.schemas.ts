@@ -1,5 +1,5 @@
 /** Company create (CreateCompanyBody, design.md sections 13 and 14) and contact match. */
-import { commitResult, previewResult } from '../operations/write-results';
+import { commitResult, keyedWrite, previewResult } from '../operations/write-results';
 import { text, z } from '../shared/request';
 
 export const CompanyAddress = z.object({
@@ -12,7 +12,7 @@ export const CompanyContact = z.object({
   first_name: text(200).min(1), last_name: text(200).min(1), email: text(320).min(1), phone: text(100).nullable().optional(),
 }).strict().openapi('CompanyContact');
 
-export const CreateCompanyBody = z.object({
+export const CreateCompanyBody = keyedWrite('CreateCompanyBody', {
   name: text(300).min(1),
   address: CompanyAddress.nullable().optional(),
   phone: text(100).nullable().optional(),
@@ -24,11 +24,7 @@ export const CreateCompanyBody = z.object({
   self_service_allowed: z.boolean().nullable().optional(),
   fan_out: z.array(z.enum(['distributor'])).max(1).nullable().optional()
     .openapi({ description: '["distributor"]: match at the connected distributor and create it there when it has none of that name. Never a PSA create.' }),
-  dry_run: z.boolean().default(true),
-  idempotency_key: text(200).min(1).nullable().optional(),
-}).strict().superRefine((b, ctx) => {
-  if (b.dry_run === false && !b.idempotency_key) ctx.addIssue({ code: 'custom', path: ['idempotency_key'], message: 'is required to commit (dry_run false): send it in the body or the Idempotency-Key header' });
-}).openapi('CreateCompanyBody');
+});
 
 export const CompanyRef = z.object({ source_id: z.string(), name: z.string(), identifier: z.string().nullable() }).strict().openapi('CompanyRef');
 

@@ -2,26 +2,17 @@
  * Device deploy (interface document DeployBody, design.md section 16): the request body and its typed
  * results. A commit (dry_run false) must carry its idempotency_key, as every keyed write.
  */
-import { commitResult, previewResult } from '../operations/write-results';
+import { commitResult, keyedWrite, previewResult } from '../operations/write-results';
 import { pathId, TenantPath, text, z } from '../shared/request';
 
 export const DeployPath = TenantPath.extend({
   device_id: pathId('device_id', "Our device id or the device's source_id (its id in the RMM)."),
 }).strict();
 
-export const DeployBody = z.object({
+export const DeployBody = keyedWrite('DeployBody', {
   package_name: text(200).min(1).openapi({ description: 'A package `name` from GET /tenants/{tenant_id}/packages that runs on the device\'s OS.' }),
   target_os: text(100).min(1).nullable().optional().openapi({ description: "When given, must match the device's OS: its family (windows, mac, linux) or its full OS name." }),
-  dry_run: z.boolean().default(true).openapi({ description: 'Preview (default) or commit (false).' }),
-  idempotency_key: text(200).min(1).nullable().optional()
-    .openapi({ description: 'Required to commit (or the Idempotency-Key header). A replay with the same key returns the original result and runs nothing.' }),
-}).strict()
-  .superRefine((b, ctx) => {
-    if (b.dry_run === false && !b.idempotency_key) {
-      ctx.addIssue({ code: 'custom', path: ['idempotency_key'], message: 'is required to commit (dry_run false): send it in the body or the Idempotency-Key header' });
-    }
-  })
-  .openapi('DeployBody');
+});
 
 const subject = {
   device_id: z.string().openapi({ description: 'Our id of the device.' }),

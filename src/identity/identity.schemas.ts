@@ -1,5 +1,5 @@
 /** Identity requests and answers (design.md section 13). */
-import { commitResult, previewResult } from '../operations/write-results';
+import { commitResult, keyedWrite, previewResult } from '../operations/write-results';
 import { text, z } from '../shared/request';
 
 const ref = text(200).min(1);
@@ -59,17 +59,14 @@ export const ImportEndpointInfo = z.object({
   created_at: z.string(),
 }).strict().openapi('ImportEndpoint');
 
-export const ImportBody = z.object({
+export const ImportBody = keyedWrite('IdentityImportBody', {
   company_source_ids: z.array(text(100).min(1)).min(1).max(1000).nullable().optional(),
   all_unmatched: z.boolean().nullable().optional(),
   connection_id: z.string().max(100).nullable().optional(),
   isv_id: isvIdField,
-  dry_run: z.boolean().default(true),
-  idempotency_key: text(200).min(1).nullable().optional(),
-}).strict().superRefine((b, ctx) => {
+}, (b, ctx) => {
   if (Boolean(b.company_source_ids?.length) === Boolean(b.all_unmatched)) ctx.addIssue({ code: 'custom', path: ['company_source_ids'], message: 'name company_source_ids or set all_unmatched, not both' });
-  if (b.dry_run === false && !b.idempotency_key) ctx.addIssue({ code: 'custom', path: ['idempotency_key'], message: 'is required to commit (dry_run false): send it in the body or the Idempotency-Key header' });
-}).openapi('IdentityImportBody');
+});
 
 const ImportItem = z.object({
   company_source_id: z.string(), connection_id: z.string(), name: z.string(),

@@ -70,6 +70,8 @@ export interface Operation<P = any, Q = any, B = any, R = any> {
   flattenBody?: boolean;
   /** Every answer, by status. Several schemas make a GraphQL union. */
   responses: OperationResponse[];
+  /** The code of a 404 for a path id that can name nothing (default not_found). */
+  unknownPathId?: ErrorCode;
   /** Coded refusals this operation may answer (besides unauthenticated, not_found and request-schema 422). */
   errors: ErrorCode[];
   /** The HTTP status of a result (default: the first response's). */

@@ -32,7 +32,7 @@ export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawI
   // A path id the store cannot hold (NUL, a lone surrogate, absurd length) names nothing: 404, as any id
   // that names nothing visible (design.md section 5), before it reaches a query.
   for (const v of Object.values(path ?? {})) {
-    if (typeof v === 'string' && (v.length > 1000 || !isSafeText(v))) throw ServiceError.notFound('Record');
+    if (typeof v === 'string' && (v.length > 1000 || !isSafeText(v))) throw new ServiceError(op.unknownPathId ?? 'not_found', 'Nothing of that id exists here.');
   }
   const tenantId = path?.tenant_id;
   const access = typeof tenantId === 'string' ? await services.access.tenantAccess(caller, tenantId) : null;

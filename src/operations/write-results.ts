@@ -4,9 +4,30 @@
  * at the vendor, 200 otherwise) and FanOut (one result per target, 201). The HTTP status follows the
  * result, through `writeStatus`.
  */
-import type { ZodRawShape, ZodType } from 'zod';
-import { z } from '../shared/request';
+import type { RefinementCtx, ZodRawShape, ZodType } from 'zod';
+import { text, z } from '../shared/request';
 import type { OperationResponse } from './operation';
+
+const dryRun = z.boolean().default(true).openapi({ description: 'Preview (default) or commit (false).' });
+const idempotencyKey = text(200).min(1).nullable().optional()
+  .openapi({ description: 'Required to commit (or the Idempotency-Key header). A replay with the same key returns the original result.' });
+
+/**
+ * A write's request body: its fields, `dry_run` (default true: a preview) and `idempotency_key`, which
+ * a commit must carry (design.md section 6): without it the request is a 422 and nothing is written.
+ * `check` adds the body's own cross-field rules.
+ */
+export function keyedWrite<S extends ZodRawShape>(name: string, shape: S, check?: (body: z.infer<z.ZodObject<S>>, ctx: RefinementCtx) => void) {
+  return z.object({ ...shape, dry_run: dryRun, idempotency_key: idempotencyKey }).strict()
+    .superRefine((value, ctx) => {
+      const b = value as { dry_run?: boolean; idempotency_key?: string | null };
+      if (b.dry_run === false && !b.idempotency_key) {
+        ctx.addIssue({ code: 'custom', path: ['idempotency_key'], message: 'is required to commit (dry_run false): send it in the body or the Idempotency-Key header' });
+      }
+      check?.(value as never, ctx);
+    })
+    .openapi(name);
+}
 
 export const VendorRequest = z.object({
   method: z.enum(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']),

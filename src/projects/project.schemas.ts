@@ -3,25 +3,10 @@
  * project, and the header create the service refuses. A commit (dry_run false) must carry its
  * idempotency_key (body or Idempotency-Key header); without it, 422 HTTPValidationError.
  */
-import type { ZodRawShape } from 'zod';
-import { commitResult, previewResult } from '../operations/write-results';
+import { commitResult, keyedWrite, previewResult } from '../operations/write-results';
 import { pathId, TenantPath, text, z } from '../shared/request';
 
-const dryRun = z.boolean().default(true).openapi({ description: 'Preview (default) or commit (false).' });
-const idempotencyKey = text(200).min(1).nullable().optional()
-  .openapi({ description: 'Required to commit (or the Idempotency-Key header). A replay with the same key returns the original result.' });
 
-/** A body whose commit needs its idempotency_key (the pattern of src/tickets/ticket.schemas.ts). */
-function keyedWrite<S extends ZodRawShape>(name: string, shape: S) {
-  return z.object({ ...shape, dry_run: dryRun, idempotency_key: idempotencyKey }).strict()
-    .superRefine((value, ctx) => {
-      const b = value as { dry_run?: boolean; idempotency_key?: string | null };
-      if (b.dry_run === false && !b.idempotency_key) {
-        ctx.addIssue({ code: 'custom', path: ['idempotency_key'], message: 'is required to commit (dry_run false): send it in the body or the Idempotency-Key header' });
-      }
-    })
-    .openapi(name);
-}
 
 export const ProjectPath = TenantPath.extend({
   project_source_id: pathId('project_source_id', 'The project\'s id in the PSA (`source_id` from GET /tenants/{tenant_id}/projects).'),
@@ -41,13 +26,11 @@ export const ProjectItemBody = keyedWrite('ProjectItemBody', {
 });
 
 /** Declared so the refusal is documented; every request is answered 422 `project_header_not_supported`. */
-export const CreateProjectBody = z.object({
+export const CreateProjectBody = keyedWrite('CreateProjectBody', {
   name: text(200).min(1),
   company_name: text(200).min(1),
   description: text(100_000).nullable().optional(),
-  dry_run: dryRun,
-  idempotency_key: idempotencyKey,
-}).strict().openapi('CreateProjectBody');
+});
 
 const projectId = z.string().openapi({ description: 'The project\'s id in the PSA.' });
 const itemKind = z.enum(['project_ticket', 'task', 'project_note'])

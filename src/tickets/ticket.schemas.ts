@@ -3,30 +3,15 @@
  * section 6) and their typed results. A commit (dry_run false) of a write that takes idempotency_key
  * must carry one; without it the request is a 422 HTTPValidationError and nothing is written.
  */
-import type { ZodRawShape } from 'zod';
-import { commitResult, fanOutResult, previewResult, WritePreview } from '../operations/write-results';
+import { commitResult, fanOutResult, keyedWrite, previewResult, WritePreview } from '../operations/write-results';
 import { text, z } from '../shared/request';
 
 export const FINDING_KINDS = ['technical', 'organizational'] as const;
 export const WRITE_BACK_TARGETS = ['service_ticket', 'project'] as const;
 
-const dryRun = z.boolean().default(true).openapi({ description: 'Preview (default) or commit (false).' });
-const idempotencyKey = text(200).min(1).nullable().optional()
-  .openapi({ description: 'Required to commit (or the Idempotency-Key header). A replay with the same key returns the original result.' });
 const vendorNative = z.record(z.string().max(200), z.unknown()).nullable().optional()
   .openapi({ description: 'Vendor-native field bag; grant-checked; not guaranteed for every native field.' });
 
-/** A body whose commit needs its idempotency_key. */
-function keyedWrite<S extends ZodRawShape>(name: string, shape: S) {
-  return z.object({ ...shape, dry_run: dryRun, idempotency_key: idempotencyKey }).strict()
-    .superRefine((value, ctx) => {
-      const b = value as { dry_run?: boolean; idempotency_key?: string | null };
-      if (b.dry_run === false && !b.idempotency_key) {
-        ctx.addIssue({ code: 'custom', path: ['idempotency_key'], message: 'is required to commit (dry_run false): send it in the body or the Idempotency-Key header' });
-      }
-    })
-    .openapi(name);
-}
 
 export const CreateTicketBody = keyedWrite('CreateTicketBody', {
   company_name: text(200).min(1),
@@ -69,7 +54,7 @@ export const RouteFindingBody = z.object({
   idempotency_key: text(200).min(1).openapi({ description: "The ISV's own stable finding id." }),
   description: text(100_000).nullable().optional(),
   project_source_id: text(100).min(1).nullable().optional(),
-  dry_run: dryRun,
+  dry_run: z.boolean().default(true).openapi({ description: 'Preview (default) or commit (false).' }),
 }).strict().openapi('RouteFindingBody');
 
 const target = z.enum(WRITE_BACK_TARGETS);
@@ -89,7 +74,7 @@ export const RoutingConfig = z.object({
 
 export const ResolveFindingBody = z.object({
   evidence: text(100_000).min(1).nullable().optional(),
-  dry_run: dryRun,
+  dry_run: z.boolean().default(true).openapi({ description: 'Preview (default) or commit (false).' }),
 }).strict().openapi('ResolveFindingBody');
 
 const ignored = z.array(z.string()).openapi({ description: 'vendor_native keys that name canonical fields and were ignored.' });
