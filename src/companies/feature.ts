@@ -122,7 +122,8 @@ const createCompany = defineOperation({
             const [o] = await services.pipeline.run(access.tenant.id, reservation, [{ connection: p.side.connection, write: { op: 'company.create', draft: p.side.draft } }]);
             if (!o.ok) throw o.error!;
             distributorSide = { ...distributorSide, created: true, company: { source_id: o.result!.companyRef!, name: body.name, identifier: body.external_id ?? null } };
-            await services.syncJobs.syncTenantNow(access.tenant.id).catch(() => undefined);
+            // The new company is read back into the store (a later create matches it instead of creating again).
+            await services.sync.syncConnection(p.side.connection.id, { resources: ['companies'] }).catch(() => undefined);
           }
         }
         let mappingRecorded = false;
