@@ -137,3 +137,10 @@ export function commonLineProblems(
   }
   return problems;
 }
+
+/** Every vendor refuses to end a line before the day it starts. */
+export function endBeforeStart(vendor: string, endDate: string, start: string | null | undefined): FieldProblem[] {
+  return isDay(endDate) && start && endDate < start
+    ? [{ field: 'effective_date', message: `${vendor} cannot end a line on ${endDate}, before it starts (${start}).` }]
+    : [];
+}

@@ -26,7 +26,7 @@
  * unitChange uses the synced quantity (the commit uses the live one).
  */
 import {
-  commonLineProblems, isDay, type AgreementLineDraft, type AgreementLineWriter, type SyncedLine, type WrittenLine,
+  commonLineProblems, endBeforeStart, type AgreementLineDraft, type AgreementLineWriter, type SyncedLine, type WrittenLine,
 } from '../agreement-write-types';
 import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
 import type { VendorHttpError } from '../vendor-http';
@@ -191,15 +191,11 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
   },
 
   checkEnd(e) {
-    const problems = [
+    return [
       ...idProblems([['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
       ...commonLineProblems({}, [['effective_date', e.endDate]]),
+      ...endBeforeStart('Autotask', e.endDate, e.current?.effectiveStart),
     ];
-    const start = e.current?.effectiveStart;
-    if (isDay(e.endDate) && start && e.endDate < start) {
-      problems.push({ field: 'effective_date', message: `Autotask cannot end a line on ${e.endDate}, before it starts (${start}).` });
-    }
-    return problems;
   },
 
   previewAdd(d) {

@@ -16,7 +16,7 @@
  * Writes are sent once (`retry: false`); lookups retry throttling as reads do.
  */
 import {
-  commonLineProblems, isDay, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
+  commonLineProblems, endBeforeStart, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
   type AgreementLineWriter, type WrittenLine,
 } from '../agreement-write-types';
 import { VendorHttpError } from '../vendor-http';
@@ -112,13 +112,6 @@ function idProblems(ids: [string, string][]): FieldProblem[] {
   return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(id)} is not a ConnectWise id.` }));
 }
 
-/** ConnectWise refuses a cancelled date before the addition's effective date. */
-function endBeforeStart(endDate: string, start: string | null | undefined): FieldProblem[] {
-  return isDay(endDate) && start && endDate < start
-    ? [{ field: 'effective_date', message: `ConnectWise cannot end a line on ${endDate}, before it starts (${start}).` }]
-    : [];
-}
-
 // ---- The writer ----
 
 export const connectwiseAgreementWriter: AgreementLineWriter = {
@@ -155,7 +148,7 @@ export const connectwiseAgreementWriter: AgreementLineWriter = {
     return [
       ...idProblems([['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
       ...commonLineProblems({}, [['effective_date', e.endDate]]),
-      ...endBeforeStart(e.endDate, e.current?.effectiveStart),
+      ...endBeforeStart('ConnectWise', e.endDate, e.current?.effectiveStart),
     ];
   },
 

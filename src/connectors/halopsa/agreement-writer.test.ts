@@ -88,6 +88,13 @@ describe('halopsa agreement lines on the fixture host', () => {
     expect(sim.faults.countRequests()).toBe(0);
   });
 
+  it('refuses to end a line before the day it starts, before anything is sent', () => {
+    const current = { quantity: 1, unitPrice: 65, unitCost: 22, productSourceId: '107', effectiveStart: '2026-12-01', effectiveEnd: null };
+    expect(halo.checkEnd({ marker: marker(), agreementSourceId: ACTIVE, lineSourceId: '7001', endDate: '2026-11-30', current }))
+      .toEqual([{ field: 'effective_date', message: expect.stringContaining('before it starts (2026-12-01)') }]);
+    expect(halo.checkEnd({ marker: marker(), agreementSourceId: ACTIVE, lineSourceId: '7001', endDate: '2026-12-01', current })).toEqual([]);
+  });
+
   it('add, rewrite and end change only their line; the marker finds the added line', async () => {
     const before = linesOf(601);
     const d = draft();

@@ -18,7 +18,7 @@
  *   invoice is unconfirmed), found again by reading the contract's invoice lines.
  */
 import {
-  commonLineProblems, isDay, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
+  commonLineProblems, endBeforeStart, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
   type AgreementLineWriter, type WrittenLine,
 } from '../agreement-write-types';
 import { VendorHttpError } from '../vendor-http';
@@ -139,15 +139,11 @@ export const haloPsaAgreementWriter: AgreementLineWriter = {
   },
 
   checkEnd(e) {
-    const problems = [
+    return [
       ...idProblems([['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
       ...commonLineProblems({}, [['effective_date', e.endDate]]),
+      ...endBeforeStart('HaloPSA', e.endDate, e.current?.effectiveStart),
     ];
-    const start = e.current?.effectiveStart;
-    if (isDay(e.endDate) && start && e.endDate < start) {
-      problems.push({ field: 'effective_date', message: `HaloPSA cannot end a line on ${e.endDate}, before it starts (${start}).` });
-    }
-    return problems;
   },
 
   previewAdd(d) {
