@@ -10,7 +10,7 @@ import { computeBackoffDelay } from '../queue/retry-policy';
 import { RetryAfterError, type JobContext } from '../queue/types';
 import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
-import { deviceWriter, distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
+import { agreementLineWriter, deviceWriter, distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
 import {
   VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
@@ -65,6 +65,21 @@ async function perform(connector: string, ctx: WriteContext, w: VendorWriteOp, r
     const found = redelivered ? await dw.findDeploy(ctx, w.draft, new Date(w.since)) : null;
     const run = found ?? (await dw.deploy(ctx, w.draft));
     return { ...result, native: run.native, queued: run.queued, reconciled: Boolean(found) };
+  }
+  if (w.op === 'agreement.line.add' || w.op === 'agreement.line.rewrite' || w.op === 'agreement.line.end') {
+    // Rewrite and end set absolute values, so sending them again is harmless; an add is found by its marker first.
+    const lines = agreementLineWriter(connector);
+    let line;
+    if (w.op === 'agreement.line.add') {
+      const found = redelivered ? await lines.findLineByMarker(ctx, w.draft.agreementSourceId, w.draft.marker) : null;
+      line = found ?? (await lines.addLine(ctx, w.draft));
+      result.reconciled = Boolean(found);
+    } else if (w.op === 'agreement.line.rewrite') {
+      line = await lines.rewriteLine(ctx, w.change);
+    } else {
+      line = await lines.endLine(ctx, w.end);
+    }
+    return { ...result, lineRef: line.lineRef, native: line.native };
   }
   if (w.op === 'company.create') {
     const companies = distributorWriter(connector);

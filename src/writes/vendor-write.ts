@@ -7,6 +7,7 @@ import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../con
 import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
 import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
 import type { DeployDraft } from '../connectors/device-write-types';
+import type { AgreementLineChange, AgreementLineDraft, AgreementLineEnd } from '../connectors/agreement-write-types';
 
 export type VendorWriteOp =
   | { op: 'ticket.create'; draft: TicketDraft }
@@ -19,7 +20,11 @@ export type VendorWriteOp =
   | { op: 'project.item'; projectRef: string; item: ProjectItemDraft }
 
   /** `since`: when the commit was first reserved (ISO); a retried send looks for a run from then on. */
-  | { op: 'device.deploy'; draft: DeployDraft; since: string };
+  | { op: 'device.deploy'; draft: DeployDraft; since: string }
+  /** Line items on an existing agreement (rule 8, design.md section 12); `replace` is an end then an add, two jobs. */
+  | { op: 'agreement.line.add'; draft: AgreementLineDraft }
+  | { op: 'agreement.line.rewrite'; change: AgreementLineChange }
+  | { op: 'agreement.line.end'; end: AgreementLineEnd };
 
 export interface VendorWriteJob extends JobPayload {
   tenantId: string;
@@ -41,6 +46,8 @@ export interface VendorWriteDone {
   native: Record<string, unknown> | null;
   /** The write had already landed (found by its marker) and was not sent again. */
   reconciled: boolean;
+  /** agreement.line.*: the line written (its source_id at the vendor). */
+  lineRef?: string | null;
   /** Device deploy: the device was offline and the run waits for it. */
   queued?: boolean;
 }
