@@ -175,6 +175,43 @@ describe('registration', () => {
     expect(list.body.webhooks).toEqual([]);
   });
 
+  it('accepts a name that does not resolve yet (the README example); each delivery resolves it again and logs why it failed', async () => {
+    svc.services.webhooks.resolve = async () => { throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }); };
+    svc.services.webhooks.retryScale = 0.000001; // the whole schedule (about 76 h) in well under a second
+    try {
+      const res = await svc.api(hookPath(svc.alphaId), { method: 'POST', json: { url: 'https://Receiver.Example.com:443/msp/events' } });
+      expect(res.status).toBe(201);
+      // Stored and shown normalised: lower-case host, default port dropped.
+      expect(res.body.url).toBe('https://receiver.example.com/msp/events');
+      const eventId = await emit('ticket.updated');
+      // Not refused for good: retried on the schedule (shrunk in tests) until it gives up, each try logged.
+      const { delivery } = await settled(res.body.id, eventId);
+      expect(delivery).toMatchObject({ status: 'gave_up', attempts: 10, lastStatusCode: null, lastError: 'url host "receiver.example.com" does not resolve.' });
+      await remove(res.body.id);
+    } finally {
+      svc.services.webhooks.resolve = systemResolver;
+      svc.services.webhooks.retryScale = 0.0001;
+    }
+  });
+
+  it.each([
+    ['https://hooks.example.com/a\r\nX-Injected: 1', 'invalid'], ['https://hooks.example.com/a b', 'invalid'], ['https://hooks.example.com/\ta', 'invalid'],
+    ['https://printer.local/x', 'private'], ['https://db.internal/x', 'private'], ['https://nas.home.arpa/x', 'private'], ['https://a.invalid/x', 'invalid'],
+  ])('refuses %j at once, without DNS (%s)', async (url, kind) => {
+    let asked = 0;
+    svc.services.webhooks.resolve = async () => { asked++; return [{ address: '93.184.216.34', family: 4 }]; };
+    try {
+      const res = await svc.api(hookPath(svc.alphaId), { method: 'POST', json: { url } });
+      expect(res.status).toBe(422);
+      expect(res.body).toMatchObject({ code: 'validation', details: { field: 'url' } });
+      if (kind === 'private') expect(res.body.details.reason).toBe('blocked: private address');
+      expect(asked).toBe(0);
+    } finally {
+      svc.services.webhooks.resolve = systemResolver;
+    }
+    expect((await svc.api(hookPath(svc.alphaId))).body.webhooks).toEqual([]);
+  });
+
   it('needs an event grant: grant_missing naming psa.ticket.events', async () => {
     const res = await svc.api(hookPath(svc.alphaId), { method: 'POST', key: otherKey, json: { url: 'https://93.184.216.34/hook' } });
     expect(res.status).toBe(403);

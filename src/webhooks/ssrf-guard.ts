@@ -85,16 +85,37 @@ export function bareHostname(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
-export async function checkReceiverUrl(raw: string, opts: GuardOptions): Promise<CheckedReceiver> {
+/**
+ * Special-use names (RFC 6761 `localhost`, RFC 6762 `.local`, RFC 8375 `.home.arpa`, ICANN's `.internal`)
+ * that never name a public receiver, whatever DNS says: refused without a lookup. `.invalid` never resolves.
+ */
+const LOOPBACK_NAME = /(^|\.)localhost\.?$/i;
+const PRIVATE_NAME = /(^|\.)(local|home\.arpa|internal)\.?$/i;
+const INVALID_NAME = /(^|\.)invalid\.?$/i;
+
+/**
+ * Parses and normalises a receiver URL without any DNS: the WHATWG URL parser silently drops tabs and
+ * line breaks, so they are refused here first (a URL is stored and listed exactly as it will be called).
+ * The answer is `url.href`: lower-case scheme and host, default port dropped, path percent-encoded.
+ */
+export function parseReceiverUrl(raw: string): URL {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0020\u007f]/.test(raw)) throw new ReceiverUrlRefused('url must not contain spaces or control characters.', 'invalid');
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new ReceiverUrlRefused('url must be an absolute https:// URL.', 'invalid');
   }
-  const mustUseHttps = () => new ReceiverUrlRefused('url must use https://.', 'invalid');
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw mustUseHttps();
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ReceiverUrlRefused('url must use https://.', 'invalid');
   if (url.username || url.password) throw new ReceiverUrlRefused('url must not carry credentials.', 'invalid');
+  if (!url.hostname) throw new ReceiverUrlRefused('url must name a host.', 'invalid');
+  return url;
+}
+
+export async function checkReceiverUrl(raw: string, opts: GuardOptions): Promise<CheckedReceiver> {
+  const url = parseReceiverUrl(raw);
+  const mustUseHttps = () => new ReceiverUrlRefused('url must use https://.', 'invalid');
 
   const host = bareHostname(url);
   let addresses: ResolvedAddress[];
@@ -104,6 +125,8 @@ export async function checkReceiverUrl(raw: string, opts: GuardOptions): Promise
   } else {
     // Plain http is only ever allowed for a loopback receiver under the local-testing flag: no DNS needed to refuse it.
     if (url.protocol === 'http:' && !opts.allowLoopback) throw mustUseHttps();
+    if (INVALID_NAME.test(host)) throw new ReceiverUrlRefused(`url host "${host}" can never resolve.`, 'invalid');
+    if (PRIVATE_NAME.test(host) || (LOOPBACK_NAME.test(host) && !opts.allowLoopback)) throw new ReceiverUrlRefused(BLOCKED_PRIVATE, 'private');
     try {
       addresses = await (opts.resolve ?? systemResolver)(host);
     } catch {

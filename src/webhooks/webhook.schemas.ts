@@ -4,7 +4,7 @@ import { text, z } from '../shared/request';
 const ts = z.string().nullable().openapi({ description: 'RFC 3339 UTC timestamp', example: '2026-11-22T10:00:00Z' });
 
 export const WebhookBody = z.object({
-  url: text(2048).min(1).openapi({ description: 'HTTPS URL of the receiver, on a public address.', example: 'https://hooks.example.com/msp-events' }),
+  url: text(2048).min(1).openapi({ description: 'HTTPS URL of the receiver, on a public address. Refused at once: not https, credentials in it, spaces or control characters, a private or loopback IP literal, a special-use name (localhost, .local, .internal, .home.arpa) or a name resolving to a private address now. A name that does not resolve yet is accepted: every delivery resolves it again, connects only to a public address and records why in the delivery log. Stored normalised (as the URL standard writes it).', example: 'https://hooks.example.com/msp-events' }),
 }).strict().openapi('WebhookBody');
 
 export const RegisteredWebhook = z.object({

@@ -17,7 +17,7 @@ import { toEvent } from '../events/event-view';
 import type { EventRow } from '../events/events.service';
 import { entitledTo, EVENT_GRANTS, kindsForGrants, visibilityOfGrants } from './event-access';
 import { DELIVERY_ATTEMPTS, nextDelayMs, RETRY_SCHEDULE_SECONDS } from './retry-schedule';
-import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
+import { BLOCKED_PRIVATE, checkReceiverUrl, parseReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
 import { postToReceiver } from './webhook-sender';
 
 export interface WebhookDeliverJob {
@@ -68,8 +68,14 @@ export class WebhooksService {
   async register(access: TenantAccess, isvId: string, url: string): Promise<{ webhook: Webhook; secret: string; kinds: string[] }> {
     const held = heldEventGrants(access);
     if (held.size === 0) throw ServiceError.grantMissing('psa.ticket.events');
+    // Refused here only what is refused for certain (design.md section 8): not https, credentials, a
+    // private literal or special-use name, a name that resolves to a private address now. A name that
+    // does not resolve now is accepted (the sandbox has no outside DNS); every delivery resolves it again.
+    let normalised: string;
     try {
-      await checkReceiverUrl(url, { allowLoopback: this.config.webhookAllowLoopback, resolve: this.resolve });
+      normalised = parseReceiverUrl(url).href;
+      await checkReceiverUrl(normalised, { allowLoopback: this.config.webhookAllowLoopback, resolve: this.resolve })
+        .catch((err: unknown) => { if (!(err instanceof ReceiverUrlRefused && err.reason === 'unresolvable')) throw err; });
     } catch (err) {
       if (!(err instanceof ReceiverUrlRefused)) throw err;
       const message = err.reason === 'private' ? `url must point at a public address (${BLOCKED_PRIVATE}).` : err.message;
@@ -82,7 +88,7 @@ export class WebhooksService {
     }
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     const webhook = await repo.save(repo.create({
-      tenantId: access.tenant.id, isvId, url, secretEncrypted: this.box.seal(secret), enabled: true, disabledReason: null,
+      tenantId: access.tenant.id, isvId, url: normalised, secretEncrypted: this.box.seal(secret), enabled: true, disabledReason: null,
     }));
     return { webhook, secret, kinds: kindsForGrants(held) };
   }
