@@ -62,12 +62,12 @@ async function feed(tenantId: string, q: Record<string, string> = {}, key?: stri
 const kinds = (events: any[]) => [...new Set(events.map((e) => e.kind))].sort();
 
 describe('the kind filter', () => {
-  it('absent: every kind the key is granted, oldest first, with the documented Event fields only', async () => {
+  it('absent: every kind the key is granted, oldest first, with the documented Event fields and our position only', async () => {
     const all = await feed(svc.alphaId);
     expect(kinds(all)).toEqual(['company.updated', 'device.updated', 'health', 'ticket.noted', 'ticket.updated']);
     expect(Object.keys(all[0]).sort()).toEqual([
       'actor', 'canonical_company_id', 'canonical_device_id', 'canonical_ticket_id', 'connection_id', 'detail', 'event_id', 'id',
-      'incident_id', 'kind', 'new_status', 'occurred_at', 'previous_status', 'subject_ref', 'summary', 'tenant_id', 'type',
+      'incident_id', 'kind', 'new_status', 'occurred_at', 'position', 'previous_status', 'subject_ref', 'summary', 'tenant_id', 'type',
       'vendor', 'vendor_id', 'vendor_url',
     ]);
     // In sync order: a connection's resources in their order, a page's records in page order.

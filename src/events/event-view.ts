@@ -11,5 +11,6 @@ export function toEvent(r: EventRow) {
     canonical_company_id: r.canonical_company_id as string | null, previous_status: r.previous_status as string | null, new_status: r.new_status as string | null,
     vendor: r.vendor as string | null, vendor_id: r.vendor_id as string | null, vendor_url: r.vendor_url as string | null,
     detail: (r.detail ?? {}) as Record<string, unknown>,
+    position: String(r.seq),
   };
 }

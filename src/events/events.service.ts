@@ -16,6 +16,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from 'pino';
 import { checkKindFilter, visibleWhere, type EventVisibility } from '../access/event-visibility';
 import type { EventDraft } from './change-detector';
+import { ServiceError } from '../errors/service-error';
 
 export type EventsCommittedHandler = (tenantId: string, eventIds: string[]) => Promise<void>;
 
@@ -45,6 +46,8 @@ export interface EventPageQuery {
   kind: string | null;
   /** seq of the last event of the previous page. */
   after: string | null;
+  /** Or the id of the last event the caller processed: the page starts right after it. */
+  afterEventId?: string | null;
   limit: number;
 }
 
@@ -113,6 +116,15 @@ export class EventsService {
     const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
     let sql = `SELECT * FROM "events" WHERE tenant_id = $1 AND ${visibleWhere(visibility, query.kind, p)}`;
     if (query.after) sql += ` AND seq > ${p(query.after)}::bigint`;
+    if (query.afterEventId) {
+      // Only an event this caller may see is a resume point (any kind it is granted, not only this filter's).
+      const at = [tenantId];
+      const q = (v: unknown) => { at.push(v as string); return `$${at.length}`; };
+      const [row]: { seq: string }[] = await this.ds.query(
+        `SELECT seq FROM "events" WHERE tenant_id = $1 AND id = ${q(query.afterEventId)}::uuid AND ${visibleWhere(visibility, null, q)}`, at);
+      if (!row) throw new ServiceError('validation', 'after names no event of this tenant that this key can see.', { details: { field: 'after' } });
+      sql += ` AND seq > ${p(row.seq)}::bigint`;
+    }
     sql += ` ORDER BY seq LIMIT ${p(query.limit + 1)}`;
     const rows: EventRow[] = await this.ds.query(sql, params);
     const more = rows.length > query.limit;

@@ -14,17 +14,18 @@ const listEvents = defineOperation({
     '`kind` selects an exact kind, a family or `sandbox_reset`; a kind whose grant this key lacks gives `grant_missing` ' +
     '(ticket.* needs psa.ticket.events, device.* rmm.device.events, company.* psa.company.events, health either ' +
     'rmm.device.events or psa.ticket.events). Without `kind`, every kind this key is granted. Page with `next_cursor`; ' +
-    'pages never skip or repeat an event, also while new events are being written. The first sync of a connection ' +
-    'imports without events.',
+    'pages never skip or repeat an event, also while new events are being written. To poll, keep the `id` of the last ' +
+    'event you processed and ask again with `after=<id>`: you never miss or repeat one, whether or not `next_cursor` was ' +
+    'null. The first sync of a connection imports without events.',
   http: { method: 'get', path: '/tenants/{tenant_id}/connections/events', documented: true },
   path: TenantPath, query: EventsQuery,
   responses: [{ status: 200, schema: EventList, description: 'One page of events, oldest first.' }],
-  errors: ['grant_missing'],
+  errors: ['grant_missing', 'validation'],
   handle: async ({ query }, ctx) => {
     const access = tenantOf(ctx);
     const visibility = eventVisibility(access.connections.map((c) => c.id), (c, k) => ctx.services.access.holds(access, c, k));
     const page = await ctx.services.events.page(access.tenant.id, visibility, {
-      kind: query.kind ?? null, after: query.cursor ? seqCursor.decode(query.cursor) : null, limit: query.limit,
+      kind: query.kind ?? null, after: query.cursor ? seqCursor.decode(query.cursor) : null, afterEventId: query.after ?? null, limit: query.limit,
     });
     return { events: page.events.map(toEvent), sandbox: access.tenant.sandbox, next_cursor: page.next ? seqCursor.encode(page.next) : null };
   },
