@@ -21,13 +21,14 @@ import { createLogger } from '../../src/shared/logger';
 import { loadVendorFixtures } from '../../src/sandbox/fixtures';
 import type { Services } from '../../src/services';
 import { benchAutoMatch } from './identity';
+import { benchFuzz, benchServiceRss } from './service-process';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
-/** BENCH_PARTS=reads,sync,events,writes,identity,ask and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,ask').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity,ask,rss,fuzz and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,ask,rss,fuzz').split(','));
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -119,6 +120,9 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     // Issue 3: commit latency through the service vs a direct call to the simulator, and sustained commits.
     const writes = PARTS.has('writes') ? await benchCommits(svc, tenantId, key) : {};
     const identity = PARTS.has('identity') ? await benchAutoMatch(svc) : {};
+    // Issue 13: the service alone in its own process (simulators here), and the fuzz run at >= 10,000 requests.
+    const serviceRss = PARTS.has('rss') ? await benchServiceRss(databaseUrl, TICKETS, load) : {};
+    const fuzz = PARTS.has('fuzz') ? await benchFuzz(databaseUrl, Number(process.env.BENCH_FUZZ_REQUESTS ?? 10_000)) : {};
     return {
       runtime: name,
       'tickets.synced': synced,
@@ -136,6 +140,8 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       ...identity,
       ...askFigures,
       ...writes,
+      ...serviceRss,
+      ...fuzz,
     };
   } finally {
     await svc.close();
@@ -307,6 +313,6 @@ async function postgresReachable(url: string): Promise<boolean> {
     console.log(`\n## ${r.runtime}`);
     for (const [k, v] of Object.entries(r)) if (k !== 'runtime') console.log(`  ${k.padEnd(36)} ${v}`);
   }
-  console.log(`\npeak RSS of the service process: ${rss.toFixed(0)} MiB`);
+  console.log(`\npeak RSS of the bench process (in-process service, simulators, both runtimes): ${rss.toFixed(0)} MiB`);
   process.exit(0);
 })().catch((err) => { console.error(err); process.exit(1); });
