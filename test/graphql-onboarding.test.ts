@@ -73,6 +73,7 @@ describe('GraphQL onboarding', () => {
     // A second connection, deleted: its grant and records go, ticket create no longer fans out to it.
     const second = (await svc.graphql(CREATE, { input: { tenant_id: tenantId, kind: 'psa', connector: 'connectwise', base_url: cwBase(), credentials: cwCredentials } })).data.create_connection;
     await svc.graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["psa.ticket.create"]) { id } }', { i: isv, c: second.id });
+    expect((await svc.api(`/tenants/${tenantId}/sync`, { method: 'POST', json: {}, key: isvKey })).status).toBe(200);
     let listed = await svc.api(`/tenants/${tenantId}/connections`, { key: isvKey });
     expect(listed.body.connections.map((c: any) => c.id).sort()).toEqual([conn.id, second.id].sort());
     const company = (await svc.services.ds.query('SELECT name FROM companies WHERE tenant_id = $1 LIMIT 1', [tenantId]))[0];
