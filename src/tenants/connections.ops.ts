@@ -52,6 +52,12 @@ const ConnectionSaved = S.ConnectionInfo.extend({
 
 const Deleted = z.object({ id: z.string(), deleted: z.boolean() }).strict().openapi('Deleted');
 
+/** The outbound guard's options; the server's own simulators are admitted where it mounts them. */
+const guardOptions = (services: Services) => ({
+  allowLoopback: services.config.webhookAllowLoopback, resolve: services.webhooks.resolve,
+  fixturePrefix: services.simulators ? `${services.config.publicUrl}/sandbox-vendors/` : undefined,
+});
+
 const admin = { tag: 'Admin', role: 'admin' as const, errors: [] };
 
 const entries = (m: Record<string, string>) => Object.entries(m).map(([vendor_status, canonical]) => ({ vendor_status, canonical: canonical as 'new' }));
@@ -87,7 +93,7 @@ const createConnection = defineOperation({
     const tenant = await services.admin.findTenant(body.tenant_id);
     if (readConnector(body.connector).kind !== body.kind) throw new ServiceError('validation', `The ${body.connector} connector is a ${readConnector(body.connector).kind} connector.`, { details: { field: 'kind' } });
     const credentials = checkCredentials(body.connector, given(body.credentials));
-    const baseUrl = await checkBaseUrl(body.base_url, { allowLoopback: services.config.webhookAllowLoopback, resolve: services.webhooks.resolve });
+    const baseUrl = await checkBaseUrl(body.base_url, guardOptions(services));
     const side = await vendorSide(body.connector, baseUrl, credentials, body.test, body.status_mapping ? asMapping(body.status_mapping) : undefined);
     const c = await services.admin.createConnection({
       tenantId: tenant.id, kind: body.kind, connector: body.connector, baseUrl, credentials, statusMapping: side.mapping,
@@ -105,7 +111,7 @@ const updateConnection = defineOperation({
   handle: async ({ body }, { services }) => {
     const c = await services.admin.findConnection(body.id);
     const credentials = body.credentials ? checkCredentials(c.connector, given(body.credentials)) : services.admin.credentialsOf(c);
-    const baseUrl = body.base_url != null ? await checkBaseUrl(body.base_url, { allowLoopback: services.config.webhookAllowLoopback, resolve: services.webhooks.resolve }) : c.baseUrl;
+    const baseUrl = body.base_url != null ? await checkBaseUrl(body.base_url, guardOptions(services)) : c.baseUrl;
     const side = await vendorSide(c.connector, baseUrl, credentials, body.test, body.status_mapping ? asMapping(body.status_mapping) : undefined, c.statusMapping);
     const saved = await services.admin.saveConnection(c, {
       baseUrl, credentials: body.credentials ? credentials : undefined, statusMapping: side.mapping,

@@ -7,7 +7,7 @@ import type { FeatureModule } from '../feature';
 import { defineOperation, type Operation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
 import { toRfc3339 } from '../records/record-lists';
-import { isUuid, pathId, TenantPath, text, z } from '../shared/request';
+import { isUuid, pathId, TenantPath, z } from '../shared/request';
 import { ServiceError } from '../errors/service-error';
 import { connectionInfos, tenantStatus } from './tenant-status';
 import * as S from './tenant.schemas';
