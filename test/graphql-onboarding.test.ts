@@ -6,7 +6,7 @@
 import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;
-beforeAll(async () => { svc = await startTestService({}, { env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } }); }, 120_000);
+beforeAll(async () => { svc = await startTestService(); }, 120_000);
 afterAll(async () => { await svc?.close(); });
 
 const CREATE = `mutation($input: CreateConnectionInput!) { create_connection(input: $input) {
