@@ -26,7 +26,7 @@ const CreateConnectionInput = z.object({
   tenant_id: z.string().max(100),
   kind: ConnectionKind,
   connector: ConnectorName,
-  base_url: text(2048).openapi({ description: 'The API root, e.g. https://na.myconnectwise.net/v4_6_release/apis/3.0. Public https only.' }),
+  base_url: text(2048).openapi({ description: 'The vendor API root (the URL its API paths start from). Public https only.' }),
   credentials: S.credentialsInput(credentialNames()),
   status_mapping: mappingInput.openapi({ description: 'Vendor status name -> canonical status. Omitted: derived from the vendor\'s closed flags (see ConnectionSaved.status_mapping_source).' }),
   test: testFlag,
