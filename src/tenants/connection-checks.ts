@@ -62,12 +62,12 @@ function syncContext(baseUrl: string, credentials: Record<string, string>, http:
 }
 
 /**
- * The connector's probe: one authenticated call. A refusal is a 422 `validation` naming the vendor's
+ * A call to the vendor while saving a connection. A refusal is a 422 `validation` naming the vendor's
  * status and answer, and the field to fix (401/403: credentials; anything else: base_url).
  */
-export async function testConnection(connector: string, baseUrl: string, credentials: Record<string, string>): Promise<void> {
+async function vendorCall<T>(connector: string, call: () => Promise<T>): Promise<T> {
   try {
-    await readConnector(connector).probe(syncContext(baseUrl, credentials, probeHttp));
+    return await call();
   } catch (err) {
     if (err instanceof VendorHttpError) {
       const field = err.status === 401 || err.status === 403 ? 'credentials' : 'base_url';
@@ -81,17 +81,24 @@ export async function testConnection(connector: string, baseUrl: string, credent
   }
 }
 
+/** The connector's probe: one authenticated call. */
+export async function testConnection(connector: string, baseUrl: string, credentials: Record<string, string>): Promise<void> {
+  await vendorCall(connector, () => readConnector(connector).probe(syncContext(baseUrl, credentials, probeHttp)));
+}
+
 export interface VendorStatus { name: string; closed: boolean; board: string | null; sortOrder: number | null }
 
-/** The PSA's ticket statuses, read through the connector (its `statuses` resource), or null when it has none. */
+/** The PSA's ticket statuses, read through the connector (its `statuses` resource), or null when it reads none. */
 export async function vendorStatuses(connector: string, baseUrl: string, credentials: Record<string, string>): Promise<VendorStatus[] | null> {
   const read = readConnector(connector);
   if (!read.resources.includes('statuses')) return null;
-  const out: VendorStatus[] = [];
-  for await (const page of read.fetch('statuses', syncContext(baseUrl, credentials, probeHttp))) {
-    for (const r of page) out.push({ name: r.fields.name, closed: r.fields.closed, board: r.fields.boardSourceId, sortOrder: r.fields.sortOrder });
-  }
-  return out;
+  return vendorCall(connector, async () => {
+    const out: VendorStatus[] = [];
+    for await (const page of read.fetch('statuses', syncContext(baseUrl, credentials, probeHttp))) {
+      for (const r of page) out.push({ name: r.fields.name, closed: r.fields.closed, board: r.fields.boardSourceId, sortOrder: r.fields.sortOrder });
+    }
+    return out;
+  });
 }
 
 /**

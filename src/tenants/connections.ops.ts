@@ -62,20 +62,25 @@ const admin = { tag: 'Admin', role: 'admin' as const, errors: [] };
 
 const entries = (m: Record<string, string>) => Object.entries(m).map(([vendor_status, canonical]) => ({ vendor_status, canonical: canonical as 'new' }));
 const asMapping = (list: { vendor_status: string; canonical: string }[]) => Object.fromEntries(list.map((e) => [e.vendor_status, e.canonical]));
-const given = (c: Record<string, string | null | undefined>) => c;
 
-/** The vendor side of a save: the probe when asked, the statuses read (they also prove the credentials), the mapping. */
+type MappingSource = 'given' | 'derived' | 'kept' | 'none';
+
+/**
+ * The vendor side of a save: the probe when asked, then a PSA's statuses (read whenever the connector
+ * reads them: they also prove the credentials) and the mapping. `mapping`: given in the request (an
+ * empty one asks for a derived one); `current`: the connection's own, kept when none is given.
+ */
 async function vendorSide(connector: string, baseUrl: string, credentials: Record<string, string>, test: boolean, mapping: Record<string, string> | undefined, current?: Record<string, string>) {
   if (test) await testConnection(connector, baseUrl, credentials);
-  const statuses = readConnector(connector).kind === 'psa' ? await vendorStatuses(connector, baseUrl, credentials).catch(async (err) => {
-    // A refusal while reading statuses is answered like a failed test, with the vendor's words.
-    await testConnection(connector, baseUrl, credentials);
-    throw err;
-  }) : null;
-  if (!statuses) return { mapping: mapping ?? current ?? {}, source: (mapping ? 'given' : current ? 'kept' : 'none') as 'given' | 'kept' | 'none' | 'derived', unmapped: [] as string[] };
-  const effective = mapping && Object.keys(mapping).length ? mapping : !mapping && current ? current : deriveStatusMapping(statuses);
-  const source = mapping && Object.keys(mapping).length ? 'given' : !mapping && current ? 'kept' : 'derived';
-  return { mapping: effective, source: source as 'given' | 'kept' | 'derived', unmapped: unmappedStatuses(statuses, effective) };
+  const statuses = await vendorStatuses(connector, baseUrl, credentials);
+  const givenOne = mapping && Object.keys(mapping).length ? mapping : undefined;
+  const keep = !mapping && current !== undefined;
+  if (!statuses) {
+    return { mapping: givenOne ?? (keep ? current! : {}), source: (givenOne ? 'given' : keep ? 'kept' : 'none') as MappingSource, unmapped: [] as string[] };
+  }
+  const effective = givenOne ?? (keep ? current! : deriveStatusMapping(statuses));
+  const source: MappingSource = givenOne ? 'given' : keep ? 'kept' : 'derived';
+  return { mapping: effective, source, unmapped: unmappedStatuses(statuses, effective) };
 }
 
 async function savedAnswer(services: Services, c: Connection, side: { mapping: Record<string, string>; source: string; unmapped: string[] }, tested: boolean) {
@@ -92,7 +97,7 @@ const createConnection = defineOperation({
   handle: async ({ body }, { services }) => {
     const tenant = await services.admin.findTenant(body.tenant_id);
     if (readConnector(body.connector).kind !== body.kind) throw new ServiceError('validation', `The ${body.connector} connector is a ${readConnector(body.connector).kind} connector.`, { details: { field: 'kind' } });
-    const credentials = checkCredentials(body.connector, given(body.credentials));
+    const credentials = checkCredentials(body.connector, body.credentials);
     const baseUrl = await checkBaseUrl(body.base_url, guardOptions(services));
     const side = await vendorSide(body.connector, baseUrl, credentials, body.test, body.status_mapping ? asMapping(body.status_mapping) : undefined);
     const c = await services.admin.createConnection({
@@ -110,7 +115,7 @@ const updateConnection = defineOperation({
   responses: [{ status: 200, schema: ConnectionSaved, description: 'The connection after the change.' }],
   handle: async ({ body }, { services }) => {
     const c = await services.admin.findConnection(body.id);
-    const credentials = body.credentials ? checkCredentials(c.connector, given(body.credentials)) : services.admin.credentialsOf(c);
+    const credentials = body.credentials ? checkCredentials(c.connector, body.credentials) : services.admin.credentialsOf(c);
     const baseUrl = body.base_url != null ? await checkBaseUrl(body.base_url, guardOptions(services)) : c.baseUrl;
     const side = await vendorSide(c.connector, baseUrl, credentials, body.test, body.status_mapping ? asMapping(body.status_mapping) : undefined, c.statusMapping);
     const saved = await services.admin.saveConnection(c, {
