@@ -4,6 +4,7 @@
  * refuses), a connection is fixed by update, a second one deleted, and a removed tenant leaves nothing.
  */
 import { startTestService, type TestService } from './support/service';
+import { loadVendorFixtures } from '../src/sandbox/fixtures';
 
 let svc: TestService;
 beforeAll(async () => { svc = await startTestService(); }, 120_000);
@@ -116,4 +117,29 @@ describe('GraphQL onboarding', () => {
     expect(page).not.toMatch(/<script[^>]+src=|https?:\/\/cdn/);
     expect((await fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ isvs { isvs { id } } }"}' })).status).toBe(401);
   });
+});
+
+describe('connection test (probe) per connector', () => {
+  const cases = () => [
+    { kind: 'psa', connector: 'connectwise', path: '/sandbox-vendors/connectwise/v4_6_release/apis/3.0', credentials: cwCredentials, wrong: { privateKey: 'wrong' } },
+    { kind: 'psa', connector: 'autotask', path: '/sandbox-vendors/autotask/atservicesrest/v1.0', credentials: { username: 'sandbox', secret: 'sandbox-secret', integrationCode: 'SANDBOX' }, wrong: { secret: 'wrong' } },
+    { kind: 'psa', connector: 'halopsa', path: '/sandbox-vendors/halopsa', credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' }, wrong: { clientSecret: 'wrong' } },
+    { kind: 'rmm', connector: 'ninjaone', path: '/sandbox-vendors/ninjaone', credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' }, wrong: { clientSecret: 'wrong' } },
+    { kind: 'distributor', connector: 'pax8', path: '/sandbox-vendors/pax8/v1', credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' }, wrong: { clientSecret: 'wrong' } },
+  ];
+
+  it('passes with the sandbox credentials and names the vendor\'s refusal of wrong ones', async () => {
+    svc.services.simulators!.autotask.seed('autotask-demo', loadVendorFixtures('autotask-demo', 'autotask').resources);
+    const tenantId = (await svc.graphql('mutation { create_tenant(name: "Probe MSP", slug: "probe-msp") { id } }')).data.create_tenant.id;
+    for (const c of cases()) {
+      const input = { tenant_id: tenantId, kind: c.kind, connector: c.connector, base_url: `${svc.url}${c.path}`, test: true };
+      const refused = await svc.graphql(CREATE, { input: { ...input, credentials: { ...c.credentials, ...c.wrong } } });
+      expect({ connector: c.connector, ...errorOf(refused) }).toMatchObject({ connector: c.connector, code: 'validation', field: 'credentials' });
+      expect(errorOf(refused).message).toContain(`Connection test failed: ${c.connector} answered`);
+      const ok = await svc.graphql(CREATE, { input: { ...input, credentials: c.credentials } });
+      expect({ connector: c.connector, errors: ok.errors }).toEqual({ connector: c.connector, errors: undefined });
+      expect(ok.data.create_connection.tested).toBe(true);
+      expect(ok.data.create_connection.status_mapping_source).toBe(c.connector === 'connectwise' || c.connector === 'autotask' ? 'derived' : 'none');
+    }
+  }, 60_000);
 });
