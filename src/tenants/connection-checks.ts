@@ -33,7 +33,11 @@ export function checkCredentials(connector: string, given: Record<string, string
 /** The base URL without a trailing slash, once the outbound guard admits it (public https; loopback only under WEBHOOK_ALLOW_LOOPBACK). */
 export async function checkBaseUrl(raw: string, opts: { allowLoopback: boolean; resolve?: HostResolver; fixturePrefix?: string }): Promise<string> {
   // Our own simulators (the sandbox's fixture hosts), when this server mounts them.
-  if (opts.fixturePrefix && raw.startsWith(opts.fixturePrefix) && !/[?#]/.test(raw)) return raw.replace(/\/+$/, '');
+  // Compared once normalised, so that a dot segment cannot climb out of the prefix.
+  if (opts.fixturePrefix && URL.canParse(raw)) {
+    const href = new URL(raw).href;
+    if (href.startsWith(opts.fixturePrefix) && !/[?#@]/.test(href)) return href.replace(/\/+$/, '');
+  }
   try {
     const { url } = await checkReceiverUrl(raw, opts);
     if (url.search || url.hash) throw new ReceiverUrlRefused('url must not carry a query or fragment.', 'invalid');
