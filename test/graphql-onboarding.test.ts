@@ -70,6 +70,10 @@ describe('GraphQL onboarding', () => {
     const mspKey = (await svc.graphql('mutation($t: ID!) { issue_msp_key(tenant_id: $t) { key } }', { t: tenantId })).data.issue_msp_key.key;
     await svc.graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["psa.ticket.create"]) { id } }', { i: isv, c: conn.id });
     expect((await svc.api(`/tenants/${tenantId}/sync`, { method: 'POST', json: {}, key: isvKey })).status).toBe(200);
+    // With the derived mapping no ticket reads status null.
+    const tickets = (await svc.api(`/tenants/${tenantId}/tickets?limit=500`, { key: isvKey })).body.tickets;
+    expect(tickets.length).toBeGreaterThan(0);
+    expect(tickets.filter((t: any) => t.status === null).map((t: any) => t.id)).toEqual([]);
 
     // A second connection, deleted: its grant and records go, ticket create no longer fans out to it.
     const second = (await svc.graphql(CREATE, { input: { tenant_id: tenantId, kind: 'psa', connector: 'connectwise', base_url: cwBase(), credentials: cwCredentials } })).data.create_connection;
@@ -115,6 +119,9 @@ describe('GraphQL onboarding', () => {
     const page = await res.text();
     expect(page).toContain('Admin token');
     expect(page).not.toMatch(/<script[^>]+src=|https?:\/\/cdn/);
+    // Errors carry no stack trace (only NODE_ENV=development with GRAPHQL_STACKTRACES=true shows one).
+    const bad = await svc.graphql('{ no_such_field }');
+    expect(bad.errors[0].extensions.stacktrace).toBeUndefined();
     expect((await fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ isvs { isvs { id } } }"}' })).status).toBe(401);
   });
 });

@@ -118,9 +118,12 @@ const updateConnection = defineOperation({
     const credentials = body.credentials ? checkCredentials(c.connector, body.credentials) : services.admin.credentialsOf(c);
     const baseUrl = body.base_url != null ? await checkBaseUrl(body.base_url, guardOptions(services)) : c.baseUrl;
     const side = await vendorSide(c.connector, baseUrl, credentials, body.test, body.status_mapping ? asMapping(body.status_mapping) : undefined, c.statusMapping);
+    const mappingChanged = JSON.stringify(side.mapping) !== JSON.stringify(c.statusMapping);
     const saved = await services.admin.saveConnection(c, {
       baseUrl, credentials: body.credentials ? credentials : undefined, statusMapping: side.mapping,
     });
+    // A full sync rewrites the stored statuses and tickets under the new mapping (an incremental one would not).
+    if (mappingChanged) await services.queue.add('sync.connection', { tenantId: c.tenantId, connectionId: c.id, full: true }, { jobId: `sync-${c.id}-mapping-${Date.now()}`, attempts: 1 });
     return savedAnswer(services, saved, side, body.test);
   },
 });
