@@ -11,6 +11,7 @@ import { ServiceError } from './errors/service-error';
 import type { GraphContext } from './graphql/context';
 import { domainSchema } from './graphql/schema';
 import { mountDocs } from './http/docs';
+import { sendExplorer } from './graphql/explorer';
 import { Metrics } from './http/metrics';
 import { sendError, sendValidationError } from './rest/http-errors';
 import { buildOpenApi } from './rest/openapi';
@@ -88,6 +89,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   const apollo = new ApolloServer<GraphContext>({
     schema,
     introspection: true,
+    includeStacktraceInErrorResponses: config.graphqlStacktraces,
     formatError: (formatted, error) => {
       const e = originalError(error);
       if (e instanceof ServiceError) {
@@ -96,10 +98,20 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
       if (e instanceof RequestValidationError) {
         return { ...formatted, message: e.message, extensions: { ...formatted.extensions, code: 'request_invalid', status: 422, detail: e.detail } };
       }
+      // Anything else a resolver threw (a database error, a bug) is ours: logged, never shown.
+      if (e instanceof Error && !(e instanceof GraphQLError)) {
+        logger.error({ err: e }, 'graphql resolver error');
+        return { message: 'Something went wrong on our side.', locations: formatted.locations, path: formatted.path, extensions: { code: 'internal', status: 500, ...(config.graphqlStacktraces ? { stacktrace: formatted.extensions?.stacktrace } : {}) } };
+      }
       return formatted;
     },
   });
   await apollo.start();
+  // A browser asking for a page gets the explorer (local assets only; it asks for the admin token itself).
+  app.get('/graphql', (req: Request, res: Response, next: NextFunction) => {
+    if (req.headers.authorization || !req.accepts(['application/json', 'text/html']) || req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
+    sendExplorer(res);
+  });
   app.use('/graphql', (req: Request, res: Response, next: NextFunction) => {
     if (!sameSecret(req.headers.authorization, `Bearer ${config.adminToken}`)) {
       sendError(res, config.publicUrl, 'unauthenticated', '/graphql needs Authorization: Bearer <ADMIN_TOKEN>.');

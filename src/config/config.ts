@@ -24,6 +24,8 @@ const envSchema = z.object({
   QUEUE_STALLED_MS: z.coerce.number().int().min(500).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
+  /** Stack traces in GraphQL error answers: only with NODE_ENV=development as well. */
+  GRAPHQL_STACKTRACES: z.enum(['true', 'false']).default('false'),
   /** Multiplies the webhook retry schedule (tests shrink it); 1 in production. */
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().default(1),
   /** Largest single MCP answer in bytes; a tool answer over it becomes a tool error asking for a lower `limit`. */
@@ -58,6 +60,7 @@ export interface AppConfig {
   queuePrefix: string;
   logLevel: string;
   webhookAllowLoopback: boolean;
+  graphqlStacktraces: boolean;
   webhookRetryScale: number;
   mcpMaxAnswerBytes: number;
   /** The ask model engine, or null (the deterministic parser answers). The key is never logged. */
@@ -130,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     queuePrefix: e.QUEUE_PREFIX,
     logLevel: e.LOG_LEVEL,
     webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',
+    graphqlStacktraces: e.GRAPHQL_STACKTRACES === 'true' && env.NODE_ENV === 'development',
     webhookRetryScale: e.WEBHOOK_RETRY_SCALE,
     mcpMaxAnswerBytes: e.MCP_MAX_ANSWER_BYTES,
     askModel: e.ASK_MODEL_BASE_URL

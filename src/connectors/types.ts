@@ -70,4 +70,9 @@ export interface ReadConnector {
   readonly incremental: readonly SyncResource[];
   /** Pages of mapped records. Each yielded array is one vendor page. */
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]>;
+  /**
+   * One authenticated call the vendor documents, answering the smallest thing it can: how a new
+   * connection is tested before it is saved. Throws the vendor's refusal (VendorHttpError) as it came.
+   */
+  probe(ctx: SyncContext): Promise<void>;
 }

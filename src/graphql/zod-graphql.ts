@@ -8,7 +8,7 @@
 import { getOpenApiMetadata, getRefId } from '@asteasolutions/zod-to-openapi';
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, createUnionType, Ctx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, createUnionType, Ctx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import type { ZodType } from 'zod';
 import type { Operation } from '../operations/operation';
 import { runOperation } from '../operations/runner';
@@ -81,6 +81,7 @@ export class GraphTypeFactory {
   private readonly outputs = new Map<ZodType, any>();
   private readonly inputs = new Map<ZodType, any>();
   private readonly taken = new Set<string>();
+  private readonly enums = new Map<ZodType, object>();
 
   private uniqueName(name: string): string {
     let n = name;
@@ -107,7 +108,10 @@ export class GraphTypeFactory {
     switch (d.type) {
       // Ids are ID, as GraphQL clients expect (they serialise as strings).
       case 'string': return /(^|_)id$/.test(fieldName) ? () => ID : () => String;
-      case 'enum': return () => String;
+      case 'enum': {
+        const e = this.enumType(s);
+        return e ? () => e : () => String;
+      }
       case 'number': return isInt(s) ? () => Int : () => Float;
       case 'boolean': return () => Boolean;
       case 'literal': {
@@ -133,6 +137,24 @@ export class GraphTypeFactory {
       default:
         throw new Error(`${nameHint}.${fieldName}: no GraphQL type for zod ${d.type}`);
     }
+  }
+
+  /**
+   * A named zod enum (`.openapi('Name')`) is a GraphQL enum, so tooling can discover its values; an
+   * unnamed one stays String. Values must be GraphQL names already (the wire value is the name).
+   */
+  private enumType(s: ZodType): object | null {
+    const ref = getRefId(s as never);
+    if (!ref) return null;
+    const known = this.enums.get(s);
+    if (known) return known;
+    const values = Object.values(def(s).entries as Record<string, string>);
+    const bad = values.find((v) => !/^[_A-Za-z][_0-9A-Za-z]*$/.test(v));
+    if (bad !== undefined) throw new Error(`${ref}: "${bad}" is not a GraphQL enum value name`);
+    const e = Object.fromEntries(values.map((v) => [v, v]));
+    registerEnumType(e, { name: this.uniqueName(ref), description: describe(s) });
+    this.enums.set(s, e);
+    return e;
   }
 
   objectType(schema: ZodType, fallbackName: string): any {

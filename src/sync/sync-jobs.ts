@@ -26,6 +26,11 @@ export class SyncJobs {
     );
   }
 
+  /** Stops the schedule of a removed connection (its one-off jobs find no connection and end). */
+  async unschedule(connectionId: string): Promise<void> {
+    await this.queue.removeScheduler(`sync-${connectionId}`);
+  }
+
   async scheduleAll(): Promise<void> {
     for (const c of await this.ds.getRepository(Connection).find()) await this.schedule(c);
   }

@@ -4,7 +4,9 @@
  */
 import { In, type DataSource } from 'typeorm';
 import { ApiKey, Connection, CONNECTION_KINDS, Grant, Isv, Tenant } from '../../entities';
-import { capabilitiesOf, isConnectorName, readConnector } from '../connectors/registry';
+import { isConnectorName, readConnector } from '../connectors/registry';
+import { checkCredentials } from './connection-checks';
+import { uniqueViolation } from './unique-violation';
 import { CANONICAL_STATUSES } from '../connectors/canonical';
 import { ServiceError } from '../errors/service-error';
 import { generateApiKey, generateMspKey } from '../security/api-keys';
@@ -12,6 +14,8 @@ import type { SecretBox } from '../security/secret-box';
 import { isUuid } from '../shared/request';
 import { isGrantKey, type GrantKey } from '../access/caller';
 import type { AccessService } from '../access/access.service';
+
+const slugTaken = (slug: string) => new ServiceError('validation', `A tenant with slug "${slug}" exists already.`, { details: { field: 'slug' } });
 
 export const WRITE_BACK_TARGETS = ['service_ticket', 'project'] as const;
 
@@ -77,8 +81,56 @@ export class AdminService {
 
   async createTenant(name: string, slug: string, sandbox = false): Promise<Tenant> {
     if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(slug)) throw new ServiceError('validation', 'slug must be lowercase letters, digits and dashes.');
-    if (await this.ds.getRepository(Tenant).findOneBy({ slug })) throw new ServiceError('validation', `A tenant with slug "${slug}" exists already.`);
-    return this.ds.getRepository(Tenant).save({ name, slug, sandbox });
+    if (await this.ds.getRepository(Tenant).findOneBy({ slug })) throw slugTaken(slug);
+    // The unique index still decides between two concurrent creates.
+    return this.ds.getRepository(Tenant).save({ name, slug, sandbox }).catch((err) => { throw uniqueViolation(err, () => slugTaken(slug)); });
+  }
+
+  async updateTenant(tenantId: string, change: { name?: string | null; slug?: string | null }): Promise<Tenant> {
+    const tenant = await this.tenant(tenantId);
+    if (change.slug != null && change.slug !== tenant.slug) {
+      if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(change.slug)) throw new ServiceError('validation', 'slug must be lowercase letters, digits and dashes.', { details: { field: 'slug' } });
+      tenant.slug = change.slug;
+    }
+    if (change.name != null) tenant.name = change.name;
+    const saved = await this.ds.getRepository(Tenant).save(tenant).catch((err) => { throw uniqueViolation(err, () => slugTaken(tenant.slug)); });
+    this.access.invalidate();
+    return saved;
+  }
+
+  /** A tenant by id (404 for an unknown or malformed id). */
+  findTenant(tenantId: string): Promise<Tenant> {
+    return this.tenant(tenantId);
+  }
+
+  /** A connection by id (404 for an unknown or malformed id). */
+  async findConnection(connectionId: string): Promise<Connection> {
+    const c = isUuid(connectionId) ? await this.ds.getRepository(Connection).findOneBy({ id: connectionId }) : null;
+    if (!c) throw ServiceError.notFound('Connection');
+    return c;
+  }
+
+  /** Saves changed fields of a connection (credentials already checked, sealed here). */
+  async saveConnection(c: Connection, change: { baseUrl?: string; credentials?: Record<string, string>; statusMapping?: Record<string, string> }): Promise<Connection> {
+    if (change.baseUrl !== undefined) c.baseUrl = change.baseUrl;
+    if (change.credentials !== undefined) c.credentialsEncrypted = this.box.sealJson(change.credentials);
+    if (change.statusMapping !== undefined) c.statusMapping = change.statusMapping;
+    const saved = await this.ds.getRepository(Connection).save(c);
+    this.access.invalidate();
+    return saved;
+  }
+
+  /** The connection's decrypted credentials (for a re-test after a partial update; never returned). */
+  credentialsOf(c: Connection): Record<string, string> {
+    return this.box.openJson<Record<string, string>>(c.credentialsEncrypted);
+  }
+
+  /** Removes an ISV's grant on a connection; false when it had none. */
+  async removeGrant(isvId: string, connectionId: string): Promise<boolean> {
+    if (!isUuid(isvId) || !isUuid(connectionId)) return false;
+    const res = await this.ds.getRepository(Grant).delete({ isvId, connectionId });
+    this.access.invalidate();
+    return (res.affected ?? 0) > 0;
   }
 
   async createConnection(input: {
@@ -89,8 +141,7 @@ export class AdminService {
     if (!isConnectorName(input.connector)) throw new ServiceError('validation', `Unknown connector "${input.connector}".`);
     const connector = readConnector(input.connector);
     if (connector.kind !== input.kind) throw new ServiceError('validation', `The ${input.connector} connector is a ${connector.kind} connector.`);
-    const missing = capabilitiesOf(input.connector).credentials.filter((n) => !input.credentials[n]);
-    if (missing.length) throw new ServiceError('validation', `The ${input.connector} connector needs the credentials ${missing.join(', ')}.`, { details: { missing } });
+    const credentials = checkCredentials(input.connector, input.credentials);
     let url: URL;
     try { url = new URL(input.baseUrl); } catch { throw new ServiceError('validation', 'base_url must be an absolute URL.'); }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ServiceError('validation', 'base_url must be http(s).');
@@ -103,7 +154,7 @@ export class AdminService {
       kind: input.kind as Connection['kind'],
       connector: input.connector,
       baseUrl: input.baseUrl.replace(/\/$/, ''),
-      credentialsEncrypted: this.box.sealJson(input.credentials),
+      credentialsEncrypted: this.box.sealJson(credentials),
       statusMapping: input.statusMapping ?? {},
       settings: {},
     });

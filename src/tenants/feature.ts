@@ -6,12 +6,12 @@ import { Isv, type ApiKey } from '../../entities';
 import type { FeatureModule } from '../feature';
 import { defineOperation, type Operation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
-import { credentialNames } from '../connectors/registry';
 import { toRfc3339 } from '../records/record-lists';
-import { isUuid, pathId, TenantPath, text, z } from '../shared/request';
+import { isUuid, pathId, TenantPath, z } from '../shared/request';
 import { ServiceError } from '../errors/service-error';
 import { connectionInfos, tenantStatus } from './tenant-status';
 import * as S from './tenant.schemas';
+import { CONNECTION_ADMIN_OPERATIONS } from './connections.ops';
 
 const keyInfo = (k: ApiKey) => ({
   id: k.id, kind: k.kind, isv_id: k.isvId, tenant_id: k.tenantId, prefix: k.prefix, label: k.label,
@@ -117,6 +117,7 @@ const createIsv = defineOperation({
 
 const issueApiKey = defineOperation({
   ...admin, name: 'issue_api_key', kind: 'mutation', summary: "Issue an ISV's API key (shown once)", flattenBody: true,
+  description: 'The answer carries the key itself once: store it now; it is never shown again (only its hash is kept).',
   body: S.IssueApiKeyBody,
   responses: [{ status: 200, schema: S.IssuedApiKey, description: 'The key, shown once.' }],
   handle: async ({ body }, { services }) => {
@@ -127,6 +128,7 @@ const issueApiKey = defineOperation({
 
 const issueMspKey = defineOperation({
   ...admin, name: 'issue_msp_key', kind: 'mutation', summary: "Issue a tenant's MSP key (sk_msp_..., shown once)", flattenBody: true,
+  description: 'The answer carries the key itself once: store it now; it is never shown again (only its hash is kept).',
   body: S.IssueMspKeyBody,
   responses: [{ status: 200, schema: S.IssuedApiKey, description: 'The key, shown once.' }],
   handle: async ({ body }, { services }) => {
@@ -152,32 +154,6 @@ const createTenant = defineOperation({
   },
 });
 
-const CreateConnectionInput = z.object({
-  tenant_id: z.string().max(100),
-  kind: z.enum(['psa', 'rmm', 'distributor']),
-  connector: text(50),
-  base_url: text(2048),
-  credentials: S.credentialsInput(credentialNames()),
-  status_mapping: z.array(S.StatusMappingEntry).max(500).nullable().optional()
-    .openapi({ description: 'Vendor status name -> canonical status.' }),
-}).strict().openapi('CreateConnectionInput');
-
-const createConnection = defineOperation({
-  ...admin, name: 'create_connection', kind: 'mutation', summary: 'Connect a vendor system to a tenant',
-  body: CreateConnectionInput,
-  responses: [{ status: 200, schema: S.ConnectionInfo, description: 'The connection (credentials are never returned).' }],
-  handle: async ({ body }, { caller, services }) => {
-    const credentials = Object.fromEntries(Object.entries(body.credentials).filter(([, v]) => v != null)) as Record<string, string>;
-    const c = await services.admin.createConnection({
-      tenantId: body.tenant_id, kind: body.kind, connector: body.connector, baseUrl: body.base_url, credentials,
-      statusMapping: body.status_mapping ? Object.fromEntries(body.status_mapping.map((e) => [e.vendor_status, e.canonical])) : undefined,
-    });
-    await services.syncJobs.schedule(c);
-    const access = await services.access.tenantAccess(caller, c.tenantId);
-    return (await connectionInfos(services.ds, access)).find((x) => x.id === c.id)!;
-  },
-});
-
 const setGrant = defineOperation({
   ...admin, name: 'set_grant', kind: 'mutation', summary: "Set an ISV's grant keys on one connection", flattenBody: true,
   body: S.SetGrantBody,
@@ -191,7 +167,8 @@ const setGrant = defineOperation({
 
 export const TENANT_OPERATIONS: Operation[] = [
   listTenants, listConnections, getStatus, listGrants, setGrants,
-  listIsvs, listKeys, createIsv, issueApiKey, issueMspKey, revokeApiKey, createTenant, createConnection, setGrant,
+  listIsvs, listKeys, createIsv, issueApiKey, issueMspKey, revokeApiKey, createTenant, setGrant,
+  ...CONNECTION_ADMIN_OPERATIONS,
 ];
 
 export const tenantsFeature: FeatureModule = { name: 'tenants', operations: TENANT_OPERATIONS };

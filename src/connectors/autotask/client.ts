@@ -52,6 +52,17 @@ function headers(ctx: SyncContext): Record<string, string> {
   return { ApiIntegrationCode: integrationCode, UserName: username, Secret: secret };
 }
 
+/**
+ * A zero-result query (POST Companies/query with `id eq -1`, MaxRecords 1): Autotask documents no
+ * cheaper authenticated call on the zone's base URL, and a query needs a condition.
+ */
+export async function probeQuery(ctx: SyncContext): Promise<void> {
+  await ctx.http.request({
+    method: 'POST', url: `${ctx.baseUrl}/Companies/query`, headers: headers(ctx), retry: false,
+    json: { filter: [{ op: 'eq', field: 'id', value: -1 }], MaxRecords: 1 },
+  });
+}
+
 function asPage(body: unknown, what: string): QueryPage {
   const b = body as Partial<QueryPage> | null;
   if (!b || !Array.isArray(b.items)) throw new Error(`autotask ${what}: expected {items, pageDetails} in the answer`);

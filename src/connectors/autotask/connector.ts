@@ -14,7 +14,7 @@
  *   (Services, ContractServiceUnits).
  */
 import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../types';
-import { ALL, entityFields, picklist, queryIn, queryPages, type FilterItem, type Native, type PicklistValue } from './client';
+import { ALL, entityFields, picklist, probeQuery, queryIn, queryPages, type FilterItem, type Native, type PicklistValue } from './client';
 import {
   isCurrentPeriod, mapAgreement, mapAgreementLine, mapBoard, mapCompany, mapContact, mapMember, mapPriority, mapProject,
   mapService, mapStatus, mapTicket,
@@ -137,6 +137,7 @@ export const autotaskConnector: ReadConnector = {
   kind: 'psa',
   resources: ['boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: ['companies', 'tickets'],
+  probe: probeQuery,
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     return fetchResource(resource, ctx) as AsyncIterable<FetchedRecord<R>[]>;
   },

@@ -114,6 +114,10 @@ export const connectwiseConnector: ReadConnector = {
   kind: 'psa',
   resources: ['boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: INCREMENTAL,
+  // GET /service/boards (Service > Boards, REST API 3.0) with pageSize=1: any API member may read it.
+  async probe(ctx: SyncContext): Promise<void> {
+    await ctx.http.request({ url: `${ctx.baseUrl}/service/boards`, headers: cwHeaders(ctx.credentials), query: { pageSize: 1 }, retry: false });
+  },
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     return fetchResource(resource, ctx) as AsyncIterable<FetchedRecord<R>[]>;
   },

@@ -2,6 +2,7 @@
  * HTTP access to one Halo instance: the client-credentials token (cached until shortly before it
  * expires, per base URL and client id), authorised GETs, and page-by-page reads of Halo's lists.
  */
+import { createHash } from 'node:crypto';
 import type { SyncContext } from '../types';
 import { VendorHttpError } from '../vendor-http';
 
@@ -77,7 +78,9 @@ async function requestToken(ctx: HaloAuthContext): Promise<CachedToken> {
 
 /** The cached bearer token (read and write side share it); `forceNew` after a 401. */
 export async function accessToken(ctx: HaloAuthContext, forceNew = false): Promise<string> {
-  const key = `${ctx.baseUrl}|${ctx.credentials.tenant ?? ''}|${credentialsOf(ctx).clientId}`;
+  // The secret is part of the key (as for NinjaOne and Pax8): a wrong or rotated secret must not reuse a token it never earned.
+  const { clientId, clientSecret } = credentialsOf(ctx);
+  const key = `${ctx.baseUrl}|${ctx.credentials.tenant ?? ''}|${clientId}|${createHash('sha256').update(clientSecret).digest('hex').slice(0, 16)}`;
   let pending = tokenCache.get(key);
   if (pending && !forceNew) {
     const cached = await pending.catch(() => null);

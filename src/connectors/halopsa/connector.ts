@@ -15,7 +15,7 @@
  * sync, so it is the product record's source id as on the other PSAs.
  */
 import type { FetchedRecord, ReadConnector, RecordFieldsByResource, SyncContext, SyncResource } from '../types';
-import { haloArray, haloPages, haloQueryTime, parseHaloTime, type HaloRecord } from './client';
+import { haloArray, haloGet, haloPages, haloQueryTime, parseHaloTime, type HaloRecord } from './client';
 import {
   agreementFields, agreementLineFields, buildLookups, companyFields, contactFields, productFields, projectFields, ticketFields,
   type HaloLookups,
@@ -110,6 +110,10 @@ export const haloPsaConnector: ReadConnector = {
   kind: 'psa',
   resources: ['companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: ['companies', 'contacts', 'tickets', 'projects'],
+  // The client-credentials token, then GET /api/Status (the ticket statuses the sync reads first; a short list).
+  async probe(ctx: SyncContext): Promise<void> {
+    await haloGet(ctx, 'Status');
+  },
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     const fetcher = FETCHERS[resource] as ((c: SyncContext) => AsyncGenerator<FetchedRecord<R>[]>) | undefined;
     if (!fetcher) throw new Error(`the HaloPSA connector does not sync ${resource}`);

@@ -9,7 +9,7 @@
  */
 import { parseVendorTime } from '../canonical';
 import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../types';
-import { listAll, pagesAfter, reportPages } from './client';
+import { listAll, ninjaGet, pagesAfter, reportPages } from './client';
 
 type Native = Record<string, unknown>;
 
@@ -184,6 +184,10 @@ export const ninjaOneConnector: ReadConnector = {
   kind: 'rmm',
   resources: ['devices', 'applications', 'incidents', 'packages'],
   incremental: [],
+  // The client-credentials token, then GET /v2/organizations?pageSize=1 (Public API 2.0).
+  async probe(ctx: SyncContext): Promise<void> {
+    await ninjaGet(ctx, '/v2/organizations', { pageSize: 1 });
+  },
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     switch (resource) {
       case 'devices': return fetchDevices(ctx) as AsyncIterable<FetchedRecord<R>[]>;

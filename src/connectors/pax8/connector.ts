@@ -176,6 +176,10 @@ export const pax8Connector: ReadConnector = {
   kind: 'distributor',
   resources: ['companies', 'contacts', 'products', 'subscriptions'],
   incremental: [],
+  // The client-credentials token, then GET /companies?page=0&size=1 (Partner API v1).
+  async probe(ctx: SyncContext): Promise<void> {
+    await pax8Get(ctx, '/companies', { page: 0, size: 1 });
+  },
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     switch (resource) {
       case 'companies':
