@@ -147,6 +147,30 @@ describe('agreement lines on ConnectWise', () => {
     expect(cwAdditions()).toHaveLength(count + 1);
   }, 60_000);
 
+  it('an add whose answer was lost is found by its marker and lands once', async () => {
+    const count = cwAdditions().length;
+    await fault('connectwise', { status: 200, times: 1, pathIncludes: '/finance/agreements/104/additions', method: 'POST', afterHandler: 'drop' });
+    try {
+      const res = await lines(alpha('/agreements/104'), commit({ verb: 'add', product_source_id: '5', quantity: 1, effective_date: '2026-12-01' }));
+      expect(res.status).toBe(201);
+      expect(res.body.steps[0]).toMatchObject({ step: 'add', ok: true, reconciled: true });
+    } finally { await clearFaults('connectwise'); }
+    expect(cwAdditions()).toHaveLength(count + 1);
+  }, 60_000);
+
+  it('another tenant\'s agreement is 404, an MSP key 403, and the writes are in the audit log', async () => {
+    const before = cwState();
+    const foreign = await lines(alpha(`/agreements/29684001`), { verb: 'add', product_source_id: '29686001', quantity: 1 });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.code).toBe('agreement_requires_existing');
+    const msp = await svc.api(alpha('/agreements/101/lines'), { method: 'POST', key: svc.alphaMspKey, json: { verb: 'end', line_source_id: '801' } });
+    expect(msp.status).toBe(403);
+    expect(cwState()).toBe(before);
+    const audit = (await svc.api(alpha('/audit?limit=500'))).body.entries;
+    expect(audit.some((e: any) => e.action === 'agreement.line.add.commit' && e.outcome === 'ok' && e.subject_ref === '101')).toBe(true);
+    expect(audit.some((e: any) => e.action.startsWith('agreement.line.') && e.outcome === 'refused' && e.detail.code === 'agreement_requires_existing')).toBe(true);
+  }, 60_000);
+
   it('replace: ends the line and adds the product from the same date', async () => {
     const count = cwAdditions().length;
     const res = await lines(path(), commit({ verb: 'replace', line_source_id: '804', product_source_id: '2', quantity: 5, effective_date: '2026-12-15' }));
