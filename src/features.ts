@@ -15,10 +15,12 @@ import { syncFeature } from './sync/feature';
 import { tenantsFeature } from './tenants/feature';
 import { ticketsFeature } from './tickets/feature';
 import { webhooksFeature } from './webhooks/feature';
+import { agreementsFeature } from './agreements/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
+  agreementsFeature,
 ];
 
 let operations: Operation[] | undefined;

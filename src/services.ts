@@ -23,6 +23,7 @@ import { FindingsService } from './tickets/findings.service';
 import { IdentityService } from './identity/identity.service';
 import { ProjectsService } from './projects/projects.service';
 import { DeployService } from './devices/deploy.service';
+import { AgreementLinesService } from './agreements/agreement-lines.service';
 
 export interface Services {
   config: AppConfig;
@@ -36,6 +37,7 @@ export interface Services {
   audit: AuditService;
   admin: AdminService;
   sync: SyncService;
+  agreementLines: AgreementLinesService;
   syncJobs: SyncJobs;
   simulators: SandboxSimulators | null;
   sandbox: SandboxService | null;
@@ -77,5 +79,6 @@ export function createServices(
     events, identity, pipeline,
     webhooks: new WebhooksService(ds, box, queue, config),
     http,
+    agreementLines: new AgreementLinesService(ds, access, pipeline, sync),
   };
 }

@@ -201,6 +201,18 @@ describe('REST and GraphQL answer alike', () => {
     covered.add('add_project_note');
     covered.add('add_project_item');
   }, 60_000);
+
+  it('agreement lines: previews alike, a commit replays alike, refusals alike', async () => {
+    const A = (id: string) => ({ ...T(), agreement_source_id: id });
+    const add = { verb: 'add', product_source_id: '3', quantity: 2, effective_date: '2026-12-01', idempotency_key: key() };
+    await expectParity('write_agreement_lines', isv, { path: A('103'), body: add });
+    expect((await expectParity('write_agreement_lines', isv, { path: A('103'), body: { ...add, dry_run: false } })).status).toBe(201);
+    expect((await expectParity('write_agreement_lines', isv, { path: A('106'), body: { verb: 'end', line_source_id: '821' } })).status).toBe(404);
+    expect((await expectParity('write_agreement_lines', isv, { path: A('103'), body: { verb: 'end', line_source_id: '999999' } })).status).toBe(422);
+    expect((await expectParity('write_agreement_lines', isv, { path: A('103'), body: { verb: 'end' } })).status).toBe(422);
+    expect((await expectParity('write_agreement_lines', msp, { path: A('103'), body: add })).status).toBe(403);
+    covered.add('write_agreement_lines');
+  }, 60_000);
   it('ask (answered, not answered, invisible tenant) and its examples', async () => {
     expect((await expectParity('ask', isv, { path: T(), body: { question: 'Top 3 companies by open tickets' } })).status).toBe(200);
     await expectParity('ask', msp, { path: T(), body: { question: 'How many devices are offline?' } });

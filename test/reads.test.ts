@@ -19,7 +19,7 @@ afterAll(async () => { await svc?.close(); });
 const LISTS: { path: string; items: string; schema: ZodType; limitedPsa501?: boolean }[] = [
   { path: 'tickets', items: 'tickets', schema: S.TicketList },
   { path: 'devices', items: 'devices', schema: S.DeviceList },
-  { path: 'agreements', items: 'agreements', schema: S.AgreementList },
+  { path: 'agreements', items: 'agreements', schema: S.AgreementList, limitedPsa501: true },
   { path: 'members', items: 'members', schema: S.MemberList, limitedPsa501: true },
   { path: 'ticket-boards', items: 'boards', schema: S.TicketBoardList, limitedPsa501: true },
   { path: 'ticket-statuses', items: 'statuses', schema: S.TicketStatusList, limitedPsa501: true },

@@ -7,7 +7,7 @@
 import type { DataSource } from 'typeorm';
 import type { TenantAccess } from '../access/access.service';
 import type { AppConfig } from '../config/config';
-import { connectorsSyncing } from '../connectors/registry';
+import { connectorsListing, connectorsSyncing } from '../connectors/registry';
 import { RECORD_LISTS, toRfc3339 } from '../records/record-lists';
 import { TtlCache } from '../shared/ttl-cache';
 import { ASK_RESOURCE_DEFS, type AskResourceDef, type SqlParams } from './ask.resources';
@@ -110,8 +110,8 @@ export class AskService {
   /** Connections whose records of this resource the caller reads: the same rule as the list read. */
   private feeding(access: TenantAccess, def: AskResourceDef) {
     const list = RECORD_LISTS[def.list];
-    const syncing = connectorsSyncing(list.resource);
-    return access.connections.filter((c) => c.kind === list.kind && syncing.includes(c.connector));
+    const listing = connectorsListing(list.resource);
+    return access.connections.filter((c) => c.kind === list.kind && listing.includes(c.connector));
   }
 
   async storeNames(access: TenantAccess): Promise<{ companies: string[]; applications: string[] }> {

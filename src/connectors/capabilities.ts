@@ -5,6 +5,8 @@
  * limited PSA connector of rule 14), its page size, how a new note shows on a ticket, who made a
  * change, the link to a record in the vendor's UI and the credentials a connection needs.
  */
+import type { SyncResource } from './types';
+
 export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'company.create' | 'device.deploy';
 
 export type LinkedRecord = 'ticket' | 'device' | 'company';
@@ -13,6 +15,11 @@ export interface ConnectorCapabilities {
   writes: readonly WriteCapability[];
   /** `live`: commits on any host; `fixture_only`: the limited connector, commits only on its fixture host. */
   commits: 'live' | 'fixture_only';
+  /**
+   * Resources it syncs for its writes but serves no list of (the limited connector's agreements: 501
+   * `not_supported` on the list, as the interface's Errors table says).
+   */
+  unlisted?: readonly SyncResource[];
   /** The largest page the vendor serves. */
   pageSize: number;
   /** Credential names a connection of this connector needs (all strings). */

@@ -112,6 +112,11 @@ export function connectorsSyncing(resource: SyncResource): string[] {
   return CONNECTOR_NAMES.filter((n) => CONNECTORS[n].read.resources.includes(resource));
 }
 
+/** Connectors that serve `resource` as a list (some sync a resource only for their writes). */
+export function connectorsListing(resource: SyncResource): string[] {
+  return connectorsSyncing(resource).filter((n) => !CONNECTORS[n].capabilities.unlisted?.includes(resource));
+}
+
 /** Every credential name any connector takes (the typed credentials input of create_connection). */
 export function credentialNames(): string[] {
   return [...new Set(CONNECTOR_NAMES.flatMap((n) => CONNECTORS[n].capabilities.credentials))].sort();

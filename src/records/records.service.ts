@@ -6,7 +6,7 @@
 import type { DataSource } from 'typeorm';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 import { ServiceError } from '../errors/service-error';
-import { capabilitiesOf, connectorsSyncing } from '../connectors/registry';
+import { capabilitiesOf, connectorsListing } from '../connectors/registry';
 import type { TenantAccess } from '../access/access.service';
 import { RawJson } from '../shared/raw-json';
 import { unescapeStoredJsonText, unescapeStoredText } from '../sync/stored-text';
@@ -84,7 +84,7 @@ export class RecordsService {
   /** One page of rows (plus one to know whether there is more); `rawAsText` leaves `raw` unparsed. */
   private async fetch(access: TenantAccess, name: RecordListName, q: ListQuery, rawAsText: boolean) {
     const def = RECORD_LISTS[name];
-    const feeding = connectorsSyncing(def.resource);
+    const feeding = connectorsListing(def.resource);
     const ofKind = access.connections.filter((c) => c.kind === def.kind);
     if (def.requiresCapability && ofKind.length > 0 && !ofKind.some((c) => feeding.includes(c.connector))) {
       const limited = ofKind.some((c) => capabilitiesOf(c.connector).commits === 'fixture_only');

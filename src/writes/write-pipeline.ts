@@ -63,6 +63,16 @@ export function problemsError(connector: string, problems: FieldProblem[]): Serv
   });
 }
 
+/**
+ * A commit that landed part of its writes: `answer` goes to the caller, and the key is released (not
+ * stored) so that a retry with the same key takes it over and finishes the rest, reconciling first.
+ */
+export class UnfinishedWrite<R> extends Error {
+  constructor(readonly answer: R) {
+    super('The write is unfinished; a retry with the same idempotency_key finishes it.');
+  }
+}
+
 export class WritePipeline {
   constructor(
     private readonly queue: JobQueue,
@@ -126,6 +136,7 @@ export class WritePipeline {
       return answer;
     } catch (err) {
       await this.idempotency.fail(reservation.id);
+      if (err instanceof UnfinishedWrite) return err.answer as R;
       throw err;
     }
   }
@@ -134,9 +145,10 @@ export class WritePipeline {
    * Enqueues one vendor write per target and waits for all. The job id derives from the reservation
    * (a take-over of a failed key gets a fresh one, and reconciles before it sends).
    */
-  async run(tenantId: string, reservation: CommitReservation, targets: { connection: Connection; write: VendorWriteOp }[]): Promise<TargetOutcome[]> {
+  async run(tenantId: string, reservation: CommitReservation, targets: { connection: Connection; write: VendorWriteOp; step?: string }[]): Promise<TargetOutcome[]> {
     const jobs = await Promise.all(targets.map(async (t) => {
-      const jobId = `write-${reservation.id}-${t.connection.id}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
+      // `step`: several writes of one reservation on one connection (an agreement line replace).
+      const jobId = `write-${reservation.id}-${t.connection.id}${t.step ? `-${t.step}` : ''}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
       const data: VendorWriteJob = { tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation.takeover };
       const { id } = await this.queue.add('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
       return { t, id };

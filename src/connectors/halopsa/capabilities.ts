@@ -5,6 +5,8 @@ import { HALO_PAGE_SIZE } from './client';
 export const haloPsaCapabilities: ConnectorCapabilities = {
   writes: ['ticket.create', 'ticket.update', 'time.create', 'project.write'],
   commits: 'fixture_only',
+  // Rule 14: contracts are synced so that line writes can run on the fixture agreements; no list.
+  unlisted: ['agreements'],
   pageSize: HALO_PAGE_SIZE,
   credentials: ['clientId', 'clientSecret'],
   projectWrite: 'project_note',
