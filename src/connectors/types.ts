@@ -59,6 +59,8 @@ export interface SyncContext {
   /** Incremental watermark for this resource: only records updated at or after it. Null: full sync. */
   since: Date | null;
   http: VendorHttpClient;
+  /** Calls the connection's budget lets run at once: the bound for per-record calls (note counts). */
+  concurrency?: number;
 }
 
 export interface ReadConnector {

@@ -53,7 +53,7 @@ async function* statuses(ctx: SyncContext): AsyncGenerator<Page<'statuses'>> {
   }
 }
 
-/** Parallel note counts per page: enough to hide latency, few enough not to provoke throttling. */
+/** Parallel note counts per page without a connection budget (tests of the connector alone). */
 const NOTE_COUNT_CONCURRENCY = 4;
 
 /** Fills `noteCount` of each service ticket of an incremental page (see the header comment). */
@@ -68,7 +68,8 @@ async function countNotes(ctx: SyncContext, page: Page<'tickets'>): Promise<void
       if (typeof count === 'number' && Number.isFinite(count)) rec.fields.noteCount = count;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(NOTE_COUNT_CONCURRENCY, page.length) }, worker));
+  // As many at once as the connection's budget admits (its concurrent limit); the budget keeps the total there.
+  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? NOTE_COUNT_CONCURRENCY, page.length) }, worker));
 }
 
 async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
