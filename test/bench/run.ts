@@ -21,13 +21,14 @@ import { createLogger } from '../../src/shared/logger';
 import { loadVendorFixtures } from '../../src/sandbox/fixtures';
 import type { Services } from '../../src/services';
 import { benchAutoMatch } from './identity';
+import { benchFreshness } from './freshness';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
-/** BENCH_PARTS=reads,sync,events,writes,identity,ask and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,ask').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity,ask,freshness and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,ask,freshness').split(','));
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -119,6 +120,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     // Issue 3: commit latency through the service vs a direct call to the simulator, and sustained commits.
     const writes = PARTS.has('writes') ? await benchCommits(svc, tenantId, key) : {};
     const identity = PARTS.has('identity') ? await benchAutoMatch(svc) : {};
+    const freshness = PARTS.has('freshness') ? await benchFreshness(svc) : {};
     return {
       runtime: name,
       'tickets.synced': synced,
@@ -134,6 +136,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       errors: service.errors + baseline.errors,
       ...eventsFigures,
       ...identity,
+      ...freshness,
       ...askFigures,
       ...writes,
     };
