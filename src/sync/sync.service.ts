@@ -109,6 +109,7 @@ export class SyncService {
           since: incremental ? state.watermark : null,
           http,
           concurrency,
+          unchanged: (records) => this.writer.unchangedIds(resource, { tenantId: connection.tenantId, connectionId }, records),
         });
         // Fetch the next page while this one is written: the vendor (HTTP) and the store work side by side.
         for await (const page of prefetch(pages)) {

@@ -61,21 +61,34 @@ export async function benchFreshness(svc: RunningServer): Promise<Record<string,
     const written = (await countEvents()) - before;
     return { written, seconds };
   };
-  const fast = await incremental(1, 0);
-  const slow = await incremental(2, 100);
+  // The first incremental re-reads every ticket stamped in the baseline's second (the watermark is
+  // inclusive, and grow stamps all 50,000 alike): reported, then the measured rounds start from there.
+  const first = await incremental(1, 0);
+  await new Promise((r) => setTimeout(r, 1100));
+  const fast = await incremental(2, 0);
+  await new Promise((r) => setTimeout(r, 1100));
+  const slow = await incremental(3, 100);
 
   // Lag: the scheduler syncs the connection every 60 s; each sample changes one ticket at a random
   // moment and waits for its event in the feed (polled over HTTP, as an ISV would).
   const jobs = new SyncJobs(s.ds, s.queue, () => INTERVAL_MS);
   await jobs.schedule(conn);
-  let after: string | null = null;
-  const feed = async () => {
-    const res = await fetch(`${svc.url}/tenants/${tenant.id}/connections/events?kind=ticket&limit=500${after ? `&after=${after}` : ''}`, { headers: { 'x-api-key': key } });
-    const body = (await res.json()) as { events: { id: string; subject_ref: string }[] };
-    if (body.events.length) after = body.events[body.events.length - 1].id;
-    return body.events;
+  // The feed is read page by page from the last cursor, as a poller keeps it (the last page is re-read until it fills).
+  let cursor: string | null = null;
+  const seenBefore = new Set<string>();
+  const feed = async (): Promise<{ id: string; subject_ref: string }[]> => {
+    const out: { id: string; subject_ref: string }[] = [];
+    for (;;) {
+      const res = await fetch(`${svc.url}/tenants/${tenant.id}/connections/events?kind=ticket&limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: { 'x-api-key': key } });
+      const body = (await res.json()) as { events?: { id: string; subject_ref: string }[]; next_cursor?: string | null };
+      if (!body.events) throw new Error(`events feed answered ${res.status}: ${JSON.stringify(body)}`);
+      out.push(...body.events.filter((e) => !seenBefore.has(e.id)));
+      for (const e of body.events) seenBefore.add(e.id);
+      if (!body.next_cursor) return out;
+      cursor = body.next_cursor;
+    }
   };
-  while ((await feed()).length) { /* skip to the end of the feed */ }
+  await feed();
   const lags: number[] = [];
   for (let n = 0; n < LAG_SAMPLES; n++) {
     await new Promise((r) => setTimeout(r, Math.random() * 20_000));
@@ -97,6 +110,7 @@ export async function benchFreshness(svc: RunningServer): Promise<Record<string,
   const sorted = [...lags].sort((a, b) => a - b);
   return {
     'freshness: tickets / changed': `${tickets.length} / ${CHANGED}`,
+    'freshness: events/s first incremental (re-reads 50k)': Math.round(first.written / first.seconds),
     'freshness: events/s (0 ms latency)': Math.round(fast.written / fast.seconds),
     'freshness: events (0 ms latency)': fast.written,
     'freshness: events/s (100 ms latency)': Math.round(slow.written / slow.seconds),

@@ -57,8 +57,12 @@ async function* statuses(ctx: SyncContext): AsyncGenerator<Page<'statuses'>> {
 const NOTE_COUNT_CONCURRENCY = 4;
 
 /** Fills `noteCount` of each service ticket of an incremental page (see the header comment). */
-async function countNotes(ctx: SyncContext, page: Page<'tickets'>): Promise<void> {
+async function countNotes(ctx: SyncContext, all: Page<'tickets'>): Promise<void> {
   const headers = cwHeaders(ctx.credentials);
+  // Adding a note bumps `_info.lastUpdated`, so a ticket stored exactly as fetched has no new note:
+  // the inclusive watermark re-reads such tickets, and they cost no count (the store keeps theirs).
+  const same = ctx.unchanged ? await ctx.unchanged(all) : new Set<string>();
+  const page = all.filter((r) => !same.has(r.sourceId));
   let next = 0;
   const worker = async () => {
     while (next < page.length) {
