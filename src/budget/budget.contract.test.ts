@@ -108,6 +108,16 @@ describe.each(drivers)('vendor budget contract: %s', (_name, shared) => {
     expect((await store.snapshot('conn-a', limits, now + 2_000 + 3_600_000)).effectiveRate).toBe(1000);
   });
 
+  it('lets fewer calls run at once after a 429', async () => {
+    const store = open();
+    const limits: BudgetLimits = { requestsPerHour: 1000, concurrent: 4 };
+    const now = Date.now();
+    await store.throttled('conn-c', now);
+    const admitted = [];
+    for (let i = 0; i < 4; i++) admitted.push((await store.tryAcquire('conn-c', limits, 'write', now + i, 60_000)).ok);
+    expect(admitted).toEqual([true, true, false, false]);
+  });
+
   it('frees the slot of a lease never released (a process died mid-call)', async () => {
     const store = open();
     const limits: BudgetLimits = { requestsPerHour: 1000, concurrent: 1 };

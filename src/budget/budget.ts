@@ -7,7 +7,7 @@
  * - Writes go first: a sync call is not admitted while a write waits for the same connection, and sync
  *   may use only SYNC_SHARE of the hourly budget, so writes always find room. Nothing fails on the
  *   budget: a call waits until it is admitted.
- * - AIMD: a vendor 429 halves the effective rate (multiplicative decrease, floor MIN_FACTOR); it
+ * - AIMD: a vendor 429 halves the effective rate and the calls allowed in flight (multiplicative decrease, floor MIN_FACTOR); it
  *   recovers by RECOVERY_PER_MINUTE of the limit each minute without a 429 (additive increase).
  * - In flight: a lease that is never released (a process died mid-call) expires after leaseMs.
  */
@@ -45,9 +45,11 @@ export function effectiveRate(limits: BudgetLimits, factor: number): number {
 /** Admission caps for one priority: hourly requests and concurrent calls. */
 export function capsFor(limits: BudgetLimits, factor: number, priority: BudgetPriority): { hourly: number; concurrent: number } {
   const eff = effectiveRate(limits, factor);
+  // The decrease bites at once: calls in flight shrink with the rate (at least one), not only the hour.
+  const concurrent = Math.max(1, Math.floor(limits.concurrent * factor + 1e-9));
   return priority === 'write'
-    ? { hourly: eff, concurrent: limits.concurrent }
-    : { hourly: Math.max(1, Math.floor(eff * SYNC_SHARE)), concurrent: limits.concurrent };
+    ? { hourly: eff, concurrent }
+    : { hourly: Math.max(1, Math.floor(eff * SYNC_SHARE)), concurrent };
 }
 
 export type AdmitResult = { ok: true; leaseId: string } | { ok: false; retryInMs: number };

@@ -25,7 +25,8 @@ local factor = math.min(1, f + ${RECOVERY_PER_MINUTE} * math.max(0, now - at) / 
 
 // KEYS: window, leases, writers, aimd. ARGV: now, requestsPerHour, concurrent, priority, leaseMs, leaseId.
 const ACQUIRE = `${PRUNE}
-local rph = tonumber(ARGV[2]); local conc = tonumber(ARGV[3]); local prio = ARGV[4]
+local rph = tonumber(ARGV[2]); local prio = ARGV[4]
+local conc = math.max(1, math.floor(tonumber(ARGV[3]) * factor + 1e-9))
 local eff = math.max(1, math.floor(rph * factor))
 local hourly = eff
 if prio == 'sync' then
