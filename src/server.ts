@@ -56,6 +56,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
   } catch (err) {
     // A failed start releases what it opened, so the process (or test) can exit.
     await queue.close().catch(() => undefined);
+    await services.budgets.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw err;
   }
@@ -92,6 +93,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await queue.close();
+    await services.budgets.close();
     await apollo.stop();
     await db.close();
   })());

@@ -24,6 +24,7 @@ import { IdentityService } from './identity/identity.service';
 import { ProjectsService } from './projects/projects.service';
 import { DeployService } from './devices/deploy.service';
 import { AgreementLinesService } from './agreements/agreement-lines.service';
+import { ConnectionBudgets } from './budget/connection-budgets';
 
 export interface Services {
   config: AppConfig;
@@ -52,6 +53,8 @@ export interface Services {
   identity: IdentityService;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
   http: VendorHttpClient;
+  /** One API budget per connection (design.md section 11). */
+  budgets: ConnectionBudgets;
 }
 
 export function createServices(
@@ -63,9 +66,10 @@ export function createServices(
   const access = new AccessService(ds);
   const records = new RecordsService(ds);
   const audit = new AuditService(ds);
-  const sync = new SyncService(ds, box, audit, logger, http);
+  const budgets = ConnectionBudgets.fromConfig(config);
+  const sync = new SyncService(ds, box, audit, logger, http, budgets);
   sync.onSynced = () => records.invalidateSyncedAt();
-  const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs);
+  const syncJobs = new SyncJobs(ds, queue, (c) => config.syncIntervalMs ?? budgets.syncIntervalMs(c));
   const events = new EventsService(ds);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl, events) : null;
   const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds), () => config.publicUrl);
@@ -78,7 +82,7 @@ export function createServices(
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
     events, identity, pipeline,
     webhooks: new WebhooksService(ds, box, queue, config),
-    http,
+    http, budgets,
     agreementLines: new AgreementLinesService(ds, access, pipeline, sync),
   };
 }

@@ -12,6 +12,7 @@ import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/con
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
 import { agreementLineWriter, deviceWriter, distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
+import type { ConnectionBudgets } from '../../src/budget/connection-budgets';
 import {
   VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
 } from '../../src/writes/vendor-write';
@@ -25,13 +26,14 @@ function failure(kind: VendorWriteFailure['kind'], status: number, message: stri
   return { ok: false, kind, status, message, retryAfterSeconds: null, problems: [], ...extra };
 }
 
-export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: VendorHttpClient) {
+export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: VendorHttpClient, budgets: ConnectionBudgets | null = null) {
   return async (job: JobContext<VendorWriteJob>): Promise<VendorWriteResult> => {
     const connection = await ds.getRepository(Connection).findOneByOrFail({ id: job.data.connectionId });
     const ctx: WriteContext = {
       baseUrl: connection.baseUrl.replace(/\/$/, ''),
       credentials: box.openJson<Record<string, string>>(connection.credentialsEncrypted),
-      http,
+      // Writes (and the reads a write makes) go first in the connection's budget.
+      http: budgets ? http.withBudget(budgets.gate(connection, 'write')) : http,
     };
     try {
       return await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true);

@@ -15,7 +15,13 @@ const envSchema = z.object({
   SANDBOX_API_KEY: z.string().min(20).optional(),
   ADMIN_TOKEN: z.string().min(16).optional(),
   ENCRYPTION_KEY: z.string().optional(),
-  SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(900),
+  /** Unset: derived per connection from its API budget (60 s at least, 60 s on the sandbox); 0 turns the scheduler off. */
+  SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(0).optional(),
+  /**
+   * Operator's API budgets (design.md section 11), JSON keyed by connector name or "*":
+   * {"*": {"requests_per_hour": 2000, "concurrent": 2}}. A connection's settings.budget wins over it.
+   */
+  VENDOR_BUDGET: z.string().optional(),
   SANDBOX: z.enum(['true', 'false']).default('true'),
   QUEUE_PREFIX: z.string().default('msp'),
   /** Run inside this PostgreSQL schema (isolated test databases; a worker process joins the API's). */
@@ -56,7 +62,10 @@ export interface AppConfig {
   adminToken: string;
   adminTokenGenerated: boolean;
   encryptionKey: Buffer;
-  syncIntervalMs: number;
+  /** null: derived per connection from its budget (src/budget/connection-budgets.ts). */
+  syncIntervalMs: number | null;
+  /** Operator's budget overrides by connector name or "*" (VENDOR_BUDGET). */
+  vendorBudget: Record<string, { requests_per_hour?: number; concurrent?: number }>;
   queuePrefix: string;
   logLevel: string;
   webhookAllowLoopback: boolean;
@@ -86,6 +95,20 @@ function loadOrCreateKey(dataDir: string, ephemeral: boolean): Buffer {
   const key = randomBytes(32);
   fs.writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
   return key;
+}
+
+const budgetOverride = z.object({
+  requests_per_hour: z.number().int().min(1).optional(),
+  concurrent: z.number().int().min(1).optional(),
+}).strict();
+
+function parseVendorBudget(raw: string | undefined): AppConfig['vendorBudget'] {
+  if (!raw) return {};
+  let json: unknown;
+  try { json = JSON.parse(raw); } catch { throw new ConfigError('invalid configuration: VENDOR_BUDGET must be JSON'); }
+  const parsed = z.record(z.string(), budgetOverride).safeParse(json);
+  if (!parsed.success) throw new ConfigError(`invalid configuration: VENDOR_BUDGET: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
@@ -129,7 +152,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminToken,
     adminTokenGenerated: !e.ADMIN_TOKEN,
     encryptionKey,
-    syncIntervalMs: e.SYNC_INTERVAL_SECONDS * 1000,
+    syncIntervalMs: e.SYNC_INTERVAL_SECONDS != null ? e.SYNC_INTERVAL_SECONDS * 1000 : null,
+    vendorBudget: parseVendorBudget(e.VENDOR_BUDGET),
     queuePrefix: e.QUEUE_PREFIX,
     logLevel: e.LOG_LEVEL,
     webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',

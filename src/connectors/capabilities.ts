@@ -35,6 +35,11 @@ export interface ConnectorCapabilities {
    */
   notes: { counted: 'always' | 'incremental' | 'never'; stampField?: string };
   /**
+   * The default API budget of one connection (design.md section 11), from the vendor's published
+   * limits; a connection's settings.budget or the operator's VENDOR_BUDGET may override it.
+   */
+  budget: { requestsPerHour: number; concurrent: number };
+  /**
    * Native keys the vendor stamps on every edit (or the agent on every check-in): a change to these
    * alone is not a change to the record.
    */

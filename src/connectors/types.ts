@@ -59,6 +59,10 @@ export interface SyncContext {
   /** Incremental watermark for this resource: only records updated at or after it. Null: full sync. */
   since: Date | null;
   http: VendorHttpClient;
+  /** Calls the connection's budget lets run at once: the bound for per-record calls (note counts). */
+  concurrency?: number;
+  /** Source ids among `records` stored exactly as fetched (unchanged at the vendor): skip per-record calls for them. */
+  unchanged?: (records: FetchedRecord[]) => Promise<Set<string>>;
 }
 
 export interface ReadConnector {

@@ -5,6 +5,7 @@
  * answer 429 `rate_limited` / 503 `vendor_unavailable` truthfully.
  */
 import { parseRetryAfterMs } from '../shared/request';
+import type { BudgetGate } from '../budget/budget';
 
 export interface VendorHttpOptions {
   /** Retries after the first try for 429/503 and network errors on safe requests. */
@@ -70,7 +71,10 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 export class VendorHttpClient {
   readonly opts: Required<VendorHttpOptions>;
-  constructor(opts: VendorHttpOptions = {}) {
+  /** The connection's API budget every attempt waits on (design.md section 11); none in unit tests of connectors. */
+  readonly budget: BudgetGate | null;
+  constructor(opts: VendorHttpOptions = {}, budget: BudgetGate | null = null) {
+    this.budget = budget;
     this.opts = {
       maxRetries: opts.maxRetries ?? 5,
       baseDelayMs: opts.baseDelayMs ?? 250,
@@ -80,6 +84,11 @@ export class VendorHttpClient {
       sleep: opts.sleep ?? defaultSleep,
       random: opts.random ?? Math.random,
     };
+  }
+
+  /** The same client, every call of it inside `gate` (one connection's budget at one priority). */
+  withBudget(gate: BudgetGate): VendorHttpClient {
+    return new VendorHttpClient(this.opts, gate);
   }
 
   async request<T = unknown>(req: VendorRequest): Promise<VendorResponse<T>> {
@@ -99,9 +108,15 @@ export class VendorHttpClient {
 
     for (let attempt = 0; ; attempt++) {
       let res: Response;
+      let text: string;
+      // One budget slot per attempt, held for the call only (never across a backoff sleep).
+      const lease = this.budget ? await this.budget.acquire() : null;
       try {
         res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs), redirect: 'manual' });
+        text = await res.text();
+        await lease?.release({ throttled: res.status === 429 });
       } catch (err) {
+        await lease?.release();
         const e = new VendorHttpError(`vendor request failed: ${(err as Error).message}`, 0, null, null, attempt + 1, true);
         if (retry && attempt < this.opts.maxRetries) {
           await this.opts.sleep(backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random));
@@ -109,7 +124,6 @@ export class VendorHttpClient {
         }
         throw e;
       }
-      const text = await res.text();
       let parsed: unknown = text;
       if (text && (res.headers.get('content-type') ?? '').includes('json')) {
         try { parsed = JSON.parse(text); } catch { /* keep text */ }

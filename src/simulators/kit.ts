@@ -44,8 +44,24 @@ export function statusName(status: number): string {
   return (http.STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_|_$/g, '');
 }
 
+/** What one credential asked of the simulated vendor: the figures a budget test asserts. */
+export interface CredentialUsage {
+  requests: number;
+  inFlight: number;
+  /** The most requests of this credential the vendor held at once. */
+  maxInFlight: number;
+}
+
 export class FaultInjector {
   constructor(private readonly errorBody: FaultBody = connectWiseFaultBody) {}
+  /** Names the credential of a request (each simulator knows its own auth); one bucket by default. */
+  credentialOf: (req: Request) => string = () => 'default';
+  private readonly usage = new Map<string, CredentialUsage>();
+
+  /** Requests and peak concurrency of one credential (or of the only one) since the last resetLog. */
+  usageOf(credential = 'default'): CredentialUsage {
+    return { ...(this.usage.get(credential) ?? { requests: 0, inFlight: 0, maxInFlight: 0 }) };
+  }
   private faults: (FaultSpec & { remaining: number })[] = [];
   latencyMs = 0;
   /** Requests seen, for tests that count calls. */
@@ -63,6 +79,21 @@ export class FaultInjector {
   }
   resetLog(): void {
     this.requests = [];
+    for (const u of this.usage.values()) { u.requests = 0; u.maxInFlight = u.inFlight; }
+  }
+
+  /** Counts the request against its credential until its answer is sent or the connection closes. */
+  private meter(req: Request, res: Response): void {
+    const key = this.credentialOf(req);
+    let u = this.usage.get(key);
+    if (!u) this.usage.set(key, (u = { requests: 0, inFlight: 0, maxInFlight: 0 }));
+    u.requests++;
+    u.inFlight++;
+    u.maxInFlight = Math.max(u.maxInFlight, u.inFlight);
+    let done = false;
+    const end = () => { if (!done) { done = true; u!.inFlight--; } };
+    res.once('finish', end);
+    res.once('close', end);
   }
   countRequests(pathIncludes?: string, method?: string): number {
     return this.requests.filter((r) => (!pathIncludes || r.path.includes(pathIncludes)) && (!method || r.method === method)).length;
@@ -80,6 +111,7 @@ export class FaultInjector {
   middleware() {
     return async (req: Request, res: Response, next: NextFunction) => {
       this.requests.push({ method: req.method, path: req.path, at: Date.now() });
+      this.meter(req, res);
       if (this.requests.length > 100_000) this.requests.splice(0, 50_000);
       if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
       const fault = this.take(req);

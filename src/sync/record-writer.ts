@@ -103,6 +103,20 @@ export class RecordWriter {
   }
 
   /**
+   * Source ids of `records` whose payload is exactly what is stored: they did not change at the vendor,
+   * so a connector may skip per-record calls for them (an inclusive watermark re-reads such records).
+   */
+  async unchangedIds(resource: SyncResource, scope: { tenantId: string; connectionId: string }, records: FetchedRecord[]): Promise<Set<string>> {
+    if (records.length === 0) return new Set();
+    const hashes = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, s.hash] as const; }));
+    const rows: { source_id: string; raw_hash: string }[] = await this.ds.query(
+      `SELECT source_id, raw_hash FROM "${this.plan(resource).table}" WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])`,
+      [scope.tenantId, scope.connectionId, [...hashes.keys()]],
+    );
+    return new Set(rows.filter((r) => hashes.get(r.source_id) === r.raw_hash).map((r) => r.source_id));
+  }
+
+  /**
    * Writes one page. `force` rewrites unchanged rows too (a full sync refreshes derived columns such
    * as a changed status mapping).
    */

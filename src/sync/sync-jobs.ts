@@ -17,12 +17,17 @@ export interface ConnectionSyncResult {
 }
 
 export class SyncJobs {
-  constructor(private readonly ds: DataSource, private readonly queue: JobQueue, private readonly intervalMs: number) {}
+  constructor(
+    private readonly ds: DataSource, private readonly queue: JobQueue,
+    /** The connection's scheduled interval (configured, or what its API budget allows); 0 = no schedule. */
+    private readonly intervalMs: (connection: Pick<Connection, 'id' | 'connector' | 'settings'>) => number,
+  ) {}
 
-  async schedule(connection: Pick<Connection, 'id' | 'tenantId'>): Promise<void> {
-    if (this.intervalMs <= 0) return;
+  async schedule(connection: Pick<Connection, 'id' | 'tenantId' | 'connector' | 'settings'>): Promise<void> {
+    const intervalMs = this.intervalMs(connection);
+    if (intervalMs <= 0) return;
     await this.queue.upsertScheduler(
-      `sync-${connection.id}`, this.intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id },
+      `sync-${connection.id}`, intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id },
     );
   }
 

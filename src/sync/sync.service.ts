@@ -14,6 +14,7 @@ import { VendorHttpClient, VendorHttpError } from '../connectors/vendor-http';
 import type { SecretBox } from '../security/secret-box';
 import type { AuditService } from '../audit/audit.service';
 import { RecordWriter, type PageWriteResult } from './record-writer';
+import type { ConnectionBudgets } from '../budget/connection-budgets';
 
 export interface SyncOptions {
   /** Ignore watermarks and rewrite every record. */
@@ -66,6 +67,7 @@ export class SyncService {
     private readonly audit: AuditService,
     private readonly logger: Logger,
     private readonly http: VendorHttpClient = new VendorHttpClient(),
+    private readonly budgets: ConnectionBudgets | null = null,
   ) {
     this.writer = new RecordWriter(ds);
   }
@@ -82,6 +84,9 @@ export class SyncService {
       connectionId, tenantId: connection.tenantId, connector: connection.connector, ok: true, resources: [],
     };
     const states = this.ds.getRepository(SyncState);
+    // Sync waits behind writes inside the connection's one budget; it slows down, it does not fail on it.
+    const http = this.budgets ? this.http.withBudget(this.budgets.gate(connection, 'sync')) : this.http;
+    const concurrency = this.budgets ? this.budgets.limits(connection).concurrent : undefined;
 
     for (const resource of connector.resources.filter((r) => !opts.resources || opts.resources.includes(r))) {
       const state = (await states.findOneBy({ connectionId, resource })) ??
@@ -102,7 +107,9 @@ export class SyncService {
           credentials,
           statusMapping: connection.statusMapping,
           since: incremental ? state.watermark : null,
-          http: this.http,
+          http,
+          concurrency,
+          unchanged: (records) => this.writer.unchangedIds(resource, { tenantId: connection.tenantId, connectionId }, records),
         });
         // Fetch the next page while this one is written: the vendor (HTTP) and the store work side by side.
         for await (const page of prefetch(pages)) {

@@ -60,7 +60,7 @@ const getStatus = defineOperation({
   path: TenantPath, query: noQuery,
   responses: [{ status: 200, schema: S.TenantStatus, description: 'Sync health per connection and resource.' }],
   errors: [],
-  handle: async (_in, ctx) => tenantStatus(ctx.services.ds, tenantOf(ctx)),
+  handle: async (_in, ctx) => tenantStatus(ctx.services.ds, tenantOf(ctx), ctx.services.budgets),
 });
 
 const listGrants = defineOperation({

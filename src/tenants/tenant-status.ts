@@ -6,12 +6,14 @@ import type { z } from 'zod';
 import { capabilitiesOf } from '../connectors/registry';
 import { toRfc3339 } from '../records/record-lists';
 import type { TenantAccess } from '../access/access.service';
+import type { ConnectionBudgets } from '../budget/connection-budgets';
 import type { ConnectionInfo as ConnectionInfoSchema, TenantStatus as TenantStatusSchema } from './tenant.schemas';
 
 type ConnectionInfo = z.infer<typeof ConnectionInfoSchema>;
 type TenantStatus = z.infer<typeof TenantStatusSchema>;
 
 export async function connectionInfos(ds: DataSource, access: TenantAccess): Promise<ConnectionInfo[]> {
+  const now = Date.now();
   const ids = access.connections.map((c) => c.id);
   const states = ids.length ? await ds.getRepository(SyncState).find({ where: { connectionId: In(ids) }, order: { resource: 'ASC' } }) : [];
   return access.connections.map((c) => {
@@ -38,13 +40,33 @@ export async function connectionInfos(ds: DataSource, access: TenantAccess): Pro
         last_error: s.lastError,
         records: s.recordsSeen,
         quarantined: s.quarantined,
+        lag_seconds: lagSeconds(s, now),
       })),
     };
   });
 }
 
-export async function tenantStatus(ds: DataSource, access: TenantAccess): Promise<TenantStatus> {
+/**
+ * The stored copy is as fresh as the start of the last successful sync: that start when the last run
+ * succeeded (lastAttemptAt), else (running or failed since) no later than its end (lastSyncedAt).
+ */
+function lagSeconds(s: SyncState, now: number): number | null {
+  const asOf = s.lastStatus === 'ok' ? (s.lastAttemptAt ?? s.lastSyncedAt) : s.lastSyncedAt;
+  return asOf ? Math.max(0, Math.round((now - asOf.getTime()) / 1000)) : null;
+}
+
+export async function tenantStatus(ds: DataSource, access: TenantAccess, budgets?: ConnectionBudgets): Promise<TenantStatus> {
   const connections = await connectionInfos(ds, access);
+  if (budgets) {
+    for (const info of connections) {
+      const connection = access.connections.find((c) => c.id === info.id)!;
+      const b = await budgets.snapshot(connection);
+      info.budget = {
+        requests_per_hour: b.requestsPerHour, used_last_hour: b.usedLastHour, in_flight: b.inFlight,
+        concurrent_limit: b.concurrentLimit, effective_rate: b.effectiveRate,
+      };
+    }
+  }
   const times = connections.map((c) => c.last_synced_at);
   return {
     tenant_id: access.tenant.id,

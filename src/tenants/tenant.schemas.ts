@@ -15,11 +15,24 @@ const ResourceSyncState = z.object({
   resource: z.string(), last_status: z.string(), last_synced_at: ts, last_attempt_at: ts,
   last_mode: z.string().nullable(), last_error: z.string().nullable(), records: z.number().int(),
   quarantined: z.number().int().openapi({ description: 'Records of the last sync the store could not hold (kept aside, audited).' }),
+  lag_seconds: z.number().int().nullable().openapi({
+    description: 'How old the stored copy of this resource may be: seconds since the start of the last successful sync (null: never synced). Addition of this service.',
+  }),
 }).strict().openapi('ResourceSyncState');
+
+/** The connection's one API budget (design.md section 11), shared by every ISV, job and process. */
+export const ConnectionBudget = z.object({
+  requests_per_hour: z.number().int().openapi({ description: 'The hourly limit of this connection (connector default from the vendor\'s published limit, or set by the MSP or operator).' }),
+  used_last_hour: z.number().int().openapi({ description: 'Vendor calls made in the last rolling hour, by everyone.' }),
+  in_flight: z.number().int(),
+  concurrent_limit: z.number().int(),
+  effective_rate: z.number().int().openapi({ description: 'Requests per hour admitted now: the limit, halved by each recent vendor 429 and recovering gradually.' }),
+}).strict().openapi('ConnectionBudget');
 
 export const ConnectionInfo = z.object({
   id: z.string(), kind: z.string(), connector: z.string(), base_url: z.string(), limited: z.boolean(),
   grants: z.array(z.string()), last_synced_at: ts, sync_status: z.string(), resources: z.array(ResourceSyncState),
+  budget: ConnectionBudget.optional().openapi({ description: 'In `status` only. Addition of this service.' }),
 }).strict().openapi('Connection');
 
 export const ConnectionList = z.object({ connections: z.array(ConnectionInfo), sandbox: z.boolean() }).strict().openapi('ConnectionList');

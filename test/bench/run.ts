@@ -22,13 +22,14 @@ import { loadVendorFixtures } from '../../src/sandbox/fixtures';
 import type { Services } from '../../src/services';
 import { benchAutoMatch } from './identity';
 import { benchFuzz, benchServiceRss } from './service-process';
+import { benchFreshness } from './freshness';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
-/** BENCH_PARTS=reads,sync,events,writes,identity,ask,rss,fuzz and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,ask,rss,fuzz').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity,ask,freshness,rss,fuzz and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,ask,freshness,rss,fuzz').split(','));
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -123,6 +124,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     // Issue 13: the service alone in its own process (simulators here), and the fuzz run at >= 10,000 requests.
     const serviceRss = PARTS.has('rss') ? await benchServiceRss(databaseUrl, TICKETS, load) : {};
     const fuzz = PARTS.has('fuzz') ? await benchFuzz(databaseUrl, Number(process.env.BENCH_FUZZ_REQUESTS ?? 10_000)) : {};
+    const freshness = PARTS.has('freshness') ? await benchFreshness(svc) : {};
     return {
       runtime: name,
       'tickets.synced': synced,
@@ -138,6 +140,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       errors: service.errors + baseline.errors,
       ...eventsFigures,
       ...identity,
+      ...freshness,
       ...askFigures,
       ...writes,
       ...serviceRss,

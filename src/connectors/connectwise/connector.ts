@@ -53,12 +53,16 @@ async function* statuses(ctx: SyncContext): AsyncGenerator<Page<'statuses'>> {
   }
 }
 
-/** Parallel note counts per page: enough to hide latency, few enough not to provoke throttling. */
+/** Parallel note counts per page without a connection budget (tests of the connector alone). */
 const NOTE_COUNT_CONCURRENCY = 4;
 
 /** Fills `noteCount` of each service ticket of an incremental page (see the header comment). */
-async function countNotes(ctx: SyncContext, page: Page<'tickets'>): Promise<void> {
+async function countNotes(ctx: SyncContext, all: Page<'tickets'>): Promise<void> {
   const headers = cwHeaders(ctx.credentials);
+  // Adding a note bumps `_info.lastUpdated`, so a ticket stored exactly as fetched has no new note:
+  // the inclusive watermark re-reads such tickets, and they cost no count (the store keeps theirs).
+  const same = ctx.unchanged ? await ctx.unchanged(all) : new Set<string>();
+  const page = all.filter((r) => !same.has(r.sourceId));
   let next = 0;
   const worker = async () => {
     while (next < page.length) {
@@ -68,7 +72,8 @@ async function countNotes(ctx: SyncContext, page: Page<'tickets'>): Promise<void
       if (typeof count === 'number' && Number.isFinite(count)) rec.fields.noteCount = count;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(NOTE_COUNT_CONCURRENCY, page.length) }, worker));
+  // As many at once as the connection's budget admits (its concurrent limit); the budget keeps the total there.
+  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? NOTE_COUNT_CONCURRENCY, page.length) }, worker));
 }
 
 async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {

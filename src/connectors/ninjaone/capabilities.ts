@@ -10,6 +10,8 @@ export const ninjaOneCapabilities: ConnectorCapabilities = {
   credentials: ['clientId', 'clientSecret'],
   projectWrite: null,
   bookkeepingFields: ['lastContact', 'lastUpdate'],
+  // NinjaOne's v2 API publishes no limit we could confirm (vendors.md): a conservative default, AIMD on a 429.
+  budget: { requestsPerHour: 5_000, concurrent: 5 },
   notes: { counted: 'never' },
   deviceOs: (native) => osFamily(native.nodeClass),
   // The device dashboard on the instance's origin.

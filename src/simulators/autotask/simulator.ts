@@ -98,6 +98,8 @@ const CREATE_FIELDS = ['createDate', 'createDateTime'];
 export function createAutotaskSimulator(opts: AutotaskSimulatorOptions = {}): AutotaskSimulator {
   // Injected faults in Autotask's error body, `{errors: [...]}`.
   const faults = new FaultInjector((status) => ({ errors: [`${http.STATUS_CODES[status] ?? 'Error'}: injected fault.`] }));
+  // Usage is counted per API user, the credential every call carries (ZoneInformation names it in the query).
+  faults.credentialOf = (req) => req.get('UserName') ?? String(req.query.user ?? '');
   const clock = new VendorClock();
   const credentials = opts.credentials ?? [AUTOTASK_SANDBOX_CREDENTIAL];
   const requireTicketNoteTitles = opts.requireTicketNoteTitles ?? true;

@@ -1,0 +1,92 @@
+/**
+ * The budget every vendor call of a connection waits on (rules in ./budget.ts). Waiting is local
+ * wake-ups (a release in this process lets the next caller in at once) plus a short poll for releases
+ * in other processes sharing the Redis store.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BudgetGate, BudgetLease, BudgetLimits, BudgetPriority, BudgetSnapshot, BudgetStore } from './budget';
+
+export interface VendorBudgetOptions {
+  /** A lease not released within this time (the process died mid-call) frees its slot. */
+  leaseMs?: number;
+  /** Longest wait before asking the store again (releases in other processes are seen this late). */
+  pollMs?: number;
+}
+
+/** How long a waiting write holds sync back without renewing (a dead waiter stops blocking sync). */
+const WRITE_WAIT_TTL_MS = 5_000;
+
+export class VendorBudget {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+
+  constructor(readonly store: BudgetStore, opts: VendorBudgetOptions = {}) {
+    this.leaseMs = opts.leaseMs ?? 120_000;
+    this.pollMs = opts.pollMs ?? 50;
+  }
+
+  gate(key: string, limits: BudgetLimits, priority: BudgetPriority): BudgetGate {
+    return { acquire: () => this.acquire(key, limits, priority) };
+  }
+
+  async acquire(key: string, limits: BudgetLimits, priority: BudgetPriority): Promise<BudgetLease> {
+    const waiterId = randomUUID();
+    let announcedAt = 0;
+    try {
+      for (;;) {
+        const now = Date.now();
+        const r = await this.store.tryAcquire(key, limits, priority, now, this.leaseMs);
+        if (r.ok) return this.lease(key, r.leaseId);
+        if (priority === 'write' && now - announcedAt > WRITE_WAIT_TTL_MS / 2) {
+          announcedAt = now;
+          await this.store.writeWaiting(key, waiterId, true, now, WRITE_WAIT_TTL_MS);
+        }
+        await this.waitLocal(key, Math.max(1, Math.min(r.retryInMs, this.pollMs)));
+      }
+    } finally {
+      if (announcedAt) await this.store.writeWaiting(key, waiterId, false, Date.now(), WRITE_WAIT_TTL_MS);
+    }
+  }
+
+  snapshot(key: string, limits: BudgetLimits): Promise<BudgetSnapshot> {
+    return this.store.snapshot(key, limits, Date.now());
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+
+  private lease(key: string, leaseId: string): BudgetLease {
+    let released = false;
+    return {
+      release: async (outcome = {}) => {
+        if (released) return;
+        released = true;
+        try {
+          if (outcome.throttled) await this.store.throttled(key, Date.now());
+          await this.store.release(key, leaseId);
+        } finally {
+          this.wake(key);
+        }
+      },
+    };
+  }
+
+  private wake(key: string): void {
+    const set = this.waiters.get(key);
+    if (!set) return;
+    this.waiters.delete(key);
+    for (const w of set) w();
+  }
+
+  private waitLocal(key: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let set = this.waiters.get(key);
+      if (!set) this.waiters.set(key, (set = new Set()));
+      const done = () => { clearTimeout(timer); set!.delete(done); resolve(); };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+    });
+  }
+}

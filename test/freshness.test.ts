@@ -1,0 +1,56 @@
+/**
+ * Freshness at the vendor's cost: an incremental sync asks ConnectWise for the note count of a ticket
+ * only when the ticket changed there (the inclusive watermark re-reads tickets stored exactly as
+ * fetched, and those cost nothing), a new note is still seen as ticket.noted, and `status` shows each
+ * resource's lag and the connection's budget usage.
+ */
+import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
+import { startTestService, type TestService } from './support/service';
+
+let svc: TestService;
+let cw: ConnectWiseSimulator;
+beforeAll(async () => {
+  svc = await startTestService();
+  cw = svc.services.simulators!.connectwise as ConnectWiseSimulator;
+}, 120_000);
+afterAll(async () => { await svc?.close(); });
+
+const ALPHA = 'sandbox-alpha';
+const sync = async () => {
+  const res = await svc.api(`/tenants/${svc.alphaId}/sync`, { method: 'POST', json: {} });
+  expect(res.body.ok).toBe(true);
+};
+const noteCounts = () => cw.faults.countRequests('/notes/count');
+
+describe('note counts cost a call only for tickets that changed', () => {
+  it('an incremental sync with nothing changed counts no notes; one new note costs one count and gives ticket.noted', async () => {
+    // Three tickets edited in the same second: the sync reads them and moves the watermark to that second.
+    for (const id of [30101, 30102, 30103]) cw.update(ALPHA, 'tickets', id, { summary: `Freshness edit ${id}` });
+    await sync();
+    // The next sync re-reads them (the watermark is inclusive) but they are stored exactly as fetched.
+    cw.faults.resetLog();
+    await sync();
+    expect(noteCounts()).toBe(0);
+
+    const before = (await svc.api(`/tenants/${svc.alphaId}/connections/events?kind=ticket&limit=500`)).body.events.length;
+    cw.addNote(ALPHA, 30102, 'Freshness: the engineer is on the way.');
+    cw.faults.resetLog();
+    await sync();
+    expect(noteCounts()).toBe(1);
+    const events = (await svc.api(`/tenants/${svc.alphaId}/connections/events?kind=ticket&limit=500`)).body.events.slice(before);
+    expect(events.map((e: any) => [e.kind, e.subject_ref])).toEqual([['ticket.noted', '30102']]);
+  });
+
+  it('status shows the lag of each resource and the calls the connection made this hour', async () => {
+    const status = (await svc.api(`/tenants/${svc.alphaId}/status`)).body;
+    const psa = status.connections.find((c: any) => c.connector === 'connectwise');
+    expect(psa.resources.length).toBeGreaterThan(3);
+    for (const r of psa.resources) {
+      expect(r.lag_seconds).toBeGreaterThanOrEqual(0);
+      expect(r.lag_seconds).toBeLessThan(600);
+    }
+    expect(psa.budget.used_last_hour).toBeGreaterThan(0);
+    expect(psa.budget.used_last_hour).toBeLessThanOrEqual(psa.budget.requests_per_hour);
+    expect(psa.budget).toMatchObject({ requests_per_hour: 10_000, concurrent_limit: 10, in_flight: 0, effective_rate: 10_000 });
+  });
+});
