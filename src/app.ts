@@ -2,8 +2,6 @@
 import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { randomUUID } from 'node:crypto';
-import { pinoHttp } from 'pino-http';
 import { timingSafeEqual } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { RequestValidationError } from './errors/request-validation-error';
@@ -11,6 +9,7 @@ import { ServiceError } from './errors/service-error';
 import type { GraphContext } from './graphql/context';
 import { domainSchema } from './graphql/schema';
 import { mountDocs } from './http/docs';
+import { requestLogger } from './http/request-log';
 import { Metrics } from './http/metrics';
 import { sendError, sendValidationError } from './rest/http-errors';
 import { buildOpenApi } from './rest/openapi';
@@ -48,16 +47,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   const schema = domainSchema();
   const operations = allOperations();
 
-  app.use(pinoHttp({
-    logger,
-    genReqId: (req, res) => {
-      const id = (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-  }));
+  app.use(requestLogger(logger));
   app.use(metrics.middleware());
 
   // Simulators parse their own bodies the vendor's way; mount them before our parsers.
