@@ -13,6 +13,8 @@ import { requestLogger } from './http/request-log';
 import { Metrics } from './http/metrics';
 import { sendError, sendValidationError } from './rest/http-errors';
 import { buildOpenApi } from './rest/openapi';
+import { operationExamples } from './rest/examples';
+import { sandboxExampleIds } from './rest/example-ids';
 import { bindOperation, expressPath } from './rest/rest-adapter';
 import { mountSimulators } from './simulators';
 import type { Services } from './services';
@@ -66,8 +68,9 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   let openapi: Record<string, unknown> | undefined;
-  app.get('/openapi.json', (_req, res) => {
-    openapi ??= buildOpenApi(operations, config.publicUrl);
+  app.get('/openapi.json', async (_req, res) => {
+    // Examples name the running sandbox's ids, so "Try it out" works on it as it stands.
+    openapi ??= buildOpenApi(operations, config.publicUrl, operationExamples(await sandboxExampleIds(services.sandbox ? services.ds : null)));
     res.json(openapi);
   });
   mountDocs(app);
