@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fixturesDir } from '../sandbox/fixtures';
 
 export interface ExampleIds {
-  /** The sandbox alpha tenant (ConnectWise + NinjaOne + Pax8). */
+  /** The sandbox alpha tenant (a full PSA, an RMM and a distributor). */
   tenantId: string;
   /** The sandbox ISV. */
   isvId: string;
