@@ -47,7 +47,7 @@ describe('an agent with only MCP', () => {
     expect(tools.find((t) => t.name === 'list_tickets')!.description).toMatch(/Default page: 10 records/);
   });
 
-  it.each(['list_tickets', 'list_installed_applications'])('pages through %s with every default page under 50,000 characters', async (tool) => {
+  it.each(['list_tickets', 'list_devices', 'list_installed_applications'])('pages through %s with every default page under 50,000 characters', async (tool) => {
     const read = await agent.readResource({ uri: 'tenants://visible' });
     const tenantId = JSON.parse((read.contents[0] as { text: string }).text).tenants.find((t: { slug: string }) => t.slug === 'sandbox-alpha').id;
     let cursor: string | null = null;
@@ -58,12 +58,25 @@ describe('an agent with only MCP', () => {
       expect(result.isError).toBeFalsy();
       expect(text(result).length).toBeLessThan(PAGE_BUDGET);
       const page = JSON.parse(text(result));
-      records += (page.tickets ?? page.applications).length;
+      records += (page.tickets ?? page.devices ?? page.applications).length;
       cursor = page.next_cursor;
       pages += 1;
     } while (cursor && pages < 10);
     expect(records).toBeGreaterThan(10); // more than one default page: the paging was exercised
     expect(pages).toBeGreaterThan(1);
+  });
+
+  it('an MSP key finds only its own tenant, in the resource and the instructions', async () => {
+    const msp = new Client({ name: 'msp-agent', version: '1.0.0' });
+    await msp.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/`), { requestInit: { headers: { 'X-API-Key': svc.betaMspKey } } }));
+    try {
+      const read = await msp.readResource({ uri: 'tenants://visible' });
+      expect(JSON.parse((read.contents[0] as { text: string }).text).tenants.map((t: { id: string }) => t.id)).toEqual([svc.betaId]);
+      expect(msp.getInstructions()).toContain(svc.betaId);
+      expect(msp.getInstructions()).not.toContain(svc.alphaId);
+    } finally {
+      await msp.close();
+    }
   });
 
   it('a bad argument comes back as the Error envelope, not plain text', async () => {
