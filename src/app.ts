@@ -13,7 +13,7 @@ import { requestLogger } from './http/request-log';
 import { Metrics } from './http/metrics';
 import { sendError, sendValidationError } from './rest/http-errors';
 import { buildOpenApi } from './rest/openapi';
-import { operationExamples } from './rest/examples';
+import { operationExamples, PLACEHOLDER_IDS } from './rest/examples';
 import { sandboxExampleIds } from './rest/example-ids';
 import { bindOperation, expressPath } from './rest/rest-adapter';
 import { mountSimulators } from './simulators';
@@ -69,9 +69,12 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   });
   let openapi: Record<string, unknown> | undefined;
   app.get('/openapi.json', async (_req, res) => {
-    // Examples name the running sandbox's ids, so "Try it out" works on it as it stands.
-    openapi ??= buildOpenApi(operations, config.publicUrl, operationExamples(await sandboxExampleIds(services.sandbox ? services.ds : null)));
-    res.json(openapi);
+    if (openapi) return void res.json(openapi);
+    // Examples name the running sandbox's ids, so "Try it out" works on it as it stands; kept once the sandbox exists.
+    const ids = await sandboxExampleIds(services.sandbox ? services.ds : null);
+    const doc = buildOpenApi(operations, config.publicUrl, operationExamples(ids));
+    if (!services.sandbox || ids.tenantId !== PLACEHOLDER_IDS.tenantId) openapi = doc;
+    res.json(doc);
   });
   mountDocs(app);
 
