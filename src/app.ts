@@ -2,8 +2,6 @@
 import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { randomUUID } from 'node:crypto';
-import { pinoHttp } from 'pino-http';
 import { timingSafeEqual } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { RequestValidationError } from './errors/request-validation-error';
@@ -12,9 +10,12 @@ import type { GraphContext } from './graphql/context';
 import { domainSchema } from './graphql/schema';
 import { mountDocs } from './http/docs';
 import { sendExplorer } from './graphql/explorer';
+import { requestLogger } from './http/request-log';
 import { Metrics } from './http/metrics';
 import { sendError, sendValidationError } from './rest/http-errors';
 import { buildOpenApi } from './rest/openapi';
+import { operationExamples, PLACEHOLDER_IDS } from './rest/examples';
+import { sandboxExampleIds } from './rest/example-ids';
 import { bindOperation, expressPath } from './rest/rest-adapter';
 import { mountSimulators } from './simulators';
 import type { Services } from './services';
@@ -49,16 +50,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   const schema = domainSchema();
   const operations = allOperations();
 
-  app.use(pinoHttp({
-    logger,
-    genReqId: (req, res) => {
-      const id = (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-  }));
+  app.use(requestLogger(logger));
   app.use(metrics.middleware());
 
   // Simulators parse their own bodies the vendor's way; mount them before our parsers.
@@ -77,9 +69,13 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   let openapi: Record<string, unknown> | undefined;
-  app.get('/openapi.json', (_req, res) => {
-    openapi ??= buildOpenApi(operations, config.publicUrl);
-    res.json(openapi);
+  app.get('/openapi.json', async (_req, res) => {
+    if (openapi) return void res.json(openapi);
+    // Examples name the running sandbox's ids, so "Try it out" works on it as it stands; kept once the sandbox exists.
+    const ids = await sandboxExampleIds(services.sandbox ? services.ds : null);
+    const doc = buildOpenApi(operations, config.publicUrl, operationExamples(ids));
+    if (!services.sandbox || ids.tenantId !== PLACEHOLDER_IDS.tenantId) openapi = doc;
+    res.json(doc);
   });
   mountDocs(app);
 

@@ -55,7 +55,7 @@ describe('tools', () => {
     const schema = tools.find((t) => t.name === 'list_tickets')!.inputSchema as any;
     expect(Object.keys(schema.properties).sort()).toEqual(['cursor', 'limit', 'tenant_id']);
     expect(schema.required).toEqual(['tenant_id']);
-    expect(schema.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 500, default: 100 });
+    expect(schema.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 500, default: 10 });
   });
 
   it('route_finding takes tenant_id plus the RouteFindingBody fields, dry_run defaulting to true', async () => {
@@ -102,11 +102,11 @@ describe('list tools answer what REST answers', () => {
     expect(new Set(seen).size).toBe(seen.length);
   });
 
-  it('limit defaults to 100, as on REST', async () => {
+  it('limit defaults to 10 (a page an agent can hold), the first 10 of REST\'s page', async () => {
     const result = await call(client, 'list_installed_applications', { tenant_id: svc.alphaId });
-    const rest = await svc.api(`/tenants/${svc.alphaId}/applications`);
+    const rest = await svc.api(`/tenants/${svc.alphaId}/applications?limit=10`);
     const items = (result.structuredContent as any).applications as { id: string }[];
-    expect(items).toHaveLength(100);
+    expect(items).toHaveLength(10);
     expect(items.map((i) => i.id)).toEqual(rest.body.applications.map((i: any) => i.id));
     expect((result.structuredContent as any).next_cursor).toBe(rest.body.next_cursor);
   });
@@ -129,7 +129,10 @@ describe('errors', () => {
   ])('input with %s is refused before anything runs', async (_n, extra) => {
     const result = await call(client, 'list_tickets', { tenant_id: svc.alphaId, ...extra });
     expect(result.isError).toBe(true);
-    expect((result.content[0] as { text: string }).text).toMatch(/Input validation error/);
+    // The Error envelope the README promises, with every problem under details.detail.
+    const body = JSON.parse((result.content[0] as { text: string }).text);
+    expect(body).toMatchObject({ code: 'request_invalid', status: 422 });
+    expect(body.details.detail[0].loc[0]).toBe('arguments');
   });
 
   it('a tenant_id that names no visible tenant (a malformed one included) is not_found, as on REST', async () => {

@@ -5,14 +5,24 @@ import { ERROR_CODES, VALIDATION_ERROR_DOC } from '../errors/error-codes';
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
+/**
+ * The descriptions are written with Markdown code spans (`code`) and inline JSON; on the page they are
+ * formatted text: code spans and JSON bodies as <code>, never the raw backticks.
+ */
+export function formatText(text: string): string {
+  return escape(text)
+    .replace(/`([^`]+)`/g, '<code>$1</code>')
+    .replace(/(\{&quot;[^]*\})(?=\.?$)/, '<code>$1</code>');
+}
+
 export function errorsPage(): string {
   const rows = Object.entries(ERROR_CODES)
-    .map(([code, e]) => `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${e.status}</td><td>${escape(e.description)}</td></tr>`)
+    .map(([code, e]) => `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${e.status}</td><td>${formatText(e.description)}</td></tr>`)
     .join('\n');
   return `<!doctype html><html><head><meta charset="utf-8"><title>Error codes</title>
-<style>body{font:15px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}td,th{padding:.4rem .6rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}:target{background:#fff6c8}</style>
+<style>body{font:15px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}code{background:#f3f3f3;padding:0 .2rem;border-radius:3px}td,th{padding:.4rem .6rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}:target{background:#fff6c8}</style>
 </head><body><h1>Error codes</h1><p>Every error body is an Error envelope: <code>{code, message, doc_url, detail, details, needed, allowed, status}</code>. Branch on <code>code</code>.</p>
-<p>${escape(VALIDATION_ERROR_DOC)}</p>
+<p>${formatText(VALIDATION_ERROR_DOC)}</p>
 <table><thead><tr><th>code</th><th>HTTP</th><th>meaning</th></tr></thead><tbody>
 ${rows}
 </tbody></table></body></html>`;

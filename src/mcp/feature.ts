@@ -14,6 +14,8 @@ import { sendError } from '../rest/http-errors';
 import type { Caller } from '../access/caller';
 import { createMcpServer } from './tools';
 import { toolError } from './tool-result';
+import { runOperation } from '../operations/runner';
+import { instructionsFor, type VisibleTenant } from './tenants-resource';
 
 /** JSON-RPC "Invalid Request" for a batch: one request per POST. */
 function refuseBatch(res: Response): void {
@@ -102,7 +104,12 @@ export const mcpFeature: FeatureModule = {
         return JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: text } });
       });
 
-      const server = createMcpServer({ services, caller, operations, log: req.log ?? services.logger });
+      const listTenants = operations.find((op) => op.name === 'list_tenants');
+      const tenants = async () => listTenants
+        ? ((await runOperation(listTenants, { path: {}, query: {} }, caller, services)) as { tenants: VisibleTenant[] }).tenants
+        : [];
+      const instructions = message?.method === 'initialize' ? instructionsFor(await tenants()) : undefined;
+      const server = createMcpServer({ services, caller, operations, log: req.log ?? services.logger, tenants, instructions });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         void transport.close();

@@ -16,8 +16,15 @@ import { runOperation } from '../operations/runner';
 import { API_VERSION } from '../rest/openapi';
 import type { Services } from '../services';
 import { toPlainJson } from '../shared/raw-json';
-import { z } from '../shared/request';
+import { PAGE_LIMIT, z } from '../shared/request';
 import { INTERNAL_ERROR, toolError, toolSuccess } from './tool-result';
+import { registerTenantsResource, type VisibleTenant } from './tenants-resource';
+
+/**
+ * The page an agent gets when it names no `limit`: a default ticket page at the REST default is about
+ * 285,000 characters (some 80,000 tokens); a sandbox ticket with its vendor `raw` is about 4,000, so 10 records stay under 50,000 (records are kept whole; the page is smaller). The maximum is REST's.
+ */
+export const MCP_DEFAULT_LIMIT = 10;
 
 const shapeOf = (s: ZodType | undefined): Record<string, ZodType> => ((s as ZodObject | undefined)?.shape ?? {}) as Record<string, ZodType>;
 
@@ -37,10 +44,21 @@ function jsonSide(schema: ZodType): ZodType {
   return schema;
 }
 
+/** `limit` of a list tool: REST's bounds, the smaller MCP default. */
+const toolLimit = () => z.number().int().min(PAGE_LIMIT.min).max(PAGE_LIMIT.max).default(MCP_DEFAULT_LIMIT)
+  .describe(`Page size, ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max} (default ${MCP_DEFAULT_LIMIT}, sized for an agent's context).`);
+
 /** A tool's input: the operation's path, query and body fields side by side. */
 export function toolInput(op: Operation) {
-  const query = Object.fromEntries(Object.entries(shapeOf(op.query)).filter(([k]) => !op.mcp?.omit?.includes(k)).map(([k, v]) => [k, jsonSide(v)]));
+  const query = Object.fromEntries(Object.entries(shapeOf(op.query)).filter(([k]) => !op.mcp?.omit?.includes(k))
+    .map(([k, v]) => [k, k === 'limit' ? toolLimit() : jsonSide(v)]));
   return z.object({ ...shapeOf(op.path), ...query, ...shapeOf(op.body) }).strict();
+}
+
+/** What a tool's description adds to its operation's: the default page of a list tool. */
+function toolDescription(op: Operation): string {
+  const base = op.mcp!.description;
+  return 'limit' in shapeOf(op.query) ? `${base} Default page: ${MCP_DEFAULT_LIMIT} records (max ${PAGE_LIMIT.max}).` : base;
 }
 
 export interface ToolContext {
@@ -48,24 +66,47 @@ export interface ToolContext {
   operations: Operation[];
   caller: Caller;
   log: Logger;
+  /** The tenants the key sees, when this request needs them (initialize, the resource). */
+  tenants: () => Promise<VisibleTenant[]>;
+  /** Server instructions, given only when the request is `initialize` (the one place a client reads them). */
+  instructions?: string;
+}
+
+/**
+ * The SDK checks arguments itself and answers a failure as plain text; the README promises the Error
+ * envelope, so its check is kept to the element-count guard and the handler validates (toolFailure).
+ */
+function validateInHandler(server: McpServer): void {
+  const inner = server as unknown as { validateToolInput(tool: object, args: unknown, name: string): Promise<unknown> };
+  const sdkCheck = inner.validateToolInput.bind(server);
+  inner.validateToolInput = async (tool, args, name) => {
+    await sdkCheck({ ...tool, inputSchema: undefined }, args, name);
+    return args ?? {};
+  };
 }
 
 /** A fresh server per HTTP request (stateless transport): the caller is bound here, not looked up later. */
 export function createMcpServer(ctx: ToolContext): McpServer {
-  const server = new McpServer({ name: 'msp-integration-service', version: API_VERSION });
+  const server = new McpServer({ name: 'msp-integration-service', version: API_VERSION }, ctx.instructions ? { instructions: ctx.instructions } : {});
+  validateInHandler(server);
+  registerTenantsResource(server, ctx.tenants);
   for (const op of toolOperations(ctx.operations)) {
     const binding = op.mcp!;
     const single = [...new Set(op.responses.map((r) => r.schema))];
+    const input = toolInput(op);
     server.registerTool(binding.tool, {
       title: binding.title,
-      description: binding.description,
-      inputSchema: toolInput(op),
+      description: toolDescription(op),
+      inputSchema: input,
       // A structured answer is checked against its schema by the SDK: only for operations with one answer shape.
       ...(single.length === 1 ? { outputSchema: single[0] as ZodObject } : {}),
       annotations: binding.readOnly
         ? { readOnlyHint: true, openWorldHint: false }
         : { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-    }, async (args: Record<string, unknown>) => {
+    }, async (raw: Record<string, unknown>) => {
+      const parsed = input.safeParse(raw);
+      if (!parsed.success) return toolFailure(new RequestValidationError(RequestValidationError.problems('arguments', parsed.error)), ctx);
+      const args = parsed.data as Record<string, unknown>;
       const pick = (s: ZodType | undefined) => Object.fromEntries(Object.keys(shapeOf(s)).filter((k) => k in args).map((k) => [k, args[k]]));
       try {
         const result = await runOperation(op, { path: pick(op.path), query: pick(op.query), body: op.body ? pick(op.body) : undefined }, ctx.caller, ctx.services);

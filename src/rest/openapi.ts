@@ -4,12 +4,13 @@ import { z } from 'zod';
 import { ERROR_CODES } from '../errors/error-codes';
 import type { Operation } from '../operations/operation';
 import { ErrorBody, HTTPValidationError } from './schemas';
+import type { OperationExample } from './examples';
 
 export const API_VERSION = '0.77.0';
 
 type Content = { description: string; content?: Record<string, { schema: any }> };
 
-export function buildOpenApi(operations: Operation[], publicUrl: string): Record<string, unknown> {
+export function buildOpenApi(operations: Operation[], publicUrl: string, examples: Record<string, OperationExample> = {}): Record<string, unknown> {
   const registry = new OpenAPIRegistry();
   registry.register('Error', ErrorBody);
   registry.register('HTTPValidationError', HTTPValidationError);
@@ -51,13 +52,14 @@ export function buildOpenApi(operations: Operation[], publicUrl: string): Record
       request: {
         params: op.path as any,
         query: op.query as any,
-        body: op.body ? { required: true, content: { 'application/json': { schema: op.body as any } } } : undefined,
+        // A body whose every field has a default may be left out (POST .../sync takes none).
+        body: op.body ? { required: !op.body.safeParse({}).success, content: { 'application/json': { schema: op.body as any } } } : undefined,
       },
       responses,
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
-  return nullableRefs(generator.generateDocument({
+  return withExamples(nullableRefs(generator.generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Unified MSP Integration Service',
@@ -65,7 +67,32 @@ export function buildOpenApi(operations: Operation[], publicUrl: string): Record
       description: 'Canonical REST layer between ISVs and MSP systems (PSA, RMM, distributor). Errors: see /docs/errors.',
     },
     servers: [{ url: publicUrl }],
-  })) as unknown as Record<string, unknown>;
+  })) as unknown as Record<string, unknown>, examples);
+}
+
+type Doc = { paths?: Record<string, Record<string, { operationId?: string; parameters?: { in: string; name: string; example?: unknown }[]; requestBody?: { content: Record<string, { example?: unknown }> }; [k: string]: unknown }>> };
+
+/**
+ * Each operation's example (src/rest/examples.ts) on its parameters and body, so "Try it out" starts
+ * filled in; `x-example-key` says which sandbox key it needs, `x-example-needs` what must exist first.
+ */
+function withExamples(doc: Record<string, unknown>, examples: Record<string, OperationExample>): Record<string, unknown> {
+  for (const methods of Object.values((doc as Doc).paths ?? {})) {
+    for (const op of Object.values(methods)) {
+      const ex = op.operationId ? examples[op.operationId] : undefined;
+      if (!ex) continue;
+      for (const p of op.parameters ?? []) {
+        const value = p.in === 'path' ? ex.path?.[p.name] : p.in === 'query' ? ex.query?.[p.name] : undefined;
+        if (value !== undefined) p.example = value;
+      }
+      const json = op.requestBody?.content['application/json'];
+      if (json && ex.body !== undefined) json.example = ex.body;
+      op['x-example-key'] = ex.key ?? 'isv';
+      if (ex.needs) op['x-example-needs'] = ex.needs;
+      if (ex.status) op['x-example-status'] = ex.status;
+    }
+  }
+  return doc;
 }
 
 /**

@@ -1,7 +1,8 @@
 /** Structured JSON logs (pino). Secrets never reach a log line: keys, tokens and credentials are redacted. */
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
-export function createLogger(level: string): Logger {
+/** `destination` is for tests that read what was logged; by default, stdout. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino({
     level,
     base: undefined,
@@ -12,5 +13,5 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  }, destination);
 }

@@ -19,6 +19,9 @@ export function createSandboxSimulators(controlToken: string): SandboxSimulators
   };
 }
 
+/** Where the simulators live on our server; the request log treats calls under it as the process's own. */
+export const SIMULATOR_MOUNT = '/sandbox-vendors';
+
 export function mountSimulators(app: Express, sims: SandboxSimulators): void {
-  for (const sim of Object.values(sims)) app.use(`/sandbox-vendors/${sim.vendor}`, sim.router);
+  for (const sim of Object.values(sims)) app.use(`${SIMULATOR_MOUNT}/${sim.vendor}`, sim.router);
 }

@@ -13,7 +13,7 @@ import type { TicketDraft } from '../connectors/write-types';
 import { capabilitiesOf, writeConnector } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import type { FindingResolveResult, FindingRoutePreview, FindingRouteResult, ResolveFindingBody, RouteFindingBody, RoutingConfig, RoutingConfigBody } from './ticket.schemas';
-import { WRITE_BACK_TARGETS } from './ticket.schemas';
+import { SEVERITY_PRIORITY, WRITE_BACK_TARGETS } from './ticket.schemas';
 import type { Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { fieldError } from './references';
@@ -28,7 +28,6 @@ export type ResolveFindingInput = z.infer<typeof ResolveFindingBody>;
 type RoutingView = z.infer<typeof RoutingConfig>;
 type Target = (typeof WRITE_BACK_TARGETS)[number];
 
-const SEVERITY_PRIORITY: Record<string, string> = { critical: 'critical', high: 'high', medium: 'medium', moderate: 'medium', low: 'low', info: 'low', informational: 'low' };
 
 export class FindingsService {
   constructor(
@@ -89,7 +88,7 @@ export class FindingsService {
           company_name: body.company_name,
           summary: body.title,
           description: [body.description, `Severity: ${body.severity}`].filter(Boolean).join('\n\n'),
-          priority: SEVERITY_PRIORITY[body.severity.toLowerCase()] ?? 'medium',
+          priority: SEVERITY_PRIORITY[body.severity],
           project_source_id: body.project_source_id ?? null,
         };
         const grant = target === 'project' ? 'psa.project.write' : 'psa.ticket.create';

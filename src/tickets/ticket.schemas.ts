@@ -46,10 +46,17 @@ export const CreateTimeEntryBody = keyedWrite('CreateTimeEntryBody', {
   member: text(100).min(1).nullable().optional().openapi({ description: 'An id from the members list; required for a live commit on the connector that says so.' }),
 });
 
+/** A finding's severity and the ticket priority it becomes: the one mapping (issue 12 part 7: no silent guess). */
+export const SEVERITY_PRIORITY = {
+  critical: 'critical', high: 'high', medium: 'medium', moderate: 'medium', low: 'low', info: 'low', informational: 'low',
+} as const;
+const SEVERITIES = Object.keys(SEVERITY_PRIORITY) as [keyof typeof SEVERITY_PRIORITY, ...(keyof typeof SEVERITY_PRIORITY)[]];
+const severityHelp = `Severity of the finding; it sets the ticket priority: ${Object.entries(SEVERITY_PRIORITY).map(([s, p]) => `${s} -> ${p}`).join(', ')}.`;
+
 export const RouteFindingBody = z.object({
   kind: z.enum(FINDING_KINDS),
   title: text(1000).min(1),
-  severity: text(100).min(1),
+  severity: z.enum(SEVERITIES).describe(severityHelp),
   company_name: text(200).min(1),
   idempotency_key: text(200).min(1).openapi({ description: "The ISV's own stable finding id." }),
   description: text(100_000).nullable().optional(),

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { allOperations } from '../features';
 import { domainSdl } from '../graphql/schema';
 import { buildOpenApi } from '../rest/openapi';
+import { operationExamples, PLACEHOLDER_IDS } from '../rest/examples';
 import { projectRoot } from '../shared/project-root';
 
 export const CHECKED_IN_SERVER = 'http://127.0.0.1:3000';
@@ -12,7 +13,7 @@ export const CHECKED_IN_SERVER = 'http://127.0.0.1:3000';
 export function emittedSchemas(): { 'schema.graphql': string; 'openapi.json': string } {
   return {
     'schema.graphql': domainSdl(),
-    'openapi.json': JSON.stringify(buildOpenApi(allOperations(), CHECKED_IN_SERVER), null, 2) + '\n',
+    'openapi.json': JSON.stringify(buildOpenApi(allOperations(), CHECKED_IN_SERVER, operationExamples(PLACEHOLDER_IDS)), null, 2) + '\n',
   };
 }
 

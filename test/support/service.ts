@@ -4,6 +4,7 @@
  */
 import { loadConfig, type AppConfig } from '../../src/config/config';
 import { startServer, type RunningServer } from '../../src/server';
+import type { Logger } from 'pino';
 import { createLogger } from '../../src/shared/logger';
 import { VendorHttpClient } from '../../src/connectors/vendor-http';
 import { runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
@@ -29,6 +30,8 @@ export interface TestServiceOptions {
   /** Extra environment for the configuration (e.g. ENCRYPTION_KEY shared with a worker process). */
   env?: Record<string, string>;
   database?: DatabaseOptions;
+  /** A logger of the test's own (to read what the service logs); by default a silent one. */
+  logger?: Logger;
 }
 
 export async function startTestService(overrides: Partial<AppConfig> = {}, opts: TestServiceOptions = {}): Promise<TestService> {
@@ -38,7 +41,7 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
   );
   const running = await startServer(config, {
     database: opts.database ?? testDatabaseOptions(),
-    logger: createLogger(config.logLevel),
+    logger: opts.logger ?? createLogger(config.logLevel),
     // Short backoff so that injected faults resolve quickly; Retry-After is still honoured.
     http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500 }),
   });

@@ -1,0 +1,106 @@
+/**
+ * One example per operation (issue 12 part 6), taken from the sandbox fixtures, so "Try it out" in /docs
+ * works on the sandbox as it stands. Writes are previews (dry_run true: nothing is written). Tenant and
+ * ISV ids are random per sandbox, so /openapi.json fills them from the running sandbox (alpha).
+ * Adding an operation = adding one entry here; test/examples.test.ts runs every entry and fails on an
+ * operation without one.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fixturesDir } from '../sandbox/fixtures';
+
+export interface ExampleIds {
+  /** The sandbox alpha tenant (a full PSA, an RMM and a distributor). */
+  tenantId: string;
+  /** The sandbox ISV. */
+  isvId: string;
+  /** The sandbox ISV's grants on the alpha tenant, per connection. */
+  grants: { connection_id: string; keys: string[] }[];
+}
+
+export interface OperationExample {
+  path?: Record<string, string>;
+  query?: Record<string, string | number | boolean>;
+  body?: unknown;
+  /** The key "Try it out" needs: the sandbox ISV key unless `msp` (the tenant's MSP key). */
+  key?: 'isv' | 'msp';
+  /**
+   * The example names something that exists only after another call (a webhook, a ticket the service
+   * created): on a fresh sandbox it gets a documented coded refusal, and this says which call comes first.
+   */
+  needs?: string;
+  /** The status the example answers when it is not a success (an operation that exists to refuse). */
+  status?: number;
+}
+
+/** Placeholders when no sandbox runs: well-formed ids that name nothing. */
+export const PLACEHOLDER_IDS: ExampleIds = {
+  tenantId: '00000000-0000-4000-8000-000000000001',
+  isvId: '00000000-0000-4000-8000-000000000002',
+  grants: [{ connection_id: '00000000-0000-4000-8000-000000000003', keys: ['psa.ticket.create', 'psa.ticket.update'] }],
+};
+
+/** The sandbox ISV's customer book on alpha, as the fixtures seed it. */
+const SANDBOX_BOOK = JSON.parse(fs.readFileSync(path.join(fixturesDir(), 'sandbox-alpha', 'isv-book.json'), 'utf8')) as unknown[];
+
+const preview = { dry_run: true };
+
+export function operationExamples(ids: ExampleIds): Record<string, OperationExample> {
+  const t = { tenant_id: ids.tenantId };
+  return {
+    list_tenants: {},
+    list_connections: { path: t },
+    tenant_status: { path: t },
+    list_grants: { path: t, key: 'msp' },
+    set_grants: { path: { ...t, isv_id: ids.isvId }, key: 'msp', body: { connections: ids.grants } },
+    list_tickets: { path: t, query: { limit: 5 } },
+    create_ticket: { path: t, body: { company_name: 'Contoso Ltd', summary: 'Outlook crashes on start for two users', description: 'Since the 2026-11 Office update.', priority: 'high', board: '1', ...preview } },
+    list_devices: { path: t, query: { limit: 5 } },
+    list_agreements: { path: t, query: { limit: 5 } },
+    list_members: { path: t },
+    list_boards: { path: t },
+    list_statuses: { path: t },
+    list_priorities: { path: t },
+    list_applications: { path: t, query: { limit: 5 } },
+    list_incidents: { path: t, query: { limit: 5 } },
+    list_products: { path: t, query: { limit: 5 } },
+    list_subscriptions: { path: t, query: { limit: 5 } },
+    list_contacts: { path: t, query: { limit: 5 } },
+    create_contact: { path: t, status: 405 },
+    list_projects: { path: t, query: { limit: 5 } },
+    // The service never creates a project header (it writes on existing projects): the documented refusal.
+    create_project: { path: t, body: { name: 'Security Baseline 2027', company_name: 'Contoso Ltd', description: 'MFA, BitLocker and patch cadence.', ...preview }, status: 422 },
+    list_packages: { path: t },
+    list_audit: { path: t, query: { limit: 5 } },
+    sync_tenant: { path: t },
+    reset_sandbox: { body: { tenant_id: ids.tenantId } },
+    write_ticket: { path: t, body: { ticket_ref: '1001', action: 'note', note: { text: 'Rebooted the print spooler; monitoring.' }, ...preview }, needs: 'a ticket this service created (POST /tenants/{tenant_id}/tickets with dry_run false); its ticket_ref' },
+    create_time_entry: { path: t, body: { ticket_ref: '1001', hours: 0.5, billable: true, ...preview }, needs: 'a ticket this service created; its ticket_ref' },
+    route_finding: { path: t, body: { kind: 'technical', title: 'BitLocker disabled on 3 laptops', severity: 'high', company_name: 'Contoso Ltd', idempotency_key: 'finding-example-1', ...preview } },
+    resolve_finding: { path: { ...t, finding_id: 'finding-example-1' }, body: { evidence: 'BitLocker enabled on all laptops.', ...preview }, needs: 'a finding routed with dry_run false' },
+    routing: { path: t },
+    set_routing: { path: t, body: { overrides: { technical: 'service_ticket' } } },
+    list_events: { path: t, query: { limit: 5 } },
+    register_webhook: { path: t, body: { url: 'https://isv.example.com/hooks/msp-events' }, needs: 'an HTTPS receiver of your own whose host resolves' },
+    list_webhooks: { path: t },
+    delete_webhook: { path: { ...t, webhook_id: '00000000-0000-4000-8000-00000000000a' }, needs: 'a webhook id from POST /tenants/{tenant_id}/ticket-events/webhook' },
+    list_webhook_deliveries: { path: { ...t, webhook_id: '00000000-0000-4000-8000-00000000000a' }, needs: 'a webhook id from POST /tenants/{tenant_id}/ticket-events/webhook' },
+    put_identity_book: { path: t, body: { customers: SANDBOX_BOOK } },
+    identity_book: { path: t },
+    delete_identity_customer: { path: { ...t, ref: 'cust-007' } },
+    identity_mappings: { path: t },
+    identity_unmapped: { path: t },
+    identity_match: { path: t, body: { customer_ref: 'cust-002', company_source_id: '19292' } },
+    identity_skip: { path: t, body: { customer_ref: 'cust-005' } },
+    identity_unset: { path: t, body: { customer_ref: 'cust-002' } },
+    put_import_endpoint: { path: t, body: { url: 'https://isv.example.com/msp-import' }, needs: 'an HTTPS endpoint of your own whose host resolves' },
+    identity_import: { path: t, body: { all_unmatched: true, ...preview }, needs: 'an import endpoint (PUT /tenants/{tenant_id}/identity/import-endpoint)' },
+    create_company: { path: t, body: { name: 'Northwind Traders', phone: '+1 206 555 0142', website: 'https://northwindtraders.example', ...preview } },
+    match_contacts: { path: t, body: { email: 'dana.reyes@contoso.com' } },
+    add_project_note: { path: { ...t, project_source_id: '12' }, body: { text: 'Kick-off held; MFA rollout starts Monday.', ...preview } },
+    add_project_item: { path: { ...t, project_source_id: '12' }, body: { summary: 'Enable BitLocker on laptops', ...preview } },
+    deploy_to_device: { path: { ...t, device_id: '102' }, body: { package_name: 'Install 7-Zip', ...preview } },
+    ask: { path: t, body: { question: 'Which devices are offline?' }, key: 'msp' },
+    ask_examples: { path: t },
+  };
+}
