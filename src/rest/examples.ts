@@ -71,6 +71,8 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     // The service never creates a project header (it writes on existing projects): the documented refusal.
     create_project: { path: t, body: { name: 'Security Baseline 2027', company_name: 'Contoso Ltd', description: 'MFA, BitLocker and patch cadence.', ...preview }, status: 422 },
     list_packages: { path: t },
+    write_agreement_lines: { path: { ...t, agreement_source_id: '101' }, body: { verb: 'rewrite', line_source_id: '804', quantity: 42, ...preview } },
+    create_agreement: { path: t, body: { name: 'Managed Services - Platinum', company_name: 'Contoso Ltd', ...preview }, status: 422 },
     list_audit: { path: t, query: { limit: 5 } },
     sync_tenant: { path: t },
     reset_sandbox: { body: { tenant_id: ids.tenantId } },
