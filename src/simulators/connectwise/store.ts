@@ -43,6 +43,14 @@ export class Table {
   get size(): number {
     return this.rows.length;
   }
+  /** Removes a record; its id stays used (the instance's sequence never goes back). */
+  remove(id: number): boolean {
+    const rec = this.byId.get(id);
+    if (!rec) return false;
+    this.byId.delete(id);
+    this.rows.splice(this.rows.indexOf(rec), 1);
+    return true;
+  }
 }
 
 export class Instance {
