@@ -30,7 +30,7 @@ async function vendorIds(list: 'tickets' | 'devices'): Promise<string[]> {
   do {
     const res = await svc.api(`/tenants/${svc.alphaId}/${list}?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     expect(res.status).toBe(200);
-    for (const r of res.body[list]) out.push(String(r.source?.id ?? r.vendor_id ?? r.source_id ?? r.id));
+    for (const r of res.body[list]) out.push(String(r.source_id));
     cursor = res.body.next_cursor ?? null;
   } while (cursor);
   return out;

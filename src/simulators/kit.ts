@@ -113,6 +113,11 @@ export interface VendorSimulator {
   grow(instance: string, resource: string, count: number): void;
   /** Drop every instance. */
   reset(): void;
+  /**
+   * Keeps an instance's ids of a canonical resource (tickets, devices, companies...) above `above`: ids it
+   * issued before a restart lost its state are never issued again. Resources the vendor keys otherwise are ignored.
+   */
+  reserveIds?(instance: string, resource: string, above: number): void;
 }
 
 /**

@@ -273,6 +273,10 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
       return clone(inst.insert(resource, rec));
     },
 
+    reserveIds(instance, resource, above) {
+      instanceOf(instance).reserveAbove(resource, above);
+    },
+
     remove(instance, resource, id) {
       return instanceOf(instance).table(resource).remove(id);
     },

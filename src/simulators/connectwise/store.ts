@@ -74,6 +74,12 @@ export class Instance {
     return id;
   }
 
+  /** The resource's id space issues only ids above `above` from now on. */
+  reserveAbove(resource: string, above: number): void {
+    const space = ID_SPACE[resource] ?? resource;
+    this.nextIds.set(space, Math.max(this.nextIds.get(space) ?? 1, above + 1));
+  }
+
   /** Inserts a record that already has an id, keeping the id sequence above it. */
   insert(resource: string, rec: CwRecord): CwRecord {
     const space = ID_SPACE[resource] ?? resource;

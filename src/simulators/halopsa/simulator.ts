@@ -87,6 +87,11 @@ export function createHaloPsaSimulator(opts: {
       instances = new Map();
     },
 
+    reserveIds(name, resource, above) {
+      const halo = ({ tickets: 'tickets', companies: 'clients', contacts: 'users', projects: 'projects' } as Record<string, HaloResource>)[resource];
+      if (halo) instance(name).reserveAbove(halo, above);
+    },
+
     get(name, resource, id) {
       const rec = instance(name).table(resource).get(id);
       return rec ? clone(rec) : undefined;

@@ -427,6 +427,11 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
       instances.clear();
     },
 
+    reserveIds(instance, resource, above) {
+      const key = ({ devices: 'devices', companies: 'organizations' } as const)[resource as 'devices' | 'companies'];
+      if (key) { const i = instanceOf(instance); i.idFloor[key] = Math.max(i.idFloor[key], above); }
+    },
+
     get(instance, resource, id) {
       const rec = instances.get(instance)?.find(resource, id);
       return rec ? structuredClone(rec) : undefined;
