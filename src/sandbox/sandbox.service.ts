@@ -20,6 +20,7 @@ import type { EventsService } from '../events/events.service';
 import { eventDraft } from '../events/change-detector';
 import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_SUPPORTED_TARGETS, SANDBOX_TENANTS, type SandboxTenantDef } from './sandbox.definition';
 import type { SandboxSimulators } from '../simulators';
+import { SimulationRefused, type SimulatedChange } from '../simulators/kit';
 
 export interface SandboxInfo {
   isvId: string;
@@ -142,6 +143,34 @@ export class SandboxService {
       }
     }
     return out;
+  }
+
+  /**
+   * The sandbox trigger: makes `change` in the simulator behind the tenant's PSA (ticket and company
+   * changes) or RMM (device changes) as the MSP would, then syncs the tenant. Answers the connection,
+   * the changed record's vendor id and the feed position before the change (the events after it are its events).
+   */
+  async simulate(tenant: Tenant, change: SimulatedChange): Promise<{ connectionId: string; targetId: string; afterSeq: string }> {
+    const def = tenant.sandbox ? SANDBOX_TENANTS.find((d) => d.slug === tenant.slug) : undefined;
+    if (!def) throw new ServiceError('request_invalid', 'Only sandbox tenants can simulate a change; this is a production tenant.');
+    const kind = change.kind === 'device_offline' ? 'rmm' : 'psa';
+    const connection = await this.ds.getRepository(Connection).findOne({ where: { tenantId: tenant.id, kind }, order: { createdAt: 'ASC' } });
+    const sim = connection ? this.simulators[connection.connector] : undefined;
+    if (!connection || !sim?.simulate) {
+      throw new ServiceError('request_invalid', `This sandbox tenant has no ${kind.toUpperCase()} simulator that can make the change ${change.kind}.`);
+    }
+    const [{ seq }] = await this.ds.query('SELECT coalesce(max(seq), 0)::text AS seq FROM "events" WHERE tenant_id = $1', [tenant.id]);
+    let targetId: string;
+    try {
+      targetId = sim.simulate(def.slug, change).target_id;
+    } catch (err) {
+      if (err instanceof SimulationRefused) throw new ServiceError('request_invalid', err.message);
+      throw err;
+    }
+    const synced = await this.syncJobs.syncTenantNow(tenant.id);
+    const failed = synced.find((s) => s.connection_id === connection.id && !s.ok);
+    if (failed) throw new ServiceError('vendor_unavailable', `The change was made, but the sync failed: ${failed.error}`);
+    return { connectionId: connection.id, targetId, afterSeq: String(seq) };
   }
 
   /** Syncs every sandbox tenant that has never synced (first start). */

@@ -15,6 +15,7 @@ import { addProjectTicketNote, createTimeEntry } from './projects-and-time';
 import { addCheckedProjectNote, createCheckedProjectTicket } from './project-rules';
 import { resolveRef, uiActor } from './references';
 import { clone, Instance, type CwRecord } from './store';
+import { simulateConnectWise } from './simulate';
 import { grow } from './synthetic';
 import { addTicketNote, applyStatus, createTicket, newInfo, patchTicket, touch, type Change } from './tickets';
 
@@ -271,6 +272,10 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
       const rec = clone(record);
       rec._info = { ...newInfo(change), ...(rec._info ?? {}) };
       return clone(inst.insert(resource, rec));
+    },
+
+    simulate(instance, change) {
+      return simulateConnectWise(sim, instance, change);
     },
 
     reserveIds(instance, resource, above) {

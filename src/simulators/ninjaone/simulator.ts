@@ -25,6 +25,7 @@
  */
 import express, { type Request, type Response } from 'express';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { simulateNinjaOne } from './simulate';
 import { FaultInjector, VendorClock, controlRouter, statusName, type VendorSimulator } from '../kit';
 import http from 'node:http';
 import { DeviceFilterError, parseDeviceFilter, type DevicePredicate } from './device-filter';
@@ -425,6 +426,10 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
 
     reset() {
       instances.clear();
+    },
+
+    simulate(instance, change) {
+      return simulateNinjaOne(sim, instance, change);
     },
 
     reserveIds(instance, resource, above) {
