@@ -86,6 +86,20 @@ describe('POST /sandbox/simulate', () => {
     expect(res.body.events[0].summary).toMatch(/renamed to Renamed Holdings$/);
   });
 
+  it('the limited PSA (beta): status, note, close, reopen; a rename raises no event this key may see', async () => {
+    const kinds = async (change: Record<string, unknown>) => {
+      const res = await simulate(change, svc.betaId);
+      expect(res.status).toBe(200);
+      return res.body.events.map((e: any) => e.kind);
+    };
+    expect(await kinds({ kind: 'ticket_status' })).toEqual(['ticket.updated']);
+    expect(await kinds({ kind: 'ticket_note', target_id: '1002' })).toEqual(['ticket.noted']);
+    expect(await kinds({ kind: 'ticket_close', target_id: '1003' })).toEqual(['ticket.closed']);
+    expect(await kinds({ kind: 'ticket_reopen', target_id: '1003' })).toEqual(['ticket.reopened']);
+    // The sandbox ISV lacks psa.company.events on beta: the change is made, its event is not shown.
+    expect(await kinds({ kind: 'company_renamed' })).toEqual([]);
+  });
+
   it('refuses what cannot be done, with a clear error and no change', async () => {
     const open = await simulate({ kind: 'ticket_reopen', target_id: '30104' });
     expect(open.status).toBe(422);

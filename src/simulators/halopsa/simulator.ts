@@ -25,6 +25,7 @@ import { addAction, createFault, createRecord, updateFault, updateRecord } from 
 import { haloApiRouter } from './routes';
 import { HaloInstance, clone, isHaloResource, type HaloRecord, type HaloResource } from './store';
 import { grow } from './synthetic';
+import { simulateHaloPsa } from './simulate';
 
 export interface HaloPsaSimulator extends VendorSimulator {
   /** One record, as the API would answer it; undefined when absent. */
@@ -85,6 +86,10 @@ export function createHaloPsaSimulator(opts: {
 
     reset() {
       instances = new Map();
+    },
+
+    simulate(name, change) {
+      return simulateHaloPsa(sim, name, change);
     },
 
     reserveIds(name, resource, above) {
