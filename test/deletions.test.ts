@@ -81,4 +81,27 @@ describe('a record deleted at the vendor', () => {
     expect(await feed('ticket.deleted')).toHaveLength(1);
     expect(await feed('device.deleted')).toHaveLength(1);
   });
+
+  it('an incremental sync finds a deletion with its periodic id scan, and a company deletion raises company.deleted', async () => {
+    const before = await count('tickets');
+    expect(cw.remove(ALPHA, 'tickets', 30106)).toBe(true);
+    const company = cw.list(ALPHA, 'companies').find((c) => !cw.list(ALPHA, 'tickets').some((t) => t.company?.id === c.id))
+      ?? cw.list(ALPHA, 'companies').at(-1)!;
+    expect(cw.remove(ALPHA, 'companies', company.id)).toBe(true);
+    // The scan interval has passed (setup: the scanner forgets its last scans).
+    svc.services.sync.deletions.forget();
+    const res = await sync(false);
+    expect(res.body.ok).toBe(true);
+    const psa = res.body.connections.find((c: any) => c.connector === 'connectwise');
+    expect(psa.resources.find((r: any) => r.resource === 'tickets')).toMatchObject({ mode: 'incremental', deleted: 1 });
+    expect(await count('tickets')).toBe(before - 1);
+    expect((await feed('ticket.deleted')).map((e) => e.vendor_id)).toEqual(['30105', '30106']);
+    expect((await feed('company.deleted')).map((e) => e.vendor_id)).toEqual([String(company.id)]);
+    // Identity reads still answer with the company gone (nothing referenced its row by key).
+    for (const p of ['identity/mappings', 'identity/unmapped', 'identity/book']) {
+      const r = await svc.api(`/tenants/${svc.alphaId}/${p}`);
+      expect({ p, status: r.status }).toEqual({ p, status: 200 });
+      expect(JSON.stringify(r.body)).not.toContain(`"source_id":"${company.id}"`);
+    }
+  });
 });

@@ -30,6 +30,11 @@ export class DeletionScanner {
     return last === undefined || now - last >= this.intervalMs;
   }
 
+  /** Every resource is due at its next sync (the interval has passed everywhere; tests). */
+  forget(): void {
+    this.lastScan.clear();
+  }
+
   /** A complete listing was seen (a full sync or an id scan). */
   scanned(connectionId: string, resource: SyncResource, now = Date.now()): void {
     this.lastScan.set(`${connectionId}:${resource}`, now);

@@ -70,7 +70,7 @@ export class SyncService {
     private readonly audit: AuditService,
     private readonly logger: Logger,
     private readonly http: VendorHttpClient = new VendorHttpClient(),
-    private readonly deletions: DeletionScanner = new DeletionScanner(),
+    readonly deletions: DeletionScanner = new DeletionScanner(),
   ) {
     this.writer = new RecordWriter(ds);
   }
