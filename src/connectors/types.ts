@@ -70,4 +70,9 @@ export interface ReadConnector {
   readonly incremental: readonly SyncResource[];
   /** Pages of mapped records. Each yielded array is one vendor page. */
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]>;
+  /**
+   * Pages of every id of a resource, where the vendor documents a cheap id-only listing (the deletion
+   * scan, src/sync/deletions.ts); null for a resource without one (the scan then lists whole records).
+   */
+  listIds?(resource: SyncResource, ctx: SyncContext): AsyncIterable<string[]> | null;
 }

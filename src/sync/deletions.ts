@@ -9,7 +9,7 @@
  * canonical id as plain data), and the deletion event carries the vendor id and the record's last summary.
  */
 import type { EntityManager } from 'typeorm';
-import type { SyncResource, FetchedRecord } from '../connectors/types';
+import type { ReadConnector, SyncContext, SyncResource } from '../connectors/types';
 import { escapeStoredText } from './stored-text';
 import type { RecordWriter, StoredRow } from './record-writer';
 
@@ -41,10 +41,18 @@ export class DeletionScanner {
   }
 }
 
-/** Every source id of a complete listing, in stored form (as the store keys its rows). */
-export async function listIds(pages: AsyncIterable<FetchedRecord[]>): Promise<Set<string>> {
+/**
+ * Every source id of a complete listing, in stored form (as the store keys its rows): the connector's
+ * id-only listing where its vendor has one, else the whole records.
+ */
+export async function listIds(connector: ReadConnector, resource: SyncResource, ctx: SyncContext): Promise<Set<string>> {
   const ids = new Set<string>();
-  for await (const page of pages) for (const r of page) ids.add(escapeStoredText(r.sourceId));
+  const idPages = connector.listIds?.(resource, ctx);
+  if (idPages) {
+    for await (const page of idPages) for (const id of page) ids.add(escapeStoredText(id));
+    return ids;
+  }
+  for await (const page of connector.fetch(resource, ctx)) for (const r of page) ids.add(escapeStoredText(r.sourceId));
   return ids;
 }
 

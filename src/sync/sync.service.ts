@@ -146,7 +146,7 @@ export class SyncService {
         }
         // Every page arrived: what the vendor no longer lists leaves the store (deletions.ts).
         const present = seen ?? (this.deletions.due(connectionId, resource)
-          ? await listIds(connector.fetch(resource, { ...ctx, since: null }) as AsyncIterable<FetchedRecord[]>) : null);
+          ? await listIds(connector, resource, { ...ctx, since: null }) : null);
         if (present) {
           this.deletions.scanned(connectionId, resource);
           r.deleted = await this.removeVanished(connection, resource, baseline, present);
