@@ -115,7 +115,7 @@ const ID_LISTS: Partial<Record<SyncResource, readonly string[]>> = {
   projects: ['/project/projects'], agreements: ['/finance/agreements'],
 };
 
-/** Every id of a list: the `fields=id` projection ConnectWise documents for every GET list (REST API, "fields" parameter). */
+/** Every id of a list: the `fields=id` projection ConnectWise documents for GET lists (developer docs, "PSA API Requests", query parameter `fields`). */
 async function* idPages(ctx: SyncContext, paths: readonly string[]): AsyncGenerator<string[]> {
   for (const path of paths) {
     for await (const page of cwPages(ctx, path, undefined, 'id')) yield page.map((r) => String(r.id));
