@@ -84,6 +84,8 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   if (services.sandbox && config.role !== 'worker') {
     services.sandbox.seedSimulators();
     sandbox = await services.sandbox.ensure(config.sandboxApiKey);
+    // The simulators start from fixtures on every start: a store that outlived them is reset (sandbox.service.ts).
+    if (!config.ephemeral) await services.sandbox.resetAfterRestart();
     if (opts.awaitInitialSync !== false) await services.sandbox.syncUnsynced();
   }
   if (worker) await services.syncJobs.scheduleAll();

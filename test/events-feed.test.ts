@@ -95,7 +95,7 @@ describe('the kind filter', () => {
   });
 
   it('an unknown kind, a bad cursor or limit is a 422 validation error', async () => {
-    for (const q of <Record<string, string>[]>[{ kind: 'ticket.deleted' }, { kind: 'tickets' }, { cursor: 'not-ours!' }, { cursor: 'YWJj' }, { limit: '0' }, { since: 'x' }]) {
+    for (const q of <Record<string, string>[]>[{ kind: 'ticket.vanished' }, { kind: 'tickets' }, { cursor: 'not-ours!' }, { cursor: 'YWJj' }, { limit: '0' }, { since: 'x' }]) {
       const res = await svc.api(path(svc.alphaId, q));
       expect({ q, status: res.status }).toEqual({ q, status: 422 });
       expect(Array.isArray(res.body.detail)).toBe(true);

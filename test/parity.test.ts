@@ -286,6 +286,21 @@ describe('REST and GraphQL answer alike', () => {
     }
   }, 120_000);
 
+  it('sandbox simulate: the same events for the same change, the same refusal', async () => {
+    const note = (target_id: string) => ({ body: { tenant_id: svc.alphaId, change: { kind: 'ticket_note', target_id } } });
+    const rest = await overRest('simulate_sandbox_change', isv, note('30110'));
+    const graph = await overGraph('simulate_sandbox_change', isv, note('30111'));
+    const shape = (x: Answer) => (x as { ok: { events: { kind: string }[]; tenant_id: string } }).ok;
+    expect(shape(rest).events.map((e) => e.kind)).toEqual(['ticket.noted']);
+    expect(shape(graph).events.map((e) => e.kind)).toEqual(shape(rest).events.map((e) => e.kind));
+    expect(shape(graph).tenant_id).toBe(shape(rest).tenant_id);
+    const refuse = { body: { tenant_id: svc.alphaId, change: { kind: 'ticket_reopen', target_id: '30110' } } };
+    const restError = await overRest('simulate_sandbox_change', isv, refuse);
+    expect(restError.status).toBe(422);
+    expect(await overGraph('simulate_sandbox_change', isv, refuse)).toEqual({ error: (restError as { error: string }).error });
+    covered.add('simulate_sandbox_change');
+  }, 120_000);
+
   it('every operation of the API has a parity case', () => {
     const operations = allOperations().filter((o) => o.http && o.graph !== false).map((o) => o.name).sort();
     expect([...covered].sort()).toEqual(operations);

@@ -79,4 +79,9 @@ export interface ReadConnector {
    * connection is tested before it is saved. Throws the vendor's refusal (VendorHttpError) as it came.
    */
   probe(ctx: SyncContext): Promise<void>;
+  /**
+   * Pages of every id of a resource, where the vendor documents a cheap id-only listing (the deletion
+   * scan, src/sync/deletions.ts); null for a resource without one (the scan then lists whole records).
+   */
+  listIds?(resource: SyncResource, ctx: SyncContext): AsyncIterable<string[]> | null;
 }

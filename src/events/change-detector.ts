@@ -133,7 +133,28 @@ export class ChangeDetector {
       if (u.before.raw_hash === hash) continue;
       out.push(...this.updated(u.record, u.id, u.before));
     }
+    for (const d of result.deleted ?? []) out.push(this.deleted(d));
     return out;
+  }
+
+  /** A record the vendor no longer lists (sync/deletions.ts): `<family>.deleted`, same grants as its family. */
+  private deleted(row: StoredRow): EventDraft {
+    const { connection, resource } = this.scope;
+    const family = resource === 'tickets' ? 'ticket' : resource === 'devices' ? 'device' : 'company';
+    const label = resource === 'devices' ? String(row.hostname ?? row.source_id) : resource === 'companies' ? String(row.name ?? row.source_id) : row.source_id;
+    return {
+      connectionId: connection.id, type: null, occurredAt: this.now, actor: null, subjectRef: row.source_id, incidentId: null,
+      canonicalTicketId: family === 'ticket' ? row.id : null,
+      canonicalDeviceId: family === 'device' ? row.id : null,
+      canonicalCompanyId: family === 'company' ? row.id : null,
+      previousStatus: family === 'ticket' ? ((row.status as string | null) ?? null) : null, newStatus: null,
+      vendor: connection.connector, vendorId: row.source_id, vendorUrl: null,
+      kind: `${family}.deleted`,
+      // One deletion per stored row: the row's id is unique, so a retried pass finds its event taken.
+      dedupeKey: `${connection.id}:${row.source_id}:${row.id}:${family}.deleted`,
+      summary: `${family === 'ticket' ? 'Ticket' : family === 'device' ? 'Device' : 'Company'} ${label} deleted`,
+      detail: { changed: [] },
+    };
   }
 
   private base(record: FetchedRecord, linked: LinkedRecord, created: boolean, ids: Partial<EventDraft>) {

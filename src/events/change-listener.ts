@@ -13,7 +13,7 @@ export function eventsSyncListener(events: EventsService): PageChangeListener {
   return {
     async onPageWritten(manager: EntityManager, scope, result: PageWriteResult) {
       if (scope.baseline) return;
-      if (result.created.length === 0 && result.updated.length === 0) return;
+      if (result.created.length === 0 && result.updated.length === 0 && !result.deleted?.length) return;
       const drafts = new ChangeDetector({ tenantId: scope.tenantId, connection: scope.connection, resource: scope.resource }).detect(result);
       const ids = await events.insert(manager, scope.tenantId, drafts);
       if (ids.length === 0) return;

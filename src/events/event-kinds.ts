@@ -4,9 +4,9 @@
  */
 import type { GrantKey } from '../access/caller';
 
-export const TICKET_KINDS = ['ticket.created', 'ticket.updated', 'ticket.noted', 'ticket.closed', 'ticket.reopened'] as const;
-export const DEVICE_KINDS = ['device.created', 'device.updated'] as const;
-export const COMPANY_KINDS = ['company.created', 'company.updated'] as const;
+export const TICKET_KINDS = ['ticket.created', 'ticket.updated', 'ticket.noted', 'ticket.closed', 'ticket.reopened', 'ticket.deleted'] as const;
+export const DEVICE_KINDS = ['device.created', 'device.updated', 'device.deleted'] as const;
+export const COMPANY_KINDS = ['company.created', 'company.updated', 'company.deleted'] as const;
 export const HEALTH_KIND = 'health';
 export const SANDBOX_RESET_KIND = 'sandbox_reset';
 

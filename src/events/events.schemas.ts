@@ -13,7 +13,7 @@ export const Event = z.object({
   event_id: text(),
   tenant_id: text(),
   connection_id: text(),
-  kind: text().openapi({ description: 'ticket.created|updated|noted|closed|reopened, device.created|updated, company.created|updated, health, sandbox_reset.' }),
+  kind: text().openapi({ description: 'ticket.created|updated|noted|closed|reopened|deleted, device.created|updated|deleted, company.created|updated|deleted, health, sandbox_reset. `*.deleted` (our addition): the vendor no longer lists the record; it has left every list; same grants as its family.' }),
   type: text().openapi({ description: 'Health rows: `attention_needed` or `resolved`.' }),
   occurred_at: text().openapi({ description: 'RFC 3339 UTC timestamp: when the vendor says the change happened.' }),
   actor: text(),

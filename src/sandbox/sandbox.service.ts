@@ -20,6 +20,7 @@ import type { EventsService } from '../events/events.service';
 import { eventDraft } from '../events/change-detector';
 import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_SUPPORTED_TARGETS, SANDBOX_TENANTS, type SandboxTenantDef } from './sandbox.definition';
 import type { SandboxSimulators } from '../simulators';
+import { SimulationRefused, type SimulatedChange } from '../simulators/kit';
 
 export interface SandboxInfo {
   isvId: string;
@@ -107,6 +108,71 @@ export class SandboxService {
     }
   }
 
+  /**
+   * After a restart: the simulators keep their state in memory, so they start again from the fixtures
+   * while the database kept what was synced (and committed) before. Such a tenant would see reused
+   * vendor ids overwrite old records and phantoms stay, so every sandbox tenant that synced before is
+   * reset (one `sandbox_reset` event), with its vendor ids kept above the ones issued before.
+   */
+  async resetAfterRestart(): Promise<string[]> {
+    const reset: string[] = [];
+    for (const def of SANDBOX_TENANTS) {
+      const tenant = await this.ds.getRepository(Tenant).findOneBy({ slug: def.slug });
+      if (!tenant) continue;
+      const synced = await this.ds.getRepository(SyncState).count({ where: { tenantId: tenant.id, lastStatus: 'ok' } });
+      if (synced === 0) continue;
+      await this.reset(tenant.id);
+      reset.push(tenant.id);
+    }
+    return reset;
+  }
+
+  /** The highest numeric vendor id the store holds per connector and resource: ids the simulators must not issue again. */
+  private async issuedIds(tenantId: string): Promise<{ connector: string; resource: string; max: number }[]> {
+    const out: { connector: string; resource: string; max: number }[] = [];
+    const connections = await this.ds.getRepository(Connection).findBy({ tenantId });
+    for (const [resource, entity] of Object.entries(ENTITY_BY_RESOURCE)) {
+      const table = this.ds.getMetadata(entity).tableName;
+      const rows: { connection_id: string; max: string | null }[] = await this.ds.query(
+        `SELECT connection_id, max(source_id::numeric) AS max FROM "${table}" WHERE tenant_id = $1 AND source_id ~ '^[0-9]{1,15}$' GROUP BY connection_id`,
+        [tenantId],
+      );
+      for (const r of rows) {
+        const c = connections.find((x) => x.id === r.connection_id);
+        if (c && r.max != null) out.push({ connector: c.connector, resource, max: Number(r.max) });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The sandbox trigger: makes `change` in the simulator behind the tenant's PSA (ticket and company
+   * changes) or RMM (device changes) as the MSP would, then syncs the tenant. Answers the connection,
+   * the changed record's vendor id and the feed position before the change (the events after it are its events).
+   */
+  async simulate(tenant: Tenant, change: SimulatedChange): Promise<{ connectionId: string; targetId: string; afterSeq: string }> {
+    const def = tenant.sandbox ? SANDBOX_TENANTS.find((d) => d.slug === tenant.slug) : undefined;
+    if (!def) throw new ServiceError('request_invalid', 'Only sandbox tenants can simulate a change; this is a production tenant.');
+    const kind = change.kind === 'device_offline' ? 'rmm' : 'psa';
+    const connection = await this.ds.getRepository(Connection).findOne({ where: { tenantId: tenant.id, kind }, order: { createdAt: 'ASC' } });
+    const sim = connection ? this.simulators[connection.connector] : undefined;
+    if (!connection || !sim?.simulate) {
+      throw new ServiceError('request_invalid', `This sandbox tenant has no ${kind.toUpperCase()} simulator that can make the change ${change.kind}.`);
+    }
+    const [{ seq }] = await this.ds.query('SELECT coalesce(max(seq), 0)::text AS seq FROM "events" WHERE tenant_id = $1', [tenant.id]);
+    let targetId: string;
+    try {
+      targetId = sim.simulate(def.slug, change).target_id;
+    } catch (err) {
+      if (err instanceof SimulationRefused) throw new ServiceError('request_invalid', err.message);
+      throw err;
+    }
+    const synced = await this.syncJobs.syncTenantNow(tenant.id);
+    const failed = synced.find((s) => s.connection_id === connection.id && !s.ok);
+    if (failed) throw new ServiceError('vendor_unavailable', `The change was made, but the sync failed: ${failed.error}`);
+    return { connectionId: connection.id, targetId, afterSeq: String(seq) };
+  }
+
   /** Syncs every sandbox tenant that has never synced (first start). */
   async syncUnsynced(): Promise<void> {
     for (const def of SANDBOX_TENANTS) {
@@ -127,7 +193,10 @@ export class SandboxService {
     }
     const def = SANDBOX_TENANTS.find((d) => d.slug === tenant.slug);
     if (!def) throw new ServiceError('request_invalid', 'This sandbox tenant has no fixtures to reset from.');
+    const issued = await this.issuedIds(tenantId);
     this.seedTenant(def);
+    // Vendor ids are never reused: a record created after the reset gets an id no earlier record had.
+    for (const i of issued) this.simulators[i.connector]?.reserveIds?.(def.slug, i.resource, i.max);
     await this.ds.transaction(async (m) => {
       for (const entity of Object.values(ENTITY_BY_RESOURCE)) await m.getRepository(entity).delete({ tenantId } as never);
       for (const entity of [SyncState, EventRecord, TicketLink, IdempotencyRecord, RoutingConfig, IsvCustomer, IdentityMatch, IdentitySkip]) {

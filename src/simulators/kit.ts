@@ -134,6 +134,21 @@ export class FaultInjector {
   }
 }
 
+/**
+ * A change the MSP makes in its own PSA or RMM, as the sandbox trigger (POST /sandbox/simulate) asks for it.
+ * `target_id` is the vendor's id of the record (`source_id` in our lists); absent, a fixture record that fits.
+ */
+export type SimulatedChange =
+  | { kind: 'ticket_status'; target_id?: string; status?: string }
+  | { kind: 'ticket_note'; target_id?: string; text?: string }
+  | { kind: 'ticket_close'; target_id?: string }
+  | { kind: 'ticket_reopen'; target_id?: string }
+  | { kind: 'device_offline'; target_id?: string }
+  | { kind: 'company_renamed'; target_id?: string; name?: string };
+
+/** The change cannot be made (no such record, or it is already in that state): the caller's mistake. */
+export class SimulationRefused extends Error {}
+
 export interface VendorSimulator {
   readonly vendor: ConnectorName;
   readonly faults: FaultInjector;
@@ -145,6 +160,13 @@ export interface VendorSimulator {
   grow(instance: string, resource: string, count: number): void;
   /** Drop every instance. */
   reset(): void;
+  /**
+   * Keeps an instance's ids of a canonical resource (tickets, devices, companies...) above `above`: ids it
+   * issued before a restart lost its state are never issued again. Resources the vendor keys otherwise are ignored.
+   */
+  reserveIds?(instance: string, resource: string, above: number): void;
+  /** Makes an MSP-side change as the vendor's UI would; answers the vendor id of the changed record. */
+  simulate?(instance: string, change: SimulatedChange): { target_id: string };
 }
 
 /**

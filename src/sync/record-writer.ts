@@ -46,6 +46,8 @@ export interface PageWriteResult {
   unchanged: number;
   /** Records the store refused, kept in sync_quarantine (source id and error in stored form). */
   quarantined?: { sourceId: string; error: string }[];
+  /** Rows the vendor no longer lists, removed by the deletion pass (deletions.ts), as they were stored. */
+  deleted?: StoredRow[];
 }
 
 export function payloadHash(native: unknown): string {

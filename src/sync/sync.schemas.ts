@@ -7,6 +7,7 @@ const ConnectionSyncReport = z.object({
     resource: z.string(), mode: z.string(), fetched: z.number().int(), created: z.number().int(),
     updated: z.number().int(), unchanged: z.number().int(),
     quarantined: z.number().int().openapi({ description: 'Records the store could not hold even escaped: kept aside, reported in status and the audit log; the rest of the sync went on.' }),
+    deleted: z.number().int().optional().openapi({ description: 'Records the vendor no longer lists (after a complete id listing): removed from every list, each raising `<family>.deleted` for tickets, devices and companies.' }),
   }).strict().openapi('ResourceSyncReport')),
 }).strict().openapi('ConnectionSyncReport');
 

@@ -9,12 +9,14 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { Connection, SyncState } from '../../entities';
 import type { Logger } from 'pino';
 import { readConnector } from '../connectors/registry';
-import type { FetchedRecord, SyncResource } from '../connectors/types';
+import type { FetchedRecord, SyncContext, SyncResource } from '../connectors/types';
 import { VendorHttpClient, VendorHttpError } from '../connectors/vendor-http';
 import type { SecretBox } from '../security/secret-box';
 import type { AuditService } from '../audit/audit.service';
 import { RecordWriter, type PageWriteResult } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
+import { DeletionScanner, listIds, removeVanished } from './deletions';
+import { escapeStoredText } from './stored-text';
 
 export interface SyncOptions {
   /** Ignore watermarks and rewrite every record. */
@@ -32,6 +34,8 @@ export interface ResourceReport {
   unchanged: number;
   /** Records the store refused this run, kept in sync_quarantine. */
   quarantined: number;
+  /** Records the vendor no longer lists, removed from the store (deletions.ts). */
+  deleted?: number;
 }
 
 export interface SyncReport {
@@ -68,6 +72,7 @@ export class SyncService {
     private readonly logger: Logger,
     private readonly http: VendorHttpClient = new VendorHttpClient(),
     private readonly budgets: ConnectionBudgets | null = null,
+    readonly deletions: DeletionScanner = new DeletionScanner(),
   ) {
     this.writer = new RecordWriter(ds);
   }
@@ -102,7 +107,7 @@ export class SyncService {
       const r: ResourceReport = { resource, mode, fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 };
       let watermark = state.watermark;
       try {
-        const pages = connector.fetch(resource, {
+        const ctx: SyncContext = {
           baseUrl: connection.baseUrl.replace(/\/$/, ''),
           credentials,
           statusMapping: connection.statusMapping,
@@ -110,10 +115,14 @@ export class SyncService {
           http,
           concurrency,
           unchanged: (records) => this.writer.unchangedIds(resource, { tenantId: connection.tenantId, connectionId }, records),
-        });
+        };
+        const pages = connector.fetch(resource, ctx);
+        // A full listing's ids, for the deletion pass (stored form, as rows are keyed).
+        const seen = incremental ? null : new Set<string>();
         // Fetch the next page while this one is written: the vendor (HTTP) and the store work side by side.
         for await (const page of prefetch(pages)) {
           r.fetched += page.length;
+          if (seen) for (const rec of page) seen.add(escapeStoredText(rec.sourceId));
           const afterCommit: (() => Promise<void>)[] = [];
           const result = await this.ds.transaction(async (manager) => {
             const res = await this.writer.writePage(
@@ -141,6 +150,13 @@ export class SyncService {
           for (const rec of page) {
             if (rec.vendorUpdatedAt && (!watermark || rec.vendorUpdatedAt > watermark)) watermark = rec.vendorUpdatedAt;
           }
+        }
+        // Every page arrived: what the vendor no longer lists leaves the store (deletions.ts).
+        const present = seen ?? (this.deletions.due(connectionId, resource)
+          ? await listIds(connector, resource, { ...ctx, since: null }) : null);
+        if (present) {
+          this.deletions.scanned(connectionId, resource);
+          r.deleted = await this.removeVanished(connection, resource, baseline, present);
         }
         state.lastStatus = 'ok';
         state.lastError = null;
@@ -177,6 +193,23 @@ export class SyncService {
     });
     this.onSynced(connection.tenantId);
     return report;
+  }
+
+  /** The deletion pass: removes what the vendor no longer lists and tells the listeners, in one transaction. */
+  private async removeVanished(connection: Connection, resource: SyncResource, baseline: boolean, present: Set<string>): Promise<number> {
+    const afterCommit: (() => Promise<void>)[] = [];
+    const deleted = await this.ds.transaction(async (manager) => {
+      const rows = await removeVanished(manager, this.writer, resource, { tenantId: connection.tenantId, connectionId: connection.id }, present);
+      if (rows.length === 0) return rows;
+      const result: PageWriteResult = { created: [], updated: [], unchanged: 0, quarantined: [], deleted: rows };
+      for (const l of this.listeners) {
+        const after = await l.onPageWritten(manager, { tenantId: connection.tenantId, connection, resource, baseline }, result);
+        if (after) afterCommit.push(after);
+      }
+      return rows;
+    });
+    for (const after of afterCommit) await after();
+    return deleted.length;
   }
 }
 

@@ -40,7 +40,7 @@ export function cwDate(d: Date): string {
  * Every page of a list, in id order. `path` is relative to ctx.baseUrl (e.g. `/service/tickets`).
  * Each yielded array is one vendor page, exactly as received.
  */
-export async function* cwPages(ctx: SyncContext, path: string, conditions?: string): AsyncGenerator<CwNative[]> {
+export async function* cwPages(ctx: SyncContext, path: string, conditions?: string, fields?: string): AsyncGenerator<CwNative[]> {
   const headers = cwHeaders(ctx.credentials);
   let url: string | null = `${ctx.baseUrl}${path}`;
   let query: Record<string, string | number> | undefined = {
@@ -48,6 +48,7 @@ export async function* cwPages(ctx: SyncContext, path: string, conditions?: stri
     page: 1,
     orderBy: 'id asc',
     ...(conditions ? { conditions } : {}),
+    ...(fields ? { fields } : {}),
   };
   // A Link header that loops back on itself would never end; a list is never this long.
   for (let pages = 0; url && pages < 100_000; pages++) {

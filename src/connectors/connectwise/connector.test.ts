@@ -223,3 +223,13 @@ describe('incremental', () => {
     expect((await fetchAll('tickets', ctx({ since }))).records).toEqual([]);
   });
 });
+
+describe('id-only listing (the deletion scan)', () => {
+  it('lists every ticket id (service and project) with fields=id, and has none for per-parent lists', async () => {
+    const ids: string[] = [];
+    for await (const page of connectwiseConnector.listIds!('tickets', ctx())!) ids.push(...page);
+    const { records } = await fetchAll('tickets');
+    expect(ids.sort()).toEqual(records.map((r) => r.sourceId).sort());
+    expect(connectwiseConnector.listIds!('agreement_lines', ctx())).toBeNull();
+  });
+});

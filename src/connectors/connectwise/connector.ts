@@ -114,6 +114,19 @@ function fetchResource(resource: SyncResource, ctx: SyncContext): AsyncIterable<
   }
 }
 
+/** Lists whose every record is one row of ours (agreement lines are fetched per agreement: no cheap listing). */
+const ID_LISTS: Partial<Record<SyncResource, readonly string[]>> = {
+  companies: ['/company/companies'], contacts: ['/company/contacts'], tickets: ['/service/tickets', '/project/tickets'],
+  projects: ['/project/projects'], agreements: ['/finance/agreements'],
+};
+
+/** Every id of a list: the `fields=id` projection ConnectWise documents for GET lists (developer docs, "PSA API Requests", query parameter `fields`). */
+async function* idPages(ctx: SyncContext, paths: readonly string[]): AsyncGenerator<string[]> {
+  for (const path of paths) {
+    for await (const page of cwPages(ctx, path, undefined, 'id')) yield page.map((r) => String(r.id));
+  }
+}
+
 export const connectwiseConnector: ReadConnector = {
   name: 'connectwise',
   kind: 'psa',
@@ -125,5 +138,9 @@ export const connectwiseConnector: ReadConnector = {
   },
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     return fetchResource(resource, ctx) as AsyncIterable<FetchedRecord<R>[]>;
+  },
+  listIds(resource: SyncResource, ctx: SyncContext): AsyncIterable<string[]> | null {
+    const paths = ID_LISTS[resource];
+    return paths ? idPages(ctx, paths) : null;
   },
 };

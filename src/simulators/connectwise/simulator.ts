@@ -15,6 +15,7 @@ import { addProjectTicketNote, createTimeEntry } from './projects-and-time';
 import { addCheckedProjectNote, createCheckedProjectTicket } from './project-rules';
 import { resolveRef, uiActor } from './references';
 import { clone, Instance, type CwRecord } from './store';
+import { simulateConnectWise } from './simulate';
 import { grow } from './synthetic';
 import { addTicketNote, applyStatus, createTicket, newInfo, patchTicket, touch, type Change } from './tickets';
 
@@ -32,6 +33,8 @@ export interface ConnectWiseSimulator extends VendorSimulator {
   update(instance: string, resource: string, id: number, patch: CwRecord): CwRecord;
   /** A record created by the MSP in the UI. Tickets go through the same validation as the API. */
   create(instance: string, resource: string, record: CwRecord): CwRecord;
+  /** A record deleted by the MSP (ConnectWise documents DELETE /service/tickets/{id} and /company/companies/{id}). */
+  remove(instance: string, resource: string, id: number): boolean;
   /** A note added to a service ticket in the UI. */
   addNote(instance: string, ticketId: number, text: string, flags?: { detailDescriptionFlag?: boolean; internalAnalysisFlag?: boolean; resolutionFlag?: boolean }): CwRecord;
 }
@@ -269,6 +272,18 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
       const rec = clone(record);
       rec._info = { ...newInfo(change), ...(rec._info ?? {}) };
       return clone(inst.insert(resource, rec));
+    },
+
+    simulate(instance, change) {
+      return simulateConnectWise(sim, instance, change);
+    },
+
+    reserveIds(instance, resource, above) {
+      instanceOf(instance).reserveAbove(resource, above);
+    },
+
+    remove(instance, resource, id) {
+      return instanceOf(instance).table(resource).remove(id);
     },
 
     addNote(instance, ticketId, text, flags = {}) {

@@ -43,6 +43,14 @@ export class Table {
   get size(): number {
     return this.rows.length;
   }
+  /** Removes a record; its id stays used (the instance's sequence never goes back). */
+  remove(id: number): boolean {
+    const rec = this.byId.get(id);
+    if (!rec) return false;
+    this.byId.delete(id);
+    this.rows.splice(this.rows.indexOf(rec), 1);
+    return true;
+  }
 }
 
 export class Instance {
@@ -64,6 +72,12 @@ export class Instance {
     const id = this.nextIds.get(space) ?? 1;
     this.nextIds.set(space, id + 1);
     return id;
+  }
+
+  /** The resource's id space issues only ids above `above` from now on. */
+  reserveAbove(resource: string, above: number): void {
+    const space = ID_SPACE[resource] ?? resource;
+    this.nextIds.set(space, Math.max(this.nextIds.get(space) ?? 1, above + 1));
   }
 
   /** Inserts a record that already has an id, keeping the id sequence above it. */

@@ -25,6 +25,7 @@ import { addAction, createFault, createRecord, updateFault, updateRecord } from 
 import { haloApiRouter } from './routes';
 import { HaloInstance, clone, isHaloResource, type HaloRecord, type HaloResource } from './store';
 import { grow } from './synthetic';
+import { simulateHaloPsa } from './simulate';
 
 export interface HaloPsaSimulator extends VendorSimulator {
   /** One record, as the API would answer it; undefined when absent. */
@@ -85,6 +86,15 @@ export function createHaloPsaSimulator(opts: {
 
     reset() {
       instances = new Map();
+    },
+
+    simulate(name, change) {
+      return simulateHaloPsa(sim, name, change);
+    },
+
+    reserveIds(name, resource, above) {
+      const halo = ({ tickets: 'tickets', companies: 'clients', contacts: 'users', projects: 'projects' } as Record<string, HaloResource>)[resource];
+      if (halo) instance(name).reserveAbove(halo, above);
     },
 
     get(name, resource, id) {

@@ -109,6 +109,12 @@ export class HaloInstance {
     if (last !== undefined && typeof rec.id === 'number' && rec.id > last) this.lastIds.set(space, rec.id);
   }
 
+  /** The resource's id space issues only ids above `above` from now on. */
+  reserveAbove(resource: HaloResource, above: number): void {
+    const last = this.nextId(resource) - 1;
+    this.lastIds.set(ID_SPACE[resource] ?? resource, Math.max(last, above));
+  }
+
   /** Reserve `count` consecutive ids at once (bulk growth). Returns the first. */
   reserveIds(resource: HaloResource, count: number): number {
     const first = this.nextId(resource);

@@ -25,6 +25,7 @@
  */
 import express, { type Request, type Response } from 'express';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { simulateNinjaOne } from './simulate';
 import { FaultInjector, VendorClock, controlRouter, statusName, type VendorSimulator } from '../kit';
 import http from 'node:http';
 import { DeviceFilterError, parseDeviceFilter, type DevicePredicate } from './device-filter';
@@ -425,6 +426,15 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
 
     reset() {
       instances.clear();
+    },
+
+    simulate(instance, change) {
+      return simulateNinjaOne(sim, instance, change);
+    },
+
+    reserveIds(instance, resource, above) {
+      const key = ({ devices: 'devices', companies: 'organizations' } as const)[resource as 'devices' | 'companies'];
+      if (key) { const i = instanceOf(instance); i.idFloor[key] = Math.max(i.idFloor[key], above); }
     },
 
     get(instance, resource, id) {

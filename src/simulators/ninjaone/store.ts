@@ -85,11 +85,13 @@ export class NinjaInstance {
   organization(id: number): NinjaOrganization | undefined {
     return this.orgById.get(id);
   }
+  /** Highest ids ever issued (a removed or pre-restart id is never issued again). */
+  readonly idFloor = { devices: 0, organizations: 0 };
   nextDeviceId(): number {
-    return (this.devices[this.devices.length - 1]?.id ?? 0) + 1;
+    return Math.max(this.devices[this.devices.length - 1]?.id ?? 0, this.idFloor.devices) + 1;
   }
   nextOrganizationId(): number {
-    return (this.organizations[this.organizations.length - 1]?.id ?? 0) + 1;
+    return Math.max(this.organizations[this.organizations.length - 1]?.id ?? 0, this.idFloor.organizations) + 1;
   }
 
   list<R extends NinjaResource>(resource: R): NinjaRecordByResource[R][] {
@@ -142,6 +144,9 @@ export class NinjaInstance {
     if (!target) return false;
     const list = this.list(resource) as unknown[];
     list.splice(list.indexOf(target), 1);
+    if (resource === 'devices' || resource === 'organizations') {
+      this.idFloor[resource] = Math.max(this.idFloor[resource], Number(id));
+    }
     if (resource === 'devices') this.deviceById.delete(Number(id));
     if (resource === 'organizations') this.orgById.delete(Number(id));
     return true;
