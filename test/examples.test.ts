@@ -85,8 +85,9 @@ describe('the OpenAPI examples', () => {
 /** A curl line of the README, as its arguments (quotes honoured; no shell beyond that). */
 function curlArgs(line: string): string[] {
   const out: string[] = [];
-  const re = /'([^']*)'|"([^"]*)"|(\S+)/g;
-  for (let m = re.exec(line); m; m = re.exec(line)) out.push(m[1] ?? m[2] ?? m[3]!);
+  // Shell words: '...' verbatim, "..." with \" and \\ unescaped, or a bare word.
+  const re = /'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)/g;
+  for (let m = re.exec(line); m; m = re.exec(line)) out.push(m[1] ?? (m[2] !== undefined ? m[2].replace(/\\(["\\$`])/g, '$1') : m[3]!));
   return out;
 }
 

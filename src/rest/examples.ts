@@ -76,6 +76,7 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     list_audit: { path: t, query: { limit: 5 } },
     sync_tenant: { path: t },
     reset_sandbox: { body: { tenant_id: ids.tenantId } },
+    simulate_sandbox_change: { body: { tenant_id: ids.tenantId, change: { kind: 'ticket_note', text: 'Customer called: the printer works again.' } } },
     write_ticket: { path: t, body: { ticket_ref: '1001', action: 'note', note: { text: 'Rebooted the print spooler; monitoring.' }, ...preview }, needs: 'a ticket this service created (POST /tenants/{tenant_id}/tickets with dry_run false); its ticket_ref' },
     create_time_entry: { path: t, body: { ticket_ref: '1001', hours: 0.5, billable: true, ...preview }, needs: 'a ticket this service created; its ticket_ref' },
     route_finding: { path: t, body: { kind: 'technical', title: 'BitLocker disabled on 3 laptops', severity: 'high', company_name: 'Contoso Ltd', idempotency_key: 'finding-example-1', ...preview } },
