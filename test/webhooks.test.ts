@@ -253,7 +253,7 @@ describe('delivery', () => {
       id: eventId, event_id: eventId, tenant_id: svc.alphaId, connection_id: connections[svc.alphaId].psa, kind: 'ticket.updated', type: null,
       occurred_at: '2026-11-22T10:00:00Z', actor: 'Dana Whitfield', summary: 'Printer offline on 3rd floor', subject_ref: 'ticket:4711',
       incident_id: null, canonical_ticket_id: null, canonical_device_id: null, canonical_company_id: null, previous_status: 'new',
-      new_status: 'in_progress', vendor: 'connectwise', vendor_id: '4711', vendor_url: null, detail: { board: 'Service Desk' },
+      new_status: 'in_progress', vendor: 'connectwise', vendor_id: '4711', vendor_url: null, detail: { board: 'Service Desk' }, position: expect.stringMatching(/^[0-9]+$/),
     });
     // A signature made with another secret does not verify.
     const forged = new StandardWebhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`);
