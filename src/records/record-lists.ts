@@ -31,6 +31,8 @@ export interface RecordListDef {
   requiresCapability: boolean;
   /** Extra columns of the row (SQL over the table's alias `r`). */
   extraColumns?: string;
+  /** A column the list shows as `id` that is neither our id nor source_id; a single-record read accepts it. */
+  shownIdColumn?: string;
   /** Only records of connections of `kind` (the table is fed by several kinds). */
   onlyKind?: boolean;
   toApi(row: Row): Record<string, unknown>;
@@ -64,6 +66,8 @@ export const RECORD_LISTS = {
   },
   members: {
     resource: 'members', table: 'members', itemsField: 'members', kind: 'psa', requiresCapability: true,
+    // A member's `id` is its member ref (what time entries take): a single read accepts it too.
+    shownIdColumn: 'member_ref',
     toApi: (r) => ({
       id: r.member_ref, display_name: r.display_name, active: r.active, email: r.email,
       source: r.connector, source_id: r.source_id, connection_id: r.connection_id,

@@ -9,13 +9,15 @@ import { ServiceError } from '../errors/service-error';
 import { capabilitiesOf, connectorsListing } from '../connectors/registry';
 import type { TenantAccess } from '../access/access.service';
 import { RawJson } from '../shared/raw-json';
-import { unescapeStoredJsonText, unescapeStoredText } from '../sync/stored-text';
-import { idCursor } from '../shared/request';
+import { escapeStoredText, unescapeStoredJsonText, unescapeStoredText } from '../sync/stored-text';
+import { idCursor, isUuid } from '../shared/request';
 import { TtlCache } from '../shared/ttl-cache';
 import { agreementLineToApi, RECORD_LISTS, toRfc3339, type RecordListName, type Row } from './record-lists';
 
 export interface ListQuery {
   limit: number;
+  /** A single-record read: our id (a uuid) or the vendor's source_id. */
+  recordId?: string;
   /** Id of the last record of the previous page (decoded cursor). */
   after?: string | null;
   updatedSince?: Date | null;
@@ -81,6 +83,21 @@ export class RecordsService {
     };
   }
 
+  /**
+   * One record of a list by our id or by its `source_id` (design.md section 5), served like the list
+   * (same visibility, capability rule and shape). A source_id that two connections share is ambiguous:
+   * 422 with the ids that settle it.
+   */
+  async one(access: TenantAccess, name: RecordListName, recordId: string): Promise<Record<string, unknown>> {
+    const page = await this.list(access, name, { limit: 2, recordId });
+    if (page.items.length === 0) throw ServiceError.notFound(RECORD_LISTS[name].itemsField.replace(/s$/, ''));
+    if (page.items.length > 1) {
+      throw new ServiceError('validation', `source_id ${recordId} names ${page.items.length} records of this tenant (one per connection); read it by its id.`,
+        { details: { field: 'record_id', candidates: page.items.map((i) => i.id) } });
+    }
+    return page.items[0];
+  }
+
   /** One page of rows (plus one to know whether there is more); `rawAsText` leaves `raw` unparsed. */
   private async fetch(access: TenantAccess, name: RecordListName, q: ListQuery, rawAsText: boolean) {
     const def = RECORD_LISTS[name];
@@ -102,10 +119,12 @@ export class RecordsService {
         WHERE r.tenant_id = $1
           AND ($2::uuid IS NULL OR r.id > $2::uuid)
           AND ($3::timestamptz IS NULL OR COALESCE(r.vendor_updated_at, r.synced_at) >= $3::timestamptz)
-          ${'onlyKind' in def && def.onlyKind ? 'AND r.connection_id = ANY($5::uuid[])' : ''}
+          AND ($5::text IS NULL OR r.source_id = $5 OR ($6::uuid IS NOT NULL AND r.id = $6::uuid)${'shownIdColumn' in def ? ` OR r.${def.shownIdColumn} = $5` : ''})
+          ${'onlyKind' in def && def.onlyKind ? 'AND r.connection_id = ANY($7::uuid[])' : ''}
         ORDER BY r.id
         LIMIT $4`,
-      [tenantId, q.after ?? null, q.updatedSince ?? null, q.limit + 1, ...('onlyKind' in def && def.onlyKind ? [ofKind.map((c) => c.id)] : [])],
+      [tenantId, q.after ?? null, q.updatedSince ?? null, q.limit + 1, q.recordId != null ? escapeStoredText(q.recordId) : null, q.recordId && isUuid(q.recordId) ? q.recordId : null,
+        ...('onlyKind' in def && def.onlyKind ? [ofKind.map((c) => c.id)] : [])],
     );
     const more = rows.length > q.limit;
     if (more) rows.pop();
