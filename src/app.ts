@@ -117,8 +117,25 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   }, expressMiddleware(apollo, { context: async () => ({ caller: { kind: 'admin' as const }, services }) }));
 
   // REST: X-API-Key on every documented path.
+  // Failed authentications are limited per address before any key lookup; a known key per minute.
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
-    res.locals.caller = await services.access.authenticate(req.header('x-api-key') ?? undefined);
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const blocked = await services.rateLimits.authBlocked(address);
+    if (blocked !== null) {
+      throw new ServiceError('rate_limited', 'Too many failed authentications from this address; wait before trying again.', { retryAfterSeconds: blocked });
+    }
+    let caller;
+    try {
+      caller = await services.access.authenticate(req.header('x-api-key') ?? undefined);
+    } catch (err) {
+      if (err instanceof ServiceError && err.code === 'unauthenticated') await services.rateLimits.authFailed(address);
+      throw err;
+    }
+    if (caller.kind !== 'admin') {
+      const admitted = await services.rateLimits.admitKey(caller.apiKeyId, res);
+      if (!admitted.ok) throw new ServiceError('rate_limited', `This key went past its limit of ${services.rateLimits.perKeyPerMinute} requests a minute.`, { retryAfterSeconds: admitted.retryAfterSeconds });
+    }
+    res.locals.caller = caller;
     next();
   };
   for (const op of operations) {
@@ -127,7 +144,15 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
 
   for (const f of FEATURES) f.mount?.(app, services, operations);
   extra?.(app);
+  // A known path with a method it does not take is 405 with Allow (design.md section 7), not 404.
+  const routes = operations.filter((op) => op.http).map((op) => ({
+    method: op.http!.method.toUpperCase(), regex: new RegExp(`^${op.http!.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+  }));
   app.use((req: Request, res: Response) => {
+    const allow = [...new Set(routes.filter((r) => r.regex.test(req.path)).map((r) => r.method))];
+    if (allow.length > 0) {
+      return sendError(res, config.publicUrl, 'method_not_allowed', `${req.method} is not a method of ${req.path}; it takes ${allow.join(', ')}.`, { allow });
+    }
     sendError(res, config.publicUrl, 'not_found', `No route ${req.method} ${req.path}.`);
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -139,7 +164,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
       return sendValidationError(res, new RequestValidationError([{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }]));
     }
     if (e?.type === 'entity.too.large') {
-      return sendValidationError(res, new RequestValidationError([{ loc: ['body'], msg: 'Body larger than 1 MB', type: 'too_large' }]));
+      return sendError(res, config.publicUrl, 'payload_too_large', 'The request body is over 1 MB; nothing was read.');
     }
     if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
       return sendValidationError(res, new RequestValidationError([{ loc: ['body'], msg: e.message ?? 'Bad request', type: 'request_invalid' }]));

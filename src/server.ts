@@ -57,6 +57,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
     // A failed start releases what it opened, so the process (or test) can exit.
     await queue.close().catch(() => undefined);
     await services.budgets.close().catch(() => undefined);
+    await services.rateLimits.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw err;
   }
@@ -96,6 +97,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await queue.close();
     await services.budgets.close();
+    await services.rateLimits.close();
     await apollo.stop();
     await db.close();
   })());

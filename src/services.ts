@@ -25,6 +25,7 @@ import { ProjectsService } from './projects/projects.service';
 import { DeployService } from './devices/deploy.service';
 import { AgreementLinesService } from './agreements/agreement-lines.service';
 import { ConnectionBudgets } from './budget/connection-budgets';
+import { RateLimits } from './access/rate-limit';
 
 export interface Services {
   config: AppConfig;
@@ -55,6 +56,8 @@ export interface Services {
   http: VendorHttpClient;
   /** One API budget per connection (design.md section 11). */
   budgets: ConnectionBudgets;
+  /** Our own per-key limit and the per-address limit on failed authentications. */
+  rateLimits: RateLimits;
 }
 
 export function createServices(
@@ -83,6 +86,7 @@ export function createServices(
     events, identity, pipeline,
     webhooks: new WebhooksService(ds, box, queue, config),
     http, budgets,
+    rateLimits: RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute }),
     agreementLines: new AgreementLinesService(ds, access, pipeline, sync),
   };
 }

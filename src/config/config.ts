@@ -34,6 +34,10 @@ const envSchema = z.object({
   GRAPHQL_STACKTRACES: z.enum(['true', 'false']).default('false'),
   /** Multiplies the webhook retry schedule (tests shrink it); 1 in production. */
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().default(1),
+  /** Our own limit per API key, requests a minute (0: off). Unset: 1200, or 6000 with the sandbox on. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).optional(),
+  /** Failed authentications a minute from one client address before it gets 429 without a lookup. */
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Largest single MCP answer in bytes; a tool answer over it becomes a tool error asking for a lower `limit`. */
   MCP_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** Optional ask engine (design.md section 16): an OpenAI-compatible chat model; off unless the base URL is set. */
@@ -71,6 +75,9 @@ export interface AppConfig {
   webhookAllowLoopback: boolean;
   graphqlStacktraces: boolean;
   webhookRetryScale: number;
+  /** Requests a minute per API key (0: no limit). */
+  rateLimitPerMinute: number;
+  authFailuresPerMinute: number;
   mcpMaxAnswerBytes: number;
   /** The ask model engine, or null (the deterministic parser answers). The key is never logged. */
   askModel: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
@@ -159,6 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',
     graphqlStacktraces: e.GRAPHQL_STACKTRACES === 'true' && env.NODE_ENV === 'development',
     webhookRetryScale: e.WEBHOOK_RETRY_SCALE,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE ?? (e.SANDBOX === 'true' ? 6000 : 1200),
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     mcpMaxAnswerBytes: e.MCP_MAX_ANSWER_BYTES,
     askModel: e.ASK_MODEL_BASE_URL
       ? { baseUrl: e.ASK_MODEL_BASE_URL.replace(/\/+$/, ''), apiKey: e.ASK_MODEL_API_KEY ?? null, model: e.ASK_MODEL_NAME!, timeoutMs: e.ASK_MODEL_TIMEOUT_MS }

@@ -24,7 +24,9 @@ export function requestLogOptions(logger: Logger): Options {
   return {
     logger,
     genReqId: (req, res) => {
-      const id = (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || randomUUID();
+      // A caller's own id is kept only when it is plain (it goes back in a header and in bodies).
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && /^[A-Za-z0-9._:-]{1,100}$/.test(given) ? given : randomUUID();
       res.setHeader('X-Request-Id', id);
       return id;
     },

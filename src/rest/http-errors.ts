@@ -27,9 +27,15 @@ export function sendError(
 ): void {
   if (extras.retryAfterSeconds != null) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(extras.retryAfterSeconds))));
   if (extras.allow) res.setHeader('Allow', extras.allow.join(', '));
-  res.status(ERROR_CODES[code].status).json(errorBody(publicUrl, code, message, extras));
+  res.status(ERROR_CODES[code].status).json({ ...errorBody(publicUrl, code, message, extras), request_id: requestIdOf(res) });
 }
 
 export function sendValidationError(res: Response, err: RequestValidationError): void {
-  res.status(422).json({ detail: err.detail });
+  res.status(422).json({ detail: err.detail, request_id: requestIdOf(res) });
+}
+
+/** The id the request logger gave this request (null outside a logged request). */
+function requestIdOf(res: Response): string | null {
+  const id = (res.req as { id?: unknown } | undefined)?.id;
+  return id == null ? null : String(id);
 }

@@ -12,10 +12,12 @@ export const ErrorBody = z.object({
   needed: z.string().nullable().optional(),
   allowed: z.array(z.string()).nullable().optional(),
   status: z.number().int().optional(),
+  request_id: z.string().nullable().optional().openapi({ description: 'Our addition: the request id (also the `X-Request-Id` header), which identifies the request in our logs.' }),
 }).strict().openapi('Error');
 
 export const HTTPValidationError = z.object({
   detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() }).strict()),
+  request_id: z.string().nullable().optional().openapi({ description: 'Our addition: the request id, as in the Error envelope.' }),
 }).strict().openapi('HTTPValidationError');
 
 

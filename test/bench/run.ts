@@ -92,7 +92,7 @@ async function plainInsert(svc: RunningServer, tenantId: string): Promise<number
 }
 
 async function benchRuntime(name: string, databaseUrl: string | undefined): Promise<Record<string, unknown>> {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', SYNC_INTERVAL_SECONDS: '0', WEBHOOK_ALLOW_LOOPBACK: 'true' }, {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', SYNC_INTERVAL_SECONDS: '0', WEBHOOK_ALLOW_LOOPBACK: 'true', RATE_LIMIT_PER_MINUTE: '100000000', AUTH_FAILURES_PER_MINUTE: '100000000' }, {
     port: 0, ephemeral: true, databaseUrl, redisUrl: undefined, queuePrefix: `bench-${Date.now()}`,
   });
   const svc = await startServer(config, {

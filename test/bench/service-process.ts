@@ -45,7 +45,8 @@ async function startServiceProcess(databaseUrl: string | undefined, env: Record<
   const main = path.join(__dirname, '..', '..', 'src', 'main.js');
   const childEnv: Record<string, string> = {
     ...(process.env as Record<string, string>), PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, ADMIN_TOKEN: adminToken,
-    DATA_DIR: dataDir, ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn', SYNC_INTERVAL_SECONDS: '0', ...env,
+    DATA_DIR: dataDir, ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn', SYNC_INTERVAL_SECONDS: '0',
+    RATE_LIMIT_PER_MINUTE: '100000000', AUTH_FAILURES_PER_MINUTE: '100000000', ...env,
   };
   delete childEnv.REDIS_URL;
   if (databaseUrl) Object.assign(childEnv, { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema });

@@ -36,7 +36,8 @@ export interface TestServiceOptions {
 
 export async function startTestService(overrides: Partial<AppConfig> = {}, opts: TestServiceOptions = {}): Promise<TestService> {
   const config = loadConfig(
-    { ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SYNC_INTERVAL_SECONDS: '0', ADMIN_TOKEN: `adm_test_${uniqueSuffix()}${uniqueSuffix()}`, ...opts.env },
+    // Limits high enough that no test meets them by accident (test/rate-limit.test.ts sets its own).
+    { ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SYNC_INTERVAL_SECONDS: '0', RATE_LIMIT_PER_MINUTE: '1000000', AUTH_FAILURES_PER_MINUTE: '1000000', ADMIN_TOKEN: `adm_test_${uniqueSuffix()}${uniqueSuffix()}`, ...opts.env },
     { port: 0, ephemeral: true, queuePrefix: `test-${uniqueSuffix()}`, redisUrl: runtime.redisUrl, databaseUrl: runtime.databaseUrl, ...overrides },
   );
   const running = await startServer(config, {
