@@ -58,6 +58,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
     await queue.close().catch(() => undefined);
     await services.budgets.close().catch(() => undefined);
     await services.rateLimits.close().catch(() => undefined);
+    await services.access.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw err;
   }
@@ -98,6 +99,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     await queue.close();
     await services.budgets.close();
     await services.rateLimits.close();
+    await services.access.close();
     await apollo.stop();
     await db.close();
   })());

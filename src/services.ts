@@ -67,6 +67,7 @@ export function createServices(
   const ds = db.dataSource;
   const box = new SecretBox(config.encryptionKey);
   const access = new AccessService(ds);
+  if (config.redisUrl) access.shareChanges(config.redisUrl, config.queuePrefix);
   const records = new RecordsService(ds);
   const audit = new AuditService(ds);
   const budgets = ConnectionBudgets.fromConfig(config);

@@ -344,7 +344,9 @@ describe('MCP answers what REST answers', () => {
   it('route_finding, and its refusals', async () => {
     const finding = { kind: 'organizational', title: 'MCP parity', severity: 'low', company_name: 'Contoso Ltd', idempotency_key: key() };
     const rest = await svc.api(`/tenants/${svc.alphaId}/findings/route`, { method: 'POST', json: finding });
-    expect(text(await tool('route_finding', { tenant_id: svc.alphaId, ...finding }))).toEqual(rest.body);
+    // The same envelope; the request id is an HTTP request's own (an MCP tool call is not one).
+    const { request_id: _requestId, ...restBody } = rest.body;
+    expect(text(await tool('route_finding', { tenant_id: svc.alphaId, ...finding }))).toEqual(restBody);
     const hidden = await tool('list_tickets', { tenant_id: '00000000-0000-0000-0000-000000000000' });
     expect(hidden.isError).toBe(true);
     expect(text(hidden).code).toBe('not_found');

@@ -8,6 +8,7 @@
  * - roles: an operation is for ISVs, for MSPs, for either, or for admin (`role_required`).
  * Lookups on the request path are cached briefly; any change made through this process clears them.
  */
+import { AccessBroadcast } from './access-broadcast';
 import type { DataSource } from 'typeorm';
 import { ApiKey, Connection, Grant, Tenant } from '../../entities';
 import { ServiceError } from '../errors/service-error';
@@ -117,9 +118,27 @@ export class AccessService {
     if (!this.holds(access, connection.id, key)) throw ServiceError.grantMissing(key);
   }
 
-  invalidate(): void {
+  /** Clears what this process cached and tells the other processes to do the same (access-broadcast.ts). */
+  invalidate(): Promise<void> {
+    this.clearCaches();
+    return this.broadcast?.announce() ?? Promise.resolve();
+  }
+
+  private clearCaches(): void {
     this.keys.clear();
     this.access.clear();
+  }
+
+  private broadcast: AccessBroadcast | null = null;
+
+  async close(): Promise<void> {
+    await this.broadcast?.close();
+  }
+
+  /** Production (REDIS_URL): access changes made by another process clear this one's caches at once. */
+  shareChanges(redisUrl: string, prefix: string): AccessBroadcast {
+    this.broadcast = new AccessBroadcast(redisUrl, prefix, () => this.clearCaches());
+    return this.broadcast;
   }
 }
 

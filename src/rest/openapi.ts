@@ -34,7 +34,8 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
     responses['401'] = { description: 'unauthenticated', content: { 'application/json': { schema: ErrorBody } } };
     responses['404'] ??= { description: 'not_found: the tenant or record is not visible to this key.', content: { 'application/json': { schema: ErrorBody } } };
     responses['422'] = { description: 'Request-schema failure (HTTPValidationError) or a coded refusal (Error).', content: { 'application/json': { schema: HTTPValidationError.or(ErrorBody) } } };
-    if (op.body) responses['413'] = { description: 'payload_too_large: the body is over 1 MB.', content: { 'application/json': { schema: ErrorBody } } };
+    // Any request may carry a body (express reads JSON for every method): an oversize one is 413.
+    responses['413'] = { description: 'payload_too_large: the body is over 1 MB.', content: { 'application/json': { schema: ErrorBody } } };
     // Our own per-key limit applies to every operation (design.md section 7).
     responses['429'] ??= { description: 'rate_limited: this key\'s own limit, or vendor throttling; wait `Retry-After` seconds.', content: { 'application/json': { schema: ErrorBody } } };
     for (const code of op.errors) {

@@ -75,7 +75,8 @@ export class AdminService {
   async revokeApiKey(id: string): Promise<boolean> {
     if (!isUuid(id)) return false;
     const res = await this.ds.getRepository(ApiKey).update({ id }, { revokedAt: new Date() });
-    this.access.invalidate();
+    // Awaited: when the revoke answers, every process has been told.
+    await this.access.invalidate();
     return (res.affected ?? 0) > 0;
   }
 
