@@ -4,6 +4,7 @@
  */
 import type { Express } from 'express';
 import http from 'node:http';
+import { answerClientErrorsAsJson } from './http/client-errors';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createJobQueue } from '../jobs/queue';
@@ -70,6 +71,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   const { app, apollo } = await buildApp(services, opts.mount && ((a) => opts.mount!(a, services)));
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
+  answerClientErrorsAsJson(server, () => config.publicUrl);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

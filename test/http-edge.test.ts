@@ -3,7 +3,23 @@
  * wrong method, every problem of a request-schema failure, the request id in every error body, our own
  * per-key rate limit with its headers, and the per-address limit on failed authentications.
  */
+import net from 'node:net';
 import { startTestService, type TestService } from './support/service';
+
+/** Sends raw bytes and reads the whole answer (the server closes the connection after these errors). */
+function rawRequest(url: string, bytes: string): Promise<{ status: number; headers: string; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.end(bytes));
+    let data = '';
+    socket.on('data', (d) => { data += d; });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, ...rest] = data.split('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), headers: head, body: rest.join('\r\n\r\n') });
+    });
+  });
+}
 
 let svc: TestService;
 let limited: TestService;
@@ -74,4 +90,17 @@ it('failed authentications from one address are limited: past the limit, 429 ins
   expect(res.status).toBe(429);
   expect(res.body.code).toBe('rate_limited');
   expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+});
+
+it("the HTTP server's own 400, 431 and 417 answers carry the Error envelope", async () => {
+  const bad = await rawRequest(svc.url, 'GARBAGE / HTTP/1.1\r\n\r\n');
+  expect(bad.status).toBe(400);
+  expect(JSON.parse(bad.body)).toMatchObject({ code: 'bad_request', status: 400 });
+  const big = await rawRequest(svc.url, `GET /tenants HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+  expect(big.status).toBe(431);
+  expect(JSON.parse(big.body)).toMatchObject({ code: 'headers_too_large', status: 431 });
+  const expectation = await rawRequest(svc.url, 'POST /tenants HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}');
+  expect(expectation.status).toBe(417);
+  expect(JSON.parse(expectation.body)).toMatchObject({ code: 'expectation_failed', status: 417 });
+  expect(expectation.headers.toLowerCase()).toContain('content-type: application/json');
 });
