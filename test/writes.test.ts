@@ -185,6 +185,26 @@ describe('ticket create: commit exactly once', () => {
     } finally { await clearFaults('connectwise'); }
   }, 60_000);
 
+  it("a vendor Retry-After longer than the request may wait answers 429 with that Retry-After at once, and nothing lands later", async () => {
+    await injectFault('connectwise', { status: 429, times: 1000, retryAfterSeconds: 300, pathIncludes: '/service/tickets', method: 'POST' });
+    const key = newKey();
+    const body = { company_name: await aCompany(), summary: 'Throttled for five minutes', dry_run: false, idempotency_key: key };
+    let first;
+    try {
+      first = await svc.api(alpha('/tickets'), { method: 'POST', json: body });
+    } finally { await clearFaults('connectwise'); }
+    expect(first.status).toBe(429);
+    expect(first.body.code).toBe('rate_limited');
+    expect(first.headers.get('retry-after')).toBe('300');
+    // The vendor takes writes again: the job that answered 429 must not land the ticket behind the caller's back.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(cwTickets().filter((t) => t.summary === 'Throttled for five minutes')).toHaveLength(0);
+    // The caller retries with the same key when it chooses: exactly one ticket.
+    const retry = await svc.api(alpha('/tickets'), { method: 'POST', json: body });
+    expect(retry.status).toBe(201);
+    expect(cwTickets().filter((t) => t.summary === 'Throttled for five minutes')).toHaveLength(1);
+  }, 60_000);
+
   it('a create the vendor accepted while the connection dropped ends with one ticket after the retry', async () => {
     await injectFault('connectwise', { status: 200, times: 1, pathIncludes: '/service/tickets', method: 'POST', afterHandler: 'drop' });
     try {

@@ -35,6 +35,10 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
       // Writes (and the reads a write makes) go first in the connection's budget.
       http: budgets ? http.withBudget(budgets.gate(connection, 'write')) : http,
     };
+    const answerBy = job.data.answerBy ? Date.parse(job.data.answerBy) : Infinity;
+    // The request has answered already (the worker took the job late): send nothing. A retry with the
+    // same key takes the write over and reconciles first.
+    if (Date.now() > answerBy) return failure('unavailable', 503, 'The request stopped waiting before this attempt could start; nothing was sent.', { retryAfterSeconds: 1 });
     try {
       return await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true);
     } catch (err) {
@@ -42,11 +46,13 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
       if (problems) return failure('validation', 422, (err as Error).message, { problems });
       if (err instanceof VendorHttpError && err.retryable) {
         const retryAfterSeconds = err.retryAfterMs != null ? Math.ceil(err.retryAfterMs / 1000) : null;
-        // The last attempt answers; earlier ones go round again after the vendor's delay or our backoff.
-        if (job.attempt >= job.attempts) {
+        const delay = Math.max(err.retryAfterMs ?? 0, computeBackoffDelay(VENDOR_WRITE_BACKOFF, job.attempt));
+        // The last attempt answers, and so does one whose next try could not start before the request
+        // answers (a long vendor Retry-After): the caller gets the vendor's 429 at once, and nothing lands later.
+        if (job.attempt >= job.attempts || Date.now() + delay > answerBy) {
           return failure(err.status === 429 ? 'throttled' : 'unavailable', err.status, err.message, { retryAfterSeconds });
         }
-        throw new RetryAfterError(Math.max(err.retryAfterMs ?? 0, computeBackoffDelay(VENDOR_WRITE_BACKOFF, job.attempt)), err);
+        throw new RetryAfterError(delay, err);
       }
       if (err instanceof VendorHttpError) return failure('refused', err.status, err.message);
       throw err;

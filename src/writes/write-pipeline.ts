@@ -55,6 +55,8 @@ export interface WriteSpec<P, Preview extends WriteResultBase, Commit extends Wr
 }
 
 const WAIT_MS = 120_000;
+/** The job must have answered this long before the request stops waiting (queue and database latency). */
+const ANSWER_MARGIN_MS = 10_000;
 
 export function problemsError(connector: string, problems: FieldProblem[]): ServiceError {
   const first = problems[0];
@@ -149,7 +151,10 @@ export class WritePipeline {
     const jobs = await Promise.all(targets.map(async (t) => {
       // `step`: several writes of one reservation on one connection (an agreement line replace).
       const jobId = `write-${reservation.id}-${t.connection.id}${t.step ? `-${t.step}` : ''}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
-      const data: VendorWriteJob = { tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation.takeover };
+      const data: VendorWriteJob = {
+        tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation.takeover,
+        answerBy: new Date(Date.now() + WAIT_MS - ANSWER_MARGIN_MS).toISOString(),
+      };
       const { id } = await this.queue.add('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
       return { t, id };
     }));
