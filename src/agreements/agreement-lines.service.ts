@@ -79,9 +79,6 @@ export class AgreementLinesService {
   ) {}
 
   /** The header is never created (rule 8); the body was declared so the refusal is documented. */
-  refuseHeader(): never {
-    throw new ServiceError('agreement_header_not_supported', 'The service never creates an agreement header; write lines on an existing, active agreement instead.');
-  }
 
   /** The agreement's connection: held with psa.agreement.write, synced there, and active. */
   private async agreement(access: TenantAccess, agreementSourceId: string): Promise<Connection> {

@@ -5,26 +5,18 @@
  */
 import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
+import { headerRefusal } from '../operations/header-refusal';
 import { defineOperation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
-import { ErrorBody } from '../rest/schemas';
-import { TenantPath } from '../shared/request';
 import { agreementWriteStatus } from './agreement-lines.service';
 import * as S from './agreement.schemas';
 
 const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'idempotency_conflict', 'idempotency_in_progress', 'not_supported',
   'rate_limited', 'vendor_error', 'vendor_unavailable', 'role_required', 'agreement_requires_existing'];
 
-const createAgreement = defineOperation({
-  name: 'create_agreement', kind: 'mutation', summary: 'Create an agreement header (always refused)', tag: 'Writes', role: 'isv',
-  // Only a refusal to answer: the graph has no field for it (the REST path is in the interface document).
-  graph: false,
-  description: 'The service never creates an agreement header (interface document rule 8): every request answers 422 `agreement_header_not_supported`. Write lines on an existing, active agreement instead.',
-  http: { method: 'post', path: '/tenants/{tenant_id}/agreements', documented: true },
-  path: TenantPath, body: S.CreateAgreementBody,
-  responses: [{ status: 422, schema: ErrorBody, description: '`agreement_header_not_supported`: the service never creates an agreement header.' }],
-  errors: ['agreement_header_not_supported', 'role_required'],
-  handle: async (_in, ctx) => ctx.services.agreementLines.refuseHeader(),
+const createAgreement = headerRefusal({
+  name: 'create_agreement', noun: 'agreement', rule: 8, path: '/tenants/{tenant_id}/agreements', body: S.CreateAgreementBody,
+  code: 'agreement_header_not_supported', instead: 'write lines on an existing, active agreement instead',
 });
 
 const writeAgreementLines = defineOperation({

@@ -4,27 +4,19 @@
  */
 import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
+import { headerRefusal } from '../operations/header-refusal';
 import { defineOperation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
 import { writeResponses, writeStatus } from '../operations/write-results';
-import { ErrorBody } from '../rest/schemas';
-import { TenantPath } from '../shared/request';
 import * as S from './project.schemas';
 
 const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'idempotency_conflict', 'idempotency_in_progress', 'not_supported',
   'rate_limited', 'vendor_error', 'vendor_unavailable', 'role_required', 'project_requires_existing', 'project_not_writable',
   'project_company_cannot_update'];
 
-const createProject = defineOperation({
-  name: 'create_project', kind: 'mutation', summary: 'Create a project header (always refused)', tag: 'Writes', role: 'isv',
-  // Only a refusal to answer: the graph has no field for it (the REST path is in the interface document).
-  graph: false,
-  description: 'The service never creates a project header (interface document rule 9): every request answers 422 `project_header_not_supported`. Write notes and items on an existing project instead.',
-  http: { method: 'post', path: '/tenants/{tenant_id}/projects', documented: true },
-  path: TenantPath, body: S.CreateProjectBody,
-  responses: [{ status: 422, schema: ErrorBody, description: '`project_header_not_supported`: the service never creates a project header.' }],
-  errors: ['project_header_not_supported', 'role_required'],
-  handle: async (_in, ctx) => ctx.services.projects.refuseHeader(),
+const createProject = headerRefusal({
+  name: 'create_project', noun: 'project', rule: 9, path: '/tenants/{tenant_id}/projects', body: S.CreateProjectBody,
+  code: 'project_header_not_supported', instead: 'write notes or items on an existing project instead',
 });
 
 const addProjectNote = defineOperation({

@@ -45,9 +45,6 @@ export class ProjectsService {
   ) {}
 
   /** The header is never created (rule 9); the body was declared so the refusal is documented. */
-  refuseHeader(): never {
-    throw new ServiceError('project_header_not_supported', 'The service never creates a project header; write notes or items on an existing project instead.');
-  }
 
   /**
    * The project a write targets and its connection: the caller must hold psa.project.write there

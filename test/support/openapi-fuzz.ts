@@ -10,6 +10,8 @@
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import path from 'node:path';
+import { fixturesDir } from '../../src/sandbox/fixtures';
 import { OpenApiChecker } from './openapi-check';
 
 type Json = any;
@@ -43,17 +45,10 @@ export interface FuzzReport {
   undocumented: FuzzFinding[];
 }
 
-/** mulberry32: a small seeded PRNG, so a failing case can be replayed from its seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG the fixture generators use (mulberry32), so a failing case replays from its seed. */
+export const rng: (seed: number) => () => number =
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require(path.join(fixturesDir(), 'seeded-random.js')) as { prng: (seed: number) => () => number }).prng;
 
 const ODD_TEXT = [
   '\u0000', 'a\u0000b', '\ud800', 'x\udfffy', '\u202e\u202dRTL', '😀'.repeat(500), "'; DROP TABLE tickets;--", '%00', '../../etc/passwd',
