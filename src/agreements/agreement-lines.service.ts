@@ -22,7 +22,7 @@ import type { FieldProblem, VendorRequestPreview } from '../connectors/write-typ
 import { ServiceError } from '../errors/service-error';
 import { isSafeText } from '../shared/request';
 import type { SyncService } from '../sync/sync.service';
-import { targetPreview } from '../tickets/tickets.service';
+import { targetPreview } from '../operations/write-results';
 import type { VendorWriteOp } from '../writes/vendor-write';
 import { problemsError, UnfinishedWrite, type CommitReservation, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
 import type { AgreementLinesBody, AgreementLinesPreview, AgreementLinesResult, AgreementVerb } from './agreement.schemas';

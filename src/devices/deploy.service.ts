@@ -15,7 +15,7 @@ import type { DeployDraft } from '../connectors/device-write-types';
 import { capabilitiesOf, deviceWriter } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import { fieldError } from '../tickets/references';
-import { targetPreview } from '../tickets/tickets.service';
+import { targetPreview } from '../operations/write-results';
 import type { WritePipeline } from '../writes/write-pipeline';
 import type { DeployBody, DeployPreview, DeployResult } from './deploy.schemas';
 

@@ -93,3 +93,8 @@ export function writeResponses(preview: ZodType, commit: ZodType, commitStatuses
     })),
   ];
 }
+
+/** One target of a preview: the connection and the exact vendor requests a commit would send to it. */
+export function targetPreview(c: { id: string; connector: string }, requests: z.infer<typeof TargetPreview>['requests']): z.infer<typeof TargetPreview> {
+  return { connection_id: c.id, connector: c.connector, requests };
+}

@@ -16,7 +16,8 @@ import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-w
 import type { VendorRequestPreview } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
 import { isSafeText } from '../shared/request';
-import { targetPreview, type TicketsService } from '../tickets/tickets.service';
+import { targetPreview } from '../operations/write-results';
+import type { TicketsService } from '../tickets/tickets.service';
 import type { VendorWriteOp } from '../writes/vendor-write';
 import { problemsError, type WritePipeline } from '../writes/write-pipeline';
 import type { ProjectItemBody, ProjectItemPreview, ProjectItemResult, ProjectNoteBody, ProjectNotePreview, ProjectNoteResult } from './project.schemas';

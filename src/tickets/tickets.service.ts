@@ -10,7 +10,7 @@ import type { SyncJobs } from '../sync/sync-jobs';
 import { capabilitiesOf, writeConnector } from '../connectors/registry';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
-import type { TargetPreview } from '../operations/write-results';
+import { targetPreview } from '../operations/write-results';
 import type { CreateTicketBody, CreateTimeEntryBody, TicketCreatePreview, TicketCreateResult, TicketWriteBody, TicketWritePreview, TicketWriteResult, TimeEntryPreview, TimeEntryResult } from './ticket.schemas';
 import type { Caller, GrantKey } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
@@ -28,10 +28,6 @@ type Preview<T extends z.ZodType> = z.infer<T>;
 const CANONICAL_FIELDS = new Set(['company_name', 'summary', 'description', 'priority', 'status', 'board', 'project_source_id', 'dry_run', 'idempotency_key']);
 /** Native keys that would move a ticket to another company: they need the company grant. */
 const COMPANY_KEYS = new Set(['company', 'companyID', 'companyId', 'client_id', 'clientId']);
-
-export function targetPreview(c: Connection, requests: z.infer<typeof TargetPreview>['requests']): z.infer<typeof TargetPreview> {
-  return { connection_id: c.id, connector: c.connector, requests };
-}
 
 export class TicketsService {
   readonly refs: ReferenceResolver;
