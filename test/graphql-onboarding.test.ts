@@ -81,7 +81,11 @@ describe('GraphQL onboarding', () => {
     expect((await svc.api(`/tenants/${tenantId}/sync`, { method: 'POST', json: {}, key: isvKey })).status).toBe(200);
     let listed = await svc.api(`/tenants/${tenantId}/connections`, { key: isvKey });
     expect(listed.body.connections.map((c: any) => c.id).sort()).toEqual([conn.id, second.id].sort());
-    const company = (await svc.services.ds.query('SELECT name FROM companies WHERE tenant_id = $1 LIMIT 1', [tenantId]))[0];
+    // A name held by one company per connection: the fixtures hold look-alike names that refuse with company_match_ambiguous.
+    const company = (await svc.services.ds.query(
+      'SELECT name FROM companies WHERE tenant_id = $1 AND connection_id = $2 AND name IN (SELECT name FROM companies WHERE connection_id = $2 GROUP BY name HAVING count(*) = 1) ORDER BY name LIMIT 1',
+      [tenantId, conn.id],
+    ))[0];
     const preview = async () => (await svc.api(`/tenants/${tenantId}/tickets`, { method: 'POST', json: { company_name: company.name, summary: 'Onboarding check' }, key: isvKey })).body;
     expect(JSON.stringify(await preview())).toContain(second.id);
     const deleted = await svc.graphql('mutation($id: ID!) { delete_connection(id: $id) { id deleted } }', { id: second.id });
