@@ -50,6 +50,7 @@ export class AuditEntry extends BaseEntityWithId {
 /** Idempotency reservations: the unique constraint is what makes a commit happen once. */
 @Entity('idempotency_records')
 @Unique('uq_idempotency_scope_key', ['isvId', 'tenantId', 'operation', 'key'])
+@Index('ix_idempotency_in_progress', { synchronize: false })
 export class IdempotencyRecord extends BaseEntityWithId {
   @Column({ name: 'isv_id', type: 'uuid' }) isvId!: string;
   @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
@@ -60,6 +61,14 @@ export class IdempotencyRecord extends BaseEntityWithId {
   @Column({ name: 'response_status', type: 'integer', nullable: true }) responseStatus!: number | null;
   @Column({ name: 'response_body', type: 'jsonb', nullable: true }) responseBody!: Record<string, unknown> | null;
   @Column({ name: 'expires_at', type: 'timestamptz' }) expiresAt!: Date;
+  /** Grows at each take-over: a vendor.write job of an older generation sends nothing (write-fence.ts). */
+  @Column({ type: 'integer', default: 1 }) generation!: number;
+  /** The process that owns the commit while it is in progress (service_instances.id). */
+  @Column({ name: 'owner_instance', type: 'text', nullable: true }) ownerInstance!: string | null;
+  @Column({ name: 'lease_owner', type: 'text', nullable: true }) leaseOwner!: string | null;
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil!: Date | null;
+  /** Vendor calls made under this reservation (any generation): a later one reconciles first. */
+  @Column({ name: 'vendor_attempts', type: 'integer', default: 0 }) vendorAttempts!: number;
 }
 
 /** Tickets created through the service; only these take write-back and time. */

@@ -7,12 +7,14 @@ import {
 import { AuditEntry, EventRecord, IdempotencyRecord, RoutingConfig, TicketLink, Webhook, WebhookDelivery } from './activity';
 import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer } from './identity';
 import { QuarantinedRecord } from './quarantine';
+import { AgreementLineMapping, ChargeRecord, IsvCostRow, PartnerMinimumRow } from './billing';
 
 export * from './tenancy';
 export * from './records';
 export * from './activity';
 export * from './identity';
 export * from './quarantine';
+export * from './billing';
 
 export const ALL_ENTITIES = [
   Isv, ApiKey, Tenant, Connection, Grant, SyncState,
@@ -22,4 +24,5 @@ export const ALL_ENTITIES = [
   EventRecord, AuditEntry, IdempotencyRecord, TicketLink, RoutingConfig, Webhook, WebhookDelivery,
   IsvCustomer, IdentityMatch, IdentitySkip, ImportEndpoint,
   QuarantinedRecord,
+  IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord,
 ];

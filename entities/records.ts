@@ -145,6 +145,7 @@ export class PackageRecord extends SyncedRecord {
 @Entity('agreements')
 @Unique('uq_agreements_source', ['tenantId', 'connectionId', 'sourceId'])
 @Index('ix_agreements_tenant_id', ['tenantId', 'id'])
+@Index('ix_agreements_company', ['tenantId', 'connectionId', 'companySourceId'])
 export class AgreementRecord extends SyncedRecord {
   @Column({ type: 'text' }) name!: string;
   @Column({ type: 'text', default: 'unknown' }) status!: string;

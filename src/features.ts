@@ -16,11 +16,12 @@ import { tenantsFeature } from './tenants/feature';
 import { ticketsFeature } from './tickets/feature';
 import { webhooksFeature } from './webhooks/feature';
 import { agreementsFeature } from './agreements/feature';
+import { billingFeature } from './billing/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
-  agreementsFeature,
+  agreementsFeature, billingFeature,
 ];
 
 let operations: Operation[] | undefined;

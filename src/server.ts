@@ -80,6 +80,8 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   if (config.port === 0) config.publicUrl = `http://127.0.0.1:${port}`;
   const url = `http://127.0.0.1:${port}`;
 
+  // Before the queue runs: commits a dead process left in progress are released (write-fence.ts).
+  await services.writeFence.start();
   const worker = config.role !== 'api' || !config.redisUrl;
   if (worker) await queue.start();
 
@@ -99,6 +101,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await queue.close();
+    await services.writeFence.stop();
     await services.budgets.close();
     await services.rateLimits.close();
     await services.access.close();

@@ -23,6 +23,11 @@ import { FindingsService } from './tickets/findings.service';
 import { IdentityService } from './identity/identity.service';
 import { ProjectsService } from './projects/projects.service';
 import { DeployService } from './devices/deploy.service';
+import { WriteFence } from './writes/write-fence';
+import { ChargesService } from './billing/charges.service';
+import { CostRowsService } from './billing/cost-rows.service';
+import { LineMappingsService } from './billing/line-mappings.service';
+import { ReconciliationService } from './billing/reconciliation.service';
 import { AgreementLinesService } from './agreements/agreement-lines.service';
 import { ConnectionBudgets } from './budget/connection-budgets';
 import { RateLimits } from './access/rate-limit';
@@ -40,6 +45,10 @@ export interface Services {
   admin: AdminService;
   sync: SyncService;
   agreementLines: AgreementLinesService;
+  costRows: CostRowsService;
+  lineMappings: LineMappingsService;
+  charges: ChargesService;
+  reconciliation: ReconciliationService;
   syncJobs: SyncJobs;
   simulators: SandboxSimulators | null;
   sandbox: SandboxService | null;
@@ -47,6 +56,8 @@ export interface Services {
   tickets: TicketsService;
   /** The one write skeleton every write runs through. */
   pipeline: WritePipeline;
+  /** This process's heartbeat and the lease around every vendor call (exactly once across processes). */
+  writeFence: WriteFence;
   findings: FindingsService;
   projects: ProjectsService;
   deploy: DeployService;
@@ -76,7 +87,9 @@ export function createServices(
   const syncJobs = new SyncJobs(ds, queue, (c) => config.syncIntervalMs ?? budgets.syncIntervalMs(c));
   const events = new EventsService(ds);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl, events) : null;
-  const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds), () => config.publicUrl);
+  // The embedded default is one process per database: any other instance there is gone.
+  const writeFence = new WriteFence(ds, { role: config.role, heartbeatMs: config.instanceHeartbeatMs, exclusive: !config.databaseUrl });
+  const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds, writeFence), () => config.publicUrl, config.writeWaitMs);
   const identity = new IdentityService(ds);
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync, identity);
   const projects = new ProjectsService(ds, access, pipeline, tickets);
@@ -84,10 +97,14 @@ export function createServices(
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
-    events, identity, pipeline,
+    events, identity, pipeline, writeFence,
     webhooks: new WebhooksService(ds, box, queue, config),
     http, budgets,
     rateLimits: RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute }),
     agreementLines: new AgreementLinesService(ds, access, pipeline, sync),
+    costRows: new CostRowsService(ds),
+    lineMappings: new LineMappingsService(ds),
+    charges: new ChargesService(ds, pipeline, sync),
+    reconciliation: new ReconciliationService(ds),
   };
 }

@@ -71,7 +71,7 @@ async function overRest(name: string, caller: Caller, input: Input): Promise<Ans
   let url = op.http!.path;
   for (const [k, v] of Object.entries(input.path ?? {})) url = url.replace(`{${k}}`, encodeURIComponent(v));
   const qs = new URLSearchParams(Object.entries(input.query ?? {}).map(([k, v]): [string, string] => [k, String(v)])).toString();
-  const key = caller === msp ? svc.alphaMspKey : svc.key;
+  const key = caller.kind === 'msp' ? (caller.tenantId === svc.betaId ? svc.betaMspKey : svc.alphaMspKey) : svc.key;
   const res = await svc.api(`${url}${qs ? `?${qs}` : ''}`, { method: op.http!.method.toUpperCase(), key, ...(op.body ? { json: input.body ?? {} } : {}) });
   if (res.status >= 400) return { status: res.status, error: res.body.code ?? 'request_invalid' };
   return { status: res.status, ok: res.status === 204 ? null : res.body };
@@ -232,6 +232,43 @@ describe('REST and GraphQL answer alike', () => {
     expect((await expectParity('write_agreement_lines', msp, { path: A('103'), body: add })).status).toBe(403);
     covered.add('write_agreement_lines');
   }, 60_000);
+  it('billing: cost rows, minimums, mappings, charges and the reconciliation alike', async () => {
+    const isvId = (await svc.services.ds.query("SELECT id FROM isvs WHERE name = 'Sandbox ISV'"))[0].id;
+    const month = { period_start: '2026-11-01', period_end: '2026-11-30' };
+    const cost = { external_customer_ref: 'cust-002', product_source_id: 'edr-endpoint', ...month, actual_quantity: 21, billable_quantity: 21, currency: 'USD', msp_cost_unit: 3.1, msp_cost_extended: 65.1 };
+    await expectParity('submit_isv_cost', isv, { path: T(), body: cost });
+    expect((await expectParity('submit_isv_cost', isv, { path: T(), body: { ...cost, msp_cost_extended: 60 } })).status).toBe(422);
+    expect((await expectParity('submit_isv_cost', msp, { path: T(), body: cost })).status).toBe(403);
+    await expectParity('list_isv_costs', isv, { path: T(), query: month });
+    await expectParity('list_isv_costs', msp, { path: T(), query: { customer: 'cust-001' } });
+    const minimum = { product_source_id: 'edr-endpoint', ...month, currency: 'USD', minimum_amount: 900 };
+    await expectParity('submit_partner_minimum', isv, { path: T(), body: minimum });
+    await expectParity('list_partner_minimums', isv, { path: T(), query: {} });
+    const mapping = { vendor_key: isvId, vendor_product_ref: 'mfa-user', status: 'mapped', agreement_id: '105', agreement_line_ref: '820' };
+    expect((await svc.api(`/tenants/${svc.alphaId}/agreement-line-mappings`, { method: 'POST', json: mapping })).status).toBe(201);
+    expect((await expectParity('create_agreement_line_mapping', isv, { path: T(), body: mapping })).status).toBe(200);
+    expect((await expectParity('create_agreement_line_mapping', isv, { path: T(), body: { ...mapping, agreement_id: '106', agreement_line_ref: '822' } })).status).toBe(422);
+    await expectParity('list_agreement_line_mappings', isv, { path: T(), query: {} });
+    await expectParity('list_agreement_line_mappings', msp, { path: T(), query: { agreement_id: '101' } });
+    expect((await expectParity('delete_agreement_line_mapping', isv, { path: { ...T(), mapping_id: '00000000-0000-4000-8000-00000000000b' } })).status).toBe(404);
+    await expectParity('suggest_agreement_line_mapping', isv, { path: T(), body: { vendor_key: isvId, vendor_product_ref: 'edr-endpoint', product_sku: 'EDR-S1' } });
+    await expectParity('list_charges', msp, { path: T(), query: { status: 'pending' } });
+    expect((await expectParity('list_charges', isv, { path: T(), query: {} })).status).toBe(403);
+    const charges = (await svc.api(`/tenants/${svc.alphaId}/charges?status=pending`, { key: svc.alphaMspKey })).body.charges;
+    const [first, second] = charges;
+    await expectParity('approve_charge', msp, { path: { ...T(), charge_id: first.id }, body: {} });
+    const betaCharge = (await svc.api(`/tenants/${svc.betaId}/charges`, { key: svc.betaMspKey })).body.charges[0];
+    const betaMsp = await svc.services.access.authenticate(svc.betaMspKey);
+    expect((await expectParity('approve_charge', betaMsp!, { path: { tenant_id: svc.betaId, charge_id: betaCharge.id }, body: {} })).status).toBe(501);
+    expect((await svc.api(`/tenants/${svc.alphaId}/charges/${second.id}/dismiss`, { method: 'POST', key: svc.alphaMspKey })).status).toBe(200);
+    await expectParity('dismiss_charge', msp, { path: { ...T(), charge_id: second.id } });
+    expect((await expectParity('dismiss_charge', msp, { path: { ...T(), charge_id: 'no-such-charge' } })).status).toBe(404);
+    await expectParity('billing_reconciliation', msp, { path: T(), query: month });
+    expect((await expectParity('billing_reconciliation', msp, { path: T(), query: { period_start: '2026-11-31', period_end: '2026-11-30' } })).status).toBe(422);
+    for (const n of ['submit_isv_cost', 'list_isv_costs', 'submit_partner_minimum', 'list_partner_minimums', 'create_agreement_line_mapping', 'list_agreement_line_mappings',
+      'delete_agreement_line_mapping', 'suggest_agreement_line_mapping', 'list_charges', 'approve_charge', 'dismiss_charge', 'billing_reconciliation']) covered.add(n);
+  }, 60_000);
+
   it('ask (answered, not answered, invisible tenant) and its examples', async () => {
     expect((await expectParity('ask', isv, { path: T(), body: { question: 'Top 3 companies by open tickets' } })).status).toBe(200);
     await expectParity('ask', msp, { path: T(), body: { question: 'How many devices are offline?' } });

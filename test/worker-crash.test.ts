@@ -3,13 +3,12 @@
  * started, still ends with exactly one ticket (the job is re-run after its lock expires, and the
  * re-run finds the ticket by its marker instead of creating it again).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
+import { buildChildService, startChildService } from './support/child-service';
 import { startTestService, type TestService } from './support/service';
 import { runtime, uniqueSuffix } from './support/runtime';
 
-const root = path.join(__dirname, '..');
 const suite = runtime.redisUrl && runtime.databaseUrl ? describe : describe.skip;
 
 suite('a worker killed mid-write (BullMQ)', () => {
@@ -19,28 +18,14 @@ suite('a worker killed mid-write (BullMQ)', () => {
   const workers: ChildProcess[] = [];
   let svc: TestService;
 
-  function startWorker(): Promise<ChildProcess> {
-    const child = spawn(process.execPath, [path.join(root, 'dist-test/src/main.js')], {
-      cwd: root,
-      env: {
-        ...process.env, SERVICE_ROLE: 'worker', PORT: '0', DATABASE_URL: runtime.databaseUrl!, REDIS_URL: runtime.redisUrl!,
-        DATABASE_SCHEMA: schema, QUEUE_PREFIX: prefix, ENCRYPTION_KEY: encryptionKey, QUEUE_LOCK_MS: '2000', QUEUE_STALLED_MS: '1000',
-        SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  async function startWorker(): Promise<ChildProcess> {
+    const { child } = await startChildService({ role: 'worker', schema, queuePrefix: prefix, encryptionKey });
     workers.push(child);
-    return new Promise((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`worker did not start: ${out}`)), 60_000);
-      child.stdout!.on('data', (d) => { out += d; if (out.includes('worker on')) { clearTimeout(timer); resolve(child); } });
-      child.stderr!.on('data', (d) => { out += d; });
-      child.on('exit', (code) => { clearTimeout(timer); if (!out.includes('worker on')) reject(new Error(`worker exited ${code}: ${out}`)); });
-    });
+    return child;
   }
 
   beforeAll(async () => {
-    execFileSync(process.execPath, [path.join(root, 'node_modules/@swc/cli/bin/swc.js'), 'src', 'entities', 'jobs', '-d', 'dist-test', '-q'], { cwd: root });
+    buildChildService();
     await startWorker(); // runs the migrations first, then waits for jobs
     svc = await startTestService(
       { role: 'api', queuePrefix: prefix },

@@ -4,9 +4,11 @@ import { ProductsAndSubscriptions1763795000000 } from './1763795000000-products-
 import { MspKeys1763900000000 } from './1763900000000-msp-keys';
 import { Identity1763910000000 } from './1763910000000-identity';
 import { Packages1764000000000 } from './1764000000000-packages';
+import { Billing1764200000000 } from './1764200000000-billing';
+import { WriteFence1764300000000 } from './1764300000000-write-fence';
 
 /** Every migration, in order. Run at start (never `synchronize`). */
 export const MIGRATIONS = [
   InitialSchema1763780000000, SyncQuarantine1763790000000, ProductsAndSubscriptions1763795000000, MspKeys1763900000000, Identity1763910000000,
-  Packages1764000000000,
+  Packages1764000000000, Billing1764200000000, WriteFence1764300000000,
 ];

@@ -12,6 +12,7 @@ import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/con
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
 import { agreementLineWriter, deviceWriter, distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
+import type { WriteFence } from '../../src/writes/write-fence';
 import type { ConnectionBudgets } from '../../src/budget/connection-budgets';
 import {
   VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
@@ -26,7 +27,7 @@ function failure(kind: VendorWriteFailure['kind'], status: number, message: stri
   return { ok: false, kind, status, message, retryAfterSeconds: null, problems: [], ...extra };
 }
 
-export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: VendorHttpClient, budgets: ConnectionBudgets | null = null) {
+export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: VendorHttpClient, budgets: ConnectionBudgets | null = null, fence: WriteFence | null = null) {
   return async (job: JobContext<VendorWriteJob>): Promise<VendorWriteResult> => {
     const connection = await ds.getRepository(Connection).findOneByOrFail({ id: job.data.connectionId });
     const ctx: WriteContext = {
@@ -39,8 +40,16 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
     // The request has answered already (the worker took the job late): send nothing. A retry with the
     // same key takes the write over and reconciles first.
     if (Date.now() > answerBy) return failure('unavailable', 503, 'The request stopped waiting before this attempt could start; nothing was sent.', { retryAfterSeconds: 1 });
+    // The fence (write-fence.ts): the reservation's lease across the vendor call; a job of a taken-over
+    // generation sends nothing, and a call that may follow another reconciles first.
+    const { reservationId, generation } = job.data;
+    const lease = fence && reservationId && generation != null
+      ? await fence.acquire(reservationId, generation, `${job.id}:${job.attempt}`, Math.min(answerBy, Date.now() + 120_000))
+      : null;
+    if (lease?.kind === 'stale') return failure('unavailable', 409, 'This write was taken over by a retry with the same idempotency_key; this attempt sent nothing.', { retryAfterSeconds: 1 });
+    if (lease?.kind === 'busy') return failure('unavailable', 503, 'Another attempt of this write is still in flight at the vendor; nothing was sent. Retry with the same idempotency_key.', { retryAfterSeconds: 5 });
     try {
-      return await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true);
+      return await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true || lease?.reconcile === true);
     } catch (err) {
       const problems = asProblems(err);
       if (problems) return failure('validation', 422, (err as Error).message, { problems });
@@ -56,6 +65,8 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
       }
       if (err instanceof VendorHttpError) return failure('refused', err.status, err.message);
       throw err;
+    } finally {
+      if (lease?.kind === 'held') await fence!.release(reservationId!, lease.token).catch(() => undefined);
     }
   };
 }

@@ -63,7 +63,8 @@ interface Prepared {
 
 const dayOf = (v: string | null | undefined) => (v ? v.slice(0, 10) : null);
 
-function synced(row: LineRow): SyncedLine {
+/** A stored agreement line as the connectors' line writers see it (charges.service.ts uses it too). */
+export function syncedLine(row: Pick<LineRow, 'quantity' | 'unit_price' | 'unit_cost' | 'product_source_id' | 'effective_start' | 'effective_end'>): SyncedLine {
   return {
     quantity: row.quantity, unitPrice: row.unit_price, unitCost: row.unit_cost, productSourceId: row.product_source_id,
     effectiveStart: dayOf(row.effective_start), effectiveEnd: dayOf(row.effective_end),
@@ -134,7 +135,7 @@ export class AgreementLinesService {
     const writer = agreementLineWriter(c.connector);
     const date = b.effective_date ?? today();
     const writes: Planned[] = [];
-    const current = b.line_source_id != null ? synced(await this.line(c, agreementSourceId, b.line_source_id)) : null;
+    const current = b.line_source_id != null ? syncedLine(await this.line(c, agreementSourceId, b.line_source_id)) : null;
     const draft = async (m: string): Promise<AgreementLineDraft> => ({
       marker: m, agreementSourceId, productSourceId: b.product_source_id!, product: await this.product(c, b.product_source_id!),
       quantity: b.quantity!, unitPrice: b.unit_price ?? null, unitCost: b.unit_cost ?? null, effectiveDate: date, description: b.description ?? null,

@@ -38,6 +38,10 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).optional(),
   /** Failed authentications a minute from one client address before it gets 429 without a lookup. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /** How long a committing request waits for its vendor write (tests shorten it); the job sends nothing after. */
+  WRITE_WAIT_MS: z.coerce.number().int().min(2000).max(600_000).default(120_000),
+  /** How often a process says it is alive; one silent for three beats is gone, and its commits are released. */
+  INSTANCE_HEARTBEAT_MS: z.coerce.number().int().min(200).max(60_000).default(5_000),
   /** Largest single MCP answer in bytes; a tool answer over it becomes a tool error asking for a lower `limit`. */
   MCP_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** Optional ask engine (design.md section 16): an OpenAI-compatible chat model; off unless the base URL is set. */
@@ -79,6 +83,8 @@ export interface AppConfig {
   rateLimitPerMinute: number;
   authFailuresPerMinute: number;
   mcpMaxAnswerBytes: number;
+  writeWaitMs: number;
+  instanceHeartbeatMs: number;
   /** The ask model engine, or null (the deterministic parser answers). The key is never logged. */
   askModel: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
 }
@@ -169,6 +175,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE ?? (e.SANDBOX === 'true' ? 6000 : 1200),
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     mcpMaxAnswerBytes: e.MCP_MAX_ANSWER_BYTES,
+    writeWaitMs: e.WRITE_WAIT_MS,
+    instanceHeartbeatMs: e.INSTANCE_HEARTBEAT_MS,
     askModel: e.ASK_MODEL_BASE_URL
       ? { baseUrl: e.ASK_MODEL_BASE_URL.replace(/\/+$/, ''), apiKey: e.ASK_MODEL_API_KEY ?? null, model: e.ASK_MODEL_NAME!, timeoutMs: e.ASK_MODEL_TIMEOUT_MS }
       : null,

@@ -7,7 +7,8 @@
  */
 import type { SyncResource } from './types';
 
-export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'company.create' | 'device.deploy';
+/** `charge.approve`: an approved charge rewrites the agreement line's quantity at this PSA (design.md section 12). */
+export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'company.create' | 'device.deploy' | 'charge.approve';
 
 export type LinkedRecord = 'ticket' | 'device' | 'company';
 

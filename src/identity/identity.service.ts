@@ -37,6 +37,9 @@ const BATCH = 1000;
 const companyKey = (connectionId: string, sourceId: string) => `${connectionId}:${sourceId}`;
 
 export class IdentityService {
+  /** Called after a tenant's matches changed (billing recomputes its charges from them). */
+  onMatchesChanged: (tenantId: string) => Promise<void> = async () => {};
+
   constructor(private readonly ds: DataSource) {}
 
   /** The PSA companies of the tenant (every PSA connection), from the store. */
@@ -78,12 +81,14 @@ export class IdentityService {
 
   /** Removes one customer and the decisions about it. */
   async removeCustomer(tenantId: string, isvId: string, ref: string): Promise<boolean> {
-    return this.ds.transaction(async (m) => {
+    const out = await this.ds.transaction(async (m) => {
       const gone = await m.getRepository(IsvCustomer).delete({ tenantId, isvId, ref });
-      await m.getRepository(IdentityMatch).delete({ tenantId, isvId, customerRef: ref });
+      const unmatched = await m.getRepository(IdentityMatch).delete({ tenantId, isvId, customerRef: ref });
       await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'isv_customer', subject: ref });
-      return (gone.affected ?? 0) > 0;
+      return { gone: (gone.affected ?? 0) > 0, unmatched: (unmatched.affected ?? 0) > 0 };
     });
+    if (out.unmatched) await this.onMatchesChanged(tenantId);
+    return out.gone;
   }
 
   // ---- auto-match ----------------------------------------------------------------------------
@@ -130,6 +135,7 @@ export class IdentityService {
        ON CONFLICT DO NOTHING RETURNING 1`,
       [tenantId, isvId, JSON.stringify(rows)],
     );
+    if (inserted.length) await this.onMatchesChanged(tenantId);
     return inserted.length;
   }
 
@@ -212,7 +218,8 @@ export class IdentityService {
   async match(access: TenantAccess, isvId: string, customerRef: string, company: PsaCompany, how: string, decidedBy: DecidedBy): Promise<IdentityMatch> {
     const tenantId = access.tenant.id;
     await this.customer(tenantId, isvId, customerRef);
-    return this.ds.transaction(async (m) => {
+    let added = false;
+    const match = await this.ds.transaction(async (m) => {
       const repo = m.getRepository(IdentityMatch);
       const existing = await repo.findOne({ where: [
         { tenantId, isvId, customerRef },
@@ -226,8 +233,11 @@ export class IdentityService {
       }
       await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'isv_customer', subject: customerRef });
       await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'psa_company', subject: companyKey(company.connection_id, company.source_id) });
+      added = true;
       return repo.save(repo.create({ tenantId, isvId, customerRef, connectionId: company.connection_id, companySourceId: company.source_id, how, decidedBy }));
     });
+    if (added) await this.onMatchesChanged(tenantId);
+    return match;
   }
 
   async skip(access: TenantAccess, isvId: string, subject: { customerRef?: string | null; company?: PsaCompany | null }, decidedBy: DecidedBy): Promise<void> {
@@ -245,13 +255,15 @@ export class IdentityService {
   async unset(access: TenantAccess, isvId: string, subject: { customerRef?: string | null; company?: PsaCompany | null }): Promise<boolean> {
     const tenantId = access.tenant.id;
     const [side, key] = this.subjectOf(subject);
-    return this.ds.transaction(async (m) => {
+    const out = await this.ds.transaction(async (m) => {
       const skip = await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side, subject: key });
       const match = side === 'isv_customer'
         ? await m.getRepository(IdentityMatch).delete({ tenantId, isvId, customerRef: key })
         : await m.getRepository(IdentityMatch).delete({ tenantId, isvId, connectionId: subject.company!.connection_id, companySourceId: subject.company!.source_id });
-      return (skip.affected ?? 0) + (match.affected ?? 0) > 0;
+      return { changed: (skip.affected ?? 0) + (match.affected ?? 0) > 0, unmatched: (match.affected ?? 0) > 0 };
     });
+    if (out.unmatched) await this.onMatchesChanged(tenantId);
+    return out.changed;
   }
 
   private subjectOf(subject: { customerRef?: string | null; company?: PsaCompany | null }): ['isv_customer' | 'psa_company', string] {

@@ -8,7 +8,7 @@ import type { RefinementCtx, ZodRawShape, ZodType } from 'zod';
 import { text, z } from '../shared/request';
 import type { OperationResponse } from './operation';
 
-const dryRun = z.boolean().default(true).openapi({ description: 'Preview (default) or commit (false).' });
+export const dryRun = z.boolean().default(true).openapi({ description: 'Preview (default) or commit (false).' });
 const idempotencyKey = text(200).min(1).nullable().optional()
   .openapi({ description: 'Required to commit (or the Idempotency-Key header). A replay with the same key returns the original result.' });
 

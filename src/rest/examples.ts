@@ -120,5 +120,17 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     deploy_to_device: { path: { ...t, device_id: '102' }, body: { package_name: 'Install 7-Zip', ...preview } },
     ask: { path: t, body: { question: 'Which devices are offline?' }, key: 'msp' },
     ask_examples: { path: t },
+    submit_isv_cost: { path: t, body: { external_customer_ref: 'cust-001', product_source_id: 'edr-endpoint', period_start: '2026-11-01', period_end: '2026-11-30', actual_quantity: 49, billable_quantity: 48, currency: 'USD', msp_cost_unit: 3.1, msp_cost_extended: 148.8, ...preview } },
+    list_isv_costs: { path: t, query: { period_start: '2026-11-01', period_end: '2026-11-30' } },
+    submit_partner_minimum: { path: t, body: { product_source_id: 'edr-endpoint', period_start: '2026-11-01', period_end: '2026-11-30', currency: 'USD', minimum_amount: 700, ...preview } },
+    list_partner_minimums: { path: t },
+    create_agreement_line_mapping: { path: t, body: { vendor_key: ids.isvId, vendor_product_ref: 'edr-endpoint', status: 'mapped', agreement_id: '101', agreement_line_ref: '803' } },
+    list_agreement_line_mappings: { path: t },
+    delete_agreement_line_mapping: { path: { ...t, mapping_id: '00000000-0000-4000-8000-00000000000b' }, needs: 'a mapping id from GET /tenants/{tenant_id}/agreement-line-mappings' },
+    suggest_agreement_line_mapping: { path: t, body: { vendor_key: ids.isvId, vendor_product_ref: 'edr-endpoint', product_name: 'SentinelOne Control EDR', product_sku: 'EDR-S1' } },
+    list_charges: { path: t, query: { status: 'pending' }, key: 'msp' },
+    approve_charge: { path: { ...t, charge_id: '00000000-0000-4000-8000-00000000000c' }, body: { ...preview }, key: 'msp', needs: 'a pending charge id from GET /tenants/{tenant_id}/charges' },
+    dismiss_charge: { path: { ...t, charge_id: '00000000-0000-4000-8000-00000000000c' }, key: 'msp', needs: 'a pending charge id from GET /tenants/{tenant_id}/charges' },
+    billing_reconciliation: { path: t, query: { period_start: '2026-11-01', period_end: '2026-11-30' }, key: 'msp' },
   };
 }

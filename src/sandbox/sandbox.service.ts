@@ -6,9 +6,10 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import {
   ApiKey, AuditEntry, Connection, EventRecord, Grant, IdempotencyRecord, IdentityMatch, IdentitySkip, Isv, IsvCustomer,
-  RoutingConfig, SyncState, Tenant, TicketLink,
+  RoutingConfig, SyncState, Tenant, TicketLink, IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord,
 } from '../../entities';
 import { normalizeName } from '../identity/normalize';
+import { seedSandboxBilling } from '../billing/sandbox-billing';
 import { ServiceError } from '../errors/service-error';
 import { displayPrefix, hashApiKey } from '../security/api-keys';
 import type { SecretBox } from '../security/secret-box';
@@ -51,6 +52,7 @@ export class SandboxService {
     for (const def of SANDBOX_TENANTS) {
       const tenant = await this.ensureTenant(def, isv.id);
       await this.seedBook(def, tenant.id, isv.id);
+      await this.seedBilling(def, tenant.id, isv.id);
       await this.ensureKey(def.mspKey, { kind: 'msp', isvId: null, tenantId: tenant.id, label: 'sandbox msp' });
       tenants.push({ id: tenant.id, slug: tenant.slug, name: tenant.name, mspKey: def.mspKey });
     }
@@ -71,6 +73,12 @@ export class SandboxService {
     await this.ds.createQueryBuilder().insert().into(IsvCustomer)
       .values(def.book.map((c) => ({ tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null })))
       .orIgnore().execute();
+  }
+
+  /** The sandbox ISV's mappings, cost rows and minimums; charges follow from the first sync. */
+  private async seedBilling(def: SandboxTenantDef, tenantId: string, isvId: string): Promise<void> {
+    const psa = await this.ds.getRepository(Connection).findOneBy({ tenantId, kind: 'psa' });
+    await seedSandboxBilling(this.ds, def.slug, tenantId, isvId, psa?.id ?? null);
   }
 
   private async ensureTenant(def: SandboxTenantDef, isvId: string): Promise<Tenant> {
@@ -199,12 +207,15 @@ export class SandboxService {
     for (const i of issued) this.simulators[i.connector]?.reserveIds?.(def.slug, i.resource, i.max);
     await this.ds.transaction(async (m) => {
       for (const entity of Object.values(ENTITY_BY_RESOURCE)) await m.getRepository(entity).delete({ tenantId } as never);
-      for (const entity of [SyncState, EventRecord, TicketLink, IdempotencyRecord, RoutingConfig, IsvCustomer, IdentityMatch, IdentitySkip]) {
+      for (const entity of [SyncState, EventRecord, TicketLink, IdempotencyRecord, RoutingConfig, IsvCustomer, IdentityMatch, IdentitySkip, IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord]) {
         await m.getRepository(entity).delete({ tenantId } as never);
       }
     });
     const isv = await this.ds.getRepository(Isv).findOneBy({ name: SANDBOX_ISV_NAME });
-    if (isv) await this.seedBook(def, tenantId, isv.id);
+    if (isv) {
+      await this.seedBook(def, tenantId, isv.id);
+      await this.seedBilling(def, tenantId, isv.id);
+    }
     const synced = await this.syncJobs.syncTenantNow(tenantId, { full: true });
     const eventIds = await this.ds.transaction(async (m) => {
       await m.getRepository(AuditEntry).delete({ tenantId });

@@ -24,6 +24,9 @@ export interface FaultSpec {
   /** Let the request reach the handler (the vendor does the work) and hold the answer this long:
    *  "the vendor has accepted the write; our side dies before the answer arrives". */
   holdResponseMs?: number;
+  /** Hold the request this long before the vendor does the work: "the vendor is slow to accept the
+   *  write", so a lookup made meanwhile does not find it yet. */
+  holdRequestMs?: number;
 }
 
 /**
@@ -121,6 +124,10 @@ export class FaultInjector {
         const socket = req.socket;
         res.write = (() => true) as typeof res.write;
         res.end = (() => { socket.destroy(); return res; }) as typeof res.end;
+        return next();
+      }
+      if (fault.holdRequestMs != null) {
+        await new Promise((r) => setTimeout(r, fault.holdRequestMs));
         return next();
       }
       if (fault.holdResponseMs != null) {

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { IdempotencyRecord } from '../../entities';
 import { ServiceError } from '../errors/service-error';
+import type { WriteFence } from './write-fence';
 
 const KEEP_MS = 24 * 3600 * 1000;
 /** An in-progress record older than this belonged to a process that died; it may be taken over. */
@@ -19,7 +20,7 @@ export interface StoredAnswer {
 
 export type Reservation =
   /** `takeover`: the key was used before by a commit that failed or died; its outcome must be reconciled. */
-  | { kind: 'new'; id: string; takeover: boolean }
+  | { kind: 'new'; id: string; takeover: boolean; generation: number }
   | { kind: 'replay'; answer: StoredAnswer };
 
 export interface IdempotencyScope {
@@ -36,17 +37,18 @@ export function requestHash(body: unknown): string {
 }
 
 export class IdempotencyService {
-  constructor(private readonly ds: DataSource) {}
+  /** `fence`: who owns a commit in progress, and whether its process is gone (write-fence.ts). */
+  constructor(private readonly ds: DataSource, private readonly fence: WriteFence | null = null) {}
 
   async reserve(scope: IdempotencyScope, hash: string): Promise<Reservation> {
     const now = new Date();
     const inserted: { id: string }[] = await this.ds.query(
-      `INSERT INTO idempotency_records (isv_id, tenant_id, operation, key, request_hash, state, expires_at)
-       VALUES ($1, $2, $3, $4, $5, 'in_progress', $6)
+      `INSERT INTO idempotency_records (isv_id, tenant_id, operation, key, request_hash, state, expires_at, owner_instance)
+       VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7)
        ON CONFLICT ON CONSTRAINT uq_idempotency_scope_key DO NOTHING RETURNING id`,
-      [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS)],
+      [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS), this.fence?.instanceId ?? null],
     );
-    if (inserted.length) return { kind: 'new', id: inserted[0].id, takeover: false };
+    if (inserted.length) return { kind: 'new', id: inserted[0].id, takeover: false, generation: 1 };
 
     const existing = await this.ds.getRepository(IdempotencyRecord).findOneByOrFail({
       isvId: scope.isvId, tenantId: scope.tenantId, operation: scope.operation, key: scope.key,
@@ -58,7 +60,9 @@ export class IdempotencyService {
     if (!expired && existing.state === 'completed') {
       return { kind: 'replay', answer: { status: existing.responseStatus ?? 200, body: existing.responseBody ?? {} } };
     }
-    const abandoned = existing.state === 'in_progress' && now.getTime() - existing.updatedAt.getTime() > ABANDONED_MS;
+    // Abandoned: its process is gone (at once), or nothing has touched it for ABANDONED_MS.
+    const abandoned = existing.state === 'in_progress'
+      && (now.getTime() - existing.updatedAt.getTime() > ABANDONED_MS || (await this.fence?.ownerGone(existing.ownerInstance)) === true);
     if (existing.state === 'in_progress' && !expired && !abandoned) {
       throw new ServiceError('idempotency_in_progress', 'A request with this idempotency_key is still being processed; retry shortly.', {
         retryAfterSeconds: 1,
@@ -68,18 +72,19 @@ export class IdempotencyService {
     // The row read above is the one taken over: same state, same update time (the store keeps
     // microseconds, a JS Date milliseconds, hence the truncation). TypeORM answers an UPDATE as
     // [rows, affected count].
-    const [taken]: [{ id: string }[], number] = await this.ds.query(
+    // A new generation: a job of the one taken over sends nothing any more (write-fence.ts).
+    const [taken]: [{ id: string; generation: number }[], number] = await this.ds.query(
       `UPDATE idempotency_records SET state = 'in_progress', request_hash = $2, expires_at = $3, updated_at = now(),
-              response_status = NULL, response_body = NULL
-        WHERE id = $1 AND state = $4 AND date_trunc('milliseconds', updated_at) = date_trunc('milliseconds', $5::timestamptz) RETURNING id`,
-      [existing.id, hash, new Date(now.getTime() + KEEP_MS), existing.state, existing.updatedAt],
+              response_status = NULL, response_body = NULL, generation = generation + 1, owner_instance = $6
+        WHERE id = $1 AND state = $4 AND date_trunc('milliseconds', updated_at) = date_trunc('milliseconds', $5::timestamptz) RETURNING id, generation`,
+      [existing.id, hash, new Date(now.getTime() + KEEP_MS), existing.state, existing.updatedAt, this.fence?.instanceId ?? null],
     );
     if (!taken.length) {
       throw new ServiceError('idempotency_in_progress', 'A request with this idempotency_key is still being processed; retry shortly.', {
         retryAfterSeconds: 1,
       });
     }
-    return { kind: 'new', id: existing.id, takeover: true };
+    return { kind: 'new', id: existing.id, takeover: true, generation: Number(taken[0].generation) };
   }
 
   async complete(id: string, answer: StoredAnswer): Promise<void> {

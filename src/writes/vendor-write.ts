@@ -32,6 +32,9 @@ export interface VendorWriteJob extends JobPayload {
   write: VendorWriteOp;
   /** An earlier commit under the same idempotency key failed or died: reconcile before sending. */
   reconcile?: boolean;
+  /** The reservation (idempotency record) and its generation: the fence the job takes (write-fence.ts). */
+  reservationId?: string;
+  generation?: number;
   /**
    * ISO time by which the waiting request answers. The job sends nothing after it, and gives up at once
    * (with the vendor's Retry-After) when a retry could not start before it: the caller is never told

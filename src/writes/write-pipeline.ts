@@ -21,6 +21,8 @@ import { VENDOR_WRITE_JOB_OPTIONS, type VendorWriteDone, type VendorWriteFailure
 export interface CommitReservation {
   id: string;
   takeover: boolean;
+  /** The fence token of this reservation: jobs of an older generation send nothing. */
+  generation: number;
 }
 
 export interface TargetOutcome {
@@ -54,9 +56,8 @@ export interface WriteSpec<P, Preview extends WriteResultBase, Commit extends Wr
   auditDetail?(result: Preview | Commit): Record<string, unknown>;
 }
 
-const WAIT_MS = 120_000;
 /** The job must have answered this long before the request stops waiting (queue and database latency). */
-const ANSWER_MARGIN_MS = 10_000;
+const answerMargin = (waitMs: number) => Math.min(10_000, Math.floor(waitMs / 4));
 
 export function problemsError(connector: string, problems: FieldProblem[]): ServiceError {
   const first = problems[0];
@@ -69,6 +70,15 @@ export function problemsError(connector: string, problems: FieldProblem[]): Serv
  * A commit that landed part of its writes: `answer` goes to the caller, and the key is released (not
  * stored) so that a retry with the same key takes it over and finishes the rest, reconciling first.
  */
+/**
+ * Whose idempotency keys a write uses: the ISV's, or for an MSP key (charge approval) the tenant's
+ * own, which no ISV id can equal. Admin callers make no write.
+ */
+function writeOwner(caller: Caller, tenantId: string): string {
+  if (caller.kind === 'msp' && caller.tenantId === tenantId) return tenantId;
+  return isvOf(caller);
+}
+
 export class UnfinishedWrite<R> extends Error {
   constructor(readonly answer: R) {
     super('The write is unfinished; a retry with the same idempotency_key finishes it.');
@@ -81,12 +91,14 @@ export class WritePipeline {
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
     private readonly publicUrl: () => string,
+    /** How long a commit waits for its vendor write (WRITE_WAIT_MS). */
+    private readonly waitMs = 120_000,
   ) {}
 
   /** Runs one write through the skeleton. */
   async write<P, Preview extends WriteResultBase, Commit extends WriteResultBase>(spec: WriteSpec<P, Preview, Commit>): Promise<Preview | Commit> {
-    const isvId = isvOf(spec.caller);
     const tenantId = spec.access.tenant.id;
+    const isvId = writeOwner(spec.caller, tenantId);
     const { dry_run: dryRun, idempotency_key: key } = spec.request;
     return this.audited(spec.caller, tenantId, `${spec.operation}.${dryRun ? 'preview' : 'commit'}`, spec.subjectRef ?? null, async () => {
       const marker = this.marker({ isvId, tenantId, operation: spec.operation, key });
@@ -133,7 +145,7 @@ export class WritePipeline {
     const reservation = await this.idempotency.reserve({ isvId, tenantId, operation, key }, requestHash(body));
     if (reservation.kind === 'replay') return { ...(reservation.answer.body as unknown as R), idempotent_replay: true };
     try {
-      const answer = await commit({ id: reservation.id, takeover: reservation.takeover });
+      const answer = await commit({ id: reservation.id, takeover: reservation.takeover, generation: reservation.generation });
       await this.idempotency.complete(reservation.id, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> });
       return answer;
     } catch (err) {
@@ -153,7 +165,8 @@ export class WritePipeline {
       const jobId = `write-${reservation.id}-${t.connection.id}${t.step ? `-${t.step}` : ''}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
       const data: VendorWriteJob = {
         tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation.takeover,
-        answerBy: new Date(Date.now() + WAIT_MS - ANSWER_MARGIN_MS).toISOString(),
+        reservationId: reservation.id, generation: reservation.generation,
+        answerBy: new Date(Date.now() + this.waitMs - answerMargin(this.waitMs)).toISOString(),
       };
       const { id } = await this.queue.add('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
       return { t, id };
@@ -162,7 +175,7 @@ export class WritePipeline {
     for (const { t, id } of jobs) {
       let outcome;
       try {
-        outcome = await this.queue.waitFor<VendorWriteResult>(id, WAIT_MS);
+        outcome = await this.queue.waitFor<VendorWriteResult>(id, this.waitMs);
       } catch {
         outcomes.push({ connection: t.connection, ok: false, result: null, error: new ServiceError('vendor_unavailable', 'The vendor write did not finish in time; its outcome will be reconciled, retry with the same idempotency_key.', { retryAfterSeconds: 30 }) });
         continue;

@@ -21,6 +21,9 @@ import { createLogger } from '../../src/shared/logger';
 import { loadVendorFixtures } from '../../src/sandbox/fixtures';
 import type { Services } from '../../src/services';
 import { benchAutoMatch } from './identity';
+import { benchBilling } from './billing';
+import { randomUUID } from 'node:crypto';
+import { IdempotencyService } from '../../src/writes/idempotency.service';
 import { benchFuzz, benchServiceRss } from './service-process';
 import { benchFreshness } from './freshness';
 
@@ -28,8 +31,8 @@ const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
-/** BENCH_PARTS=reads,sync,events,writes,identity,ask,freshness,rss,fuzz and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,ask,freshness,rss,fuzz').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,rss,fuzz and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,rss,fuzz').split(','));
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -121,6 +124,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     // Issue 3: commit latency through the service vs a direct call to the simulator, and sustained commits.
     const writes = PARTS.has('writes') ? await benchCommits(svc, tenantId, key) : {};
     const identity = PARTS.has('identity') ? await benchAutoMatch(svc) : {};
+    const billing = PARTS.has('billing') ? await benchBilling(svc) : {};
     // Issue 13: the service alone in its own process (simulators here), and the fuzz run at >= 10,000 requests.
     const serviceRss = PARTS.has('rss') ? await benchServiceRss(databaseUrl, TICKETS, load) : {};
     const fuzz = PARTS.has('fuzz') ? await benchFuzz(databaseUrl, Number(process.env.BENCH_FUZZ_REQUESTS ?? 10_000)) : {};
@@ -140,6 +144,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       errors: service.errors + baseline.errors,
       ...eventsFigures,
       ...identity,
+      ...billing,
       ...freshness,
       ...askFigures,
       ...writes,
@@ -240,7 +245,21 @@ async function benchCommits(svc: RunningServer, tenantId: string, key: string): 
   const t0 = Date.now();
   await Promise.all(Array.from({ length: 16 }, async () => { while (Date.now() < until) { await commit(); done++; } }));
   const rate = done / ((Date.now() - t0) / 1000);
+  // The fence alone (write-fence.ts): the lease taken and released around one vendor call, on a real reservation.
+  const reservation = await new IdempotencyService(svc.services.ds, svc.services.writeFence)
+    .reserve({ isvId: randomUUID(), tenantId, operation: 'bench.fence', key: randomUUID() }, 'h');
+  const fenceLat: number[] = [];
+  if (reservation.kind === 'new') {
+    for (let i = 0; i < N; i++) {
+      fenceLat.push(await timed(async () => {
+        const lease = await svc.services.writeFence.acquire(reservation.id, reservation.generation, `bench-${i}`, Date.now() + 5000);
+        if (lease.kind === 'held') await svc.services.writeFence.release(reservation.id, lease.token);
+      }));
+    }
+  }
+  fenceLat.sort((a, b) => a - b);
   return {
+    'fence (lease + release) p50/p99 ms': `${percentile(fenceLat, 0.5).toFixed(2)} / ${percentile(fenceLat, 0.99).toFixed(2)}`,
     'commit p50/p99 ms (service)': `${percentile(svcLat, 0.5).toFixed(1)} / ${percentile(svcLat, 0.99).toFixed(1)}`,
     'commit p50/p99 ms (direct)': `${percentile(dirLat, 0.5).toFixed(1)} / ${percentile(dirLat, 0.99).toFixed(1)}`,
     'commit latency ratio p50/p99': `${(percentile(svcLat, 0.5) / percentile(dirLat, 0.5)).toFixed(2)} / ${(percentile(svcLat, 0.99) / percentile(dirLat, 0.99)).toFixed(2)}`,

@@ -1,0 +1,249 @@
+/**
+ * Charges (design.md section 12). A charge proposes that an agreement line bill what the ISVs report:
+ * for each line that cost rows land on (cost-resolution.ts), the billable quantity of the latest
+ * period reported for it, summed over those rows; when it differs from the line's quantity, the
+ * charge is pending. Charges are recomputed whenever cost rows, mappings, identity matches or
+ * agreements change. The MSP approves a charge (the line's quantity is rewritten at the PSA, once per
+ * key, on connectors that declare `charge.approve`) or dismisses it (nothing changes at the PSA). A
+ * decision stands for the figure it was about: the same proposal does not come back, a new one does.
+ */
+import type { DataSource, EntityManager } from 'typeorm';
+import type { z } from 'zod';
+import type { Connection } from '../../entities';
+import type { TenantAccess } from '../access/access.service';
+import type { Caller } from '../access/caller';
+import { syncedLine } from '../agreements/agreement-lines.service';
+import type { AgreementLineChange } from '../connectors/agreement-write-types';
+import { agreementLineWriter, capabilitiesOf } from '../connectors/registry';
+import { ServiceError } from '../errors/service-error';
+import { targetPreview } from '../operations/write-results';
+import { isUuid } from '../shared/request';
+import type { SyncService } from '../sync/sync.service';
+import { problemsError, type CommitReservation, type WritePipeline } from '../writes/write-pipeline';
+import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargeList, DismissedCharge } from './billing.schemas';
+import { CHARGE_STATUSES } from './billing.schemas';
+import { resolveCostRows, unresolvedOut, type ResolvedCostRow } from './cost-resolution';
+
+type ChargeOut = z.infer<typeof Charge>;
+type Preview = z.infer<typeof ApproveChargePreview>;
+type Result = z.infer<typeof ApproveChargeResult>;
+
+interface Proposal {
+  connectionId: string;
+  agreementSourceId: string;
+  lineSourceId: string;
+  periodStart: string;
+  periodEnd: string;
+  quantity: number;
+  costIds: string[];
+}
+
+interface LineFacts {
+  connection_id: string;
+  source_id: string;
+  quantity: number | null;
+  unit_price: number | null;
+  unit_cost: number | null;
+  product_source_id: string | null;
+  product_name: string | null;
+  effective_start: string | null;
+  effective_end: string | null;
+  company_source_id: string | null;
+  company_name: string | null;
+}
+
+const SAME = 1e-9;
+const today = () => new Date().toISOString().slice(0, 10);
+const lineKey = (connectionId: string, lineSourceId: string) => `${connectionId}|${lineSourceId}`;
+
+/** The latest period's billable quantity per line, over every row that lands on it. */
+export function proposals(rows: ResolvedCostRow[]): Map<string, Proposal> {
+  const out = new Map<string, Proposal>();
+  for (const r of rows) {
+    if (!r.lineSourceId || !r.connectionId || r.reason) continue;
+    const key = lineKey(r.connectionId, r.lineSourceId);
+    const p = out.get(key);
+    const newer = !p || r.periodEnd > p.periodEnd || (r.periodEnd === p.periodEnd && r.periodStart > p.periodStart);
+    if (newer) {
+      out.set(key, { connectionId: r.connectionId, agreementSourceId: r.agreementSourceId!, lineSourceId: r.lineSourceId, periodStart: r.periodStart, periodEnd: r.periodEnd, quantity: r.billableQuantity, costIds: [r.costId] });
+    } else if (r.periodEnd === p.periodEnd && r.periodStart === p.periodStart) {
+      p.quantity += r.billableQuantity;
+      p.costIds.push(r.costId);
+    }
+  }
+  return out;
+}
+
+function chargeOut(r: Record<string, any>): ChargeOut {
+  const costRows = typeof r.cost_rows === 'string' ? JSON.parse(r.cost_rows) : r.cost_rows;
+  return {
+    id: r.id, agreement_source_id: r.agreement_source_id, line_source_id: r.line_source_id, connection_id: r.connection_id, connector: r.connector,
+    company: { source_id: r.company_source_id ?? null, name: r.company_name ?? null },
+    product: { source_id: r.product_source_id ?? null, name: r.product_name ?? null },
+    current_quantity: r.current_quantity == null ? null : Number(r.current_quantity), proposed_quantity: Number(r.proposed_quantity),
+    unit_price: r.unit_price == null ? null : Number(r.unit_price),
+    period: { start: r.period_start, end: r.period_end }, cost_rows: [...costRows].sort(), status: r.status,
+    decided_at: r.decided_at ? new Date(r.decided_at).toISOString() : null,
+    created_at: new Date(r.created_at).toISOString(), updated_at: new Date(r.updated_at).toISOString(),
+  };
+}
+
+const CHARGE_SELECT = 'SELECT ch.*, c.connector FROM charges ch JOIN connections c ON c.id = ch.connection_id';
+
+export class ChargesService {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly pipeline: WritePipeline,
+    private readonly sync: SyncService,
+  ) {}
+
+  /** Brings the tenant's charges in line with its cost rows, mappings, identity matches and agreements. */
+  async recompute(tenantId: string): Promise<void> {
+    const wanted = proposals(await resolveCostRows(this.ds, tenantId, null));
+    await this.ds.transaction(async (m) => {
+      // One recomputation per tenant at a time (across processes on PostgreSQL).
+      await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`charges:${tenantId}`]);
+      const lines = await this.lineFacts(m, tenantId, [...wanted.values()].map((p) => p.lineSourceId));
+      const existing: Record<string, any>[] = await m.query('SELECT id, connection_id, line_source_id, status, proposed_quantity, current_quantity, unit_price, period_start, period_end, cost_rows FROM charges WHERE tenant_id = $1', [tenantId]);
+      const open = new Map(existing.filter((e) => e.status === 'pending' || e.status === 'approving').map((e) => [lineKey(e.connection_id, e.line_source_id), e]));
+      const decided = new Set(existing.filter((e) => e.status === 'approved' || e.status === 'dismissed')
+        .map((e) => `${lineKey(e.connection_id, e.line_source_id)}|${e.period_start}|${e.period_end}|${Number(e.proposed_quantity)}`));
+      const keep = new Set<string>();
+      const inserts: unknown[][] = [];
+      for (const [key, p] of wanted) {
+        const line = lines.get(key);
+        if (!line || (line.quantity != null && Math.abs(Number(line.quantity) - p.quantity) < SAME)) continue;
+        keep.add(key);
+        const current = open.get(key);
+        if (current?.status === 'approving') continue;
+        if (!current && decided.has(`${key}|${p.periodStart}|${p.periodEnd}|${p.quantity}`)) continue;
+        const costRows = JSON.stringify([...p.costIds].sort());
+        if (current) {
+          const same = Number(current.proposed_quantity) === p.quantity && current.period_start === p.periodStart && current.period_end === p.periodEnd
+            && Number(current.current_quantity) === Number(line.quantity) && JSON.stringify([...(current.cost_rows as string[])].sort()) === costRows
+            && (current.unit_price == null ? null : Number(current.unit_price)) === (line.unit_price == null ? null : Number(line.unit_price));
+          if (!same) {
+            await m.query(
+              `UPDATE charges SET proposed_quantity = $2, current_quantity = $3, unit_price = $4, period_start = $5, period_end = $6, cost_rows = $7, updated_at = now() WHERE id = $1`,
+              [current.id, p.quantity, line.quantity, line.unit_price, p.periodStart, p.periodEnd, costRows]);
+          }
+          continue;
+        }
+        inserts.push([tenantId, p.connectionId, p.agreementSourceId, p.lineSourceId, line.company_source_id, line.company_name, line.product_source_id, line.product_name, line.quantity, p.quantity, line.unit_price, p.periodStart, p.periodEnd, costRows]);
+      }
+      for (let i = 0; i < inserts.length; i += 500) {
+        const chunk = inserts.slice(i, i + 500);
+        const values = chunk.map((_r, j) => `(${Array.from({ length: 14 }, (_x, k) => `$${j * 14 + k + 1}`).join(', ')}, 'pending')`).join(', ');
+        await m.query(
+          `INSERT INTO charges (tenant_id, connection_id, agreement_source_id, line_source_id, company_source_id, company_name, product_source_id, product_name, current_quantity, proposed_quantity, unit_price, period_start, period_end, cost_rows, status) VALUES ${values}`,
+          chunk.flat());
+      }
+      const stale = [...open.entries()].filter(([key, e]) => e.status === 'pending' && !keep.has(key)).map(([, e]) => e.id);
+      if (stale.length) await m.query('DELETE FROM charges WHERE id = ANY($1)', [stale]);
+    });
+  }
+
+  private async lineFacts(m: EntityManager, tenantId: string, lineIds: string[]): Promise<Map<string, LineFacts>> {
+    if (!lineIds.length) return new Map();
+    const rows: LineFacts[] = await m.query(
+      `SELECT l.connection_id, l.source_id, l.quantity, l.unit_price, l.unit_cost, l.product_source_id, COALESCE(p.name, l.product_name) AS product_name,
+              l.effective_start, l.effective_end, a.company_source_id, a.company_name
+         FROM agreement_lines l
+         JOIN agreements a ON a.tenant_id = l.tenant_id AND a.connection_id = l.connection_id AND a.source_id = l.agreement_source_id
+         LEFT JOIN products p ON p.tenant_id = l.tenant_id AND p.connection_id = l.connection_id AND p.source_id = l.product_source_id
+        WHERE l.tenant_id = $1 AND l.source_id = ANY($2)`, [tenantId, [...new Set(lineIds)]]);
+    return new Map(rows.map((r) => [lineKey(r.connection_id, r.source_id), r]));
+  }
+
+  async list(tenantId: string, status: (typeof CHARGE_STATUSES)[number] | null | undefined): Promise<z.infer<typeof ChargeList>> {
+    const args: unknown[] = [tenantId];
+    let where = 'ch.tenant_id = $1';
+    if (status) {
+      // An approval being written is still pending to whoever lists pending charges.
+      args.push(status === 'pending' ? ['pending', 'approving'] : [status]);
+      where += ' AND ch.status = ANY($2)';
+    }
+    const rows = await this.ds.query(`${CHARGE_SELECT} WHERE ${where} ORDER BY ch.period_start DESC, ch.agreement_source_id, ch.line_source_id, ch.created_at`, args);
+    const unresolved = (await resolveCostRows(this.ds, tenantId, null)).filter((r) => r.reason);
+    return {
+      charges: rows.map(chargeOut),
+      unresolved: unresolved.map(unresolvedOut),
+    };
+  }
+
+  private async load(tenantId: string, id: string): Promise<Record<string, any>> {
+    const rows = isUuid(id) ? await this.ds.query(`${CHARGE_SELECT} WHERE ch.tenant_id = $1 AND ch.id = $2`, [tenantId, id]) : [];
+    if (!rows.length) throw new ServiceError('not_found', `No charge ${JSON.stringify(id.slice(0, 100))} on this tenant.`);
+    return rows[0];
+  }
+
+  /** Approve: the line's quantity becomes the proposed one, at the PSA (preview by default). */
+  async approve(caller: Caller, access: TenantAccess, id: string, body: z.infer<typeof ApproveChargeBody>): Promise<Preview | Result> {
+    const tenantId = access.tenant.id;
+    return this.pipeline.write({
+      caller, access, operation: 'charge.approve', subjectRef: isUuid(id) ? id : null, request: body,
+      prepare: async (marker) => {
+        const charge = await this.load(tenantId, id);
+        const c = access.connections.find((x) => x.id === charge.connection_id);
+        if (!c) throw new ServiceError('not_found', 'No such charge on this tenant.');
+        if (!capabilitiesOf(c.connector).writes.includes('charge.approve')) {
+          throw ServiceError.notSupported(`Approving a charge rewrites the agreement line at the PSA, which the ${c.connector} connector does not do; change the line there, or dismiss the charge.`);
+        }
+        // Pending (or ours, half-done, when a retry takes its key over): anything else was decided.
+        if (charge.status !== 'pending' && charge.status !== 'approving') {
+          throw new ServiceError('request_invalid', `Charge ${id} is ${charge.status}; only a pending charge can be approved.`, { details: { status: charge.status } });
+        }
+        const line = (await this.lineFacts(this.ds.manager, tenantId, [charge.line_source_id])).get(lineKey(c.id, charge.line_source_id));
+        const change: AgreementLineChange = {
+          marker, agreementSourceId: charge.agreement_source_id, lineSourceId: charge.line_source_id, effectiveDate: today(),
+          quantity: Number(charge.proposed_quantity), current: line ? syncedLine(line) : null,
+        };
+        const problems = agreementLineWriter(c.connector).checkRewrite(change);
+        if (problems.length) throw problemsError(c.connector, problems);
+        return { charge, c, change };
+      },
+      targets: (p) => [p.c],
+      preview: (p): Preview => ({
+        dry_run: true as const, charge: chargeOut(p.charge),
+        preview: { targets: [targetPreview(p.c, agreementLineWriter(p.c.connector).previewRewrite(p.change))] },
+      }),
+      commit: (p, reservation) => this.commitApproval(tenantId, p.charge, p.c, p.change, reservation),
+    });
+  }
+
+  private async commitApproval(tenantId: string, charge: Record<string, any>, c: Connection, change: AgreementLineChange, reservation: CommitReservation): Promise<Result> {
+    // Claim the charge: a second approval (another key) finds it taken and writes nothing.
+    const [claimed]: [unknown[], number] = await this.ds.query(
+      `UPDATE charges SET status = 'approving', updated_at = now() WHERE id = $1 AND (status = 'pending' OR (status = 'approving' AND $2::boolean)) RETURNING id`,
+      [charge.id, reservation.takeover]);
+    if (!claimed.length) {
+      const now = await this.load(tenantId, charge.id);
+      throw new ServiceError('request_invalid', `Charge ${charge.id} is ${now.status}; only a pending charge can be approved.`, { details: { status: now.status } });
+    }
+    const [o] = await this.pipeline.run(tenantId, reservation, [{ connection: c, write: { op: 'agreement.line.rewrite', change } }]);
+    if (!o.ok) {
+      await this.ds.query("UPDATE charges SET status = 'pending', updated_at = now() WHERE id = $1 AND status = 'approving'", [charge.id]);
+      throw o.error ?? new ServiceError('vendor_error', `The ${c.connector} write failed.`);
+    }
+    await this.ds.query("UPDATE charges SET status = 'approved', decided_at = now(), updated_at = now() WHERE id = $1", [charge.id]);
+    // The line's new quantity comes back through the sync, which recomputes the other charges.
+    await this.sync.syncConnection(c.id, { resources: ['agreements', 'agreement_lines'] }).catch(() => undefined);
+    return {
+      dry_run: false as const, idempotent_replay: false, created: false, charge: chargeOut(await this.load(tenantId, charge.id)),
+      line_source_id: charge.line_source_id, quantity: change.quantity!,
+    };
+  }
+
+  /** Dismiss: the charge is set aside; nothing is sent to the PSA. */
+  async dismiss(tenantId: string, id: string): Promise<z.infer<typeof DismissedCharge>> {
+    const charge = await this.load(tenantId, id);
+    if (charge.status === 'dismissed') return { charge: chargeOut(charge), changed: false };
+    const [rows]: [unknown[], number] = await this.ds.query(
+      "UPDATE charges SET status = 'dismissed', decided_at = now(), updated_at = now() WHERE id = $1 AND status = 'pending' RETURNING id", [charge.id]);
+    if (!rows.length) {
+      const now = await this.load(tenantId, id);
+      throw new ServiceError('request_invalid', `Charge ${id} is ${now.status}; only a pending charge can be dismissed.`, { details: { status: now.status } });
+    }
+    return { charge: chargeOut(await this.load(tenantId, id)), changed: true };
+  }
+}

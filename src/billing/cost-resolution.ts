@@ -1,0 +1,110 @@
+/**
+ * Where a cost row lands (design.md section 12), the one rule behind charges and reconciliation: the
+ * customer through the ISV's identity match (a PSA company), the product through the ISV's mapping to
+ * a line of an agreement of that company. A row that does not land has a reason:
+ * - `customer_unmatched`: the customer has no identity match;
+ * - `product_unmapped`: no mapping pairs the product with a line of that company's agreements;
+ * - `agreement_inactive`: it is paired with a line of an agreement that is not active, or a line that has ended.
+ * A product marked `unmapped` on purpose is billed outside agreements: it lands nowhere and is not a problem.
+ */
+import type { DataSource } from 'typeorm';
+import type { UNRESOLVED_REASONS } from './billing.schemas';
+
+export type UnresolvedReason = (typeof UNRESOLVED_REASONS)[number];
+
+export interface ResolvedCostRow {
+  costId: string;
+  isvId: string;
+  customerRef: string;
+  isvProductRef: string;
+  periodStart: string;
+  periodEnd: string;
+  billableQuantity: number;
+  mspCostExtended: number;
+  currency: string;
+  /** The matched PSA company (null: customer_unmatched). */
+  connectionId: string | null;
+  companySourceId: string | null;
+  /** The mapped line, when the row lands on one. */
+  agreementSourceId: string | null;
+  lineSourceId: string | null;
+  /** null: the row lands on the line (or is deliberately unmapped). */
+  reason: UnresolvedReason | null;
+  explicitlyUnmapped: boolean;
+}
+
+export interface PeriodFilter {
+  start: string;
+  end: string;
+}
+
+const REASON_MESSAGES: Record<UnresolvedReason, string> = {
+  customer_unmatched: 'The customer has no identity match with a PSA company (GET /tenants/{tenant_id}/identity/unmapped).',
+  product_unmapped: 'No agreement-line mapping pairs this product with a line of the customer\'s agreements (POST /tenants/{tenant_id}/agreement-line-mappings).',
+  agreement_inactive: 'The product is mapped to a line of an agreement that is not active, or a line that has ended.',
+};
+
+/** An unresolved row as the charges list and the reconciliation show it. */
+export function unresolvedOut(r: ResolvedCostRow) {
+  return {
+    cost_id: r.costId, isv_id: r.isvId, external_customer_ref: r.customerRef, product_source_id: r.isvProductRef,
+    period_start: r.periodStart, period_end: r.periodEnd, billable_quantity: r.billableQuantity, msp_cost_extended: r.mspCostExtended,
+    reason: r.reason!, message: REASON_MESSAGES[r.reason!],
+  };
+}
+
+/** Cost rows of a tenant (contained in the period, when given), each with where it lands. */
+export async function resolveCostRows(ds: DataSource, tenantId: string, period: PeriodFilter | null): Promise<ResolvedCostRow[]> {
+  const args: unknown[] = [tenantId];
+  let where = 'c.tenant_id = $1';
+  if (period) {
+    args.push(period.start, period.end);
+    where += ' AND c.period_start >= $2 AND c.period_end <= $3';
+  }
+  // One statement, set-based so that it stays a few hash joins at any size: the identity match, the
+  // candidate lines (mapped lines of that company's agreements; an active agreement and a running line
+  // first), and whether the product is explicitly unmapped.
+  const rows: Record<string, any>[] = await ds.query(
+    `WITH c AS (SELECT * FROM isv_costs c WHERE ${where}),
+     matched AS (
+       SELECT c.id AS cost_id, im.connection_id, im.company_source_id FROM c
+         JOIN identity_matches im ON im.tenant_id = c.tenant_id AND im.isv_id = c.isv_id AND im.customer_ref = c.external_customer_ref),
+     cand AS (
+       SELECT DISTINCT ON (c.id) c.id AS cost_id, m.agreement_source_id, m.line_source_id, a.status AS agreement_status, l.effective_end
+         FROM c
+         JOIN matched mt ON mt.cost_id = c.id
+         JOIN agreements a ON a.tenant_id = c.tenant_id AND a.connection_id = mt.connection_id AND a.company_source_id = mt.company_source_id
+         JOIN agreement_line_mappings m ON m.tenant_id = a.tenant_id AND m.connection_id = a.connection_id AND m.agreement_source_id = a.source_id
+              AND m.isv_id = c.isv_id AND m.vendor_product_ref = c.product_source_id AND m.status = 'mapped'
+         JOIN agreement_lines l ON l.tenant_id = m.tenant_id AND l.connection_id = m.connection_id AND l.source_id = m.line_source_id
+        ORDER BY c.id, (a.status = 'active') DESC, (l.effective_end IS NULL OR substr(l.effective_end, 1, 10) >= c.period_start) DESC,
+                 m.agreement_source_id, m.line_source_id),
+     unmapped AS (SELECT DISTINCT isv_id, vendor_product_ref FROM agreement_line_mappings WHERE tenant_id = $1 AND status = 'unmapped')
+     SELECT c.id, c.isv_id, c.external_customer_ref, c.product_source_id, c.period_start, c.period_end, c.billable_quantity,
+            c.msp_cost_extended, c.currency, mt.connection_id, mt.company_source_id,
+            cand.agreement_source_id, cand.line_source_id, cand.agreement_status, cand.effective_end,
+            (u.vendor_product_ref IS NOT NULL) AS explicitly_unmapped
+       FROM c
+       LEFT JOIN matched mt ON mt.cost_id = c.id
+       LEFT JOIN cand ON cand.cost_id = c.id
+       LEFT JOIN unmapped u ON u.isv_id = c.isv_id AND u.vendor_product_ref = c.product_source_id
+      ORDER BY c.period_start DESC, c.external_customer_ref, c.product_source_id, c.id`,
+    args,
+  );
+  return rows.map((r) => {
+    const explicitlyUnmapped = r.explicitly_unmapped === true;
+    let reason: UnresolvedReason | null = null;
+    if (!r.company_source_id) reason = 'customer_unmatched';
+    else if (!r.line_source_id) reason = explicitlyUnmapped ? null : 'product_unmapped';
+    else if (r.agreement_status !== 'active' || (r.effective_end && String(r.effective_end).slice(0, 10) < r.period_start)) reason = 'agreement_inactive';
+    const lands = reason === null && r.line_source_id != null;
+    return {
+      costId: r.id, isvId: r.isv_id, customerRef: r.external_customer_ref, isvProductRef: r.product_source_id,
+      periodStart: r.period_start, periodEnd: r.period_end, billableQuantity: Number(r.billable_quantity),
+      mspCostExtended: Number(r.msp_cost_extended), currency: r.currency,
+      connectionId: r.connection_id ?? null, companySourceId: r.company_source_id ?? null,
+      agreementSourceId: lands ? r.agreement_source_id : null, lineSourceId: lands ? r.line_source_id : null,
+      reason, explicitlyUnmapped,
+    };
+  });
+}

@@ -1,0 +1,214 @@
+/**
+ * Billing (interface document rule 8 and Limits 5, design.md section 12): ISV cost rows and partner
+ * minimums, agreement-line mappings, charges and the reconciliation. Charges are recomputed after
+ * every change they derive from: a committed cost submission, a mapping created or deleted, an
+ * identity decision, and a sync that changed agreements, lines or PSA companies.
+ */
+import { isvOf, type TenantAccess } from '../access/access.service';
+import type { ErrorCode } from '../errors/error-codes';
+import { ServiceError } from '../errors/service-error';
+import type { FeatureModule } from '../feature';
+import { defineOperation, type OperationContext } from '../operations/operation';
+import { tenantOf } from '../operations/runner';
+import type { Services } from '../services';
+import { TenantPath } from '../shared/request';
+import { checkPeriod, throwProblems, type Problem } from './billing-rules';
+import * as S from './billing.schemas';
+
+/** An ISV submits and maps with `billing.cost.submit` on a connection of the tenant. */
+function submitter(ctx: OperationContext): { access: TenantAccess; isvId: string } {
+  const access = tenantOf(ctx);
+  const isvId = isvOf(ctx.caller);
+  ctx.services.access.requireGrant(access, 'billing.cost.submit');
+  return { access, isvId };
+}
+
+/** Whose rows a read shows: an ISV its own (with the grant); an MSP every ISV's, or the one it names. */
+function readerScope(ctx: OperationContext, isvId: string | null | undefined): string | null {
+  if (ctx.caller.kind === 'isv') {
+    ctx.services.access.requireGrant(tenantOf(ctx), 'billing.cost.submit');
+    return ctx.caller.isvId;
+  }
+  return isvId ?? null;
+}
+
+const SUBMIT_ERRORS: ErrorCode[] = ['grant_missing', 'role_required', 'validation', 'idempotency_conflict'];
+const submitStatus = (r: { dry_run: boolean; replaced: boolean }) => (r.dry_run || r.replaced ? 200 : 201);
+
+const submitCost = defineOperation({
+  name: 'submit_isv_cost', kind: 'mutation', summary: 'Report what you delivered to a customer in a period (your cost and the billable quantity)', tag: 'Billing',
+  role: 'isv', grant: 'billing.cost.submit',
+  description: 'One cost row per customer, product and period. `dry_run` (default true) answers what would be stored. A later submission with the same `idempotency_key`, or for the same customer, product and period, replaces the row (200, `replaced: true`): nothing is counted twice. Rules (422 `validation`, every problem listed): real `YYYY-MM-DD` days with period_end >= period_start, quantities and amounts finite and >= 0, an ISO 4217 currency, and msp_cost_extended = msp_cost_unit x billable_quantity within 0.01 (the same for the customer price and suggested retail pairs when both are given). Charges are recomputed after a commit.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/billing/costs', documented: false },
+  path: TenantPath, body: S.SubmitIsvCostBody,
+  responses: [
+    { status: 200, schema: S.IsvCostSubmitted, description: 'A preview, or a committed submission that replaced an earlier row.' },
+    { status: 201, schema: S.IsvCostSubmitted, description: 'Committed: a new row.' },
+  ],
+  statusOf: submitStatus, errors: SUBMIT_ERRORS,
+  handle: async ({ body }, ctx) => {
+    const { access, isvId } = submitter(ctx);
+    return ctx.services.costRows.submitCost(access.tenant.id, isvId, body);
+  },
+});
+
+const listCosts = defineOperation({
+  name: 'list_isv_costs', kind: 'query', summary: 'ISV cost rows', tag: 'Billing', role: 'reader',
+  description: 'The cost rows (an ISV key: its own; an MSP key: every ISV\'s, or `isv_id`\'s), newest period first. `period_start`/`period_end` keep rows whose period lies inside them.',
+  http: { method: 'get', path: '/tenants/{tenant_id}/billing/costs', documented: false },
+  path: TenantPath, query: S.CostsQuery,
+  responses: [{ status: 200, schema: S.IsvCostList, description: 'The rows and their totals.' }],
+  errors: ['grant_missing', 'validation'],
+  handle: async ({ query }, ctx) => ctx.services.costRows.listCosts(tenantOf(ctx).tenant.id, readerScope(ctx, query.isv_id), query),
+});
+
+const submitMinimum = defineOperation({
+  name: 'submit_partner_minimum', kind: 'mutation', summary: 'Report the minimum the MSP owes you for a product in a period', tag: 'Billing',
+  role: 'isv', grant: 'billing.cost.submit',
+  description: 'One row per product and period, replaced like cost rows (same `idempotency_key`, or same product and period). The reconciliation shows the shortfall: the minimum less your reported cost for the product in that period. Rules: real days, period_end >= period_start, minimum_amount finite and >= 0, ISO 4217 currency.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/billing/partner-minimums', documented: false },
+  path: TenantPath, body: S.SubmitPartnerMinimumBody,
+  responses: [
+    { status: 200, schema: S.PartnerMinimumSubmitted, description: 'A preview, or a committed submission that replaced an earlier row.' },
+    { status: 201, schema: S.PartnerMinimumSubmitted, description: 'Committed: a new row.' },
+  ],
+  statusOf: submitStatus, errors: SUBMIT_ERRORS,
+  handle: async ({ body }, ctx) => {
+    const { access, isvId } = submitter(ctx);
+    return ctx.services.costRows.submitMinimum(access.tenant.id, isvId, body);
+  },
+});
+
+const listMinimums = defineOperation({
+  name: 'list_partner_minimums', kind: 'query', summary: 'Partner minimums', tag: 'Billing', role: 'reader',
+  http: { method: 'get', path: '/tenants/{tenant_id}/billing/partner-minimums', documented: false },
+  path: TenantPath, query: S.MinimumsQuery,
+  responses: [{ status: 200, schema: S.PartnerMinimumList, description: 'The minimums (an ISV key: its own).' }],
+  errors: ['grant_missing', 'validation'],
+  handle: async ({ query }, ctx) => ctx.services.costRows.listMinimums(tenantOf(ctx).tenant.id, readerScope(ctx, query.isv_id), query),
+});
+
+const createMapping = defineOperation({
+  name: 'create_agreement_line_mapping', kind: 'mutation', summary: 'Pair one of your products with an agreement line (or mark it unmapped)', tag: 'Billing',
+  role: 'isv', grant: 'billing.cost.submit',
+  description: '`mapped`: the product is billed on that line of an existing, active agreement (its cost rows for that agreement\'s company land there). `unmapped`: the product is deliberately not billed through an agreement (its rows are not reported as unresolved). `vendor_key` is your own ISV id. The same pairing twice answers 200 with `already_existed`.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/agreement-line-mappings', documented: false },
+  path: TenantPath, body: S.CreateAgreementLineMappingBody,
+  responses: [
+    { status: 201, schema: S.MappingCreated, description: 'Created.' },
+    { status: 200, schema: S.MappingCreated, description: 'The same pairing existed; nothing changed.' },
+  ],
+  statusOf: (r: { already_existed: boolean }) => (r.already_existed ? 200 : 201),
+  errors: ['grant_missing', 'role_required', 'validation', 'request_invalid'],
+  handle: async ({ body }, ctx) => {
+    const { access, isvId } = submitter(ctx);
+    return ctx.services.lineMappings.create(access, isvId, body);
+  },
+});
+
+const listMappings = defineOperation({
+  name: 'list_agreement_line_mappings', kind: 'query', summary: 'Agreement-line mappings', tag: 'Billing', role: 'reader',
+  http: { method: 'get', path: '/tenants/{tenant_id}/agreement-line-mappings', documented: false },
+  path: TenantPath, query: S.MappingsQuery,
+  responses: [{ status: 200, schema: S.MappingList, description: 'The mappings (an ISV key: its own), with the agreement\'s company and the line\'s product.' }],
+  errors: ['grant_missing'],
+  handle: async ({ query }, ctx) => ({ mappings: await ctx.services.lineMappings.list(tenantOf(ctx).tenant.id, readerScope(ctx, query.isv_id), query) }),
+});
+
+const deleteMapping = defineOperation({
+  name: 'delete_agreement_line_mapping', kind: 'mutation', summary: 'Delete an agreement-line mapping', tag: 'Billing', role: 'reader',
+  description: 'An ISV deletes its own mappings; an MSP key any of its tenant\'s. Charges are recomputed.',
+  http: { method: 'delete', path: '/tenants/{tenant_id}/agreement-line-mappings/{mapping_id}', documented: false },
+  path: S.MappingPath,
+  responses: [{ status: 200, schema: S.MappingDeleted, description: 'Deleted.' }],
+  errors: ['grant_missing'],
+  handle: async ({ path }, ctx) => {
+    const owner = readerScope(ctx, null);
+    if (!(await ctx.services.lineMappings.remove(tenantOf(ctx).tenant.id, owner, path.mapping_id))) throw new ServiceError('not_found', 'No such mapping on this tenant.');
+    return { id: path.mapping_id, deleted: true as const };
+  },
+});
+
+const suggestMapping = defineOperation({
+  name: 'suggest_agreement_line_mapping', kind: 'query', summary: 'Candidate agreement lines for one of your products', tag: 'Billing',
+  role: 'isv', grant: 'billing.cost.submit',
+  description: 'Lines of active agreements ranked by score (0 to 1) with the reasons: `same_sku` (the line\'s catalogue SKU), `same_product_name`, `similar_product_name` (shared words), `customer_reports_product` (a customer of yours matched to the agreement\'s company reports this product). It never creates a mapping.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/agreement-line-mappings/suggest', documented: false },
+  path: TenantPath, body: S.SuggestAgreementLineMappingBody,
+  responses: [{ status: 200, schema: S.MappingSuggestions, description: 'Ranked candidates; nothing was mapped.' }],
+  errors: ['grant_missing', 'role_required', 'validation'],
+  handle: async ({ body }, ctx) => {
+    const { access, isvId } = submitter(ctx);
+    return { vendor_product_ref: body.vendor_product_ref, candidates: await ctx.services.lineMappings.suggest(access, isvId, body), mapped: false as const };
+  },
+});
+
+const listCharges = defineOperation({
+  name: 'list_charges', kind: 'query', summary: 'Charges: where what the ISVs report differs from what the agreements bill', tag: 'Billing', role: 'msp',
+  description: 'MSP key. One charge per agreement line whose quantity differs from the billable quantity the ISVs reported for the latest period (summed over their cost rows), with the cost rows behind it; and every cost row that lands on no line, with its reason (`customer_unmatched`, `product_unmapped`, `agreement_inactive`).',
+  http: { method: 'get', path: '/tenants/{tenant_id}/charges', documented: false },
+  path: TenantPath, query: S.ChargesQuery,
+  responses: [{ status: 200, schema: S.ChargeList, description: 'The charges and the unresolved cost rows.' }],
+  errors: ['role_required'],
+  handle: async ({ query }, ctx) => ctx.services.charges.list(tenantOf(ctx).tenant.id, query.status),
+});
+
+const approveCharge = defineOperation({
+  name: 'approve_charge', kind: 'mutation', summary: 'Approve a charge: rewrite the line\'s quantity at the PSA (preview or commit)', tag: 'Billing', role: 'msp',
+  description: 'MSP key. `dry_run` (default true) shows the exact PSA request and leaves the charge pending. A commit rewrites the agreement line\'s quantity once per idempotency key (the same key again answers the first result) and marks the charge approved. Only on PSA connectors that write agreement lines live for approvals; elsewhere 501 `not_supported`. A charge that is not pending: 422 `request_invalid`.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/charges/{charge_id}/approve', documented: false },
+  path: S.ChargePath, body: S.ApproveChargeBody,
+  responses: [
+    { status: 200, schema: S.ApproveChargePreview, description: 'Preview: the vendor request; nothing was sent.' },
+    { status: 200, schema: S.ApproveChargeResult, description: 'Committed: the line was rewritten (or a replay of that answer).' },
+  ],
+  errors: ['role_required', 'not_supported', 'request_invalid', 'validation', 'idempotency_conflict', 'idempotency_in_progress', 'rate_limited', 'vendor_error', 'vendor_unavailable'],
+  handle: async ({ path, body }, ctx) => ctx.services.charges.approve(ctx.caller, tenantOf(ctx), path.charge_id, body),
+});
+
+const dismissCharge = defineOperation({
+  name: 'dismiss_charge', kind: 'mutation', summary: 'Dismiss a charge (nothing changes at the PSA)', tag: 'Billing', role: 'msp',
+  description: 'MSP key. The charge is set aside; the agreement is not touched. The same proposal is not raised again; a different billable quantity raises a new charge.',
+  http: { method: 'post', path: '/tenants/{tenant_id}/charges/{charge_id}/dismiss', documented: false },
+  path: S.ChargePath,
+  responses: [{ status: 200, schema: S.DismissedCharge, description: 'Dismissed (or already dismissed: `changed: false`).' }],
+  errors: ['role_required', 'request_invalid'],
+  handle: async ({ path }, ctx) => ctx.services.charges.dismiss(tenantOf(ctx).tenant.id, path.charge_id),
+});
+
+const reconciliation = defineOperation({
+  name: 'billing_reconciliation', kind: 'query', summary: 'Reconciliation of a period: ISV reports, agreements and distributor subscriptions', tag: 'Billing', role: 'msp',
+  description: 'MSP key. Per PSA company and product: the ISVs\' billable quantity, the agreement line\'s quantity and price, the distributor subscription quantity, MSP cost, revenue and margin, with the differences; the partner minimums with their shortfall; and the cost rows that could not be resolved, each with its reason.',
+  http: { method: 'get', path: '/tenants/{tenant_id}/billing/reconciliation', documented: false },
+  path: TenantPath, query: S.ReconciliationQuery,
+  responses: [{ status: 200, schema: S.Reconciliation, description: 'The reconciliation of the period.' }],
+  errors: ['role_required', 'validation'],
+  handle: async ({ query }, ctx) => {
+    const problems: Problem[] = [];
+    checkPeriod(problems, query.period_start, query.period_end);
+    throwProblems(problems);
+    return ctx.services.reconciliation.reconcile(tenantOf(ctx).tenant.id, { start: query.period_start, end: query.period_end });
+  },
+});
+
+/** Recomputes a tenant's charges; a failure is logged, never thrown into the change that caused it. */
+function recomputeCharges(services: Services, tenantId: string): Promise<void> {
+  return services.charges.recompute(tenantId).catch((err: Error) => services.logger.error({ tenantId, err: err.message }, 'charge recomputation failed'));
+}
+
+export const billingFeature: FeatureModule = {
+  name: 'billing',
+  operations: [submitCost, listCosts, submitMinimum, listMinimums, createMapping, listMappings, deleteMapping, suggestMapping, listCharges, approveCharge, dismissCharge, reconciliation],
+  install(services) {
+    services.costRows.onChanged = ({ tenantId }) => recomputeCharges(services, tenantId);
+    services.lineMappings.onChanged = (tenantId) => recomputeCharges(services, tenantId);
+    services.identity.onMatchesChanged = (tenantId) => recomputeCharges(services, tenantId);
+    services.sync.addListener({
+      async onPageWritten(_m, scope, result) {
+        if (scope.connection.kind !== 'psa' || !['agreements', 'agreement_lines'].includes(scope.resource)) return;
+        if (!result.created.length && !result.updated.length && !(result.deleted?.length)) return;
+        return () => recomputeCharges(services, scope.tenantId);
+      },
+    });
+  },
+};

@@ -1,0 +1,73 @@
+/**
+ * The sandbox ISV's billing fixtures (fixtures/<slug>/isv-billing.json; design.md section 4): its
+ * agreement-line mappings, cost rows and partner minimums. Cost periods are calendar months relative
+ * to the day they are seeded (`month: 0` the current one, `-1` the previous one), so the sandbox always
+ * shows the current and the previous month. Rows that exist stay (a restart changes nothing).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DataSource } from 'typeorm';
+import { z } from 'zod';
+import { fixturesDir } from '../sandbox/fixtures';
+import { roundMoney } from './billing-rules';
+
+const Fixture = z.object({
+  _comment: z.string().optional(),
+  products: z.array(z.object({ ref: z.string(), name: z.string(), sku: z.string() }).strict()),
+  mappings: z.array(z.object({
+    _comment: z.string().optional(), vendor_product_ref: z.string(), status: z.enum(['mapped', 'unmapped']),
+    agreement_id: z.string().optional(), agreement_line_ref: z.string().optional(),
+  }).strict()),
+  costs: z.array(z.object({
+    month: z.number().int().max(0), external_customer_ref: z.string(), product_source_id: z.string(),
+    actual_quantity: z.number(), billable_quantity: z.number(), currency: z.string(), msp_cost_unit: z.number(),
+  }).strict()),
+  partner_minimums: z.array(z.object({
+    month: z.number().int().max(0), product_source_id: z.string(), product_name: z.string().optional(), currency: z.string(), minimum_amount: z.number(),
+  }).strict()),
+}).strict();
+
+export type SandboxBilling = z.infer<typeof Fixture>;
+
+export function readSandboxBilling(slug: string): SandboxBilling | null {
+  const file = path.join(fixturesDir(), slug, 'isv-billing.json');
+  return fs.existsSync(file) ? Fixture.parse(JSON.parse(fs.readFileSync(file, 'utf8'))) : null;
+}
+
+/** The calendar month `offset` months from `now` (UTC), as `YYYY-MM-DD` days. */
+export function monthPeriod(offset: number, now = new Date()): { start: string; end: string } {
+  const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + offset, 1));
+  const last = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 0));
+  return { start: first.toISOString().slice(0, 10), end: last.toISOString().slice(0, 10) };
+}
+
+export async function seedSandboxBilling(ds: DataSource, slug: string, tenantId: string, isvId: string, psaConnectionId: string | null, now = new Date()): Promise<void> {
+  const fixture = readSandboxBilling(slug);
+  if (!fixture) return;
+  await ds.transaction(async (m) => {
+    for (const mp of fixture.mappings) {
+      const mapped = mp.status === 'mapped';
+      if (mapped && !psaConnectionId) continue;
+      await m.query(
+        `INSERT INTO agreement_line_mappings (tenant_id, isv_id, vendor_product_ref, status, connection_id, agreement_source_id, line_source_id, decided_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'isv') ON CONFLICT DO NOTHING`,
+        [tenantId, isvId, mp.vendor_product_ref, mp.status, mapped ? psaConnectionId : null, mapped ? mp.agreement_id : null, mapped ? mp.agreement_line_ref : null]);
+    }
+    const names = new Map(fixture.products.map((p) => [p.ref, p.name]));
+    for (const c of fixture.costs) {
+      const p = monthPeriod(c.month, now);
+      await m.query(
+        `INSERT INTO isv_costs (tenant_id, isv_id, external_customer_ref, product_source_id, product_name, period_start, period_end, actual_quantity, billable_quantity, currency, msp_cost_unit, msp_cost_extended)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT ON CONSTRAINT uq_isv_costs_row DO NOTHING`,
+        [tenantId, isvId, c.external_customer_ref, c.product_source_id, names.get(c.product_source_id) ?? null, p.start, p.end,
+          c.actual_quantity, c.billable_quantity, c.currency, c.msp_cost_unit, roundMoney(c.msp_cost_unit * c.billable_quantity)]);
+    }
+    for (const pm of fixture.partner_minimums) {
+      const p = monthPeriod(pm.month, now);
+      await m.query(
+        `INSERT INTO partner_minimums (tenant_id, isv_id, product_source_id, product_name, period_start, period_end, currency, minimum_amount)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT ON CONSTRAINT uq_partner_minimums_row DO NOTHING`,
+        [tenantId, isvId, pm.product_source_id, pm.product_name ?? null, p.start, p.end, pm.currency, pm.minimum_amount]);
+    }
+  });
+}

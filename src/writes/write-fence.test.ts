@@ -1,0 +1,83 @@
+/**
+ * The write fence on the real store (write-fence.ts): one lease per reservation while a vendor call is
+ * in flight, a taken-over generation sends nothing, a later call reconciles first, and the commits of a
+ * gone process are released, on the embedded default at once and on PostgreSQL after its heartbeats stop.
+ */
+import { randomUUID } from 'node:crypto';
+import { openDatabase, type Database } from '../db/database';
+import { ServiceError } from '../errors/service-error';
+import { testDatabaseOptions } from '../../test/support/runtime';
+import { IdempotencyService, requestHash } from './idempotency.service';
+import { WriteFence } from './write-fence';
+
+let db: Database;
+let fence: WriteFence;
+let other: WriteFence;
+let svc: IdempotencyService;
+const HEARTBEAT = 200;
+beforeAll(async () => {
+  db = await openDatabase(testDatabaseOptions());
+  fence = new WriteFence(db.dataSource, { role: 'all', heartbeatMs: HEARTBEAT, exclusive: false });
+  other = new WriteFence(db.dataSource, { role: 'worker', heartbeatMs: HEARTBEAT, exclusive: false });
+  await fence.start();
+  await other.start();
+  svc = new IdempotencyService(db.dataSource, fence);
+}, 60_000);
+afterAll(async () => { await fence?.stop(); await other?.stop(); await db?.close(); });
+
+const scope = () => ({ isvId: randomUUID(), tenantId: randomUUID(), operation: 'ticket.create', key: `k-${randomUUID()}` });
+const codeOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e) => (e instanceof ServiceError ? e.code : String(e)));
+const soon = () => Date.now() + 600;
+
+it('one holder at a time; the next call reconciles first', async () => {
+  const r = await svc.reserve(scope(), requestHash({}));
+  if (r.kind !== 'new') throw new Error('expected a new reservation');
+  const first = await other.acquire(r.id, r.generation, 'job-1', soon());
+  expect(first).toMatchObject({ kind: 'held', reconcile: false });
+  // A live holder keeps it: the second caller waits until its deadline and sends nothing.
+  expect(await fence.acquire(r.id, r.generation, 'job-2', soon())).toEqual({ kind: 'busy' });
+  await other.release(r.id, (first as { token: string }).token);
+  expect(await fence.acquire(r.id, r.generation, 'job-2', soon())).toMatchObject({ kind: 'held', reconcile: true });
+});
+
+it('a job of a taken-over generation sends nothing', async () => {
+  const s = scope();
+  const r = await svc.reserve(s, requestHash({}));
+  if (r.kind !== 'new') throw new Error('expected a new reservation');
+  await svc.fail(r.id);
+  const again = await svc.reserve(s, requestHash({}));
+  expect(again).toMatchObject({ kind: 'new', takeover: true, generation: 2 });
+  expect(await fence.acquire(r.id, 1, 'old-job', soon())).toEqual({ kind: 'stale' });
+  expect(await fence.acquire(r.id, 2, 'new-job', soon())).toMatchObject({ kind: 'held' });
+});
+
+it('the lease of a gone process is taken, and its in-progress commits are released', async () => {
+  // It beats at start only (its next beat is a minute away): to the others it falls silent, as if killed.
+  const gone = new WriteFence(db.dataSource, { role: 'api', heartbeatMs: 60_000, exclusive: false });
+  await gone.start();
+  const s = scope();
+  const r = await new IdempotencyService(db.dataSource, gone).reserve(s, requestHash({}));
+  if (r.kind !== 'new') throw new Error('expected a new reservation');
+  expect(await gone.acquire(r.id, 1, 'job', soon())).toMatchObject({ kind: 'held' });
+  // While its process beats, its key is in progress and its lease is held.
+  expect(await codeOf(svc.reserve(s, requestHash({})))).toBe('idempotency_in_progress');
+  // Three of the observers' beats later it is gone.
+  await new Promise((res) => setTimeout(res, HEARTBEAT * 4));
+  // A live process's beat released the commit: the key is taken over at once, and the new generation's
+  // job takes the gone holder's lease and reconciles before it sends.
+  await fence.releaseOrphans();
+  expect(await svc.reserve(s, requestHash({}))).toMatchObject({ kind: 'new', takeover: true, generation: 2 });
+  expect(await fence.acquire(r.id, 2, 'job-2', soon())).toMatchObject({ kind: 'held', reconcile: true });
+  await gone.stop();
+});
+
+it('on the embedded default every other instance is gone at once', async () => {
+  const s = scope();
+  const r = await svc.reserve(s, requestHash({})); // owned by `fence`, which is beating
+  if (r.kind !== 'new') throw new Error('expected a new reservation');
+  // A new process on the same embedded database: the earlier one is dead, its commit released at start.
+  const restarted = new WriteFence(db.dataSource, { role: 'all', heartbeatMs: 60_000, exclusive: true });
+  await restarted.start();
+  expect(await new IdempotencyService(db.dataSource, restarted).reserve(s, requestHash({}))).toMatchObject({ kind: 'new', takeover: true });
+  await restarted.stop();
+});

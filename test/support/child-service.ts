@@ -1,0 +1,46 @@
+/**
+ * The service in a child process on the PostgreSQL + Redis runtime (a worker, or an api without the
+ * sandbox), sharing the test's schema, queue and encryption key: what the crash and scale-out tests
+ * kill and start. Built once per suite to dist-test with swc.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { runtime } from './runtime';
+
+const root = path.join(__dirname, '..', '..');
+
+export function buildChildService(): void {
+  execFileSync(process.execPath, [path.join(root, 'node_modules/@swc/cli/bin/swc.js'), 'src', 'entities', 'jobs', '-d', 'dist-test', '-q'], { cwd: root });
+}
+
+export interface ChildServiceOptions {
+  role: 'worker' | 'api';
+  schema: string;
+  queuePrefix: string;
+  encryptionKey: string;
+  env?: Record<string, string>;
+}
+
+/** Starts one; resolves with the process and its URL once it says it is up. */
+export function startChildService(o: ChildServiceOptions): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [path.join(root, 'dist-test/src/main.js')], {
+    cwd: root,
+    env: {
+      ...process.env, SERVICE_ROLE: o.role, PORT: '0', DATABASE_URL: runtime.databaseUrl!, REDIS_URL: runtime.redisUrl!,
+      DATABASE_SCHEMA: o.schema, QUEUE_PREFIX: o.queuePrefix, ENCRYPTION_KEY: o.encryptionKey, QUEUE_LOCK_MS: '2000', QUEUE_STALLED_MS: '1000',
+      SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn', ...o.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${o.role} did not start: ${out}`)), 60_000);
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /(?:worker|listening) on (http:\/\/\S+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ child, url: m[1] }); }
+    });
+    child.stderr!.on('data', (d) => { out += d; });
+    child.on('exit', (code) => { clearTimeout(timer); if (!/ on http/.test(out)) reject(new Error(`${o.role} exited ${code}: ${out}`)); });
+  });
+}

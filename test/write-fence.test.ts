@@ -1,0 +1,63 @@
+/**
+ * Exactly once under take-over (issue 13, item 3), over HTTP on both runtimes: the vendor holds a
+ * ticket create before doing it, the caller gives up waiting (503) and retries with the same key at
+ * once, so the take-over's lookup by marker finds nothing yet. Without the fence the take-over created a
+ * second ticket; with it, the take-over waits for the first call's lease and then finds its ticket.
+ * And (item 4) a commit left in progress by a process that died does not block its key after a restart.
+ */
+import { startTestService, type TestService } from './support/service';
+
+let svc: TestService;
+let cw: any;
+const A = (p: string) => `/tenants/${svc.alphaId}${p}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  // The request waits 2 s for its vendor write instead of 120 s, so the race happens in seconds.
+  svc = await startTestService({}, { env: { WRITE_WAIT_MS: '2000' } });
+  cw = svc.services.simulators!.connectwise;
+}, 120_000);
+afterAll(async () => { await svc?.close(); });
+
+it('a retry that takes over while the first vendor call is held creates nothing more: one ticket in every trial', async () => {
+  for (let trial = 0; trial < 3; trial++) {
+    const summary = `Fence race ${trial} ${Date.now()}`;
+    const body = { company_name: 'Contoso Ltd', summary, dry_run: false, idempotency_key: `fence-${trial}-${Date.now()}` };
+    cw.faults.inject({ status: 503, times: 1, pathIncludes: '/service/tickets', method: 'POST', holdRequestMs: 3500 });
+    const first = await svc.api(A('/tickets'), { method: 'POST', json: body });
+    expect([first.status, first.body.code]).toEqual([503, 'vendor_unavailable']);
+    const answers: number[] = [];
+    let last = first;
+    for (let i = 0; i < 60 && last.status >= 300; i++) {
+      last = await svc.api(A('/tickets'), { method: 'POST', json: body });
+      answers.push(last.status);
+      if (last.status >= 300) await sleep(200);
+    }
+    expect(last.status).toBe(201);
+    // Every answer before it was a documented "not yet": 503 (the first call still in flight) or 409 (a retry still waiting).
+    for (const s of answers.slice(0, -1)) expect([409, 503]).toContain(s);
+    // Past the held call's own end: whatever the first call was going to create has been created.
+    await sleep(4000);
+    const tickets = (cw.list('sandbox-alpha', 'tickets') as any[]).filter((t) => t.summary === summary);
+    expect(tickets.map((t) => String(t.id))).toEqual([String(last.body.ticket_ref)]);
+    const replay = await svc.api(A('/tickets'), { method: 'POST', json: body });
+    expect(replay.body).toMatchObject({ ticket_ref: last.body.ticket_ref, idempotent_replay: true });
+  }
+}, 120_000);
+
+it('a commit left in progress by a process that died is released at start: the retry answers at once, without a second ticket', async () => {
+  const summary = `Left in progress ${Date.now()}`;
+  const body = { company_name: 'Contoso Ltd', summary, dry_run: false, idempotency_key: `orphan-${Date.now()}` };
+  const landed = await svc.api(A('/tickets'), { method: 'POST', json: body });
+  expect(landed.status).toBe(201);
+  // What a crash between the vendor's answer and storing ours leaves: the ticket at the vendor, the key in
+  // progress, owned by a process that no longer beats.
+  await svc.services.ds.query(
+    `UPDATE idempotency_records SET state = 'in_progress', response_status = NULL, response_body = NULL, owner_instance = 'dead-process', updated_at = now()
+      WHERE key = $1`, [body.idempotency_key]);
+  await svc.services.writeFence.releaseOrphans(); // what a start (and every heartbeat) runs
+  const retry = await svc.api(A('/tickets'), { method: 'POST', json: body });
+  expect(retry.status).toBe(201);
+  expect(retry.body.ticket_ref).toBe(landed.body.ticket_ref);
+  expect((cw.list('sandbox-alpha', 'tickets') as any[]).filter((t) => t.summary === summary)).toHaveLength(1);
+});
