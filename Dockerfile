@@ -6,4 +6,5 @@ COPY . .
 RUN npm run build
 ENV NODE_ENV=production HOST=0.0.0.0
 EXPOSE 3000
-CMD ["node", "dist/src/main.js"]
+# The same command as `npm start` (without its build): the V8 heap capped at SERVICE_HEAP_MB (default 256).
+CMD ["sh", "-c", "exec node --max-old-space-size=${SERVICE_HEAP_MB:-256} dist/src/main.js"]

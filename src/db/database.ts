@@ -1,16 +1,16 @@
 /**
  * The store: TypeORM over PostgreSQL. With DATABASE_URL unset, PostgreSQL is PGlite (embedded,
- * WASM) kept under DATA_DIR (owner-only modes) and served on a Unix socket in a private directory,
- * so the service talks the same wire protocol and runs the same SQL and migrations either way.
+ * WASM) kept under DATA_DIR (owner-only modes), run in a child process of the service
+ * (embedded-cluster.ts) and served on a Unix socket in a private directory, so the service talks
+ * the same wire protocol and runs the same SQL and migrations either way.
  */
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
 import { ALL_ENTITIES } from '../../entities';
 import { MIGRATIONS } from '../../entities/migrations';
+import { startEmbeddedCluster } from './embedded-cluster';
 
 export interface Database {
   dataSource: DataSource;
@@ -19,6 +19,8 @@ export interface Database {
   url: string;
   /** Embedded only: the 0700 directory holding PGlite's Unix socket (no TCP listener). */
   socketDir?: string;
+  /** Embedded only: the database process. */
+  embeddedPid?: number;
   close(): Promise<void>;
 }
 
@@ -52,39 +54,32 @@ export function restrictTree(dir: string): void {
   }
 }
 
-async function startEmbedded(dataDir: string | undefined): Promise<{ endpoint: EmbeddedEndpoint; stop: () => Promise<void> }> {
-  let db: PGlite;
+async function startEmbedded(dataDir: string | undefined): Promise<{ endpoint: EmbeddedEndpoint; pid: number; stop: () => Promise<void> }> {
   let pgDir: string | undefined;
   if (dataDir) {
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     fs.chmodSync(dataDir, 0o700);
     pgDir = path.join(dataDir, 'pg');
     fs.mkdirSync(pgDir, { recursive: true, mode: 0o700 });
-    db = await PGlite.create(pgDir);
-    restrictTree(pgDir);
-  } else {
-    db = await PGlite.create();
   }
   // PGlite is one superuser session with no password: it is served on a Unix socket in a fresh
   // 0700 directory (mkdtemp), never on TCP, so only this service's user can reach it. A temp
   // directory keeps the socket path under the 107-byte limit whatever DATA_DIR is.
   const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'msp-pg-'));
   fs.chmodSync(socketDir, 0o700);
-  // One connection: PGlite is single-session, and interleaving extended-protocol messages from
-  // several sockets is not safe. The pool below is sized 1 to match.
-  const server = new PGLiteSocketServer({ db, path: path.join(socketDir, `.s.PGSQL.${EMBEDDED_PORT}`), maxConnections: 1 });
+  let cluster;
   try {
-    await server.start();
+    cluster = await startEmbeddedCluster(pgDir, path.join(socketDir, `.s.PGSQL.${EMBEDDED_PORT}`));
   } catch (err) {
-    await db.close().catch(() => undefined);
     fs.rmSync(socketDir, { recursive: true, force: true });
     throw err;
   }
+  if (pgDir) restrictTree(pgDir);
   return {
     endpoint: { socketDir, port: EMBEDDED_PORT },
+    pid: cluster.pid,
     stop: async () => {
-      await server.stop();
-      await db.close();
+      await cluster.stop();
       fs.rmSync(socketDir, { recursive: true, force: true });
       if (pgDir) restrictTree(pgDir);
     },
@@ -93,11 +88,13 @@ async function startEmbedded(dataDir: string | undefined): Promise<{ endpoint: E
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   let stopEmbedded: (() => Promise<void>) | undefined;
+  let embeddedPid: number | undefined;
   let endpoint: EmbeddedEndpoint | undefined;
   if (!opts.databaseUrl) {
     const started = await startEmbedded(opts.dataDir);
     endpoint = started.endpoint;
     stopEmbedded = started.stop;
+    embeddedPid = started.pid;
   }
   const embedded = Boolean(endpoint);
   // pg reads a host that starts with '/' as the directory of a Unix socket.
@@ -142,6 +139,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     kind: embedded ? 'embedded' : 'postgres',
     url,
     socketDir: endpoint?.socketDir,
+    embeddedPid,
     close: async () => {
       if (dataSource.isInitialized) await dataSource.destroy();
       if (opts.schema && opts.dropSchemaOnClose && !embedded) {

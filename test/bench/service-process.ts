@@ -29,6 +29,15 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The child processes of `pid` (the embedded database process of the service). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** VmRSS or VmHWM of a process, in KiB. */
 function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -42,7 +51,10 @@ async function startServiceProcess(databaseUrl: string | undefined, env: Record<
   const adminToken = `adm_bench_${randomBytes(12).toString('hex')}`;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-svc-'));
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const main = path.join(__dirname, '..', '..', 'src', 'main.js');
+  // Started the way `npm start` starts it (its script without the build), so the bench measures
+  // the process users run, heap cap included.
+  const root = path.join(__dirname, '..', '..', '..');
+  const start = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const childEnv: Record<string, string> = {
     ...(process.env as Record<string, string>), PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, ADMIN_TOKEN: adminToken,
     DATA_DIR: dataDir, ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn', SYNC_INTERVAL_SECONDS: '0',
@@ -51,7 +63,7 @@ async function startServiceProcess(databaseUrl: string | undefined, env: Record<
   delete childEnv.REDIS_URL;
   if (databaseUrl) Object.assign(childEnv, { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema });
   else delete childEnv.DATABASE_URL;
-  const child = spawn(process.execPath, [main], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', `exec ${start}`], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start: ${out}`)), 180_000);
@@ -116,11 +128,14 @@ export async function benchServiceRss(
     const before = samples.length;
     const reads = await load(`${svc.url}/tenants/${tenant}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
     const duringReads = samples.slice(before);
+    const database = childrenOf(pid)[0];
     return {
       'service process RSS at start MiB': mib(startKb),
       'service process RSS after syncing MiB': `${mib(afterSyncKb)} (peak during sync ${mib(peakSyncKb)})`,
       'service process peak RSS under reads MiB (<300)': mib(Math.max(...duringReads)),
       'service process peak RSS overall MiB': mib(procKb(pid, 'VmHWM')),
+      // The embedded default runs PGlite in a child process (src/db/embedded-cluster.ts), as PostgreSQL is one on the other runtime.
+      'embedded database process peak RSS MiB': database ? mib(procKb(database, 'VmHWM')) : 'none (PostgreSQL server)',
       'reads in that run: rps / p50 / p99 ms': `${Math.round(reads.rps)} / ${reads.p50.toFixed(1)} / ${reads.p99.toFixed(1)} (${reads.errors} errors)`,
     };
   } finally {

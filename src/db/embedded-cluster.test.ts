@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { transformSync } from '@swc/core';
+import { openDatabase } from './database';
+
+const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  for (const t0 = Date.now(); Date.now() - t0 < ms;) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+describe('embedded database process', () => {
+  const runIt = process.env.DATABASE_URL ? it.skip : it;
+
+  runIt('runs apart from the service, keeps its data on disk across a restart, and is gone after close', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-cluster-'));
+    try {
+      const first = await openDatabase({ dataDir });
+      expect(first.embeddedPid).toBeGreaterThan(0);
+      expect(first.embeddedPid).not.toBe(process.pid);
+      await first.dataSource.query('CREATE TABLE kept (v text)');
+      await first.dataSource.query("INSERT INTO kept VALUES ('across a restart')");
+      await first.close();
+      expect(alive(first.embeddedPid!)).toBe(false);
+
+      const second = await openDatabase({ dataDir });
+      try {
+        expect(await second.dataSource.query('SELECT v FROM kept')).toEqual([{ v: 'across a restart' }]);
+      } finally {
+        await second.close();
+      }
+      // Owner-only files, also those the database process wrote.
+      const modes = fs.readdirSync(path.join(dataDir, 'pg'), { recursive: true })
+        .map((f) => fs.statSync(path.join(dataDir, 'pg', String(f))))
+        .filter((s) => s.isFile()).map((s) => s.mode & 0o077);
+      expect(modes.filter((m) => m !== 0)).toEqual([]);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  runIt('exits when the service process is killed (no database left holding the data directory)', async () => {
+    // A parent that starts the embedded database, prints its pid, then waits to be killed. The module
+    // has no imports of the project, so it is compiled alone for the parent to run.
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-parent-'));
+    const compiled = transformSync(fs.readFileSync(path.join(__dirname, 'embedded-cluster.ts'), 'utf8'), {
+      filename: 'embedded-cluster.ts', module: { type: 'commonjs' }, jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+    }).code;
+    fs.writeFileSync(path.join(work, 'embedded-cluster.js'), compiled);
+    const script = `
+      const { startEmbeddedCluster } = require('./embedded-cluster.js');
+      startEmbeddedCluster(undefined, require('path').join(${JSON.stringify(work)}, '.s.PGSQL.5432')).then((c) => console.log('db-pid ' + c.pid));
+      setInterval(() => undefined, 1000);
+    `;
+    // NODE_PATH: the compiled module finds PGlite in this project's node_modules.
+    const parent = spawn(process.execPath, ['-e', script], {
+      cwd: work, env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(__dirname, '..', '..', 'node_modules') }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    parent.stdout!.on('data', (d) => { out += d; });
+    parent.stderr!.on('data', (d) => { out += d; });
+    expect(await until(() => /db-pid \d+/.test(out), 120_000)).toBe(true);
+    const dbPid = Number(/db-pid (\d+)/.exec(out)![1]);
+    expect(alive(dbPid)).toBe(true);
+    parent.kill('SIGKILL');
+    expect(await until(() => !alive(dbPid), 15_000)).toBe(true);
+    fs.rmSync(work, { recursive: true, force: true });
+  }, 180_000);
+});

@@ -1,0 +1,171 @@
+/**
+ * The embedded database (PGlite) in a process of its own, like a real PostgreSQL server.
+ *
+ * Why a child process: PGlite's WASM heap only grows (initdb alone leaves about 400 MiB behind; a
+ * synced 50,000-ticket tenant took the service process to 807 MiB when it ran inside it), and its
+ * queries ran on the service's event loop. In a child, the service process keeps only its own
+ * memory, the database runs on another core, and nothing else about it changes: it is still reached
+ * over PostgreSQL's wire protocol on a Unix socket in a fresh 0700 directory, never on TCP.
+ *
+ * Lifecycle: the child reports `ready` over IPC once it serves the socket; it closes the database
+ * cleanly and exits when asked (`stop`) or when its parent goes away (the IPC channel closes), so a
+ * killed service never leaves a database process behind.
+ *
+ * A new cluster is made by a short-lived process of its own (initdb's memory leaves with it). In
+ * memory (no DATA_DIR) that process writes a tarball to a private directory, which every in-memory
+ * database of this service process loads instead of running initdb again (tests start many).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Shared buffers inside the WASM heap; the rest of the cache is the OS's. */
+const SHARED_BUFFERS = '32MB';
+const START_TIMEOUT_MS = 180_000;
+
+/**
+ * Plain JavaScript, run with `node -e`: it must not depend on how the service itself was built.
+ * PGLITE_MODE `init` makes a cluster and exits (initdb's memory goes with that process); `serve`
+ * opens one and serves it.
+ */
+const CHILD_SCRIPT = `
+const fs = require('node:fs');
+const { PGlite } = require(process.env.PGLITE_ENTRY);
+const env = process.env;
+let db = null;
+let server = null;
+let closing = null;
+function close(code) {
+  closing ??= (async () => {
+    try { if (server) await server.stop(); } catch {}
+    try { if (db) await db.close(); } catch {}
+    process.exit(code);
+  })();
+}
+process.on('disconnect', () => close(0));
+process.on('message', (m) => { if (m === 'stop') close(0); });
+process.on('SIGTERM', () => close(0));
+(async () => {
+  if (env.PGLITE_MODE === 'init') {
+    db = await PGlite.create(env.PGLITE_DIR || undefined);
+    if (!env.PGLITE_DIR) {
+      const tarball = Buffer.from(await (await db.dumpDataDir('none')).arrayBuffer());
+      fs.writeFileSync(env.PGLITE_TEMPLATE + '.tmp', tarball, { mode: 0o600 });
+      fs.renameSync(env.PGLITE_TEMPLATE + '.tmp', env.PGLITE_TEMPLATE);
+    }
+    return close(0);
+  }
+  const options = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=' + env.PGLITE_SHARED_BUFFERS] };
+  db = env.PGLITE_DIR
+    ? await PGlite.create(env.PGLITE_DIR, options)
+    : await PGlite.create({ ...options, loadDataDir: new Blob([fs.readFileSync(env.PGLITE_TEMPLATE)]) });
+  // One connection: PGlite is one session, and interleaving extended-protocol messages from
+  // several sockets is not safe. The service's pool is sized 1 to match.
+  const { PGLiteSocketServer } = require(env.PGLITE_SOCKET_ENTRY);
+  server = new PGLiteSocketServer({ db, path: env.PGLITE_SOCKET, maxConnections: 1 });
+  await server.start();
+  process.send('ready');
+})().catch((err) => { process.stderr.write(String((err && err.stack) || err)); close(1); });
+`;
+
+function spawnChild(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['-e', CHILD_SCRIPT], {
+    // Only what the database needs: no secrets of the service, no NODE_OPTIONS of a test runner.
+    env: {
+      PATH: process.env.PATH ?? '',
+      PGLITE_ENTRY: require.resolve('@electric-sql/pglite'),
+      PGLITE_SOCKET_ENTRY: require.resolve('@electric-sql/pglite-socket'),
+      PGLITE_SHARED_BUFFERS: SHARED_BUFFERS,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+}
+
+function collectStderr(child: ChildProcess): () => string {
+  let stderr = '';
+  child.stderr!.on('data', (d) => { if (stderr.length < 8000) stderr += d; });
+  return () => stderr.slice(0, 2000);
+}
+
+/** Makes a cluster (on disk, or the in-memory template) in a process that then exits. */
+function initCluster(env: Record<string, string>): Promise<void> {
+  const child = spawnChild({ ...env, PGLITE_MODE: 'init' });
+  const stderr = collectStderr(child);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`creating the embedded database failed (exit ${code}): ${stderr()}`));
+    });
+  });
+}
+
+export interface EmbeddedCluster {
+  /** The database process (its memory is not the service's). */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+let templateDir: string | null = null;
+let templateMade: Promise<void> | null = null;
+
+/** Where this process keeps its in-memory cluster template (owner-only, removed at exit). */
+function templatePath(): string {
+  if (!templateDir) {
+    templateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'msp-pgtemplate-'));
+    fs.chmodSync(templateDir, 0o700);
+    const dir = templateDir;
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  return path.join(templateDir, 'cluster.tar');
+}
+
+/**
+ * Starts the database process serving `socketPath`: the cluster in `pgDir` (created when new), or an
+ * in-memory one when `pgDir` is undefined.
+ */
+export async function startEmbeddedCluster(pgDir: string | undefined, socketPath: string): Promise<EmbeddedCluster> {
+  if (pgDir && !fs.existsSync(path.join(pgDir, 'PG_VERSION'))) await initCluster({ PGLITE_DIR: pgDir });
+  const template = pgDir ? null : templatePath();
+  if (template && !fs.existsSync(template)) {
+    templateMade ??= initCluster({ PGLITE_TEMPLATE: template }).catch((err) => { templateMade = null; throw err; });
+    await templateMade;
+  }
+  const child = spawnChild({ PGLITE_MODE: 'serve', PGLITE_SOCKET: socketPath, ...(pgDir ? { PGLITE_DIR: pgDir } : { PGLITE_TEMPLATE: template! }) });
+  const stderr = collectStderr(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`the embedded database did not start: ${why} ${stderr()}`));
+    };
+    const timer = setTimeout(() => fail('timed out'), START_TIMEOUT_MS);
+    const onEarlyExit = (code: number | null) => fail(`exited with ${code}`);
+    child.once('exit', onEarlyExit);
+    child.once('message', (m) => {
+      if (m !== 'ready') return fail(`said ${String(m)}`);
+      clearTimeout(timer);
+      child.off('exit', onEarlyExit);
+      // The service process must not stay alive for the database process alone.
+      child.unref();
+      child.channel?.unref();
+      (child.stderr as unknown as { unref?: () => void }).unref?.();
+      resolve({
+        pid: child.pid!,
+        async stop() {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          // Held again while it closes: the caller awaits its exit, and nothing else may keep this process alive.
+          child.ref();
+          child.channel?.ref();
+          child.send('stop', () => undefined);
+          const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000).unref());
+          if ((await Promise.race([exited, timeout])) === 'timeout') child.kill('SIGKILL');
+        },
+      });
+    });
+  });
+}
