@@ -312,7 +312,9 @@ describe('agreement lines on the limited connector', () => {
 
   it('previews, and commits an add on its fixture host (a fixture agreement)', async () => {
     const before = haloState();
-    const product = (await svc.api(beta('/products?limit=500'))).body.products[0].source_id;
+    // A product of the PSA's own catalogue: the list also holds the distributor's, in id (random) order.
+    const products: { source: string; source_id: string; active: boolean | null }[] = (await svc.api(beta('/products?limit=500'))).body.products;
+    const product = products.find((p) => p.source === 'halopsa' && p.active !== false)!.source_id;
     const body = { verb: 'add', product_source_id: product, quantity: 2, effective_date: '2026-12-01' };
     const preview = await lines(beta('/agreements/31'), body);
     expect(preview.status).toBe(200);

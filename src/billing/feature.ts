@@ -5,6 +5,7 @@
  * identity decision, and a sync that changed agreements, lines or PSA companies.
  */
 import { isvOf, type TenantAccess } from '../access/access.service';
+import type { z } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
@@ -34,6 +35,11 @@ function readerScope(ctx: OperationContext, isvId: string | null | undefined): s
 
 const SUBMIT_ERRORS: ErrorCode[] = ['grant_missing', 'role_required', 'validation', 'idempotency_conflict'];
 const submitStatus = (r: { dry_run: boolean; replaced: boolean }) => (r.dry_run || r.replaced ? 200 : 201);
+/** A submission that replaces its row answers 200, a new row 201 (cost rows and partner minimums alike). */
+const submitResponses = <T extends z.ZodTypeAny>(schema: T) => [
+  { status: 200, schema, description: 'A preview, or a committed submission that replaced an earlier row.' },
+  { status: 201, schema, description: 'Committed: a new row.' },
+];
 
 const submitCost = defineOperation({
   name: 'submit_isv_cost', kind: 'mutation', summary: 'Report what you delivered to a customer in a period (your cost and the billable quantity)', tag: 'Billing',
@@ -41,10 +47,7 @@ const submitCost = defineOperation({
   description: 'One cost row per customer, product and period. `dry_run` (default true) answers what would be stored. A later submission with the same `idempotency_key`, or for the same customer, product and period, replaces the row (200, `replaced: true`): nothing is counted twice. Rules (422 `validation`, every problem listed): real `YYYY-MM-DD` days with period_end >= period_start, quantities and amounts finite and >= 0, an ISO 4217 currency, and msp_cost_extended = msp_cost_unit x billable_quantity within 0.01 (the same for the customer price and suggested retail pairs when both are given). Charges are recomputed after a commit.',
   http: { method: 'post', path: '/tenants/{tenant_id}/billing/costs', documented: false },
   path: TenantPath, body: S.SubmitIsvCostBody,
-  responses: [
-    { status: 200, schema: S.IsvCostSubmitted, description: 'A preview, or a committed submission that replaced an earlier row.' },
-    { status: 201, schema: S.IsvCostSubmitted, description: 'Committed: a new row.' },
-  ],
+  responses: submitResponses(S.IsvCostSubmitted),
   statusOf: submitStatus, errors: SUBMIT_ERRORS,
   handle: async ({ body }, ctx) => {
     const { access, isvId } = submitter(ctx);
@@ -68,10 +71,7 @@ const submitMinimum = defineOperation({
   description: 'One row per product and period, replaced like cost rows (same `idempotency_key`, or same product and period). The reconciliation shows the shortfall: the minimum less your reported cost for the product in that period. Rules: real days, period_end >= period_start, minimum_amount finite and >= 0, ISO 4217 currency.',
   http: { method: 'post', path: '/tenants/{tenant_id}/billing/partner-minimums', documented: false },
   path: TenantPath, body: S.SubmitPartnerMinimumBody,
-  responses: [
-    { status: 200, schema: S.PartnerMinimumSubmitted, description: 'A preview, or a committed submission that replaced an earlier row.' },
-    { status: 201, schema: S.PartnerMinimumSubmitted, description: 'Committed: a new row.' },
-  ],
+  responses: submitResponses(S.PartnerMinimumSubmitted),
   statusOf: submitStatus, errors: SUBMIT_ERRORS,
   handle: async ({ body }, ctx) => {
     const { access, isvId } = submitter(ctx);
