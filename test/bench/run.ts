@@ -168,6 +168,7 @@ async function benchEvents(svc: RunningServer, tenantId: string, key: string, co
     method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }),
   });
   if (reg.status !== 201) throw new Error(`webhook registration answered ${reg.status}: ${await reg.text()}`);
+  const webhookId = (await reg.json() as { id: string }).id;
 
   const cw = svc.services.simulators!.connectwise as unknown as { list: (i: string, r: string) => { id: number; summary: string }[]; update: (i: string, r: string, id: number, p: object) => void };
   const tickets = cw.list(INSTANCE, 'tickets');
@@ -186,6 +187,10 @@ async function benchEvents(svc: RunningServer, tenantId: string, key: string, co
   const deliverySeconds = times.length > 1 ? (Math.max(...times) - Math.min(...times)) / 1000 : 0;
   const lags = rows.filter((r) => received.has(r.id)).map((r) => received.get(r.id)! - new Date(r.created_at).getTime()).sort((a, b) => a - b);
   receiver.close();
+  // Removed with its receiver: later events (the bench's later parts) would otherwise be retried at a
+  // closed port in this same process, and load every figure measured after this one.
+  const removed = await fetch(`${svc.url}/tenants/${tenantId}/ticket-events/webhook/${webhookId}`, { method: 'DELETE', headers: { 'x-api-key': key } });
+  if (!removed.ok) throw new Error(`webhook removal answered ${removed.status}`);
   const failures: { last_error: string; n: number }[] = await svc.services.ds.query(
     `SELECT last_error, COUNT(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND last_error IS NOT NULL GROUP BY 1`, [tenantId]);
   return {
