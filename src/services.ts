@@ -83,7 +83,7 @@ export function createServices(
   const audit = new AuditService(ds);
   const budgets = ConnectionBudgets.fromConfig(config);
   const sync = new SyncService(ds, box, audit, logger, http, budgets);
-  sync.onSynced = () => records.invalidateSyncedAt();
+  sync.addListener({ onSyncEnded: async () => records.invalidateSyncedAt() });
   const syncJobs = new SyncJobs(ds, queue, (c) => config.syncIntervalMs ?? budgets.syncIntervalMs(c));
   const events = new EventsService(ds);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl, events) : null;

@@ -37,7 +37,8 @@ function safeId(id: string): boolean {
   return id.length > 0 && id.length <= 200 && isSafeText(id);
 }
 
-const today = () => new Date().toISOString().slice(0, 10);
+/** Today's date in UTC, `YYYY-MM-DD`: the day a line change applies when none is given. */
+export const todayUtc = () => new Date().toISOString().slice(0, 10);
 
 interface LineRow {
   source_id: string;
@@ -133,7 +134,7 @@ export class AgreementLinesService {
   private async prepare(access: TenantAccess, agreementSourceId: string, b: Body, marker: string): Promise<Prepared> {
     const c = await this.agreement(access, agreementSourceId);
     const writer = agreementLineWriter(c.connector);
-    const date = b.effective_date ?? today();
+    const date = b.effective_date ?? todayUtc();
     const writes: Planned[] = [];
     const current = b.line_source_id != null ? syncedLine(await this.line(c, agreementSourceId, b.line_source_id)) : null;
     const draft = async (m: string): Promise<AgreementLineDraft> => ({

@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import type { Connection } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
 import type { Caller } from '../access/caller';
-import { syncedLine } from '../agreements/agreement-lines.service';
+import { syncedLine, todayUtc } from '../agreements/agreement-lines.service';
 import type { AgreementLineChange } from '../connectors/agreement-write-types';
 import { agreementLineWriter, capabilitiesOf } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
@@ -53,7 +53,6 @@ interface LineFacts {
 }
 
 const SAME = 1e-9;
-const today = () => new Date().toISOString().slice(0, 10);
 const lineKey = (connectionId: string, lineSourceId: string) => `${connectionId}|${lineSourceId}`;
 
 /** The latest period's billable quantity per line, over every row that lands on it. */
@@ -195,7 +194,7 @@ export class ChargesService {
         }
         const line = (await this.lineFacts(this.ds.manager, tenantId, [charge.line_source_id])).get(lineKey(c.id, charge.line_source_id));
         const change: AgreementLineChange = {
-          marker, agreementSourceId: charge.agreement_source_id, lineSourceId: charge.line_source_id, effectiveDate: today(),
+          marker, agreementSourceId: charge.agreement_source_id, lineSourceId: charge.line_source_id, effectiveDate: todayUtc(),
           quantity: Number(charge.proposed_quantity), current: line ? syncedLine(line) : null,
         };
         const problems = agreementLineWriter(c.connector).checkRewrite(change);

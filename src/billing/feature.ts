@@ -203,11 +203,15 @@ export const billingFeature: FeatureModule = {
     services.costRows.onChanged = ({ tenantId }) => recomputeCharges(services, tenantId);
     services.lineMappings.onChanged = (tenantId) => recomputeCharges(services, tenantId);
     services.identity.onMatchesChanged = (tenantId) => recomputeCharges(services, tenantId);
+    // Agreements or their lines changed in a sync: one recompute when that sync ends, not one per page.
+    const changedBySync = new Set<string>();
     services.sync.addListener({
       async onPageWritten(_m, scope, result) {
         if (scope.connection.kind !== 'psa' || !['agreements', 'agreement_lines'].includes(scope.resource)) return;
-        if (!result.created.length && !result.updated.length && !(result.deleted?.length)) return;
-        return () => recomputeCharges(services, scope.tenantId);
+        if (result.created.length || result.updated.length || result.deleted?.length) changedBySync.add(scope.connection.id);
+      },
+      async onSyncEnded({ tenantId, connection }) {
+        if (changedBySync.delete(connection.id)) await recomputeCharges(services, tenantId);
       },
     });
   },

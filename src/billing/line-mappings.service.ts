@@ -7,10 +7,12 @@
  */
 import type { DataSource } from 'typeorm';
 import type { z } from 'zod';
+import { todayUtc } from '../agreements/agreement-lines.service';
 import type { TenantAccess } from '../access/access.service';
 import { ServiceError } from '../errors/service-error';
 import { normalizeName } from '../identity/normalize';
 import { isSafeText } from '../shared/request';
+import { compareVendorIds } from './billing-rules';
 import type { AgreementLineMappingOut, CreateAgreementLineMappingBody, MappingCandidate, MappingCreated, MappingsQuery, SuggestAgreementLineMappingBody } from './billing.schemas';
 
 type Mapping = z.infer<typeof AgreementLineMappingOut>;
@@ -141,7 +143,7 @@ export class LineMappingsService {
          JOIN agreements a ON a.tenant_id = l.tenant_id AND a.connection_id = l.connection_id AND a.source_id = l.agreement_source_id AND a.status = 'active'
          LEFT JOIN products p ON p.tenant_id = l.tenant_id AND p.connection_id = l.connection_id AND p.source_id = l.product_source_id
         WHERE l.tenant_id = $1 AND l.connection_id = ANY($2) AND (l.effective_end IS NULL OR l.effective_end >= $3)`,
-      [access.tenant.id, psa.map((c) => c.id), new Date().toISOString().slice(0, 10)]);
+      [access.tenant.id, psa.map((c) => c.id), todayUtc()]);
     const reporting: { connection_id: string; company_source_id: string }[] = await this.ds.query(
       `SELECT DISTINCT im.connection_id, im.company_source_id FROM isv_costs c
          JOIN identity_matches im ON im.tenant_id = c.tenant_id AND im.isv_id = c.isv_id AND im.customer_ref = c.external_customer_ref
@@ -183,7 +185,7 @@ export class LineMappingsService {
         already_mapped: already.has(`${l.connection_id}|${l.source_id}`),
       });
     }
-    out.sort((a, b2) => b2.score - a.score || a.agreement_id.localeCompare(b2.agreement_id, 'en', { numeric: true }) || a.agreement_line_ref.localeCompare(b2.agreement_line_ref, 'en', { numeric: true }));
+    out.sort((a, b2) => b2.score - a.score || compareVendorIds(a.agreement_id, b2.agreement_id) || compareVendorIds(a.agreement_line_ref, b2.agreement_line_ref));
     return out.slice(0, b.limit);
   }
 }

@@ -13,7 +13,7 @@
 import type { DataSource } from 'typeorm';
 import type { z } from 'zod';
 import { normalizeName } from '../identity/normalize';
-import { monthsOf, roundMoney } from './billing-rules';
+import { compareNames, compareVendorIds, monthsOf, roundMoney } from './billing-rules';
 import type { Reconciliation, ReconciliationRow } from './billing.schemas';
 import { resolveCostRows, unresolvedOut, type PeriodFilter } from './cost-resolution';
 
@@ -137,12 +137,12 @@ export class ReconciliationService {
       const mspCost = a.isvCost + a.distributorCost;
       return {
         company: a.company, product: { ...a.product, isv_product_refs: [...a.product.isv_product_refs].sort() },
-        agreement_source_id: a.agreementSourceId, line_source_ids: [...a.lines].sort((x, y) => x.localeCompare(y, 'en', { numeric: true })),
+        agreement_source_id: a.agreementSourceId, line_source_ids: [...a.lines].sort(compareVendorIds),
         isv_billable_quantity: a.isv, agreement_quantity: a.agreement, unit_price: a.unitPrice, subscription_quantity: a.subscription,
         isv_cost: roundMoney(a.isvCost), distributor_cost: roundMoney(a.distributorCost), msp_cost: roundMoney(mspCost),
         revenue: roundMoney(a.revenue), margin: roundMoney(a.revenue - mspCost), differences,
       };
-    }).sort((x, y) => (x.company.name ?? '').localeCompare(y.company.name ?? '') || (x.product.name ?? '').localeCompare(y.product.name ?? ''));
+    }).sort((x, y) => compareNames(x.company.name ?? '', y.company.name ?? '') || compareNames(x.product.name ?? '', y.product.name ?? ''));
 
     // A minimum counts the ISV's cost for the product in the minimum's period, resolved or not.
     const partnerMinimums = minimums.map((m) => {

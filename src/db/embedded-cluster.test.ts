@@ -45,31 +45,47 @@ describe('embedded database process', () => {
     }
   });
 
-  runIt('exits when the service process is killed (no database left holding the data directory)', async () => {
-    // A parent that starts the embedded database, prints its pid, then waits to be killed. The module
-    // has no imports of the project, so it is compiled alone for the parent to run.
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-parent-'));
+  /** A plain Node parent running the compiled module (it has no imports of the project) and `script`. */
+  function parentProcess(work: string, script: string) {
     const compiled = transformSync(fs.readFileSync(path.join(__dirname, 'embedded-cluster.ts'), 'utf8'), {
       filename: 'embedded-cluster.ts', module: { type: 'commonjs' }, jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
     }).code;
     fs.writeFileSync(path.join(work, 'embedded-cluster.js'), compiled);
-    const script = `
-      const { startEmbeddedCluster } = require('./embedded-cluster.js');
-      startEmbeddedCluster(undefined, require('path').join(${JSON.stringify(work)}, '.s.PGSQL.5432')).then((c) => console.log('db-pid ' + c.pid));
-      setInterval(() => undefined, 1000);
-    `;
     // NODE_PATH: the compiled module finds PGlite in this project's node_modules.
-    const parent = spawn(process.execPath, ['-e', script], {
+    const parent = spawn(process.execPath, ['-e', `const { startEmbeddedCluster } = require('./embedded-cluster.js');\n${script}`], {
       cwd: work, env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(__dirname, '..', '..', 'node_modules') }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     parent.stdout!.on('data', (d) => { out += d; });
     parent.stderr!.on('data', (d) => { out += d; });
-    expect(await until(() => /db-pid \d+/.test(out), 120_000)).toBe(true);
-    const dbPid = Number(/db-pid (\d+)/.exec(out)![1]);
+    return { parent, out: () => out };
+  }
+
+  runIt('exits when the service process is killed (no database left holding the data directory)', async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-parent-'));
+    const { parent, out } = parentProcess(work, `
+      startEmbeddedCluster(undefined, require('path').join(${JSON.stringify(work)}, '.s.PGSQL.5432')).then((c) => console.log('db-pid ' + c.pid));
+      setInterval(() => undefined, 1000);
+    `);
+    expect(await until(() => /db-pid \d+/.test(out()), 120_000)).toBe(true);
+    const dbPid = Number(/db-pid (\d+)/.exec(out())![1]);
     expect(alive(dbPid)).toBe(true);
     parent.kill('SIGKILL');
     expect(await until(() => !alive(dbPid), 15_000)).toBe(true);
+    fs.rmSync(work, { recursive: true, force: true });
+  }, 180_000);
+
+  runIt('a service with nothing else to do still waits for the database to close before it exits', async () => {
+    // Nothing else keeps this parent alive: stop() itself must, until the database process has closed.
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-parent-'));
+    const { parent, out } = parentProcess(work, `
+      startEmbeddedCluster(undefined, require('path').join(${JSON.stringify(work)}, '.s.PGSQL.5432'))
+        .then(async (c) => { await c.stop(); console.log('closed ' + c.pid); });
+    `);
+    const code = await new Promise<number | null>((resolve) => parent.once('exit', resolve));
+    expect(out()).toMatch(/closed \d+/);
+    expect(code).toBe(0);
+    expect(alive(Number(/closed (\d+)/.exec(out())![1]))).toBe(false);
     fs.rmSync(work, { recursive: true, force: true });
   }, 180_000);
 });

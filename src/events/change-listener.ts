@@ -5,11 +5,11 @@
  */
 import type { EntityManager } from 'typeorm';
 import type { PageWriteResult } from '../sync/record-writer';
-import type { PageChangeListener } from '../sync/sync.service';
+import type { SyncListener } from '../sync/sync.service';
 import { ChangeDetector } from './change-detector';
 import type { EventsService } from './events.service';
 
-export function eventsSyncListener(events: EventsService): PageChangeListener {
+export function eventsSyncListener(events: EventsService): SyncListener {
   return {
     async onPageWritten(manager: EntityManager, scope, result: PageWriteResult) {
       if (scope.baseline) return;

@@ -47,23 +47,24 @@ export interface SyncReport {
   resources: ResourceReport[];
 }
 
-/**
- * Called inside the page's transaction with what changed: change detection writes events here.
- * It may return a callback to run once the transaction has committed (enqueue webhook deliveries).
- */
-export interface PageChangeListener {
-  onPageWritten(
+/** What other features hear of a sync. */
+export interface SyncListener {
+  /**
+   * Called inside the page's transaction with what changed: change detection writes events here.
+   * It may return a callback to run once the transaction has committed (enqueue webhook deliveries).
+   */
+  onPageWritten?(
     manager: EntityManager,
     scope: { tenantId: string; connection: Connection; resource: SyncResource; baseline: boolean },
     result: PageWriteResult,
   ): Promise<void | (() => Promise<void>)>;
+  /** Called once after a connection's sync ended (whole or failed part-way): work owed to all its pages at once. */
+  onSyncEnded?(scope: { tenantId: string; connection: Connection }): Promise<void>;
 }
 
 export class SyncService {
   private readonly writer: RecordWriter;
-  private readonly listeners: PageChangeListener[] = [];
-  /** Called after a connection finished syncing (cache invalidation). */
-  onSynced: (tenantId: string) => void = () => {};
+  private readonly listeners: SyncListener[] = [];
 
   constructor(
     private readonly ds: DataSource,
@@ -77,7 +78,7 @@ export class SyncService {
     this.writer = new RecordWriter(ds);
   }
 
-  addListener(listener: PageChangeListener): void {
+  addListener(listener: SyncListener): void {
     this.listeners.push(listener);
   }
 
@@ -129,7 +130,7 @@ export class SyncService {
               manager, resource, { tenantId: connection.tenantId, connectionId }, page as FetchedRecord[], started, opts.full === true,
             );
             for (const l of this.listeners) {
-              const after = await l.onPageWritten(manager, { tenantId: connection.tenantId, connection, resource, baseline }, res);
+              const after = await l.onPageWritten?.(manager, { tenantId: connection.tenantId, connection, resource, baseline }, res);
               if (after) afterCommit.push(after);
             }
             return res;
@@ -180,7 +181,7 @@ export class SyncService {
           detail: { connector: connection.connector, resource, error: message },
         });
         this.logger.warn({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
-        this.onSynced(connection.tenantId);
+        await this.ended(connection);
         throw new SyncFailedError(report);
       }
     }
@@ -191,8 +192,15 @@ export class SyncService {
         resources: Object.fromEntries(report.resources.map((x) => [x.resource, { mode: x.mode, fetched: x.fetched, created: x.created, updated: x.updated, ...(x.quarantined ? { quarantined: x.quarantined } : {}) }])),
       },
     });
-    this.onSynced(connection.tenantId);
+    await this.ended(connection);
     return report;
+  }
+
+  private async ended(connection: Connection): Promise<void> {
+    for (const l of this.listeners) {
+      await l.onSyncEnded?.({ tenantId: connection.tenantId, connection }).catch((err: Error) =>
+        this.logger.error({ connectionId: connection.id, err: err.message }, 'a sync-ended listener failed'));
+    }
   }
 
   /** The deletion pass: removes what the vendor no longer lists and tells the listeners, in one transaction. */
@@ -203,7 +211,7 @@ export class SyncService {
       if (rows.length === 0) return rows;
       const result: PageWriteResult = { created: [], updated: [], unchanged: 0, quarantined: [], deleted: rows };
       for (const l of this.listeners) {
-        const after = await l.onPageWritten(manager, { tenantId: connection.tenantId, connection, resource, baseline }, result);
+        const after = await l.onPageWritten?.(manager, { tenantId: connection.tenantId, connection, resource, baseline }, result);
         if (after) afterCommit.push(after);
       }
       return rows;

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { openDatabase, type Database } from '../db/database';
 import { ServiceError } from '../errors/service-error';
 import { testDatabaseOptions } from '../../test/support/runtime';
-import { IdempotencyService, requestHash } from './idempotency.service';
+import { IdempotencyService, requestHash, type ReservationRef } from './idempotency.service';
 
 let db: Database;
 let svc: IdempotencyService;
@@ -28,14 +28,14 @@ it('the same key with another body is a conflict, in progress or completed', asy
   const s = scope();
   const r = await svc.reserve(s, requestHash({ a: 1 }));
   expect(await codeOf(svc.reserve(s, requestHash({ a: 2 })))).toBe('idempotency_conflict');
-  await svc.complete((r as { id: string }).id, { status: 201, body: { ticket_ref: '7' } });
+  await svc.complete(r as ReservationRef, { status: 201, body: { ticket_ref: '7' } });
   expect(await codeOf(svc.reserve(s, requestHash({ a: 2 })))).toBe('idempotency_conflict');
 });
 
 it('a completed key replays its stored answer; the body hash ignores key order', async () => {
   const s = scope();
   const r = await svc.reserve(s, requestHash({ a: 1, b: { c: 2, d: 3 } }));
-  await svc.complete((r as { id: string }).id, { status: 201, body: { ticket_ref: '7' } });
+  await svc.complete(r as ReservationRef, { status: 201, body: { ticket_ref: '7' } });
   const again = await svc.reserve(s, requestHash({ b: { d: 3, c: 2 }, a: 1 }));
   expect(again).toEqual({ kind: 'replay', answer: { status: 201, body: { ticket_ref: '7' } } });
 });
@@ -43,7 +43,7 @@ it('a completed key replays its stored answer; the body hash ignores key order',
 it('a failed commit releases its key: the next reservation takes it over and must reconcile', async () => {
   const s = scope();
   const r = await svc.reserve(s, requestHash({ a: 1 }));
-  await svc.fail((r as { id: string }).id);
+  await svc.fail(r as ReservationRef);
   const again = await svc.reserve(s, requestHash({ a: 1 }));
   expect(again).toEqual({ kind: 'new', id: (r as { id: string }).id, takeover: true, generation: 2 });
 });
@@ -65,7 +65,21 @@ it('of 10 concurrent reservations of one key exactly one wins', async () => {
 it('two concurrent take-overs of a failed key: exactly one wins', async () => {
   const s = scope();
   const r = await svc.reserve(s, requestHash({ a: 1 }));
-  await svc.fail((r as { id: string }).id);
+  await svc.fail(r as ReservationRef);
   const results = await Promise.all(Array.from({ length: 5 }, () => svc.reserve(s, requestHash({ a: 1 })).then((x) => x.kind, (e) => (e as ServiceError).code)));
   expect(results.filter((x) => x === 'new')).toHaveLength(1);
+});
+
+it('a commit that was taken over cannot store its answer or free the key of the new generation', async () => {
+  const s = scope();
+  const first = await svc.reserve(s, requestHash({ a: 1 }));
+  await svc.fail(first as ReservationRef);
+  const second = await svc.reserve(s, requestHash({ a: 1 }));
+  expect(second).toMatchObject({ kind: 'new', takeover: true, generation: 2 });
+  // The first request finishes late: neither its answer nor its failure touches generation 2.
+  await svc.complete(first as ReservationRef, { status: 201, body: { ticket_ref: 'stale' } });
+  await svc.fail(first as ReservationRef);
+  expect(await codeOf(svc.reserve(s, requestHash({ a: 1 })))).toBe('idempotency_in_progress');
+  await svc.complete(second as ReservationRef, { status: 201, body: { ticket_ref: '8' } });
+  expect(await svc.reserve(s, requestHash({ a: 1 }))).toEqual({ kind: 'replay', answer: { status: 201, body: { ticket_ref: '8' } } });
 });

@@ -18,6 +18,9 @@ export interface StoredAnswer {
   body: Record<string, unknown>;
 }
 
+/** One reservation of a key: its record and the generation that holds it. */
+export interface ReservationRef { id: string; generation: number }
+
 export type Reservation =
   /** `takeover`: the key was used before by a commit that failed or died; its outcome must be reconciled. */
   | { kind: 'new'; id: string; takeover: boolean; generation: number }
@@ -87,14 +90,18 @@ export class IdempotencyService {
     return { kind: 'new', id: existing.id, takeover: true, generation: Number(taken[0].generation) };
   }
 
-  async complete(id: string, answer: StoredAnswer): Promise<void> {
-    await this.ds.getRepository(IdempotencyRecord).update({ id }, {
+  /**
+   * Stores the answer. Only the generation that holds the key may: a request whose commit was released
+   * and taken over (its process judged gone) must not overwrite what the take-over is doing.
+   */
+  async complete(reservation: ReservationRef, answer: StoredAnswer): Promise<void> {
+    await this.ds.getRepository(IdempotencyRecord).update({ id: reservation.id, generation: reservation.generation }, {
       state: 'completed', responseStatus: answer.status, responseBody: answer.body as never,
     });
   }
 
-  /** The commit did not land: the key may be used again. */
-  async fail(id: string): Promise<void> {
-    await this.ds.getRepository(IdempotencyRecord).update({ id }, { state: 'failed' });
+  /** The commit did not land: the key may be used again (by the generation that holds it only). */
+  async fail(reservation: ReservationRef): Promise<void> {
+    await this.ds.getRepository(IdempotencyRecord).update({ id: reservation.id, generation: reservation.generation }, { state: 'failed' });
   }
 }

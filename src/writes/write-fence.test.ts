@@ -44,7 +44,7 @@ it('a job of a taken-over generation sends nothing', async () => {
   const s = scope();
   const r = await svc.reserve(s, requestHash({}));
   if (r.kind !== 'new') throw new Error('expected a new reservation');
-  await svc.fail(r.id);
+  await svc.fail(r);
   const again = await svc.reserve(s, requestHash({}));
   expect(again).toMatchObject({ kind: 'new', takeover: true, generation: 2 });
   expect(await fence.acquire(r.id, 1, 'old-job', soon())).toEqual({ kind: 'stale' });

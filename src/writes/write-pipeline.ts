@@ -67,10 +67,6 @@ export function problemsError(connector: string, problems: FieldProblem[]): Serv
 }
 
 /**
- * A commit that landed part of its writes: `answer` goes to the caller, and the key is released (not
- * stored) so that a retry with the same key takes it over and finishes the rest, reconciling first.
- */
-/**
  * Whose idempotency keys a write uses: the ISV's, or for an MSP key (charge approval) the tenant's
  * own, which no ISV id can equal. Admin callers make no write.
  */
@@ -79,6 +75,10 @@ function writeOwner(caller: Caller, tenantId: string): string {
   return isvOf(caller);
 }
 
+/**
+ * A commit that landed part of its writes: `answer` goes to the caller, and the key is released (not
+ * stored) so that a retry with the same key takes it over and finishes the rest, reconciling first.
+ */
 export class UnfinishedWrite<R> extends Error {
   constructor(readonly answer: R) {
     super('The write is unfinished; a retry with the same idempotency_key finishes it.');
@@ -146,10 +146,10 @@ export class WritePipeline {
     if (reservation.kind === 'replay') return { ...(reservation.answer.body as unknown as R), idempotent_replay: true };
     try {
       const answer = await commit({ id: reservation.id, takeover: reservation.takeover, generation: reservation.generation });
-      await this.idempotency.complete(reservation.id, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> });
+      await this.idempotency.complete(reservation, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> });
       return answer;
     } catch (err) {
-      await this.idempotency.fail(reservation.id);
+      await this.idempotency.fail(reservation);
       if (err instanceof UnfinishedWrite) return err.answer as R;
       throw err;
     }
