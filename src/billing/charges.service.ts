@@ -163,7 +163,7 @@ export class ChargesService {
       where += ' AND ch.status = ANY($2)';
     }
     const rows = await this.ds.query(`${CHARGE_SELECT} WHERE ${where} ORDER BY ch.period_start DESC, ch.agreement_source_id, ch.line_source_id, ch.created_at`, args);
-    const unresolved = (await resolveCostRows(this.ds, tenantId, null)).filter((r) => r.reason);
+    const unresolved = await resolveCostRows(this.ds, tenantId, null, true);
     return {
       charges: rows.map(chargeOut),
       unresolved: unresolved.map(unresolvedOut),
