@@ -5,6 +5,7 @@
  * resource's lag and the connection's budget usage.
  */
 import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
+import { SETTLED_AFTER_MS } from '../src/sync/record-writer';
 import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;
@@ -22,23 +23,56 @@ const sync = async () => {
 };
 const noteCounts = () => cw.faults.countRequests('/notes/count');
 
+/** Resolves once the vendor stamp (whole seconds) of a change made at `at` is SETTLED_AFTER_MS behind us. */
+const settled = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, Math.floor(at / 1000) * 1000 + SETTLED_AFTER_MS + 50 - Date.now())));
+const ticketEvents = async () => (await svc.api(`/tenants/${svc.alphaId}/connections/events?kind=ticket&limit=500`)).body.events;
+
 describe('note counts cost a call only for tickets that changed', () => {
   it('an incremental sync with nothing changed counts no notes; one new note costs one count and gives ticket.noted', async () => {
-    // Three tickets edited in the same second: the sync reads them and moves the watermark to that second.
+    // Three tickets edited in the same second, synced once they are settled: the sync reads them and
+    // moves the watermark to that second.
+    const editedAt = Date.now();
     for (const id of [30101, 30102, 30103]) cw.update(ALPHA, 'tickets', id, { summary: `Freshness edit ${id}` });
+    await settled(editedAt);
     await sync();
     // The next sync re-reads them (the watermark is inclusive) but they are stored exactly as fetched.
     cw.faults.resetLog();
     await sync();
     expect(noteCounts()).toBe(0);
 
-    const before = (await svc.api(`/tenants/${svc.alphaId}/connections/events?kind=ticket&limit=500`)).body.events.length;
+    const before = (await ticketEvents()).length;
     cw.addNote(ALPHA, 30102, 'Freshness: the engineer is on the way.');
     cw.faults.resetLog();
     await sync();
     expect(noteCounts()).toBe(1);
-    const events = (await svc.api(`/tenants/${svc.alphaId}/connections/events?kind=ticket&limit=500`)).body.events.slice(before);
+    const events = (await ticketEvents()).slice(before);
     expect(events.map((e: any) => [e.kind, e.subject_ref])).toEqual([['ticket.noted', '30102']]);
+  });
+
+  it('a note added in the same second as the edit the last sync stored is still seen', async () => {
+    // Start at the top of a second so the edit, the sync and the note share one vendor stamp (whole
+    // seconds): the ticket comes back byte-identical, and only its note count tells. A slow sync can
+    // spill into the next second (then the stamp tells); up to three tries to hit the case itself.
+    let sameSecond = false;
+    for (let attempt = 0; attempt < 3 && !sameSecond; attempt++) {
+      await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)));
+      const stampedAt = Date.now();
+      cw.update(ALPHA, 'tickets', 30103, { summary: `Freshness: same-second edit ${attempt}` });
+      await sync();
+      const before = (await ticketEvents()).length;
+      cw.addNote(ALPHA, 30103, `Freshness: a note in the same second (${attempt}).`);
+      sameSecond = Math.floor(Date.now() / 1000) === Math.floor(stampedAt / 1000);
+      await sync();
+      const events = (await ticketEvents()).slice(before);
+      expect(events.map((e: any) => [e.kind, e.subject_ref])).toContainEqual(['ticket.noted', '30103']);
+    }
+    // Once settled, the same ticket costs no count again.
+    await settled(Date.now());
+    await sync();
+    cw.faults.resetLog();
+    await sync();
+    expect(noteCounts()).toBe(0);
+    if (!sameSecond) console.warn('the same-second case was not reached in three tries (each sync took over a second)');
   });
 
   it('status shows the lag of each resource and the calls the connection made this hour', async () => {

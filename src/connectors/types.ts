@@ -47,6 +47,14 @@ export interface FetchedRecord<R extends SyncResource = SyncResource> {
   /** The vendor's last-updated time of this record, if it has one. */
   vendorUpdatedAt: Date | null;
   fields: RecordFieldsByResource[R];
+  /**
+   * Fields the connector filled with calls of their own (a note count) rather than from `native`: a
+   * change in one of them is a change even when the payload is byte-identical (a note added in the
+   * same second as the stored edit). Absent when the read did not fill them (the store keeps its own).
+   */
+  measured?: readonly string[];
+  /** Fields this read could not fill (a full read counts no notes): a stored row keeps its own values. */
+  unmeasured?: readonly string[];
 }
 
 export interface SyncContext {
@@ -61,7 +69,10 @@ export interface SyncContext {
   http: VendorHttpClient;
   /** Calls the connection's budget lets run at once: the bound for per-record calls (note counts). */
   concurrency?: number;
-  /** Source ids among `records` stored exactly as fetched (unchanged at the vendor): skip per-record calls for them. */
+  /**
+   * Source ids among `records` stored exactly as fetched, long enough after their vendor stamp that a
+   * same-second change is ruled out (unchanged at the vendor): skip per-record calls for them.
+   */
   unchanged?: (records: FetchedRecord[]) => Promise<Set<string>>;
 }
 

@@ -89,14 +89,16 @@ function changedVendorFields(connector: string, native: Record<string, unknown>,
 /**
  * A new note on the ticket: the connector's note count grew, or (a connector whose ticket list has no
  * count) the stamp field it declares moved, which its vendor sets only when a note is added.
- * A count that grew from an uncounted 0 is believed only when nothing else on the ticket changed:
- * then the ticket was touched by something invisible on it, and that something was a note.
+ * A count that grew from a 0 that may be uncounted is believed only when the payload moved and
+ * nothing else on the ticket changed: then the ticket was touched by something invisible on it, and
+ * that something was a note. (An unmoved payload whose count grew from 0 is a first count, not a note.)
  */
 function noteAdded(connector: string, record: FetchedRecord<'tickets'>, before: StoredRow, otherChanges: boolean): boolean {
   const { notes } = capabilitiesOf(connector);
   const was = Number(before.note_count ?? 0);
   if (notes.counted !== 'never' && record.fields.noteCount > was) {
-    return !(notes.counted === 'incremental' && was === 0 && otherChanges);
+    if (notes.counted !== 'incremental' || was > 0) return true;
+    return !otherChanges && before.raw_hash !== payloadHash(record.native);
   }
   if (notes.stampField) {
     const stamp = (before.raw as Record<string, unknown> | undefined)?.[notes.stampField];
@@ -128,9 +130,9 @@ export class ChangeDetector {
     if (!watched) return out;
     for (const c of result.created) out.push(...this.created(c.record, c.id));
     for (const u of result.updated) {
-      // A forced full sync rewrites unchanged rows too; the payload decides whether anything changed.
+      // A forced full sync rewrites unchanged rows too; the payload (or a measured field) decides whether anything changed.
       const hash = payloadHash(u.record.native);
-      if (u.before.raw_hash === hash) continue;
+      if (u.before.raw_hash === hash && !u.measuredChanged) continue;
       out.push(...this.updated(u.record, u.id, u.before));
     }
     for (const d of result.deleted ?? []) out.push(this.deleted(d));
@@ -178,9 +180,15 @@ export class ChangeDetector {
     };
   }
 
-  /** `${connection_id}:${source_id}:${raw_hash}:${kind}`: a repeated or retried sync finds it taken. */
+  /**
+   * `${connection_id}:${source_id}:${raw_hash}:${kind}`, then the measured fields' values when the read
+   * measured any (a note in the same second leaves the payload as it was): a repeated or retried sync finds it taken.
+   */
   private dedupeKey(record: FetchedRecord, kind: string): string {
-    return `${this.scope.connection.id}:${record.sourceId}:${payloadHash(record.native)}:${kind}`;
+    const key = `${this.scope.connection.id}:${record.sourceId}:${payloadHash(record.native)}:${kind}`;
+    if (!record.measured?.length) return key;
+    const fields = record.fields as unknown as Record<string, unknown>;
+    return `${key}:${record.measured.map((f) => String(fields[f] ?? '')).join(',')}`;
   }
 
   private created(record: FetchedRecord, id: string): EventDraft[] {

@@ -42,7 +42,8 @@ export interface StoredRow {
 
 export interface PageWriteResult {
   created: { record: FetchedRecord; id: string }[];
-  updated: { record: FetchedRecord; id: string; before: StoredRow }[];
+  /** `measuredChanged`: the payload is the stored one but a measured field (FetchedRecord.measured) moved. */
+  updated: { record: FetchedRecord; id: string; before: StoredRow; measuredChanged?: boolean }[];
   unchanged: number;
   /** Records the store refused, kept in sync_quarantine (source id and error in stored form). */
   quarantined?: { sourceId: string; error: string }[];
@@ -55,6 +56,29 @@ export function payloadHash(native: unknown): string {
 }
 
 /** JSON text that may hold an escape stored-text.ts rewrites: \u0000, a \udXXX surrogate escape, or U+FFFF. */
+/** Whether a field the connector measured (FetchedRecord.measured) differs from the stored column. */
+function measuredChanged(columns: readonly { db: string; prop: string }[], record: FetchedRecord, row: StoredRow): boolean {
+  if (!record.measured) return false;
+  const fields = record.fields as unknown as Record<string, unknown>;
+  return record.measured.some((prop) => {
+    const column = columns.find((c) => c.prop === prop);
+    return column !== undefined && String(row[column.db] ?? null) !== String(fields[prop] ?? null);
+  });
+}
+
+/** Whether a stored row that was not settled (see unchangedIds) is settled by a sync begun at `syncedAt`. */
+function settlesNow(row: StoredRow, syncedAt: Date): boolean {
+  if (row.vendor_updated_at == null || row.synced_at == null) return false;
+  const stamp = new Date(row.vendor_updated_at as string | Date).getTime() + SETTLED_AFTER_MS;
+  return new Date(row.synced_at as string | Date).getTime() < stamp && syncedAt.getTime() >= stamp;
+}
+
+/**
+ * How long after a record's vendor stamp its sync must have begun for the stored copy to rule out a
+ * same-second change: one second for the whole-second stamp, one for clock skew between us and the vendor.
+ */
+export const SETTLED_AFTER_MS = 2_000;
+
 const MAY_NEED_ESCAPE = /\\u0000|\\ud[89a-f][0-9a-f]{2}|\uffff/i;
 
 /**
@@ -105,15 +129,22 @@ export class RecordWriter {
   }
 
   /**
-   * Source ids of `records` whose payload is exactly what is stored: they did not change at the vendor,
-   * so a connector may skip per-record calls for them (an inclusive watermark re-reads such records).
+   * Source ids of `records` whose payload is exactly what is stored and was stored late enough that a
+   * later change would show: they did not change at the vendor, so a connector may skip per-record
+   * calls for them (an inclusive watermark re-reads such records).
+   *
+   * Vendor stamps have whole seconds, so a change made in the same second as the stored one (a note
+   * added right after an edit) leaves the record byte-identical; a row whose sync began less than
+   * SETTLED_AFTER past its stamp may hide one and is never reported unchanged. A row without a stamp
+   * cannot be judged and is not reported either.
    */
   async unchangedIds(resource: SyncResource, scope: { tenantId: string; connectionId: string }, records: FetchedRecord[]): Promise<Set<string>> {
     if (records.length === 0) return new Set();
     const hashes = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, s.hash] as const; }));
     const rows: { source_id: string; raw_hash: string }[] = await this.ds.query(
-      `SELECT source_id, raw_hash FROM "${this.plan(resource).table}" WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])`,
-      [scope.tenantId, scope.connectionId, [...hashes.keys()]],
+      `SELECT source_id, raw_hash FROM "${this.plan(resource).table}" WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[]) ` +
+      `AND synced_at >= vendor_updated_at + make_interval(secs => $4)`,
+      [scope.tenantId, scope.connectionId, [...hashes.keys()], SETTLED_AFTER_MS / 1000],
     );
     return new Set(rows.filter((r) => hashes.get(r.source_id) === r.raw_hash).map((r) => r.source_id));
   }
@@ -146,9 +177,12 @@ export class RecordWriter {
     const before = new Map(stored.map((s) => [s.source_id, s]));
     const changed: { record: FetchedRecord; row: Record<string, unknown> }[] = [];
     let unchanged = 0;
+    const nowSettled: string[] = [];
     for (const { record, hash } of records) {
-      if (!force && before.get(record.sourceId)?.raw_hash === hash) {
+      const prev = before.get(record.sourceId);
+      if (!force && prev?.raw_hash === hash && !measuredChanged(plan.columns, record, prev)) {
         unchanged++;
+        if (settlesNow(prev, syncedAt)) nowSettled.push(prev.id);
         continue;
       }
       const values: Record<string, unknown> = {
@@ -163,7 +197,16 @@ export class RecordWriter {
       };
       const row: Record<string, unknown> = {};
       for (const c of plan.columns) row[c.db] = values[c.prop] ?? null;
+      // What this read could not measure stays as stored (a full read must not zero a note count).
+      if (prev) for (const prop of record.unmeasured ?? []) {
+        const column = plan.columns.find((c) => c.prop === prop);
+        if (column) row[column.db] = prev[column.db] ?? null;
+      }
       changed.push({ record, row });
+    }
+    // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
+    if (nowSettled.length > 0) {
+      await manager.query(`UPDATE "${plan.table}" SET synced_at = $1 WHERE id = ANY($2::uuid[])`, [syncedAt, nowSettled]);
     }
     const quarantined: { sourceId: string; error: string }[] = [];
     const result: PageWriteResult = { created: [], updated: [], unchanged, quarantined };
@@ -198,7 +241,7 @@ export class RecordWriter {
       const id = ids.get(record.sourceId);
       if (id === undefined) continue;
       const prev = before.get(record.sourceId);
-      if (prev) result.updated.push({ record, id, before: prev });
+      if (prev) result.updated.push({ record, id, before: prev, measuredChanged: measuredChanged(plan.columns, record, prev) });
       else result.created.push({ record, id });
     }
     return result;

@@ -11,8 +11,8 @@
  * - Note counts: a ticket's list record says nothing about its notes (adding one only bumps
  *   `_info.lastUpdated`), so on incremental reads, which return only the tickets changed since the
  *   watermark, each changed service ticket's notes are counted (`/service/tickets/{id}/notes/count`)
- *   for change detection to tell a new note from another edit. Full reads leave `noteCount` 0 rather
- *   than make one call per ticket of the whole board.
+ *   for change detection to tell a new note from another edit. Full reads count nothing rather than
+ *   make one call per ticket of the whole board: a stored ticket keeps its count, a new one has 0.
  * - Statuses are read per board, agreement lines (additions) per agreement.
  * - Products: the catalogue (`/procurement/catalog`, vendors.md), read whole; additions name their
  *   product by catalogue id (`product.id`), which is the product record's source id.
@@ -61,6 +61,8 @@ async function countNotes(ctx: SyncContext, all: Page<'tickets'>): Promise<void>
   const headers = cwHeaders(ctx.credentials);
   // Adding a note bumps `_info.lastUpdated`, so a ticket stored exactly as fetched has no new note:
   // the inclusive watermark re-reads such tickets, and they cost no count (the store keeps theirs).
+  // A ticket stored within its stamp's second is counted again: a note added in that second leaves
+  // the record identical (whole-second stamps).
   const same = ctx.unchanged ? await ctx.unchanged(all) : new Set<string>();
   const page = all.filter((r) => !same.has(r.sourceId));
   let next = 0;
@@ -69,7 +71,12 @@ async function countNotes(ctx: SyncContext, all: Page<'tickets'>): Promise<void>
       const rec = page[next++];
       const res = await ctx.http.request<{ count?: unknown }>({ url: `${ctx.baseUrl}/service/tickets/${rec.sourceId}/notes/count`, headers });
       const count = res.body?.count;
-      if (typeof count === 'number' && Number.isFinite(count)) rec.fields.noteCount = count;
+      if (typeof count === 'number' && Number.isFinite(count)) {
+        rec.fields.noteCount = count;
+        rec.measured = ['noteCount'];
+      } else {
+        rec.unmeasured = ['noteCount'];
+      }
     }
   };
   // As many at once as the connection's budget admits (its concurrent limit); the budget keeps the total there.
@@ -83,6 +90,7 @@ async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
       const mapped = toPage<'tickets'>(page, (t) => mapTicket(t, ctx.statusMapping));
       // Project ticket notes live elsewhere (/project/tickets/{id}/notes); they are not counted.
       if (ctx.since && path === '/service/tickets') await countNotes(ctx, mapped);
+      else if (path === '/service/tickets') for (const rec of mapped) rec.unmeasured = ['noteCount'];
       yield mapped;
     }
   }
