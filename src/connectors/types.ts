@@ -70,10 +70,11 @@ export interface SyncContext {
   /** Calls the connection's budget lets run at once: the bound for per-record calls (note counts). */
   concurrency?: number;
   /**
-   * Source ids among `records` stored exactly as fetched, long enough after their vendor stamp that a
-   * same-second change is ruled out (unchanged at the vendor): skip per-record calls for them.
+   * Source ids among `records` stored exactly as fetched: `settled` ones did not change at the vendor
+   * (skip per-record calls for them); `unsettled` ones were stored within their stamp's second, where a
+   * change leaves the payload identical (record-writer.ts).
    */
-  unchanged?: (records: FetchedRecord[]) => Promise<Set<string>>;
+  storedAsFetched?: (records: FetchedRecord[]) => Promise<{ settled: Set<string>; unsettled: Set<string> }>;
 }
 
 export interface ReadConnector {

@@ -66,7 +66,7 @@ function measuredChanged(columns: readonly { db: string; prop: string }[], recor
   });
 }
 
-/** Whether a stored row that was not settled (see unchangedIds) is settled by a sync begun at `syncedAt`. */
+/** Whether a stored row that was not settled (see storedAsFetched) is settled by a sync begun at `syncedAt`. */
 function settlesNow(row: StoredRow, syncedAt: Date): boolean {
   if (row.vendor_updated_at == null || row.synced_at == null) return false;
   const stamp = new Date(row.vendor_updated_at as string | Date).getTime() + SETTLED_AFTER_MS;
@@ -129,24 +129,30 @@ export class RecordWriter {
   }
 
   /**
-   * Source ids of `records` whose payload is exactly what is stored and was stored late enough that a
-   * later change would show: they did not change at the vendor, so a connector may skip per-record
-   * calls for them (an inclusive watermark re-reads such records).
-   *
-   * Vendor stamps have whole seconds, so a change made in the same second as the stored one (a note
-   * added right after an edit) leaves the record byte-identical; a row whose sync began less than
-   * SETTLED_AFTER past its stamp may hide one and is never reported unchanged. A row without a stamp
-   * cannot be judged and is not reported either.
+   * Source ids of `records` whose payload is exactly what is stored (an inclusive watermark re-reads
+   * such records), split in two. `settled`: stored late enough after the vendor stamp that a later
+   * change would show, so they did not change and a connector may skip per-record calls for them.
+   * `unsettled`: stored less than SETTLED_AFTER past their stamp, or without one. Vendor stamps have
+   * whole seconds, so a change made in the same second as the stored one (a note added right after an
+   * edit) leaves the record byte-identical: only a per-record call can tell.
    */
-  async unchangedIds(resource: SyncResource, scope: { tenantId: string; connectionId: string }, records: FetchedRecord[]): Promise<Set<string>> {
-    if (records.length === 0) return new Set();
+  async storedAsFetched(
+    resource: SyncResource, scope: { tenantId: string; connectionId: string }, records: FetchedRecord[],
+  ): Promise<{ settled: Set<string>; unsettled: Set<string> }> {
+    const settled = new Set<string>();
+    const unsettled = new Set<string>();
+    if (records.length === 0) return { settled, unsettled };
     const hashes = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, s.hash] as const; }));
-    const rows: { source_id: string; raw_hash: string }[] = await this.ds.query(
-      `SELECT source_id, raw_hash FROM "${this.plan(resource).table}" WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[]) ` +
-      `AND synced_at >= vendor_updated_at + make_interval(secs => $4)`,
+    const rows: { source_id: string; raw_hash: string; settled: boolean | null }[] = await this.ds.query(
+      `SELECT source_id, raw_hash, synced_at >= vendor_updated_at + make_interval(secs => $4) AS settled FROM "${this.plan(resource).table}" ` +
+      'WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])',
       [scope.tenantId, scope.connectionId, [...hashes.keys()], SETTLED_AFTER_MS / 1000],
     );
-    return new Set(rows.filter((r) => hashes.get(r.source_id) === r.raw_hash).map((r) => r.source_id));
+    for (const r of rows) {
+      if (hashes.get(r.source_id) !== r.raw_hash) continue;
+      (r.settled === true ? settled : unsettled).add(r.source_id);
+    }
+    return { settled, unsettled };
   }
 
   /**

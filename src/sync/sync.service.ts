@@ -115,7 +115,7 @@ export class SyncService {
           since: incremental ? state.watermark : null,
           http,
           concurrency,
-          unchanged: (records) => this.writer.unchangedIds(resource, { tenantId: connection.tenantId, connectionId }, records),
+          storedAsFetched: (records) => this.writer.storedAsFetched(resource, { tenantId: connection.tenantId, connectionId }, records),
         };
         const pages = connector.fetch(resource, ctx);
         // A full listing's ids, for the deletion pass (stored form, as rows are keyed).

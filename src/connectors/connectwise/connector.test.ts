@@ -224,6 +224,38 @@ describe('incremental', () => {
   });
 });
 
+describe('note counts on incremental reads', () => {
+  it('counts changed tickets, skips settled ones, and counts unsettled ones only within the per-sync allowance', async () => {
+    const first = (await fetchAll('tickets')).records.filter((r) => r.native.recordType === 'ServiceTicket');
+    // Every service ticket of the board, re-read at an early watermark: the store has them all as fetched.
+    const since = new Date(Math.min(...first.map((r) => r.vendorUpdatedAt!.getTime())));
+    const ids = first.map((r) => r.sourceId);
+    const changed = ids[0];
+    const settled = new Set(ids.slice(1, 3));
+    const unsettled = new Set(ids.slice(3));
+    sim.faults.resetLog();
+    const { records } = await fetchAll('tickets', ctx({
+      since, storedAsFetched: async () => ({ settled, unsettled }),
+    }));
+    const counted = records.filter((r) => r.measured?.includes('noteCount')).map((r) => r.sourceId);
+    expect(counted).toContain(changed);
+    for (const id of settled) expect(counted).not.toContain(id);
+    expect(counted.filter((id) => unsettled.has(id))).toHaveLength(Math.min(100, unsettled.size));
+    expect(sim.faults.countRequests('/notes/count')).toBe(counted.length);
+  });
+
+  it('past the allowance of 100 an unsettled ticket is taken as unchanged', async () => {
+    sim.grow(INSTANCE, 'tickets', 150);
+    const all = (await fetchAll('tickets')).records.filter((r) => r.native.recordType === 'ServiceTicket');
+    const since = new Date(Math.min(...all.map((r) => r.vendorUpdatedAt!.getTime())));
+    sim.faults.resetLog();
+    const unsettled = new Set(all.map((r) => r.sourceId));
+    await fetchAll('tickets', ctx({ since, storedAsFetched: async () => ({ settled: new Set(), unsettled }) }));
+    expect(unsettled.size).toBeGreaterThan(100);
+    expect(sim.faults.countRequests('/notes/count')).toBe(100);
+  });
+});
+
 describe('id-only listing (the deletion scan)', () => {
   it('lists every ticket id (service and project) with fields=id, and has none for per-parent lists', async () => {
     const ids: string[] = [];

@@ -56,15 +56,29 @@ async function* statuses(ctx: SyncContext): AsyncGenerator<Page<'statuses'>> {
 /** Parallel note counts per page without a connection budget (tests of the connector alone). */
 const NOTE_COUNT_CONCURRENCY = 4;
 
+/**
+ * Unsettled tickets (stored within their stamp's second, payload unchanged) counted per sync of the
+ * tickets: a note in that second hides behind an identical payload, but a bulk edit can leave thousands
+ * of them, and counting them all would spend the connection's hourly budget on a rare case. Past the
+ * allowance they are taken as unchanged, as every re-read ticket was before.
+ */
+const UNSETTLED_COUNTS_PER_SYNC = 100;
+
 /** Fills `noteCount` of each service ticket of an incremental page (see the header comment). */
-async function countNotes(ctx: SyncContext, all: Page<'tickets'>): Promise<void> {
+async function countNotes(ctx: SyncContext, all: Page<'tickets'>, allowance: { unsettled: number }): Promise<void> {
   const headers = cwHeaders(ctx.credentials);
   // Adding a note bumps `_info.lastUpdated`, so a ticket stored exactly as fetched has no new note:
   // the inclusive watermark re-reads such tickets, and they cost no count (the store keeps theirs).
-  // A ticket stored within its stamp's second is counted again: a note added in that second leaves
-  // the record identical (whole-second stamps).
-  const same = ctx.unchanged ? await ctx.unchanged(all) : new Set<string>();
-  const page = all.filter((r) => !same.has(r.sourceId));
+  // A ticket stored within its stamp's second is counted again, within the allowance: a note added in
+  // that second leaves the record identical (whole-second stamps).
+  const stored = ctx.storedAsFetched ? await ctx.storedAsFetched(all) : { settled: new Set<string>(), unsettled: new Set<string>() };
+  const page = all.filter((r) => {
+    if (stored.settled.has(r.sourceId)) return false;
+    if (!stored.unsettled.has(r.sourceId)) return true;
+    if (allowance.unsettled <= 0) return false;
+    allowance.unsettled--;
+    return true;
+  });
   let next = 0;
   const worker = async () => {
     while (next < page.length) {
@@ -85,11 +99,12 @@ async function countNotes(ctx: SyncContext, all: Page<'tickets'>): Promise<void>
 
 async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
   const conditions = sinceCondition('tickets', ctx);
+  const allowance = { unsettled: UNSETTLED_COUNTS_PER_SYNC };
   for (const path of ['/service/tickets', '/project/tickets']) {
     for await (const page of cwPages(ctx, path, conditions)) {
       const mapped = toPage<'tickets'>(page, (t) => mapTicket(t, ctx.statusMapping));
       // Project ticket notes live elsewhere (/project/tickets/{id}/notes); they are not counted.
-      if (ctx.since && path === '/service/tickets') await countNotes(ctx, mapped);
+      if (ctx.since && path === '/service/tickets') await countNotes(ctx, mapped, allowance);
       else if (path === '/service/tickets') for (const rec of mapped) rec.unmeasured = ['noteCount'];
       yield mapped;
     }
