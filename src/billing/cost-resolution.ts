@@ -55,7 +55,8 @@ export function unresolvedOut(r: ResolvedCostRow) {
 
 /**
  * The resolution as SQL: `WITH <resolvedCostsCte(...)>` defines `resolved`, one row per cost row of the
- * tenant ($1; contained in the period $2..$3 when `withPeriod`) with where it lands and its `reason`.
+ * tenant ($1; contained in the period $2..$3 when `withPeriod`) with where it lands (and the product of
+ * the line it lands on, `line_product_source_id`) and its `reason`.
  * Set-based, so that it stays a few hash joins at any size: the identity match, the candidate lines
  * (mapped lines of that company's agreements; an active agreement and a running line first), and
  * whether the product is explicitly unmapped. The reconciliation aggregates over it in the same
@@ -63,36 +64,37 @@ export function unresolvedOut(r: ResolvedCostRow) {
  */
 export function resolvedCostsCte(withPeriod: boolean): string {
   const where = withPeriod ? 'c.tenant_id = $1 AND c.period_start >= $2 AND c.period_end <= $3' : 'c.tenant_id = $1';
-  // Each CTE is NOT MATERIALIZED so that the planner sees through it: a materialised CTE is estimated
-  // as a handful of rows and joined by nested loops (measured: 64 ms of loops over 10,000 cost rows).
-  // The identity match is unique per customer (uq_identity_match_customer): one row per cost row.
+  // `c` is NOT MATERIALIZED so that the planner sees through it: a materialised CTE is estimated as a
+  // handful of rows and joined by nested loops (measured: 64 ms of loops over 10,000 cost rows).
+  // The identity match is unique per customer (uq_identity_match_customer); the candidate lines are
+  // joined to the cost rows in the same pass and the first kept per row (DISTINCT ON): one scan of the
+  // cost rows, not two (measured on the bench's 10,000 rows: the resolution 92 ms, from 120).
   return `c AS NOT MATERIALIZED (
-       SELECT c.*, im.connection_id AS match_connection_id, im.company_source_id AS match_company_source_id
+       SELECT DISTINCT ON (c.id) c.*, im.connection_id AS match_connection_id, im.company_source_id AS match_company_source_id,
+              m.agreement_source_id, m.line_source_id, a.status AS agreement_status,
+              NULLIF(l.effective_end, '') AS effective_end, l.product_source_id AS line_product_source_id
          FROM isv_costs c
          LEFT JOIN identity_matches im ON im.tenant_id = c.tenant_id AND im.isv_id = c.isv_id AND im.customer_ref = c.external_customer_ref
-        WHERE ${where}),
-     cand AS NOT MATERIALIZED (
-       SELECT DISTINCT ON (c.id) c.id AS cost_id, m.agreement_source_id, m.line_source_id, a.status AS agreement_status,
-              NULLIF(l.effective_end, '') AS effective_end
-         FROM c
-         JOIN agreements a ON a.tenant_id = c.tenant_id AND a.connection_id = c.match_connection_id AND a.company_source_id = c.match_company_source_id
-         JOIN agreement_line_mappings m ON m.tenant_id = a.tenant_id AND m.connection_id = a.connection_id AND m.agreement_source_id = a.source_id
-              AND m.isv_id = c.isv_id AND m.vendor_product_ref = c.product_source_id AND m.status = 'mapped'
-         JOIN agreement_lines l ON l.tenant_id = m.tenant_id AND l.connection_id = m.connection_id AND l.source_id = m.line_source_id
+         LEFT JOIN (agreements a
+              JOIN agreement_line_mappings m ON m.tenant_id = a.tenant_id AND m.connection_id = a.connection_id AND m.agreement_source_id = a.source_id
+                   AND m.status = 'mapped'
+              JOIN agreement_lines l ON l.tenant_id = m.tenant_id AND l.connection_id = m.connection_id AND l.source_id = m.line_source_id)
+           ON a.tenant_id = c.tenant_id AND a.connection_id = im.connection_id AND a.company_source_id = im.company_source_id
+              AND m.isv_id = c.isv_id AND m.vendor_product_ref = c.product_source_id
+        WHERE ${where}
         ORDER BY c.id, (a.status = 'active') DESC, (NULLIF(l.effective_end, '') IS NULL OR substr(l.effective_end, 1, 10) >= c.period_start) DESC,
                  m.agreement_source_id, m.line_source_id),
      unmapped AS (SELECT DISTINCT isv_id, vendor_product_ref FROM agreement_line_mappings WHERE tenant_id = $1 AND status = 'unmapped'),
      resolved AS (
        SELECT c.id, c.isv_id, c.external_customer_ref, c.product_source_id, c.period_start, c.period_end, c.billable_quantity,
               c.msp_cost_extended, c.currency, c.match_connection_id AS connection_id, c.match_company_source_id AS company_source_id,
-              cand.agreement_source_id, cand.line_source_id, (u.vendor_product_ref IS NOT NULL) AS explicitly_unmapped,
+              c.agreement_source_id, c.line_source_id, c.line_product_source_id, (u.vendor_product_ref IS NOT NULL) AS explicitly_unmapped,
               CASE
                 WHEN c.match_company_source_id IS NULL THEN 'customer_unmatched'
-                WHEN cand.line_source_id IS NULL THEN CASE WHEN u.vendor_product_ref IS NULL THEN 'product_unmapped' END
-                WHEN cand.agreement_status IS DISTINCT FROM 'active' OR substr(cand.effective_end, 1, 10) < c.period_start THEN 'agreement_inactive'
+                WHEN c.line_source_id IS NULL THEN CASE WHEN u.vendor_product_ref IS NULL THEN 'product_unmapped' END
+                WHEN c.agreement_status IS DISTINCT FROM 'active' OR substr(c.effective_end, 1, 10) < c.period_start THEN 'agreement_inactive'
               END AS reason
          FROM c
-         LEFT JOIN cand ON cand.cost_id = c.id
          LEFT JOIN unmapped u ON u.isv_id = c.isv_id AND u.vendor_product_ref = c.product_source_id)`;
 }
 

@@ -52,16 +52,20 @@ line_side AS (
     FROM lines WHERE in_period GROUP BY 1, 2, 3),
 cost_side AS (
   SELECT r.connection_id, COALESCE(r.company_source_id, '') AS company_key,
-         CASE WHEN l.source_id IS NULL THEN 'isv:' || r.isv_id || ':' || r.product_source_id ELSE 'p:' || COALESCE(l.product_source_id, l.source_id) END AS product_key,
-         min(l.product_source_id) AS product_source_id, min(l.product_name) AS product_name, min(l.company_name) AS company_name,
+         CASE WHEN r.line_source_id IS NULL THEN 'isv:' || r.isv_id || ':' || r.product_source_id ELSE 'p:' || COALESCE(r.line_product_source_id, r.line_source_id) END AS product_key,
+         min(r.line_product_source_id) AS product_source_id, min(r.line_source_id) AS line_source_id, min(r.agreement_source_id) AS agreement_source_id,
          sum(r.billable_quantity) AS isv_quantity, sum(r.msp_cost_extended) AS isv_cost,
          min(r.product_source_id) AS isv_product_ref, CASE WHEN min(r.product_source_id) <> max(r.product_source_id) THEN array_agg(r.product_source_id) END AS isv_product_refs
-    FROM resolved r LEFT JOIN lines l ON l.connection_id = r.connection_id AND l.source_id = r.line_source_id
+    FROM resolved r
    WHERE r.reason IS NULL
    GROUP BY 1, 2, 3)
 SELECT 'row' AS kind, COALESCE(ls.connection_id, cs.connection_id) AS connection_id, NULLIF(COALESCE(ls.company_key, cs.company_key), '') AS company_source_id,
        COALESCE(ls.product_key, cs.product_key) AS product_key, COALESCE(ls.product_source_id, cs.product_source_id) AS product_source_id,
-       COALESCE(ls.product_name, cs.product_name) AS product_name, COALESCE(ls.company_name, cs.company_name, co.name) AS company_name,
+       COALESCE(ls.product_name, (SELECT COALESCE(p.name, l.product_name) FROM agreement_lines l
+                                     LEFT JOIN products p ON p.tenant_id = l.tenant_id AND p.connection_id = l.connection_id AND p.source_id = l.product_source_id
+                                    WHERE l.tenant_id = $1 AND l.connection_id = cs.connection_id AND l.source_id = cs.line_source_id)) AS product_name,
+       COALESCE(ls.company_name, (SELECT a.company_name FROM agreements a
+                                   WHERE a.tenant_id = $1 AND a.connection_id = cs.connection_id AND a.source_id = cs.agreement_source_id), co.name) AS company_name,
        ls.line_source_id, ls.agreement_source_id, ls.unit_price, ls.line_source_ids, ls.agreement_source_ids, ls.unit_prices,
        ls.agreement_quantity, ls.revenue, cs.isv_quantity, cs.isv_cost, cs.isv_product_ref, cs.isv_product_refs,
        NULL::json AS unresolved, NULL::json AS currencies
@@ -71,7 +75,7 @@ SELECT 'row' AS kind, COALESCE(ls.connection_id, cs.connection_id) AS connection
 UNION ALL
 SELECT 'meta', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        (SELECT json_agg(r ORDER BY r.period_start DESC, r.external_customer_ref, r.product_source_id, r.id) FROM resolved r WHERE r.reason IS NOT NULL),
-       (SELECT json_agg(DISTINCT r.currency) FROM resolved r)`;
+       (SELECT json_agg(currency) FROM (SELECT r.currency FROM resolved r GROUP BY r.currency) cur)`;
 
 /** Active subscriptions in the period, per distributor company and product. */
 const DISTRIBUTOR_SIDE = `

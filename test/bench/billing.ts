@@ -61,7 +61,7 @@ export async function seedBilling(svc: RunningServer) {
   const subs = Array.from({ length: SUBSCRIPTIONS }, (_, i) => ({ id: `s${i}`, company: `dc${i % AGREEMENTS}`, product: `dp${(i * 7) % products.length}`, qty: 10 + (i % 11) }));
   await insertJson(svc, `INSERT INTO subscriptions (tenant_id, connection_id, source_id, raw, raw_hash, synced_at, company_source_id, product_source_id, quantity, partner_cost, status)
     SELECT $1, $2, x.id, '{}'::jsonb, 'h', now(), x.company, x.product, x.qty, 3, 'Active' FROM jsonb_to_recordset($3::jsonb) AS x(id text, company text, product text, qty float8)`, [tenant.id, dist], subs);
-  for (const t of ['isv_costs', 'agreement_lines', 'agreements', 'agreement_line_mappings', 'identity_matches', 'subscriptions', 'companies', 'products']) await ds.query(`ANALYZE ${t}`);
+  for (const t of ['isv_costs', 'agreement_lines', 'agreements', 'agreement_line_mappings', 'identity_matches', 'subscriptions', 'companies', 'products', 'connections']) await ds.query(`ANALYZE ${t}`);
   return { tenant, isv, period, lines, lineCount };
 }
 
