@@ -93,12 +93,12 @@ function changedVendorFields(connector: string, native: Record<string, unknown>,
  * nothing else on the ticket changed: then the ticket was touched by something invisible on it, and
  * that something was a note. (An unmoved payload whose count grew from 0 is a first count, not a note.)
  */
-function noteAdded(connector: string, record: FetchedRecord<'tickets'>, before: StoredRow, otherChanges: boolean): boolean {
+function noteAdded(connector: string, record: FetchedRecord<'tickets'>, before: StoredRow, otherChanges: boolean, payloadMoved: boolean): boolean {
   const { notes } = capabilitiesOf(connector);
   const was = Number(before.note_count ?? 0);
   if (notes.counted !== 'never' && record.fields.noteCount > was) {
     if (notes.counted !== 'incremental' || was > 0) return true;
-    return !otherChanges && before.raw_hash !== payloadHash(record.native);
+    return !otherChanges && payloadMoved;
   }
   if (notes.stampField) {
     const stamp = (before.raw as Record<string, unknown> | undefined)?.[notes.stampField];
@@ -131,9 +131,9 @@ export class ChangeDetector {
     for (const c of result.created) out.push(...this.created(c.record, c.id));
     for (const u of result.updated) {
       // A forced full sync rewrites unchanged rows too; the payload (or a measured field) decides whether anything changed.
-      const hash = payloadHash(u.record.native);
-      if (u.before.raw_hash === hash && !u.measuredChanged) continue;
-      out.push(...this.updated(u.record, u.id, u.before));
+      const payloadMoved = u.before.raw_hash !== payloadHash(u.record.native);
+      if (!payloadMoved && !u.measuredChanged) continue;
+      out.push(...this.updated(u.record, u.id, u.before, payloadMoved));
     }
     for (const d of result.deleted ?? []) out.push(this.deleted(d));
     return out;
@@ -225,12 +225,12 @@ export class ChangeDetector {
     }
   }
 
-  private updated(record: FetchedRecord, id: string, before: StoredRow): EventDraft[] {
+  private updated(record: FetchedRecord, id: string, before: StoredRow, payloadMoved: boolean): EventDraft[] {
     const { connector } = this.scope.connection;
     const changed = changedFields(this.scope.resource, record, before);
     const vendorFields = changedVendorFields(connector, record.native, before.raw);
     switch (this.scope.resource) {
-      case 'tickets': return this.ticketUpdated(record as FetchedRecord<'tickets'>, id, before, changed, vendorFields);
+      case 'tickets': return this.ticketUpdated(record as FetchedRecord<'tickets'>, id, before, changed, vendorFields, payloadMoved);
       case 'devices': return this.deviceUpdated(record as FetchedRecord<'devices'>, id, before, changed, vendorFields);
       case 'companies': {
         if (changed.length === 0 && vendorFields.length === 0) return [];
@@ -253,9 +253,9 @@ export class ChangeDetector {
    * then any other change. The detail lists every change (a closing note shows as `notes` too).
    */
   private ticketUpdated(
-    record: FetchedRecord<'tickets'>, id: string, before: StoredRow, changed: string[], vendorFields: string[],
+    record: FetchedRecord<'tickets'>, id: string, before: StoredRow, changed: string[], vendorFields: string[], payloadMoved: boolean,
   ): EventDraft[] {
-    const noted = noteAdded(this.scope.connection.connector, record, before, changed.length > 0 || vendorFields.length > 0);
+    const noted = noteAdded(this.scope.connection.connector, record, before, changed.length > 0 || vendorFields.length > 0, payloadMoved);
     if (changed.length === 0 && vendorFields.length === 0 && !noted) return [];
     const wasClosed = before.closed === true;
     const isClosed = record.fields.closed;

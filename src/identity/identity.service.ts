@@ -287,6 +287,7 @@ export class IdentityService {
    * Null: no company of that name (the connector's rules decide).
    */
   async resolveCompany(c: Connection, isvId: string | null, name: string): Promise<string | null> {
+    const wanted = normalizeName(name);
     // One round trip: the caller's matched company (rank 0), else companies of exactly that name (rank 1).
     const hits: (PsaCompany & { rank: number })[] = await this.ds.query(
       `SELECT c.connection_id, c.source_id, c.name, c.identifier, 0 AS rank FROM companies c
@@ -298,12 +299,11 @@ export class IdentityService {
        UNION ALL
        SELECT connection_id, source_id, name, identifier, 1 AS rank FROM companies WHERE tenant_id = $5 AND connection_id = $1 AND name = $4
        ORDER BY rank, source_id`,
-      [c.id, isvId, normalizeName(name), name, c.tenantId],
+      [c.id, isvId, wanted, name, c.tenantId],
     );
     if (hits[0]?.rank === 0) return hits[0].source_id;
     let rows: PsaCompany[] = hits;
     if (rows.length === 0) {
-      const wanted = normalizeName(name);
       const all: PsaCompany[] = await this.ds.query(
         'SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $2 AND connection_id = $1 ORDER BY source_id', [c.id, c.tenantId]);
       rows = all.filter((r) => normalizeName(r.name) === wanted);

@@ -55,7 +55,6 @@ export function payloadHash(native: unknown): string {
   return createHash('sha256').update(JSON.stringify(native)).digest('hex');
 }
 
-/** JSON text that may hold an escape stored-text.ts rewrites: \u0000, a \udXXX surrogate escape, or U+FFFF. */
 /** Whether a field the connector measured (FetchedRecord.measured) differs from the stored column. */
 function measuredChanged(columns: readonly { db: string; prop: string }[], record: FetchedRecord, row: StoredRow): boolean {
   if (!record.measured) return false;
@@ -66,19 +65,19 @@ function measuredChanged(columns: readonly { db: string; prop: string }[], recor
   });
 }
 
-/** Whether a stored row that was not settled (see storedAsFetched) is settled by a sync begun at `syncedAt`. */
-function settlesNow(row: StoredRow, syncedAt: Date): boolean {
-  if (row.vendor_updated_at == null || row.synced_at == null) return false;
-  const stamp = new Date(row.vendor_updated_at as string | Date).getTime() + SETTLED_AFTER_MS;
-  return new Date(row.synced_at as string | Date).getTime() < stamp && syncedAt.getTime() >= stamp;
-}
-
 /**
  * How long after a record's vendor stamp its sync must have begun for the stored copy to rule out a
  * same-second change: one second for the whole-second stamp, one for clock skew between us and the vendor.
  */
 export const SETTLED_AFTER_MS = 2_000;
 
+/** The one settled rule: a copy stored by a sync begun at `syncedAt` rules out a change in its stamp's second. */
+function settled(syncedAt: unknown, vendorUpdatedAt: unknown): boolean {
+  if (syncedAt == null || vendorUpdatedAt == null) return false;
+  return new Date(syncedAt as string | Date).getTime() >= new Date(vendorUpdatedAt as string | Date).getTime() + SETTLED_AFTER_MS;
+}
+
+/** JSON text that may hold an escape stored-text.ts rewrites: \u0000, a \udXXX surrogate escape, or U+FFFF. */
 const MAY_NEED_ESCAPE = /\\u0000|\\ud[89a-f][0-9a-f]{2}|\uffff/i;
 
 /**
@@ -139,20 +138,18 @@ export class RecordWriter {
   async storedAsFetched(
     resource: SyncResource, scope: { tenantId: string; connectionId: string }, records: FetchedRecord[],
   ): Promise<{ settled: Set<string>; unsettled: Set<string> }> {
-    const settled = new Set<string>();
-    const unsettled = new Set<string>();
-    if (records.length === 0) return { settled, unsettled };
+    if (records.length === 0) return { settled: new Set(), unsettled: new Set() };
     const hashes = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, s.hash] as const; }));
-    const rows: { source_id: string; raw_hash: string; settled: boolean | null }[] = await this.ds.query(
-      `SELECT source_id, raw_hash, synced_at >= vendor_updated_at + make_interval(secs => $4) AS settled FROM "${this.plan(resource).table}" ` +
-      'WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])',
-      [scope.tenantId, scope.connectionId, [...hashes.keys()], SETTLED_AFTER_MS / 1000],
+    const rows: { source_id: string; raw_hash: string; synced_at: Date; vendor_updated_at: Date | null }[] = await this.ds.query(
+      `SELECT source_id, raw_hash, synced_at, vendor_updated_at FROM "${this.plan(resource).table}" WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])`,
+      [scope.tenantId, scope.connectionId, [...hashes.keys()]],
     );
+    const out = { settled: new Set<string>(), unsettled: new Set<string>() };
     for (const r of rows) {
       if (hashes.get(r.source_id) !== r.raw_hash) continue;
-      (r.settled === true ? settled : unsettled).add(r.source_id);
+      (settled(r.synced_at, r.vendor_updated_at) ? out.settled : out.unsettled).add(r.source_id);
     }
-    return { settled, unsettled };
+    return out;
   }
 
   /**
@@ -181,14 +178,15 @@ export class RecordWriter {
       [scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId)],
     );
     const before = new Map(stored.map((s) => [s.source_id, s]));
-    const changed: { record: FetchedRecord; row: Record<string, unknown> }[] = [];
+    const changed: { record: FetchedRecord; row: Record<string, unknown>; measuredMoved: boolean }[] = [];
     let unchanged = 0;
     const nowSettled: string[] = [];
     for (const { record, hash } of records) {
       const prev = before.get(record.sourceId);
-      if (!force && prev?.raw_hash === hash && !measuredChanged(plan.columns, record, prev)) {
+      const measuredMoved = prev !== undefined && measuredChanged(plan.columns, record, prev);
+      if (!force && prev?.raw_hash === hash && !measuredMoved) {
         unchanged++;
-        if (settlesNow(prev, syncedAt)) nowSettled.push(prev.id);
+        if (!settled(prev.synced_at, prev.vendor_updated_at) && settled(syncedAt, prev.vendor_updated_at)) nowSettled.push(prev.id);
         continue;
       }
       const values: Record<string, unknown> = {
@@ -208,7 +206,7 @@ export class RecordWriter {
         const column = plan.columns.find((c) => c.prop === prop);
         if (column) row[column.db] = prev[column.db] ?? null;
       }
-      changed.push({ record, row });
+      changed.push({ record, row, measuredMoved });
     }
     // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
     if (nowSettled.length > 0) {
@@ -243,11 +241,11 @@ export class RecordWriter {
         [scope.connectionId, resource, [...ids.keys()]],
       );
     }
-    for (const { record } of changed) {
+    for (const { record, measuredMoved } of changed) {
       const id = ids.get(record.sourceId);
       if (id === undefined) continue;
       const prev = before.get(record.sourceId);
-      if (prev) result.updated.push({ record, id, before: prev, measuredChanged: measuredChanged(plan.columns, record, prev) });
+      if (prev) result.updated.push({ record, id, before: prev, measuredChanged: measuredMoved });
       else result.created.push({ record, id });
     }
     return result;
