@@ -3,7 +3,7 @@
  * minimums, the pairing of an ISV product with an agreement line, and the charges computed from them.
  * Periods are `YYYY-MM-DD` text: they are calendar days, never instants, and compare as text.
  */
-import { Column, Entity, Index, Unique } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, Unique } from 'typeorm';
 import { BaseEntityWithId } from './base';
 
 @Entity('isv_costs')
@@ -88,4 +88,33 @@ export class ChargeRecord extends BaseEntityWithId {
   @Column({ name: 'cost_rows', type: 'jsonb', default: [] }) costRows!: string[];
   @Column({ type: 'text' }) status!: ChargeStatus;
   @Column({ name: 'decided_at', type: 'timestamptz', nullable: true }) decidedAt!: Date | null;
+}
+
+/**
+ * Where a cost row lands, as the last charge recomputation resolved it (src/billing/cost-resolution.ts).
+ * Current only while its tenant's billing_versions row says so; written by the recomputation alone.
+ */
+@Entity('cost_resolutions')
+@Index('ix_cost_resolutions_tenant', ['tenantId'])
+export class CostResolution {
+  @PrimaryColumn({ name: 'cost_id', type: 'uuid' }) costId!: string;
+  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ name: 'connection_id', type: 'uuid', nullable: true }) connectionId!: string | null;
+  @Column({ name: 'company_source_id', type: 'text', nullable: true }) companySourceId!: string | null;
+  @Column({ name: 'agreement_source_id', type: 'text', nullable: true }) agreementSourceId!: string | null;
+  @Column({ name: 'line_source_id', type: 'text', nullable: true }) lineSourceId!: string | null;
+  @Column({ name: 'line_product_source_id', type: 'text', nullable: true }) lineProductSourceId!: string | null;
+  @Column({ type: 'text', nullable: true }) reason!: string | null;
+  @Column({ name: 'explicitly_unmapped', type: 'boolean', default: false }) explicitlyUnmapped!: boolean;
+}
+
+/**
+ * Per tenant: how many changes the cost resolution's inputs have had (counted by triggers on the five
+ * tables it reads; migration 1764400000000) and the count the stored resolution was made at.
+ */
+@Entity('billing_versions')
+export class BillingVersion {
+  @PrimaryColumn({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  @Column({ type: 'bigint', default: 0 }) changed!: string;
+  @Column({ type: 'bigint', default: -1 }) resolved!: string;
 }

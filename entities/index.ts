@@ -7,7 +7,7 @@ import {
 import { AuditEntry, EventRecord, IdempotencyRecord, RoutingConfig, TicketLink, Webhook, WebhookDelivery } from './activity';
 import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer } from './identity';
 import { QuarantinedRecord } from './quarantine';
-import { AgreementLineMapping, ChargeRecord, IsvCostRow, PartnerMinimumRow } from './billing';
+import { AgreementLineMapping, BillingVersion, ChargeRecord, CostResolution, IsvCostRow, PartnerMinimumRow } from './billing';
 
 export * from './tenancy';
 export * from './records';
@@ -24,5 +24,5 @@ export const ALL_ENTITIES = [
   EventRecord, AuditEntry, IdempotencyRecord, TicketLink, RoutingConfig, Webhook, WebhookDelivery,
   IsvCustomer, IdentityMatch, IdentitySkip, ImportEndpoint,
   QuarantinedRecord,
-  IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord,
+  IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord, CostResolution, BillingVersion,
 ];

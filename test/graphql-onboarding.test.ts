@@ -102,11 +102,14 @@ describe('GraphQL onboarding', () => {
 
     // Removing the tenant leaves nothing readable; its MSP key stops working.
     expect((await svc.api(`/tenants/${tenantId}/grants`, { key: mspKey })).status).toBe(200);
+    expect((await svc.services.ds.query('SELECT count(*)::int AS n FROM billing_versions WHERE tenant_id = $1', [tenantId]))[0].n).toBe(1);
     expect((await svc.graphql('mutation($id: ID!) { delete_tenant(id: $id) { deleted } }', { id: tenantId })).data.delete_tenant.deleted).toBe(true);
     expect((await svc.api(`/tenants/${tenantId}/tickets`, { key: isvKey })).status).toBe(404);
     expect((await svc.api(`/tenants/${tenantId}/grants`, { key: mspKey })).status).toBe(401);
     expect((await svc.services.ds.query('SELECT count(*)::int AS n FROM tickets WHERE tenant_id = $1', [tenantId]))[0].n).toBe(0);
     expect((await svc.services.ds.query('SELECT count(*)::int AS n FROM events WHERE tenant_id = $1', [tenantId]))[0].n).toBe(0);
+    // Written by triggers as the agreements and the rest went: none stays either.
+    expect((await svc.services.ds.query('SELECT count(*)::int AS n FROM billing_versions WHERE tenant_id = $1', [tenantId]))[0].n).toBe(0);
   }, 120_000);
 
   it('lists connectors as an enum with their credentials, and the grant keys', async () => {

@@ -22,7 +22,7 @@ import type { SyncService } from '../sync/sync.service';
 import { problemsError, type CommitReservation, type WritePipeline } from '../writes/write-pipeline';
 import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargeList, DismissedCharge } from './billing.schemas';
 import { CHARGE_STATUSES } from './billing.schemas';
-import { resolveCostRows, unresolvedOut, type ResolvedCostRow } from './cost-resolution';
+import { resolveCostRows, storeCostResolutions, unresolvedOut, type LandedCostRow } from './cost-resolution';
 
 type ChargeOut = z.infer<typeof Charge>;
 type Preview = z.infer<typeof ApproveChargePreview>;
@@ -56,10 +56,10 @@ const SAME = 1e-9;
 const lineKey = (connectionId: string, lineSourceId: string) => `${connectionId}|${lineSourceId}`;
 
 /** The latest period's billable quantity per line, over every row that lands on it. */
-export function proposals(rows: ResolvedCostRow[]): Map<string, Proposal> {
+export function proposals(rows: LandedCostRow[]): Map<string, Proposal> {
   const out = new Map<string, Proposal>();
   for (const r of rows) {
-    if (!r.lineSourceId || !r.connectionId || r.reason) continue;
+    if (!r.lineSourceId || !r.connectionId) continue;
     const key = lineKey(r.connectionId, r.lineSourceId);
     const p = out.get(key);
     const newer = !p || r.periodEnd > p.periodEnd || (r.periodEnd === p.periodEnd && r.periodStart > p.periodStart);
@@ -98,10 +98,11 @@ export class ChargesService {
 
   /** Brings the tenant's charges in line with its cost rows, mappings, identity matches and agreements. */
   async recompute(tenantId: string): Promise<void> {
-    const wanted = proposals(await resolveCostRows(this.ds, tenantId, null));
     await this.ds.transaction(async (m) => {
       // One recomputation per tenant at a time (across processes on PostgreSQL).
       await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`charges:${tenantId}`]);
+      // Resolved under the lock, and stored for the reconciliation.
+      const wanted = proposals(await storeCostResolutions(m, tenantId));
       const lines = await this.lineFacts(m, tenantId, [...wanted.values()].map((p) => p.lineSourceId));
       const existing: Record<string, any>[] = await m.query('SELECT id, connection_id, line_source_id, status, proposed_quantity, current_quantity, unit_price, period_start, period_end, cost_rows FROM charges WHERE tenant_id = $1', [tenantId]);
       const open = new Map(existing.filter((e) => e.status === 'pending' || e.status === 'approving').map((e) => [lineKey(e.connection_id, e.line_source_id), e]));

@@ -7,7 +7,7 @@
  * - `agreement_inactive`: it is paired with a line of an agreement that is not active, or a line that has ended.
  * A product marked `unmapped` on purpose is billed outside agreements: it lands nowhere and is not a problem.
  */
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { UNRESOLVED_REASONS } from './billing.schemas';
 
 export type UnresolvedReason = (typeof UNRESOLVED_REASONS)[number];
@@ -96,6 +96,71 @@ export function resolvedCostsCte(withPeriod: boolean): string {
               END AS reason
          FROM c
          LEFT JOIN unmapped u ON u.isv_id = c.isv_id AND u.vendor_product_ref = c.product_source_id)`;
+}
+
+/**
+ * The same `resolved` as resolvedCostsCte, read from the resolution the last charge recomputation stored
+ * (storeCostResolutions). Only for a statement in a snapshot where storedResolutionIsCurrent said so:
+ * then every cost row has its stored resolution, made from the inputs as they stand.
+ */
+export function storedCostsCte(withPeriod: boolean): string {
+  const where = withPeriod ? 'c.tenant_id = $1 AND c.period_start >= $2 AND c.period_end <= $3' : 'c.tenant_id = $1';
+  return `resolved AS (
+       SELECT c.id, c.isv_id, c.external_customer_ref, c.product_source_id, c.period_start, c.period_end, c.billable_quantity,
+              c.msp_cost_extended, c.currency, s.connection_id, s.company_source_id, s.agreement_source_id, s.line_source_id,
+              s.line_product_source_id, s.explicitly_unmapped, s.reason
+         FROM isv_costs c JOIN cost_resolutions s ON s.cost_id = c.id
+        WHERE ${where})`;
+}
+
+const STORED = 'connection_id, company_source_id, agreement_source_id, line_source_id, line_product_source_id, reason, explicitly_unmapped';
+
+/** A cost row that lands on an agreement line: what a charge is proposed from. */
+export type LandedCostRow = Pick<ResolvedCostRow, 'costId' | 'connectionId' | 'agreementSourceId' | 'lineSourceId' | 'periodStart' | 'periodEnd' | 'billableQuantity'>;
+
+/**
+ * Resolves every cost row of the tenant, stores the rows whose resolution moved (and drops those of
+ * cost rows that are gone), and records the change count it resolved at, read in the same snapshot:
+ * a change committed after that snapshot has counted one more, so the stored resolution is never taken
+ * for current without it. Answers the rows that land on a line (only what a charge needs: 10,000 full
+ * rows took 40 ms to read). Runs inside the charge recomputation's transaction, under its tenant lock.
+ * The billing_versions row is the one lock it shares with writers of the inputs (their triggers take it
+ * after their own rows); it takes it after the cost_resolutions rows, which nothing else writes.
+ */
+export async function storeCostResolutions(m: EntityManager, tenantId: string): Promise<LandedCostRow[]> {
+  const cols = STORED.split(', ');
+  const rows: Record<string, any>[] = await m.query(
+    `WITH version AS (SELECT changed FROM billing_versions WHERE tenant_id = $1),
+     ${resolvedCostsCte(false)},
+     upserted AS (
+       INSERT INTO cost_resolutions (cost_id, tenant_id, ${STORED})
+       SELECT r.id, $1, ${cols.map((c) => `r.${c}`).join(', ')}
+         FROM resolved r LEFT JOIN cost_resolutions s ON s.cost_id = r.id
+        WHERE s.cost_id IS NULL OR ROW(${cols.map((c) => `s.${c}`).join(', ')}) IS DISTINCT FROM ROW(${cols.map((c) => `r.${c}`).join(', ')})
+       ON CONFLICT (cost_id) DO UPDATE SET ${cols.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}
+       RETURNING 1),
+     removed AS (DELETE FROM cost_resolutions s WHERE s.tenant_id = $1 AND NOT EXISTS (SELECT 1 FROM resolved r WHERE r.id = s.cost_id) RETURNING 1)
+     SELECT r.id, r.connection_id, r.agreement_source_id, r.line_source_id, r.period_start, r.period_end, r.billable_quantity, NULL AS version
+       FROM resolved r WHERE r.reason IS NULL AND r.line_source_id IS NOT NULL
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, COALESCE((SELECT changed FROM version), 0)`,
+    [tenantId],
+  );
+  // The last row carries the count (0: no billing_versions row in the snapshot, nothing counted yet).
+  const version = rows.find((r) => r.id === null)!.version;
+  await m.query(
+    `INSERT INTO billing_versions (tenant_id, changed, resolved) VALUES ($1, $2, $2)
+     ON CONFLICT (tenant_id) DO UPDATE SET resolved = GREATEST(billing_versions.resolved, EXCLUDED.resolved)`, [tenantId, version]);
+  return rows.filter((r) => r.id !== null).map((r) => ({
+    costId: r.id, connectionId: r.connection_id, agreementSourceId: r.agreement_source_id, lineSourceId: r.line_source_id,
+    periodStart: r.period_start, periodEnd: r.period_end, billableQuantity: Number(r.billable_quantity),
+  }));
+}
+
+/** Whether the stored resolution (storeCostResolutions) answers for the inputs as this snapshot sees them. */
+export async function storedResolutionIsCurrent(m: EntityManager, tenantId: string): Promise<boolean> {
+  const [v]: { current: boolean }[] = await m.query('SELECT changed = resolved AS current FROM billing_versions WHERE tenant_id = $1', [tenantId]);
+  return v?.current === true;
 }
 
 /** One `resolved` row as the services use it. */

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { openDatabase, type Database } from '../db/database';
 import { testDatabaseOptions } from '../../test/support/runtime';
 import { ReconciliationService } from './reconciliation.service';
+import { storeCostResolutions, storedResolutionIsCurrent } from './cost-resolution';
 
 let db: Database;
 let tenantId: string;
@@ -95,4 +96,65 @@ it('merges the lines of one product of a company, in line id order, with the ISV
   expect(r.rows).toHaveLength(3);
   expect(r.totals).toMatchObject({ isv_cost: 32, distributor_cost: 22, revenue: 20, unresolved_isv_cost: 0 });
   expect(r.unresolved).toEqual([]);
+});
+
+describe('the stored cost resolution', () => {
+  const service = () => new ReconciliationService(db.dataSource);
+  const store = () => db.dataSource.transaction((m) => storeCostResolutions(m, tenantId));
+  const current = () => db.dataSource.transaction((m) => storedResolutionIsCurrent(m, tenantId));
+
+  it('is current once stored, and answers as the inline resolution does', async () => {
+    const inline = await service().reconcile(tenantId, period);
+    expect(await current()).toBe(false);
+    await store();
+    expect(await current()).toBe(true);
+    expect(await service().reconcile(tenantId, period)).toEqual(inline);
+  });
+
+  it('stays current when a sync re-stamps a row or a cost row changes only its figures, which are read live', async () => {
+    await store();
+    await q("UPDATE agreements SET synced_at = now(), raw = '{\"x\":1}' WHERE tenant_id = $1", [tenantId]);
+    await q("UPDATE isv_costs SET billable_quantity = 9, msp_cost_extended = 13.5 WHERE tenant_id = $1 AND product_source_id = 'backup'", [tenantId]);
+    expect(await current()).toBe(true);
+    const backup = (await service().reconcile(tenantId, period)).rows.find((x) => x.product.source_id === '50' && x.company.source_id === '1')!;
+    expect(backup).toMatchObject({ isv_billable_quantity: 9, isv_cost: 13.5 });
+    await q("UPDATE isv_costs SET billable_quantity = 8, msp_cost_extended = 12 WHERE tenant_id = $1 AND product_source_id = 'backup'", [tenantId]);
+  });
+
+  // Each change moves where a cost row lands; each is undone after.
+  const changes: [string, string, string, (r: Awaited<ReturnType<ReconciliationService['reconcile']>>) => void][] = [
+    ['an agreement made inactive', "UPDATE agreements SET status = 'inactive' WHERE tenant_id = $1 AND source_id = 'A1'", "UPDATE agreements SET status = 'active' WHERE tenant_id = $1 AND source_id = 'A1'",
+      (r) => expect(r.unresolved.map((u) => [u.product_source_id, u.reason])).toEqual([['backup', 'agreement_inactive']])],
+    ['a line that ended', "UPDATE agreement_lines SET effective_end = '2026-09-30' WHERE tenant_id = $1 AND source_id = '10'", "UPDATE agreement_lines SET effective_end = NULL WHERE tenant_id = $1 AND source_id = '10'",
+      (r) => expect(r.unresolved.map((u) => u.reason)).toEqual(['agreement_inactive'])],
+    ['a mapping set aside', "UPDATE agreement_line_mappings SET status = 'unmapped' WHERE tenant_id = $1 AND vendor_product_ref = 'backup'", "UPDATE agreement_line_mappings SET status = 'mapped' WHERE tenant_id = $1 AND vendor_product_ref = 'backup'",
+      (r) => expect(r.rows.find((x) => x.product.isv_product_refs.includes('backup'))).toMatchObject({ product: { source_id: null }, differences: ['not_billed'] })],
+    ['an identity match moved', "UPDATE identity_matches SET company_source_id = '2' WHERE tenant_id = $1", "UPDATE identity_matches SET company_source_id = '1' WHERE tenant_id = $1",
+      (r) => expect(r.unresolved.map((u) => u.reason)).toEqual(['product_unmapped'])],
+    ['a cost row of another product', "UPDATE isv_costs SET product_source_id = 'backup-2' WHERE tenant_id = $1 AND product_source_id = 'backup'", "UPDATE isv_costs SET product_source_id = 'backup' WHERE tenant_id = $1 AND product_source_id = 'backup-2'",
+      (r) => expect(r.unresolved.map((u) => [u.product_source_id, u.reason])).toEqual([['backup-2', 'product_unmapped']])],
+    ['a new cost row', `INSERT INTO isv_costs (tenant_id, isv_id, external_customer_ref, product_source_id, period_start, period_end, actual_quantity, billable_quantity, currency, msp_cost_unit, msp_cost_extended)
+       SELECT tenant_id, isv_id, 'cust-9', product_source_id, period_start, period_end, 1, 1, 'EUR', 1, 1 FROM isv_costs WHERE tenant_id = $1 AND product_source_id = 'backup'`,
+    "DELETE FROM isv_costs WHERE tenant_id = $1 AND external_customer_ref = 'cust-9'",
+      (r) => expect([r.unresolved.map((u) => u.external_customer_ref), r.currencies]).toEqual([['cust-9'], ['EUR', 'USD']])],
+    ['a mapping removed', "DELETE FROM agreement_line_mappings WHERE tenant_id = $1 AND vendor_product_ref = 'backup'",
+      `INSERT INTO agreement_line_mappings (tenant_id, isv_id, vendor_product_ref, status, connection_id, agreement_source_id, line_source_id, decided_by)
+       SELECT $1, isv_id, 'backup', 'mapped', connection_id, 'A1', '10', 'isv' FROM identity_matches WHERE tenant_id = $1`,
+      (r) => expect(r.unresolved.map((u) => u.reason)).toEqual(['product_unmapped'])],
+  ];
+  it.each(changes)('is no longer current after %s: the answer follows the change at once', async (_what, change, undo, expectChanged) => {
+    const before = await service().reconcile(tenantId, period);
+    await store();
+    await q(change, [tenantId]);
+    expect(await current()).toBe(false);
+    const after = await service().reconcile(tenantId, period);
+    expectChanged(after);
+    // Stored again, the answer is the same.
+    await store();
+    expect(await current()).toBe(true);
+    expect(await service().reconcile(tenantId, period)).toEqual(after);
+    await q(undo, [tenantId]);
+    expect(await current()).toBe(false);
+    expect(await service().reconcile(tenantId, period)).toEqual(before);
+  });
 });

@@ -6,7 +6,7 @@
  * grants, webhooks and their deliveries.
  */
 import type { DataSource, EntityManager } from 'typeorm';
-import { AuditEntry, Connection, Tenant } from '../../entities';
+import { AuditEntry, BillingVersion, Connection, Tenant } from '../../entities';
 
 async function deleteWhere(m: EntityManager, property: 'tenantId' | 'connectionId', id: string, keep: Function[] = []): Promise<number> {
   let removed = 0;
@@ -34,6 +34,8 @@ export async function removeTenant(ds: DataSource, tenant: Tenant): Promise<stri
   return ds.transaction(async (m) => {
     const connections = await m.getRepository(Connection).find({ where: { tenantId: tenant.id }, select: { id: true } });
     await deleteWhere(m, 'tenantId', tenant.id);
+    // The billing triggers count the deletions above into the tenant's billing_versions row: it goes last.
+    await m.getRepository(BillingVersion).delete({ tenantId: tenant.id });
     await m.getRepository(Tenant).delete({ id: tenant.id });
     return connections.map((c) => c.id);
   });
