@@ -45,7 +45,7 @@ it('a failed commit releases its key: the next reservation takes it over and mus
   const r = await svc.reserve(s, requestHash({ a: 1 }));
   await svc.fail(r as ReservationRef);
   const again = await svc.reserve(s, requestHash({ a: 1 }));
-  expect(again).toEqual({ kind: 'new', id: (r as { id: string }).id, takeover: true, generation: 2 });
+  expect(again).toEqual({ kind: 'new', id: (r as { id: string }).id, takeover: true, generation: 2, lease: null });
 });
 
 it('an in-progress key abandoned by a dead process (10 minutes) is taken over', async () => {
