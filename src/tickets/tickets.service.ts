@@ -17,8 +17,7 @@ import { isvOf, type AccessService, type TenantAccess } from '../access/access.s
 import { fieldError, ReferenceResolver } from './references';
 import type { IdentityService } from '../identity/identity.service';
 import type { SyncService } from '../sync/sync.service';
-import { problemsError, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
-import { relaxedCommit } from '../db/relaxed-commit';
+import { problemsError, type CommitReservation, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
 
 export type CreateTicketInput = z.infer<typeof CreateTicketBody>;
 export type TicketWriteInput = z.infer<typeof TicketWriteBody>;
@@ -111,25 +110,28 @@ export class TicketsService {
         const outcomes = await this.pipeline.run(access.tenant.id, reservation, p.prepared.map((x) => ({
           connection: x.c, write: { op: 'ticket.create' as const, draft: x.draft },
         })));
-        await this.link(access, isvId, outcomes, null, 'service_ticket');
+        await this.link(reservation, access, isvId, outcomes, null, 'service_ticket');
         return { ...fanOut(outcomes), ignored_fields: p.ignored };
       },
       auditDetail: (r) => ({ dry_run: r.dry_run, ticket_refs: 'results' in r ? r.results.map((x) => x.ticket_ref) : [] }),
     });
   }
 
-  /** Link-store entries for created tickets, then a sync so the store shows them. */
-  async link(access: TenantAccess, isvId: string, outcomes: TargetOutcome[], findingId: string | null, target: string): Promise<void> {
+  /**
+   * Link-store entries for created tickets, stored with the commit's answer (so a write-back sent the
+   * moment the answer arrives finds them), then a sync soon so the store shows the tickets.
+   */
+  async link(reservation: CommitReservation, access: TenantAccess, isvId: string, outcomes: TargetOutcome[], findingId: string | null, target: string): Promise<void> {
     for (const o of outcomes) {
       if (!o.ok || !o.result?.ticketRef) continue;
-      // Committed without waiting for the flush: the commit's answer is stored durably right after
-      // (write-pipeline.ts), and a commit that never stores one is taken over by a retry that links again.
-      await this.ds.query(
-        `INSERT INTO ticket_links (tenant_id, connection_id, isv_id, ticket_ref, finding_id, target)
-         SELECT $1, $2, $3, $4, $5, $6 FROM ${relaxedCommit}
-         ON CONFLICT ON CONSTRAINT uq_ticket_links_ref DO UPDATE
-           SET isv_id = EXCLUDED.isv_id, finding_id = EXCLUDED.finding_id, target = EXCLUDED.target, updated_at = now()`,
-        [access.tenant.id, o.connection.id, isvId, o.result.ticketRef, findingId, target]);
+      const params = [access.tenant.id, o.connection.id, isvId, o.result.ticketRef, findingId, target];
+      reservation.storeWithAnswer((first) => ({
+        sql: `INSERT INTO ticket_links (tenant_id, connection_id, isv_id, ticket_ref, finding_id, target)
+              VALUES (${params.map((_, i) => `$${first + i}`).join(', ')})
+              ON CONFLICT ON CONSTRAINT uq_ticket_links_ref DO UPDATE
+                SET isv_id = EXCLUDED.isv_id, finding_id = EXCLUDED.finding_id, target = EXCLUDED.target, updated_at = now()`,
+        params,
+      }));
       await this.syncJobs.refreshTicketsSoon(access.tenant.id, o.connection.id);
     }
   }

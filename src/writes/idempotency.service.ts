@@ -8,11 +8,16 @@ import type { DataSource } from 'typeorm';
 import { IdempotencyRecord } from '../../entities';
 import { ServiceError } from '../errors/service-error';
 import { LEASE_SECONDS, type ReservedLease, type WriteFence } from './write-fence';
-import { auditInsert, type AuditInput } from '../audit/audit.service';
 
 const KEEP_MS = 24 * 3600 * 1000;
 /** An in-progress record older than this belonged to a process that died; it may be taken over. */
 const ABANDONED_MS = 10 * 60 * 1000;
+
+/**
+ * A row stored in the statement that stores a commit's outcome: its INSERT with parameters numbered
+ * from `first` (auditInsert is one).
+ */
+export type StoredWith = (first: number) => { sql: string; params: unknown[] };
 
 export interface StoredAnswer {
   status: number;
@@ -100,33 +105,40 @@ export class IdempotencyService {
   }
 
   /**
-   * Stores the answer, and with it (same statement) the commit's audit entry. Only the generation that
-   * holds the key may store: a request whose commit was released and taken over (its process judged
-   * gone) must not overwrite what the take-over is doing; its audit entry is kept all the same.
+   * Stores the answer, and in the same statement `withIt` (the commit's audit entry, the rows a reader
+   * must find once the answer is given). Only the generation that holds the key may store its answer:
+   * a request whose commit was released and taken over (its process judged gone) must not overwrite
+   * what the take-over is doing; the rows stored with it are kept all the same.
    */
-  async complete(reservation: ReservationRef, answer: StoredAnswer, audit: AuditInput | null = null): Promise<void> {
-    const store = `UPDATE idempotency_records SET state = 'completed', response_status = $1, response_body = $2::jsonb, updated_at = now()
-                    WHERE id = $3 AND generation = $4`;
-    const params: unknown[] = [answer.status, JSON.stringify(answer.body), reservation.id, reservation.generation];
-    if (!audit) {
-      await this.ds.query(store, params);
-      return;
-    }
-    const entry = auditInsert(audit, params.length + 1);
-    await this.ds.query(`WITH audited AS (${entry.sql}) ${store}`, [...params, ...entry.params]);
+  async complete(reservation: ReservationRef, answer: StoredAnswer, withIt: StoredWith[] = []): Promise<void> {
+    await this.storeOutcome(
+      `UPDATE idempotency_records SET state = 'completed', response_status = $1, response_body = $2::jsonb, updated_at = now()
+        WHERE id = $3 AND generation = $4`,
+      [answer.status, JSON.stringify(answer.body), reservation.id, reservation.generation], withIt);
   }
 
   /**
    * The commit did not land: the key may be used again (by the generation that holds it only).
    * `unusedLease`: the lease reserved with the key and never handed to a job, freed here (a job that
-   * got it frees it itself).
+   * got it frees it itself). `withIt`: as for complete (what landed of a partial write).
    */
-  async fail(reservation: ReservationRef, unusedLease: ReservedLease | null = null): Promise<void> {
-    await this.ds.query(
+  async fail(reservation: ReservationRef, unusedLease: ReservedLease | null = null, withIt: StoredWith[] = []): Promise<void> {
+    await this.storeOutcome(
       `UPDATE idempotency_records SET state = 'failed', updated_at = now(),
               lease_owner = CASE WHEN lease_owner = $3 THEN NULL ELSE lease_owner END,
               lease_until = CASE WHEN lease_owner = $3 THEN NULL ELSE lease_until END
         WHERE id = $1 AND generation = $2`,
-      [reservation.id, reservation.generation, unusedLease?.token ?? null]);
+      [reservation.id, reservation.generation, unusedLease?.token ?? null], withIt);
+  }
+
+  /** One statement, one commit: the outcome's UPDATE with each of `withIt` as a data-modifying WITH. */
+  private async storeOutcome(update: string, params: unknown[], withIt: StoredWith[]): Promise<void> {
+    const all = [...params];
+    const parts = withIt.map((part, i) => {
+      const { sql, params: own } = part(all.length + 1);
+      all.push(...own);
+      return `stored_${i} AS (${sql})`;
+    });
+    await this.ds.query(parts.length ? `WITH ${parts.join(', ')} ${update}` : update, all);
   }
 }

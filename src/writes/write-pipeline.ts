@@ -8,14 +8,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Connection } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
-import type { AuditInput, AuditService } from '../audit/audit.service';
+import { auditInsert, type AuditInput, type AuditService } from '../audit/audit.service';
 import { isvOf, type TenantAccess } from '../access/access.service';
 import type { Caller } from '../access/caller';
 import { capabilitiesOf } from '../connectors/registry';
 import type { FieldProblem } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
 import { writeStatus } from '../operations/write-results';
-import { IdempotencyService, requestHash } from './idempotency.service';
+import { IdempotencyService, requestHash, type StoredWith } from './idempotency.service';
 import type { ReservedLease } from './write-fence';
 import { VENDOR_WRITE_JOB_OPTIONS, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult } from './vendor-write';
 
@@ -26,6 +26,11 @@ export interface CommitReservation {
   generation: number;
   /** The lease reserved with a fresh key, until run() hands it to the first job (write-fence.ts). */
   lease: ReservedLease | null;
+  /**
+   * Rows a reader must find once the answer is given (a created ticket's link): stored in the one
+   * statement that stores the commit's outcome, answer or failure (idempotency.service.ts).
+   */
+  storeWithAnswer(row: StoredWith): void;
 }
 
 export interface TargetOutcome {
@@ -163,14 +168,22 @@ export class WritePipeline {
     early.catch(() => undefined); // awaited below, or not needed (replay, refusal of the key)
     const reservation = await this.idempotency.reserve({ isvId, tenantId, operation, key }, requestHash(body));
     if (reservation.kind === 'replay') return { ...(reservation.answer.body as unknown as R), idempotent_replay: true };
-    const held: CommitReservation = { id: reservation.id, takeover: reservation.takeover, generation: reservation.generation, lease: reservation.lease };
+    const rows: StoredWith[] = [];
+    const held: CommitReservation = {
+      id: reservation.id, takeover: reservation.takeover, generation: reservation.generation, lease: reservation.lease,
+      storeWithAnswer: (row) => { rows.push(row); },
+    };
     try {
       const prepared = reservation.takeover ? await prepare() : await early;
       const answer = await commit(prepared, held);
-      await this.idempotency.complete(reservation, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> }, auditOf(answer));
+      const audit = auditOf(answer);
+      await this.idempotency.complete(reservation, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> },
+        [...rows, (first) => auditInsert(audit, first)]);
       return answer;
     } catch (err) {
-      await this.idempotency.fail(reservation, held.lease);
+      // The rows may be what failed (they were in the answer's statement): the key is freed without them
+      // then, and a retry finds the write at the vendor by its marker and stores them again.
+      await this.idempotency.fail(reservation, held.lease, rows).catch(() => this.idempotency.fail(reservation, held.lease));
       if (err instanceof UnfinishedWrite) return err.answer as R;
       throw err;
     }
