@@ -112,6 +112,32 @@ describe('GraphQL onboarding', () => {
     expect((await svc.services.ds.query('SELECT count(*)::int AS n FROM billing_versions WHERE tenant_id = $1', [tenantId]))[0].n).toBe(0);
   }, 120_000);
 
+  it('a commit right after update_connection uses the new credentials (nothing cached outlives the change)', async () => {
+    const tenantId = (await svc.graphql('mutation { create_tenant(name: "Rotated MSP", slug: "rotated-msp") { id } }')).data.create_tenant.id;
+    const conn = (await svc.graphql(CREATE, { input: { tenant_id: tenantId, kind: 'psa', connector: 'connectwise', base_url: cwBase(), credentials: cwCredentials } })).data.create_connection;
+    const isv = (await svc.graphql('mutation { create_isv(name: "Rotating ISV") { id } }')).data.create_isv.id;
+    const key = (await svc.graphql('mutation($i: ID!) { issue_api_key(isv_id: $i) { key } }', { i: isv })).data.issue_api_key.key;
+    await svc.graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["psa.ticket.create"]) { id } }', { i: isv, c: conn.id });
+    expect((await svc.api(`/tenants/${tenantId}/sync`, { method: 'POST', json: {}, key })).status).toBe(200);
+    const [{ name }] = await svc.services.ds.query(
+      'SELECT name FROM companies WHERE connection_id = $1 GROUP BY name HAVING count(*) = 1 ORDER BY name LIMIT 1', [conn.id]);
+    let n = 0;
+    const commit = () => svc.api(`/tenants/${tenantId}/tickets`, { method: 'POST', key, json: { company_name: name, summary: `Rotation ${n}`, dry_run: false, idempotency_key: `rotation-${n++}` } });
+    expect((await commit()).status).toBe(201);
+    // Within the caches' lifetime, the next commit goes out with the rotated credentials (another
+    // ConnectWise company holding the same records), and the one after with the first ones again.
+    const cw = svc.services.simulators!.connectwise as any;
+    cw.seed('rotated', { ...loadVendorFixtures('sandbox-alpha', 'connectwise').resources, tickets: [] });
+    const landedIn = (instance: string, summary: string) => (cw.list(instance, 'tickets') as any[]).filter((t) => t.summary === summary).length;
+    const rotated = await svc.graphql(UPDATE, { input: { id: conn.id, credentials: { ...cwCredentials, companyId: 'rotated' }, test: true } });
+    expect(rotated.errors).toBeUndefined();
+    expect((await commit()).status).toBe(201);
+    expect([landedIn('rotated', 'Rotation 1'), landedIn('sandbox-alpha', 'Rotation 1')]).toEqual([1, 0]);
+    expect((await svc.graphql(UPDATE, { input: { id: conn.id, credentials: cwCredentials } })).errors).toBeUndefined();
+    expect((await commit()).status).toBe(201);
+    expect([landedIn('rotated', 'Rotation 2'), landedIn('sandbox-alpha', 'Rotation 2')]).toEqual([0, 1]);
+  }, 60_000);
+
   it('lists connectors as an enum with their credentials, and the grant keys', async () => {
     const r = await svc.graphql('{ connectors { connectors { name kind credentials } grant_keys } }');
     expect(r.data.connectors.connectors).toEqual(expect.arrayContaining([{ name: 'connectwise', kind: 'psa', credentials: ['companyId', 'publicKey', 'privateKey', 'clientId'] }]));

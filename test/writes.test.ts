@@ -146,6 +146,18 @@ describe('ticket create: commit exactly once', () => {
     expect(cwTickets().filter((t) => t.summary === 'Printer offline')).toHaveLength(1);
   });
 
+  it("a commit's audit entry is stored once, with its answer; a replay adds its own", async () => {
+    const body = { company_name: await aCompany(), summary: 'Audited once', dry_run: false, idempotency_key: newKey() };
+    const first = await svc.api(alpha('/tickets'), { method: 'POST', json: body });
+    expect(first.status).toBe(201);
+    const entriesFor = async () => ((await svc.api(alpha('/audit?limit=500'))).body.entries as any[])
+      .filter((e) => e.action === 'ticket.create.commit' && e.outcome === 'ok' && e.detail.ticket_refs?.includes(first.body.ticket_ref));
+    expect(await entriesFor()).toHaveLength(1);
+    expect((await entriesFor())[0].detail).toEqual({ dry_run: false, ticket_refs: [first.body.ticket_ref] });
+    await svc.api(alpha('/tickets'), { method: 'POST', json: body });
+    expect(await entriesFor()).toHaveLength(2);
+  });
+
   it('the same key with another body is a 409 idempotency_conflict', async () => {
     const key = newKey();
     await svc.api(alpha('/tickets'), { method: 'POST', json: { company_name: await aCompany(), summary: 'One', dry_run: false, idempotency_key: key } });
@@ -231,6 +243,29 @@ describe('bad fields: 422 and nothing created', () => {
     expect(res.body.code).toBe('validation');
     expect(res.body.details.field).toBe(field);
     expect(cwTickets().length).toBe(count);
+  });
+
+  it('several bad fields: the refusal names the first in the order board, company, status, priority, every time', async () => {
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ board: '99999', company_name: company, priority: '99999' }, 422, 'board'],
+      [{ company_name: company, priority: '99999' }, 409, 'company_name'],
+      [{ status: '99999', priority: '99999' }, 422, 'status'],
+    ];
+    for (const [patch, status, field] of cases) {
+      for (let i = 0; i < 5; i++) {
+        const res = await svc.api(alpha('/tickets'), { method: 'POST', json: { company_name: await aCompany(), summary: 'Bad fields', dry_run: false, idempotency_key: newKey(), ...patch } });
+        expect([res.status, res.body.details.field]).toEqual([status, field]);
+      }
+    }
+  });
+
+  it('a refused commit frees its key: sent again it is refused again, not held in progress, and nothing lands', async () => {
+    const body = { company_name: await aCompany(), summary: 'Refused twice', dry_run: false, idempotency_key: newKey(), priority: '99999' };
+    for (let i = 0; i < 2; i++) {
+      const res = await svc.api(alpha('/tickets'), { method: 'POST', json: body });
+      expect([res.status, res.body.code]).toEqual([422, 'validation']);
+    }
+    expect(cwTickets().filter((t) => t.summary === 'Refused twice')).toHaveLength(0);
   });
 
   it('undeclared properties and wrong types are HTTPValidationError', async () => {

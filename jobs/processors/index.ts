@@ -7,6 +7,6 @@ import { webhookDeliverProcessor } from './webhook-deliver.processor';
 
 export function registerProcessors(queue: JobQueue, services: Services): void {
   queue.register('sync.connection', syncConnectionProcessor(services.sync), { concurrency: 2 });
-  queue.register('vendor.write', vendorWriteProcessor(services.ds, services.box, services.http, services.budgets, services.writeFence), { concurrency: 8 });
+  queue.register('vendor.write', vendorWriteProcessor(services.access, services.box, services.http, services.budgets, services.writeFence), { concurrency: 8 });
   queue.register('webhook.deliver', webhookDeliverProcessor(services.webhooks), { concurrency: 4 });
 }

@@ -4,8 +4,7 @@
  * and lost connections are retried with backoff honouring Retry-After; the last failure is returned as
  * a typed VendorWriteFailure to the request that waits for it.
  */
-import type { DataSource } from 'typeorm';
-import { Connection } from '../../entities';
+import type { AccessService } from '../../src/access/access.service';
 import { computeBackoffDelay } from '../queue/retry-policy';
 import { RetryAfterError, type JobContext } from '../queue/types';
 import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
@@ -27,28 +26,41 @@ function failure(kind: VendorWriteFailure['kind'], status: number, message: stri
   return { ok: false, kind, status, message, retryAfterSeconds: null, problems: [], ...extra };
 }
 
-export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: VendorHttpClient, budgets: ConnectionBudgets | null = null, fence: WriteFence | null = null) {
+export function vendorWriteProcessor(connections: Pick<AccessService, 'connection'>, box: SecretBox, http: VendorHttpClient, budgets: ConnectionBudgets | null = null, fence: WriteFence | null = null) {
   return async (job: JobContext<VendorWriteJob>): Promise<VendorWriteResult> => {
-    const connection = await ds.getRepository(Connection).findOneByOrFail({ id: job.data.connectionId });
-    const ctx: WriteContext = {
-      baseUrl: connection.baseUrl.replace(/\/$/, ''),
-      credentials: box.openJson<Record<string, string>>(connection.credentialsEncrypted),
-      // Writes (and the reads a write makes) go first in the connection's budget.
-      http: budgets ? http.withBudget(budgets.gate(connection, 'write')) : http,
-    };
     const answerBy = job.data.answerBy ? Date.parse(job.data.answerBy) : Infinity;
     // The request has answered already (the worker took the job late): send nothing. A retry with the
     // same key takes the write over and reconciles first.
     if (Date.now() > answerBy) return failure('unavailable', 503, 'The request stopped waiting before this attempt could start; nothing was sent.', { retryAfterSeconds: 1 });
     // The fence (write-fence.ts): the reservation's lease across the vendor call; a job of a taken-over
-    // generation sends nothing, and a call that may follow another reconciles first.
+    // generation sends nothing, and a call that may follow another reconciles first. Taken while the
+    // connection is read (cached in access.service.ts; independent round trips).
+    // The lease taken with the reservation is this job's when it runs where and when that allows (adopt),
+    // and it may take it over by its token elsewhere on its first attempt.
     const { reservationId, generation } = job.data;
-    const lease = fence && reservationId && generation != null
-      ? await fence.acquire(reservationId, generation, `${job.id}:${job.attempt}`, Math.min(answerBy, Date.now() + 120_000))
-      : null;
+    const adopted = fence?.adopt(job.data.lease, job) ?? null;
+    const reservedToken = job.attempt === 1 && !job.redelivered ? (job.data.lease?.token ?? null) : null;
+    const [read, leased] = await Promise.allSettled([
+      connections.connection(job.data.connectionId),
+      adopted ?? (fence && reservationId && generation != null
+        ? fence.acquire(reservationId, generation, `${job.id}:${job.attempt}`, Math.min(answerBy, Date.now() + 120_000), reservedToken)
+        : null),
+    ]);
+    if (leased.status === 'rejected') throw leased.reason;
+    const lease = leased.value;
+    // Freed in the background: the answer does not wait for it (a lost release only delays the next holder).
+    const release = () => { if (lease?.kind === 'held') void fence!.release(reservationId!, lease.token).catch(() => undefined); };
+    if (read.status === 'rejected') { release(); throw read.reason; }
+    const connection = read.value;
     if (lease?.kind === 'stale') return failure('unavailable', 409, 'This write was taken over by a retry with the same idempotency_key; this attempt sent nothing.', { retryAfterSeconds: 1 });
     if (lease?.kind === 'busy') return failure('unavailable', 503, 'Another attempt of this write is still in flight at the vendor; nothing was sent. Retry with the same idempotency_key.', { retryAfterSeconds: 5 });
     try {
+      const ctx: WriteContext = {
+        baseUrl: connection.baseUrl.replace(/\/$/, ''),
+        credentials: box.openJson<Record<string, string>>(connection.credentialsEncrypted),
+        // Writes (and the reads a write makes) go first in the connection's budget.
+        http: budgets ? http.withBudget(budgets.gate(connection, 'write')) : http,
+      };
       return await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true || lease?.reconcile === true);
     } catch (err) {
       const problems = asProblems(err);
@@ -66,7 +78,7 @@ export function vendorWriteProcessor(ds: DataSource, box: SecretBox, http: Vendo
       if (err instanceof VendorHttpError) return failure('refused', err.status, err.message);
       throw err;
     } finally {
-      if (lease?.kind === 'held') await fence!.release(reservationId!, lease.token).catch(() => undefined);
+      release();
     }
   };
 }

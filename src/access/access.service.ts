@@ -34,6 +34,7 @@ const ALL_KEYS: ReadonlySet<GrantKey> = new Set(GRANT_KEYS);
 export class AccessService {
   private readonly keys = new TtlCache<Caller | null>(CACHE_MS);
   private readonly access = new TtlCache<TenantAccess | null>(CACHE_MS);
+  private readonly connections = new TtlCache<Connection>(CACHE_MS);
 
   constructor(private readonly ds: DataSource) {}
 
@@ -79,6 +80,19 @@ export class AccessService {
     for (const g of rows) if (g.keys.length > 0) grants.set(g.connectionId, new Set(g.keys.filter((k): k is GrantKey => ALL_KEYS.has(k as GrantKey))));
     if (grants.size === 0) return null;
     return { tenant, caller, connections, grants };
+  }
+
+  /**
+   * A connection by id for the jobs that call its vendor (credentials, base URL, budget), cached like
+   * the rest: every change to a connection clears it here and in every other process (invalidate).
+   */
+  async connection(id: string): Promise<Connection> {
+    let hit = this.connections.get(id);
+    if (!hit) {
+      hit = await this.ds.getRepository(Connection).findOneByOrFail({ id });
+      this.connections.set(id, hit);
+    }
+    return hit;
   }
 
   async visibleTenants(caller: Caller): Promise<Tenant[]> {
@@ -127,6 +141,7 @@ export class AccessService {
   private clearCaches(): void {
     this.keys.clear();
     this.access.clear();
+    this.connections.clear();
   }
 
   private broadcast: AccessBroadcast | null = null;

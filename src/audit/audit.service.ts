@@ -12,20 +12,26 @@ export interface AuditInput {
   detail?: Record<string, unknown>;
 }
 
+/**
+ * The one INSERT of an audit entry, with its parameters numbered from `first`: a statement that stores
+ * something else with its audit entry (a commit's answer, idempotency.service.ts) embeds it.
+ */
+export function auditInsert(input: AuditInput, first: number): { sql: string; params: unknown[] } {
+  const params = [input.tenantId, input.isvId ?? null, input.action, input.outcome, input.connectionId ?? null, input.subjectRef ?? null, JSON.stringify(input.detail ?? {})];
+  const $ = (i: number) => `$${first + i}`;
+  return {
+    sql: `INSERT INTO audit_entries (tenant_id, isv_id, action, outcome, connection_id, subject_ref, detail)
+          VALUES (${$(0)}::uuid, ${$(1)}::uuid, ${$(2)}, ${$(3)}, ${$(4)}::uuid, ${$(5)}, ${$(6)}::jsonb)`,
+    params,
+  };
+}
+
 export class AuditService {
   constructor(private readonly ds: DataSource) {}
 
   async write(input: AuditInput, manager: EntityManager = this.ds.manager): Promise<void> {
-    await manager.getRepository(AuditEntry).insert({
-      // jsonb column: TypeORM's partial-entity typing does not model free-form objects.
-      detail: (input.detail ?? {}) as never,
-      tenantId: input.tenantId,
-      isvId: input.isvId ?? null,
-      action: input.action,
-      outcome: input.outcome,
-      connectionId: input.connectionId ?? null,
-      subjectRef: input.subjectRef ?? null,
-    });
+    const { sql, params } = auditInsert(input, 1);
+    await manager.query(sql, params);
   }
 
   /**

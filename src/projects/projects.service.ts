@@ -145,7 +145,7 @@ export class ProjectsService {
         const [o] = outcomes;
         if (!o.ok) throw o.error!;
         // A project ticket is a ticket the service created: write-back and time may follow.
-        await this.tickets.link(access, isvId, outcomes, null, 'project');
+        await this.tickets.link(reservation, access, isvId, outcomes, null, 'project');
         return {
           dry_run: false as const, idempotent_replay: false, created: true, project_source_id: projectSourceId,
           connection_id: p.c.id, connector: p.c.connector, item_kind: projectWriter(p.c.connector).itemKind,

@@ -125,7 +125,7 @@ export class FindingsService {
           connection: p.c,
           write: p.projectRef && p.item ? this.projects.itemOp(p.projectRef, p.item) : { op: 'ticket.create' as const, draft: p.draft },
         })));
-        await this.tickets.link(access, isvId, outcomes, findingId, target);
+        await this.tickets.link(reservation, access, isvId, outcomes, findingId, target);
         const answer = { ...fanOut(outcomes), finding_id: findingId, target, project_source_id: prepared[0].projectRef, ignored_fields: [] };
         await this.healthRow(access, findingId, 'attention_needed', `Finding routed to ${target}: ${body.title}`, { kind: body.kind, severity: body.severity, target });
         return answer;

@@ -17,7 +17,7 @@ import { isvOf, type AccessService, type TenantAccess } from '../access/access.s
 import { fieldError, ReferenceResolver } from './references';
 import type { IdentityService } from '../identity/identity.service';
 import type { SyncService } from '../sync/sync.service';
-import { problemsError, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
+import { problemsError, type CommitReservation, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
 
 export type CreateTicketInput = z.infer<typeof CreateTicketBody>;
 export type TicketWriteInput = z.infer<typeof TicketWriteBody>;
@@ -62,16 +62,25 @@ export class TicketsService {
     board?: string | null; project_source_id?: string | null; vendor_native?: Record<string, unknown> | null;
   }, marker: string): Promise<{ draft: TicketDraft; ignored: string[] }> {
     const { native, ignored } = this.vendorNative(access, c, b.vendor_native);
-    const boardSourceId = b.board ? await this.refs.board(c, b.board) : null;
+    // Independent lookups at once (one round trip of latency on a pool); their refusals are reported in
+    // the order they are checked one by one (board, company, status, priority), whichever answered first.
+    const [board, company, priority] = await Promise.allSettled([
+      b.board ? this.refs.board(c, b.board) : null,
+      this.identity.resolveCompany(c, access.caller.kind === 'isv' ? access.caller.isvId : null, b.company_name),
+      this.refs.priority(c, b.priority ?? 'medium'),
+    ]);
+    const boardSourceId = settled(board);
+    const companySourceId = settled(company);
+    const statusSourceId = b.status ? await this.refs.status(c, b.status, boardSourceId) : null;
     const draft: TicketDraft = {
       marker,
       summary: b.summary,
       description: b.description ?? null,
       companyName: b.company_name,
-      companySourceId: await this.identity.resolveCompany(c, access.caller.kind === 'isv' ? access.caller.isvId : null, b.company_name),
+      companySourceId,
       boardSourceId,
-      statusSourceId: b.status ? await this.refs.status(c, b.status, boardSourceId) : null,
-      prioritySourceId: await this.refs.priority(c, b.priority ?? 'medium'),
+      statusSourceId,
+      prioritySourceId: settled(priority),
       // Only a connector that writes project notes takes an existing project on ticket create.
       projectSourceId: capabilitiesOf(c.connector).projectWrite === 'project_note' ? (b.project_source_id ?? null) : null,
       vendorNative: native,
@@ -101,20 +110,28 @@ export class TicketsService {
         const outcomes = await this.pipeline.run(access.tenant.id, reservation, p.prepared.map((x) => ({
           connection: x.c, write: { op: 'ticket.create' as const, draft: x.draft },
         })));
-        await this.link(access, isvId, outcomes, null, 'service_ticket');
+        await this.link(reservation, access, isvId, outcomes, null, 'service_ticket');
         return { ...fanOut(outcomes), ignored_fields: p.ignored };
       },
       auditDetail: (r) => ({ dry_run: r.dry_run, ticket_refs: 'results' in r ? r.results.map((x) => x.ticket_ref) : [] }),
     });
   }
 
-  /** Link-store entries for created tickets, then a sync so the store shows them. */
-  async link(access: TenantAccess, isvId: string, outcomes: TargetOutcome[], findingId: string | null, target: string): Promise<void> {
+  /**
+   * Link-store entries for created tickets, stored with the commit's answer (so a write-back sent the
+   * moment the answer arrives finds them), then a sync soon so the store shows the tickets.
+   */
+  async link(reservation: CommitReservation, access: TenantAccess, isvId: string, outcomes: TargetOutcome[], findingId: string | null, target: string): Promise<void> {
     for (const o of outcomes) {
       if (!o.ok || !o.result?.ticketRef) continue;
-      await this.ds.getRepository(TicketLink).upsert({
-        tenantId: access.tenant.id, connectionId: o.connection.id, isvId, ticketRef: o.result.ticketRef, findingId, target,
-      }, ['tenantId', 'connectionId', 'ticketRef']);
+      const params = [access.tenant.id, o.connection.id, isvId, o.result.ticketRef, findingId, target];
+      reservation.storeWithAnswer((first) => ({
+        sql: `INSERT INTO ticket_links (tenant_id, connection_id, isv_id, ticket_ref, finding_id, target)
+              VALUES (${params.map((_, i) => `$${first + i}`).join(', ')})
+              ON CONFLICT ON CONSTRAINT uq_ticket_links_ref DO UPDATE
+                SET isv_id = EXCLUDED.isv_id, finding_id = EXCLUDED.finding_id, target = EXCLUDED.target, updated_at = now()`,
+        params,
+      }));
       await this.syncJobs.refreshTicketsSoon(access.tenant.id, o.connection.id);
     }
   }
@@ -257,4 +274,10 @@ export function fanOut(outcomes: TargetOutcome[]) {
     dry_run: false as const, idempotent_replay: false, partial_failure: ok.length < outcomes.length,
     ticket_ref: ok[0].result?.ticketRef ?? null, results,
   };
+}
+
+/** The value of a settled lookup, or its refusal thrown. */
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
 }

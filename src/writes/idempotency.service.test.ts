@@ -8,6 +8,7 @@ import { openDatabase, type Database } from '../db/database';
 import { ServiceError } from '../errors/service-error';
 import { testDatabaseOptions } from '../../test/support/runtime';
 import { IdempotencyService, requestHash, type ReservationRef } from './idempotency.service';
+import { auditInsert } from '../audit/audit.service';
 
 let db: Database;
 let svc: IdempotencyService;
@@ -45,7 +46,7 @@ it('a failed commit releases its key: the next reservation takes it over and mus
   const r = await svc.reserve(s, requestHash({ a: 1 }));
   await svc.fail(r as ReservationRef);
   const again = await svc.reserve(s, requestHash({ a: 1 }));
-  expect(again).toEqual({ kind: 'new', id: (r as { id: string }).id, takeover: true, generation: 2 });
+  expect(again).toEqual({ kind: 'new', id: (r as { id: string }).id, takeover: true, generation: 2, lease: null });
 });
 
 it('an in-progress key abandoned by a dead process (10 minutes) is taken over', async () => {
@@ -82,4 +83,35 @@ it('a commit that was taken over cannot store its answer or free the key of the 
   expect(await codeOf(svc.reserve(s, requestHash({ a: 1 })))).toBe('idempotency_in_progress');
   await svc.complete(second as ReservationRef, { status: 201, body: { ticket_ref: '8' } });
   expect(await svc.reserve(s, requestHash({ a: 1 }))).toEqual({ kind: 'replay', answer: { status: 201, body: { ticket_ref: '8' } } });
+});
+
+describe('rows stored with the outcome', () => {
+  const audit = (tenantId: string, action: string) => (first: number) => auditInsert({ tenantId, action, outcome: 'ok', detail: { n: 1 } }, first);
+  const entries = async (tenantId: string) =>
+    (await db.dataSource.query('SELECT action FROM audit_entries WHERE tenant_id = $1 ORDER BY action', [tenantId])).map((r: { action: string }) => r.action);
+
+  it('land with the answer, in one statement, however many', async () => {
+    const s = scope();
+    const r = await svc.reserve(s, requestHash({}));
+    await svc.complete(r as ReservationRef, { status: 201, body: { ok: true } }, [audit(s.tenantId, 'a.one'), audit(s.tenantId, 'a.two')]);
+    expect(await entries(s.tenantId)).toEqual(['a.one', 'a.two']);
+    expect(await svc.reserve(s, requestHash({}))).toMatchObject({ kind: 'replay', answer: { status: 201, body: { ok: true } } });
+  });
+
+  it('and with a failure: the key is freed and the rows are kept', async () => {
+    const s = scope();
+    const r = await svc.reserve(s, requestHash({}));
+    await svc.fail(r as ReservationRef, null, [audit(s.tenantId, 'partial')]);
+    expect(await entries(s.tenantId)).toEqual(['partial']);
+    expect(await svc.reserve(s, requestHash({}))).toMatchObject({ kind: 'new', takeover: true });
+  });
+
+  it('a row that cannot be stored stores nothing: no answer, no other row', async () => {
+    const s = scope();
+    const r = await svc.reserve(s, requestHash({}));
+    const broken = () => ({ sql: 'INSERT INTO audit_entries (tenant_id, action, outcome) VALUES ($1::uuid, NULL, NULL)', params: [s.tenantId] });
+    await expect(svc.complete(r as ReservationRef, { status: 201, body: {} }, [audit(s.tenantId, 'kept?'), broken])).rejects.toThrow();
+    expect(await entries(s.tenantId)).toEqual([]);
+    expect(await codeOf(svc.reserve(s, requestHash({})))).toBe('idempotency_in_progress');
+  });
 });

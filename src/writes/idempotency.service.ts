@@ -7,11 +7,17 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { IdempotencyRecord } from '../../entities';
 import { ServiceError } from '../errors/service-error';
-import type { WriteFence } from './write-fence';
+import { LEASE_SECONDS, type ReservedLease, type WriteFence } from './write-fence';
 
 const KEEP_MS = 24 * 3600 * 1000;
 /** An in-progress record older than this belonged to a process that died; it may be taken over. */
 const ABANDONED_MS = 10 * 60 * 1000;
+
+/**
+ * A row stored in the statement that stores a commit's outcome: its INSERT with parameters numbered
+ * from `first` (auditInsert is one).
+ */
+export type StoredWith = (first: number) => { sql: string; params: unknown[] };
 
 export interface StoredAnswer {
   status: number;
@@ -22,8 +28,11 @@ export interface StoredAnswer {
 export interface ReservationRef { id: string; generation: number }
 
 export type Reservation =
-  /** `takeover`: the key was used before by a commit that failed or died; its outcome must be reconciled. */
-  | { kind: 'new'; id: string; takeover: boolean; generation: number }
+  /**
+   * `takeover`: the key was used before by a commit that failed or died; its outcome must be reconciled.
+   * `lease`: a fresh key is reserved holding the fence's lease, for its first job (write-fence.ts).
+   */
+  | { kind: 'new'; id: string; takeover: boolean; generation: number; lease: ReservedLease | null }
   | { kind: 'replay'; answer: StoredAnswer };
 
 export interface IdempotencyScope {
@@ -45,13 +54,18 @@ export class IdempotencyService {
 
   async reserve(scope: IdempotencyScope, hash: string): Promise<Reservation> {
     const now = new Date();
+    // With the lease: one vendor call counted (the first job's), held LEASE_SECONDS by this process.
+    const lease = this.fence?.reserveLease() ?? null;
     const inserted: { id: string }[] = await this.ds.query(
-      `INSERT INTO idempotency_records (isv_id, tenant_id, operation, key, request_hash, state, expires_at, owner_instance)
-       VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7)
+      `INSERT INTO idempotency_records (isv_id, tenant_id, operation, key, request_hash, state, expires_at, owner_instance,
+                                        lease_owner, lease_until, vendor_attempts)
+       VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7, $8::text,
+               CASE WHEN $8::text IS NULL THEN NULL ELSE now() + make_interval(secs => ${LEASE_SECONDS}) END,
+               CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END)
        ON CONFLICT ON CONSTRAINT uq_idempotency_scope_key DO NOTHING RETURNING id`,
-      [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS), this.fence?.instanceId ?? null],
+      [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS), this.fence?.instanceId ?? null, lease?.token ?? null],
     );
-    if (inserted.length) return { kind: 'new', id: inserted[0].id, takeover: false, generation: 1 };
+    if (inserted.length) return { kind: 'new', id: inserted[0].id, takeover: false, generation: 1, lease };
 
     const existing = await this.ds.getRepository(IdempotencyRecord).findOneByOrFail({
       isvId: scope.isvId, tenantId: scope.tenantId, operation: scope.operation, key: scope.key,
@@ -87,21 +101,44 @@ export class IdempotencyService {
         retryAfterSeconds: 1,
       });
     }
-    return { kind: 'new', id: existing.id, takeover: true, generation: Number(taken[0].generation) };
+    return { kind: 'new', id: existing.id, takeover: true, generation: Number(taken[0].generation), lease: null };
   }
 
   /**
-   * Stores the answer. Only the generation that holds the key may: a request whose commit was released
-   * and taken over (its process judged gone) must not overwrite what the take-over is doing.
+   * Stores the answer, and in the same statement `withIt` (the commit's audit entry, the rows a reader
+   * must find once the answer is given). Only the generation that holds the key may store its answer:
+   * a request whose commit was released and taken over (its process judged gone) must not overwrite
+   * what the take-over is doing; the rows stored with it are kept all the same.
    */
-  async complete(reservation: ReservationRef, answer: StoredAnswer): Promise<void> {
-    await this.ds.getRepository(IdempotencyRecord).update({ id: reservation.id, generation: reservation.generation }, {
-      state: 'completed', responseStatus: answer.status, responseBody: answer.body as never,
-    });
+  async complete(reservation: ReservationRef, answer: StoredAnswer, withIt: StoredWith[] = []): Promise<void> {
+    await this.storeOutcome(
+      `UPDATE idempotency_records SET state = 'completed', response_status = $1, response_body = $2::jsonb, updated_at = now()
+        WHERE id = $3 AND generation = $4`,
+      [answer.status, JSON.stringify(answer.body), reservation.id, reservation.generation], withIt);
   }
 
-  /** The commit did not land: the key may be used again (by the generation that holds it only). */
-  async fail(reservation: ReservationRef): Promise<void> {
-    await this.ds.getRepository(IdempotencyRecord).update({ id: reservation.id, generation: reservation.generation }, { state: 'failed' });
+  /**
+   * The commit did not land: the key may be used again (by the generation that holds it only).
+   * `unusedLease`: the lease reserved with the key and never handed to a job, freed here (a job that
+   * got it frees it itself). `withIt`: as for complete (what landed of a partial write).
+   */
+  async fail(reservation: ReservationRef, unusedLease: ReservedLease | null = null, withIt: StoredWith[] = []): Promise<void> {
+    await this.storeOutcome(
+      `UPDATE idempotency_records SET state = 'failed', updated_at = now(),
+              lease_owner = CASE WHEN lease_owner = $3 THEN NULL ELSE lease_owner END,
+              lease_until = CASE WHEN lease_owner = $3 THEN NULL ELSE lease_until END
+        WHERE id = $1 AND generation = $2`,
+      [reservation.id, reservation.generation, unusedLease?.token ?? null], withIt);
+  }
+
+  /** One statement, one commit: the outcome's UPDATE with each of `withIt` as a data-modifying WITH. */
+  private async storeOutcome(update: string, params: unknown[], withIt: StoredWith[]): Promise<void> {
+    const all = [...params];
+    const parts = withIt.map((part, i) => {
+      const { sql, params: own } = part(all.length + 1);
+      all.push(...own);
+      return `stored_${i} AS (${sql})`;
+    });
+    await this.ds.query(parts.length ? `WITH ${parts.join(', ')} ${update}` : update, all);
   }
 }

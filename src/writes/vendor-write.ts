@@ -35,6 +35,8 @@ export interface VendorWriteJob extends JobPayload {
   /** The reservation (idempotency record) and its generation: the fence the job takes (write-fence.ts). */
   reservationId?: string;
   generation?: number;
+  /** The lease the reservation was made with, handed to its first job (write-fence.ts adopt). */
+  lease?: { token: string; takenAt: number };
   /**
    * ISO time by which the waiting request answers. The job sends nothing after it, and gives up at once
    * (with the vendor's Retry-After) when a retry could not start before it: the caller is never told

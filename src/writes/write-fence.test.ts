@@ -29,10 +29,18 @@ const scope = () => ({ isvId: randomUUID(), tenantId: randomUUID(), operation: '
 const codeOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e) => (e instanceof ServiceError ? e.code : String(e)));
 const soon = () => Date.now() + 600;
 
+const reservedToken = (r: { kind: string; lease?: { token: string } | null }) => {
+  if (r.kind !== 'new' || !r.lease) throw new Error('expected a new reservation holding its lease');
+  return r.lease.token;
+};
+
 it('one holder at a time; the next call reconciles first', async () => {
   const r = await svc.reserve(scope(), requestHash({}));
   if (r.kind !== 'new') throw new Error('expected a new reservation');
-  const first = await other.acquire(r.id, r.generation, 'job-1', soon());
+  // The reservation holds the lease: a job without its token waits; the first job (in a worker) takes it
+  // over by its token, and that is the call the reservation counted, so no reconcile.
+  expect(await other.acquire(r.id, r.generation, 'stranger', soon())).toEqual({ kind: 'busy' });
+  const first = await other.acquire(r.id, r.generation, 'job-1', soon(), reservedToken(r));
   expect(first).toMatchObject({ kind: 'held', reconcile: false });
   // A live holder keeps it: the second caller waits until its deadline and sends nothing.
   expect(await fence.acquire(r.id, r.generation, 'job-2', soon())).toEqual({ kind: 'busy' });
@@ -44,9 +52,9 @@ it('a job of a taken-over generation sends nothing', async () => {
   const s = scope();
   const r = await svc.reserve(s, requestHash({}));
   if (r.kind !== 'new') throw new Error('expected a new reservation');
-  await svc.fail(r);
+  await svc.fail(r, r.lease); // never handed to a job: freed with the key
   const again = await svc.reserve(s, requestHash({}));
-  expect(again).toMatchObject({ kind: 'new', takeover: true, generation: 2 });
+  expect(again).toMatchObject({ kind: 'new', takeover: true, generation: 2, lease: null });
   expect(await fence.acquire(r.id, 1, 'old-job', soon())).toEqual({ kind: 'stale' });
   expect(await fence.acquire(r.id, 2, 'new-job', soon())).toMatchObject({ kind: 'held' });
 });
@@ -58,7 +66,7 @@ it('the lease of a gone process is taken, and its in-progress commits are releas
   const s = scope();
   const r = await new IdempotencyService(db.dataSource, gone).reserve(s, requestHash({}));
   if (r.kind !== 'new') throw new Error('expected a new reservation');
-  expect(await gone.acquire(r.id, 1, 'job', soon())).toMatchObject({ kind: 'held' });
+  expect(await gone.acquire(r.id, 1, 'job', soon(), reservedToken(r))).toMatchObject({ kind: 'held' });
   // While its process beats, its key is in progress and its lease is held.
   expect(await codeOf(svc.reserve(s, requestHash({})))).toBe('idempotency_in_progress');
   // Three of the observers' beats later it is gone.
@@ -80,4 +88,52 @@ it('on the embedded default every other instance is gone at once', async () => {
   await restarted.start();
   expect(await new IdempotencyService(db.dataSource, restarted).reserve(s, requestHash({}))).toMatchObject({ kind: 'new', takeover: true });
   await restarted.stop();
+});
+
+describe('the lease taken with the reservation', () => {
+  it('is adopted without a round trip only by the first attempt of a first delivery, in the reserving process, while fresh', async () => {
+    const r = await svc.reserve(scope(), requestHash({}));
+    if (r.kind !== 'new' || !r.lease) throw new Error('expected a new reservation holding its lease');
+    expect(fence.adopt(r.lease, { attempt: 1, redelivered: false })).toEqual({ kind: 'held', token: r.lease.token, reconcile: false });
+    expect(other.adopt(r.lease, { attempt: 1, redelivered: false })).toBeNull();
+    expect(fence.adopt(r.lease, { attempt: 2, redelivered: false })).toBeNull();
+    expect(fence.adopt(r.lease, { attempt: 1, redelivered: true })).toBeNull();
+    expect(fence.adopt({ ...r.lease, takenAt: Date.now() - 31_000 }, { attempt: 1, redelivered: false })).toBeNull();
+    expect(fence.adopt(undefined, { attempt: 1, redelivered: false })).toBeNull();
+  });
+
+  it('is held while adopted: nobody else sends; after its release the next call reconciles first', async () => {
+    const r = await svc.reserve(scope(), requestHash({}));
+    if (r.kind !== 'new' || !r.lease) throw new Error('expected a new reservation holding its lease');
+    const adopted = fence.adopt(r.lease, { attempt: 1, redelivered: false });
+    expect(adopted).toMatchObject({ kind: 'held' });
+    expect(await other.acquire(r.id, 1, 'retry', soon())).toEqual({ kind: 'busy' });
+    // A redelivered copy does not present the token (it may run beside the first), so it waits too.
+    expect(await other.acquire(r.id, 1, 'redelivered', soon(), null)).toEqual({ kind: 'busy' });
+    await fence.release(r.id, (adopted as { token: string }).token);
+    expect(await other.acquire(r.id, 1, 'retry', soon())).toMatchObject({ kind: 'held', reconcile: true });
+  });
+
+  it('a commit refused before any job frees it with its key: the take-over sends at once', async () => {
+    const s = scope();
+    const r = await svc.reserve(s, requestHash({}));
+    if (r.kind !== 'new' || !r.lease) throw new Error('expected a new reservation holding its lease');
+    await svc.fail(r, r.lease);
+    const again = await svc.reserve(s, requestHash({}));
+    if (again.kind !== 'new') throw new Error('expected a take-over');
+    expect(await other.acquire(again.id, again.generation, 'job', soon())).toMatchObject({ kind: 'held', reconcile: true });
+  });
+
+  it('a failed commit whose job had the lease keeps it held until that job frees it', async () => {
+    const s = scope();
+    const r = await svc.reserve(s, requestHash({}));
+    if (r.kind !== 'new' || !r.lease) throw new Error('expected a new reservation holding its lease');
+    const adopted = fence.adopt(r.lease, { attempt: 1, redelivered: false }) as { token: string };
+    await svc.fail(r, null); // handed out: the job may still be at the vendor
+    const again = await svc.reserve(s, requestHash({}));
+    if (again.kind !== 'new') throw new Error('expected a take-over');
+    expect(await other.acquire(again.id, again.generation, 'takeover-job', soon())).toEqual({ kind: 'busy' });
+    await fence.release(r.id, adopted.token);
+    expect(await other.acquire(again.id, again.generation, 'takeover-job', soon())).toMatchObject({ kind: 'held', reconcile: true });
+  });
 });

@@ -10,6 +10,9 @@
  *   original job and a take-over job never both call the vendor for one reservation.
  * - Every call after the first under a reservation (another generation, a retry, the second step of a
  *   replace) reconciles at the vendor by marker before it sends.
+ * - A new reservation is made holding the lease already (taken in the reservation's own INSERT), for
+ *   its first job: that job adopts it without a round trip when it runs in the reserving process soon
+ *   after, and takes it over by its token anywhere else. So the common commit costs no lease write.
  * - At start and on every beat, in-progress commits owned by a gone instance are released (failed): the
  *   next request with the key takes it over and reconciles first, so a key is never blocked by a dead
  *   process. Releasing rather than completing is right because only the retry can answer the caller,
@@ -17,9 +20,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { relaxedCommit } from '../db/relaxed-commit';
 
 /** Longer than a vendor call can last (30 s timeout per request, a reconcile read plus the write). */
-const LEASE_SECONDS = 90;
+export const LEASE_SECONDS = 90;
+/**
+ * A lease taken with the reservation is adopted as it is only this soon after: what is left of it then
+ * (60 s) outlasts the first attempt's one vendor call (30 s timeout). Later, the job takes a fresh one.
+ */
+const ADOPT_WITHIN_MS = 30_000;
+
+/** The lease a new reservation holds from its INSERT, handed to its first job (idempotency.service.ts). */
+export interface ReservedLease {
+  token: string;
+  /** When it was taken, on the reserving process's clock (only that process adopts it). */
+  takenAt: number;
+}
 /** How often a job that finds the lease held looks again. */
 const LEASE_POLL_MS = 200;
 
@@ -91,19 +107,39 @@ export class WriteFence {
     return row?.gone === true;
   }
 
+  /** A lease for a reservation about to be made (its INSERT stores the token, with LEASE_SECONDS). */
+  reserveLease(): ReservedLease {
+    return { token: `${this.instanceId}/reserved/${randomUUID().slice(0, 8)}`, takenAt: Date.now() };
+  }
+
+  /**
+   * The lease taken with the reservation, as this job's, without a round trip: only for the first
+   * attempt of the job it was handed to (never a redelivery, which may run beside a stalled first
+   * one), in the process that reserved, while most of it is left. Null: acquire instead.
+   */
+  adopt(reserved: ReservedLease | undefined, job: { attempt: number; redelivered: boolean }): LeaseOutcome | null {
+    if (!reserved || job.attempt !== 1 || job.redelivered) return null;
+    if (reserved.token.split('/')[0] !== this.instanceId || Date.now() - reserved.takenAt > ADOPT_WITHIN_MS) return null;
+    return { kind: 'held', token: reserved.token, reconcile: false };
+  }
+
   /**
    * Takes the reservation's lease for one vendor call, waiting while a live holder has it, until
-   * `deadline` (ms since epoch).
+   * `deadline` (ms since epoch). `reserved`: the token of the lease taken with the reservation, which
+   * the first attempt of the job it was handed to may take over from any process (adopt).
    */
-  async acquire(reservationId: string, generation: number, jobRef: string, deadline: number): Promise<LeaseOutcome> {
+  async acquire(reservationId: string, generation: number, jobRef: string, deadline: number, reserved: string | null = null): Promise<LeaseOutcome> {
     const token = `${this.instanceId}/${jobRef}/${randomUUID().slice(0, 8)}`;
     for (;;) {
       const [rows]: [{ vendor_attempts: number }[], number] = await this.ds.query(
-        `UPDATE idempotency_records r SET lease_owner = $4, lease_until = now() + make_interval(secs => ${LEASE_SECONDS}), vendor_attempts = vendor_attempts + 1
+        // The reservation counted the vendor call its reserved lease is for: taking that lease over by
+        // its token is that same call, not another one.
+        `UPDATE idempotency_records r SET lease_owner = $4, lease_until = now() + make_interval(secs => ${LEASE_SECONDS}),
+                vendor_attempts = vendor_attempts + CASE WHEN r.lease_owner = $7 THEN 0 ELSE 1 END
           WHERE r.id = $5 AND r.generation = $6 AND r.state = 'in_progress'
-            AND (r.lease_owner IS NULL OR r.lease_until < now() OR ${this.gone("split_part(r.lease_owner, '/', 1)")})
+            AND (r.lease_owner IS NULL OR r.lease_until < now() OR r.lease_owner = $7 OR ${this.gone("split_part(r.lease_owner, '/', 1)")})
           RETURNING r.vendor_attempts`,
-        [this.instanceId, this.opts.exclusive, this.goneAfterSeconds, token, reservationId, generation]);
+        [this.instanceId, this.opts.exclusive, this.goneAfterSeconds, token, reservationId, generation, reserved]);
       if (rows.length) return { kind: 'held', token, reconcile: Number(rows[0].vendor_attempts) > 1 };
       const [now] = await this.ds.query('SELECT generation, state FROM idempotency_records WHERE id = $1', [reservationId]);
       if (!now || Number(now.generation) !== generation || now.state !== 'in_progress') return { kind: 'stale' };
@@ -118,8 +154,7 @@ export class WriteFence {
    */
   async release(reservationId: string, token: string): Promise<void> {
     await this.ds.query(
-      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-       UPDATE idempotency_records SET lease_owner = NULL, lease_until = NULL FROM relaxed WHERE id = $1 AND lease_owner = $2`,
+      `UPDATE idempotency_records SET lease_owner = NULL, lease_until = NULL FROM ${relaxedCommit} WHERE id = $1 AND lease_owner = $2`,
       [reservationId, token]);
   }
 }

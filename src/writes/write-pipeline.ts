@@ -8,14 +8,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Connection } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
-import type { AuditService } from '../audit/audit.service';
+import { auditInsert, type AuditInput, type AuditService } from '../audit/audit.service';
 import { isvOf, type TenantAccess } from '../access/access.service';
 import type { Caller } from '../access/caller';
 import { capabilitiesOf } from '../connectors/registry';
 import type { FieldProblem } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
 import { writeStatus } from '../operations/write-results';
-import { IdempotencyService, requestHash } from './idempotency.service';
+import { IdempotencyService, requestHash, type StoredWith } from './idempotency.service';
+import type { ReservedLease } from './write-fence';
 import { VENDOR_WRITE_JOB_OPTIONS, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult } from './vendor-write';
 
 export interface CommitReservation {
@@ -23,6 +24,13 @@ export interface CommitReservation {
   takeover: boolean;
   /** The fence token of this reservation: jobs of an older generation send nothing. */
   generation: number;
+  /** The lease reserved with a fresh key, until run() hands it to the first job (write-fence.ts). */
+  lease: ReservedLease | null;
+  /**
+   * Rows a reader must find once the answer is given (a created ticket's link): stored in the one
+   * statement that stores the commit's outcome, answer or failure (idempotency.service.ts).
+   */
+  storeWithAnswer(row: StoredWith): void;
 }
 
 export interface TargetOutcome {
@@ -100,19 +108,26 @@ export class WritePipeline {
     const tenantId = spec.access.tenant.id;
     const isvId = writeOwner(spec.caller, tenantId);
     const { dry_run: dryRun, idempotency_key: key } = spec.request;
-    return this.audited(spec.caller, tenantId, `${spec.operation}.${dryRun ? 'preview' : 'commit'}`, spec.subjectRef ?? null, async () => {
+    const action = `${spec.operation}.${dryRun ? 'preview' : 'commit'}`;
+    const subjectRef = spec.subjectRef ?? null;
+    const detailOf = spec.auditDetail ?? ((r: Preview | Commit) => ({ status: writeStatus(r) }));
+    // A commit's audit entry is stored with its answer, in one statement (once): set when that happened.
+    let auditedWithAnswer = false;
+    return this.audited(spec.caller, tenantId, action, subjectRef, async () => {
       const marker = this.marker({ isvId, tenantId, operation: spec.operation, key });
       if (dryRun) return spec.preview(await spec.prepare(marker));
       // The request schemas refuse a commit without a key; this guards any other caller of the skeleton.
       if (!key) throw new ServiceError('request_invalid', 'A commit (dry_run false) needs an idempotency_key.');
-      // The key first: a replay answers what the first commit answered, even when what it checked has
-      // changed since (an imported company is no longer a leftover); a refusal below frees the key.
-      return this.once(isvId, tenantId, spec.operation, key, spec.request, async (reservation) => {
-        const prepared = await spec.prepare(marker);
+      // The key decides first: a replay answers what the first commit answered, even when what it checked
+      // has changed since (an imported company is no longer a leftover); a refusal frees the key.
+      return this.once(isvId, tenantId, spec.operation, key, spec.request, () => spec.prepare(marker), async (prepared, reservation) => {
         for (const c of spec.targets(prepared)) this.assertLiveAllowed(c);
         return spec.commit(prepared, reservation);
+      }, (answer) => {
+        auditedWithAnswer = true;
+        return { tenantId, isvId: auditIsv(spec.caller), action, outcome: 'ok', subjectRef, detail: detailOf(answer) };
       });
-    }, spec.auditDetail ?? ((r) => ({ status: writeStatus(r) })));
+    }, detailOf, () => auditedWithAnswer);
   }
 
   /**
@@ -137,19 +152,38 @@ export class WritePipeline {
     }
   }
 
-  /** Runs `commit` once per idempotency key; a replay returns the stored answer with `idempotent_replay: true`. */
-  private async once<R extends WriteResultBase>(
+  /**
+   * Runs `commit` once per idempotency key; a replay returns the stored answer with `idempotent_replay: true`.
+   * `prepare` (references and vendor rules, no side effect) runs alongside the reservation of a key that
+   * is new, and after it when the key is taken over: an earlier commit under the key may have changed
+   * what it reads until its very end. A replay ignores what prepare found. `auditOf`: the audit entry
+   * stored with the answer.
+   */
+  private async once<P, R extends WriteResultBase>(
     isvId: string, tenantId: string, operation: string, key: string, body: unknown,
-    commit: (reservation: CommitReservation) => Promise<R>,
+    prepare: () => Promise<P>, commit: (prepared: P, reservation: CommitReservation) => Promise<R>,
+    auditOf: (answer: R) => AuditInput,
   ): Promise<R> {
+    const early = prepare();
+    early.catch(() => undefined); // awaited below, or not needed (replay, refusal of the key)
     const reservation = await this.idempotency.reserve({ isvId, tenantId, operation, key }, requestHash(body));
     if (reservation.kind === 'replay') return { ...(reservation.answer.body as unknown as R), idempotent_replay: true };
+    const rows: StoredWith[] = [];
+    const held: CommitReservation = {
+      id: reservation.id, takeover: reservation.takeover, generation: reservation.generation, lease: reservation.lease,
+      storeWithAnswer: (row) => { rows.push(row); },
+    };
     try {
-      const answer = await commit({ id: reservation.id, takeover: reservation.takeover, generation: reservation.generation });
-      await this.idempotency.complete(reservation, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> });
+      const prepared = reservation.takeover ? await prepare() : await early;
+      const answer = await commit(prepared, held);
+      const audit = auditOf(answer);
+      await this.idempotency.complete(reservation, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> },
+        [...rows, (first) => auditInsert(audit, first)]);
       return answer;
     } catch (err) {
-      await this.idempotency.fail(reservation);
+      // The rows may be what failed (they were in the answer's statement): the key is freed without them
+      // then, and a retry finds the write at the vendor by its marker and stores them again.
+      await this.idempotency.fail(reservation, held.lease, rows).catch(() => this.idempotency.fail(reservation, held.lease));
       if (err instanceof UnfinishedWrite) return err.answer as R;
       throw err;
     }
@@ -160,12 +194,16 @@ export class WritePipeline {
    * (a take-over of a failed key gets a fresh one, and reconciles before it sends).
    */
   async run(tenantId: string, reservation: CommitReservation, targets: { connection: Connection; write: VendorWriteOp; step?: string }[]): Promise<TargetOutcome[]> {
-    const jobs = await Promise.all(targets.map(async (t) => {
+    // The lease reserved with the key goes to the first job only, once: the others (more targets, a
+    // later step) take the lease in turn, as every job did before.
+    const reserved = reservation.lease;
+    reservation.lease = null;
+    const jobs = await Promise.all(targets.map(async (t, i) => {
       // `step`: several writes of one reservation on one connection (an agreement line replace).
       const jobId = `write-${reservation.id}-${t.connection.id}${t.step ? `-${t.step}` : ''}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
       const data: VendorWriteJob = {
         tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation.takeover,
-        reservationId: reservation.id, generation: reservation.generation,
+        reservationId: reservation.id, generation: reservation.generation, ...(i === 0 && reserved ? { lease: reserved } : {}),
         answerBy: new Date(Date.now() + this.waitMs - answerMargin(this.waitMs)).toISOString(),
       };
       const { id } = await this.queue.add('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
@@ -187,14 +225,15 @@ export class WritePipeline {
     return outcomes;
   }
 
+  /** `auditedAlready`: the ok entry was stored with the answer (once), do not write it again. */
   async audited<T>(
     caller: Caller, tenantId: string, action: string, subjectRef: string | null, fn: () => Promise<T>,
-    detailOf: (r: T) => Record<string, unknown> = () => ({}),
+    detailOf: (r: T) => Record<string, unknown> = () => ({}), auditedAlready: () => boolean = () => false,
   ): Promise<T> {
-    const isvId = caller.kind === 'isv' ? caller.isvId : null;
+    const isvId = auditIsv(caller);
     try {
       const r = await fn();
-      await this.audit.write({ tenantId, isvId, action, outcome: 'ok', subjectRef, detail: detailOf(r) });
+      if (!auditedAlready()) await this.audit.write({ tenantId, isvId, action, outcome: 'ok', subjectRef, detail: detailOf(r) });
       return r;
     } catch (err) {
       if (err instanceof ServiceError) {
@@ -206,6 +245,11 @@ export class WritePipeline {
       throw err;
     }
   }
+}
+
+/** The ISV an audit entry names (none for an MSP or the operator). */
+function auditIsv(caller: Caller): string | null {
+  return caller.kind === 'isv' ? caller.isvId : null;
 }
 
 /**
