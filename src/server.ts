@@ -56,6 +56,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
     return await serve(config, services, opts);
   } catch (err) {
     // A failed start releases what it opened, so the process (or test) can exit.
+    services.budgets.stopWaiting();
     await queue.close().catch(() => undefined);
     await services.budgets.close().catch(() => undefined);
     await services.rateLimits.close().catch(() => undefined);
@@ -100,6 +101,8 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   const close = () => (closing ??= (async () => {
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    // A job in flight may be parked on a spent hourly budget: it ends unsent instead of holding the close.
+    services.budgets.stopWaiting();
     await queue.close();
     await services.writeFence.stop();
     await services.budgets.close();

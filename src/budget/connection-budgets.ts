@@ -61,6 +61,11 @@ export class ConnectionBudgets {
     return Math.max(MIN_SYNC_INTERVAL_MS, Math.ceil((calls * 3_600_000) / perHour));
   }
 
+  /** Shutdown: vendor calls that would wait for a budget are not sent (vendor-budget.ts). */
+  stopWaiting(): void {
+    this.budget.stopWaiting();
+  }
+
   close(): Promise<void> {
     return this.budget.close();
   }

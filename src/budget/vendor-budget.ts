@@ -16,10 +16,22 @@ export interface VendorBudgetOptions {
 /** How long a waiting write holds sync back without renewing (a dead waiter stops blocking sync). */
 const WRITE_WAIT_TTL_MS = 5_000;
 
+/**
+ * The service is shutting down and this call would have had to wait for the budget (a spent hour can
+ * mean an hour): it is not sent. Graceful shutdown finishes jobs in flight; a job parked here would
+ * hold it for that long.
+ */
+export class BudgetWaitStopped extends Error {
+  constructor() {
+    super('The service is shutting down: a vendor call waiting for the connection\'s API budget was not sent.');
+  }
+}
+
 export class VendorBudget {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly leaseMs: number;
   private readonly pollMs: number;
+  private stopping = false;
 
   constructor(readonly store: BudgetStore, opts: VendorBudgetOptions = {}) {
     this.leaseMs = opts.leaseMs ?? 120_000;
@@ -38,6 +50,7 @@ export class VendorBudget {
         const now = Date.now();
         const r = await this.store.tryAcquire(key, limits, priority, now, this.leaseMs);
         if (r.ok) return this.lease(key, r.leaseId);
+        if (this.stopping) throw new BudgetWaitStopped();
         if (priority === 'write' && now - announcedAt > WRITE_WAIT_TTL_MS / 2) {
           announcedAt = now;
           await this.store.writeWaiting(key, waiterId, true, now, WRITE_WAIT_TTL_MS);
@@ -53,7 +66,17 @@ export class VendorBudget {
     return this.store.snapshot(key, limits, Date.now());
   }
 
+  /**
+   * Shutdown, before the job queue closes: calls admitted at once still go, a call that would wait
+   * (now or later) ends with BudgetWaitStopped and sends nothing.
+   */
+  stopWaiting(): void {
+    this.stopping = true;
+    for (const key of [...this.waiters.keys()]) this.wake(key);
+  }
+
   close(): Promise<void> {
+    this.stopWaiting();
     return this.store.close();
   }
 
