@@ -45,6 +45,22 @@ it('a retry that takes over while the first vendor call is held creates nothing 
   }
 }, 120_000);
 
+it('a finished job hands its lease back and the stored outcome frees it: a retry after a refusal takes the lease at once', async () => {
+  const leaseOf = async (key: string) => (await svc.services.ds.query('SELECT lease_owner FROM idempotency_records WHERE key = $1', [key]))[0]?.lease_owner;
+  const summary = `Lease handed back ${Date.now()}`;
+  const body = { company_name: 'Contoso Ltd', summary, dry_run: false, idempotency_key: `handback-${Date.now()}` };
+  // A Retry-After longer than the request may wait: answered 429 at once, the key failed, its lease freed with it.
+  cw.faults.inject({ status: 429, times: 1, retryAfterSeconds: 300, pathIncludes: '/service/tickets', method: 'POST' });
+  const throttled = await svc.api(A('/tickets'), { method: 'POST', json: body });
+  expect([throttled.status, throttled.body.code]).toEqual([429, 'rate_limited']);
+  expect(await leaseOf(body.idempotency_key)).toBeNull();
+  // Were the lease still held, the take-over's job would wait for it past this file's 2 s answer time (503).
+  const retry = await svc.api(A('/tickets'), { method: 'POST', json: body });
+  expect(retry.status).toBe(201);
+  expect(await leaseOf(body.idempotency_key)).toBeNull();
+  expect((cw.list('sandbox-alpha', 'tickets') as any[]).filter((t) => t.summary === summary)).toHaveLength(1);
+}, 60_000);
+
 it('a commit left in progress by a process that died is released at start: the retry answers at once, without a second ticket', async () => {
   const summary = `Left in progress ${Date.now()}`;
   const body = { company_name: 'Contoso Ltd', summary, dry_run: false, idempotency_key: `orphan-${Date.now()}` };

@@ -49,7 +49,16 @@ export function vendorWriteProcessor(connections: Pick<AccessService, 'connectio
     if (leased.status === 'rejected') throw leased.reason;
     const lease = leased.value;
     // Freed in the background: the answer does not wait for it (a lost release only delays the next holder).
-    const release = () => { if (lease?.kind === 'held') void fence!.release(reservationId!, lease.token).catch(() => undefined); };
+    let handed = false;
+    const release = () => { if (lease?.kind === 'held' && !handed) void fence!.release(reservationId!, lease.token).catch(() => undefined); };
+    // Or handed back with the answer, when the request still waits for it (it frees the lease in the
+    // statement that stores the outcome). A job that throws for a retry, or answers after the request
+    // stopped waiting, frees it itself: nobody else would.
+    const answer = (r: VendorWriteResult): VendorWriteResult => {
+      if (lease?.kind !== 'held' || !job.data.handBack || Date.now() >= answerBy) return r;
+      handed = true;
+      return { ...r, handedLease: lease.token };
+    };
     if (read.status === 'rejected') { release(); throw read.reason; }
     const connection = read.value;
     if (lease?.kind === 'stale') return failure('unavailable', 409, 'This write was taken over by a retry with the same idempotency_key; this attempt sent nothing.', { retryAfterSeconds: 1 });
@@ -61,21 +70,21 @@ export function vendorWriteProcessor(connections: Pick<AccessService, 'connectio
         // Writes (and the reads a write makes) go first in the connection's budget.
         http: budgets ? http.withBudget(budgets.gate(connection, 'write')) : http,
       };
-      return await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true || lease?.reconcile === true);
+      return answer(await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true || lease?.reconcile === true));
     } catch (err) {
       const problems = asProblems(err);
-      if (problems) return failure('validation', 422, (err as Error).message, { problems });
+      if (problems) return answer(failure('validation', 422, (err as Error).message, { problems }));
       if (err instanceof VendorHttpError && err.retryable) {
         const retryAfterSeconds = err.retryAfterMs != null ? Math.ceil(err.retryAfterMs / 1000) : null;
         const delay = Math.max(err.retryAfterMs ?? 0, computeBackoffDelay(VENDOR_WRITE_BACKOFF, job.attempt));
         // The last attempt answers, and so does one whose next try could not start before the request
         // answers (a long vendor Retry-After): the caller gets the vendor's 429 at once, and nothing lands later.
         if (job.attempt >= job.attempts || Date.now() + delay > answerBy) {
-          return failure(err.status === 429 ? 'throttled' : 'unavailable', err.status, err.message, { retryAfterSeconds });
+          return answer(failure(err.status === 429 ? 'throttled' : 'unavailable', err.status, err.message, { retryAfterSeconds }));
         }
         throw new RetryAfterError(delay, err);
       }
-      if (err instanceof VendorHttpError) return failure('refused', err.status, err.message);
+      if (err instanceof VendorHttpError) return answer(failure('refused', err.status, err.message));
       throw err;
     } finally {
       release();

@@ -101,7 +101,7 @@ describe('rows stored with the outcome', () => {
   it('and with a failure: the key is freed and the rows are kept', async () => {
     const s = scope();
     const r = await svc.reserve(s, requestHash({}));
-    await svc.fail(r as ReservationRef, null, [audit(s.tenantId, 'partial')]);
+    await svc.fail(r as ReservationRef, [], [audit(s.tenantId, 'partial')]);
     expect(await entries(s.tenantId)).toEqual(['partial']);
     expect(await svc.reserve(s, requestHash({}))).toMatchObject({ kind: 'new', takeover: true });
   });

@@ -42,6 +42,11 @@ export interface IdempotencyScope {
   key: string;
 }
 
+/** SET items that free the lease when its holder is one of the tokens in `param` (a text[] parameter). */
+const FREE_LEASES = (param: string) =>
+  `lease_owner = CASE WHEN lease_owner = ANY(${param}::text[]) THEN NULL ELSE lease_owner END,
+   lease_until = CASE WHEN lease_owner = ANY(${param}::text[]) THEN NULL ELSE lease_until END`;
+
 export function requestHash(body: unknown): string {
   const canonical = JSON.stringify(body, (_k, v) =>
     v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v);
@@ -108,27 +113,32 @@ export class IdempotencyService {
    * Stores the answer, and in the same statement `withIt` (the commit's audit entry, the rows a reader
    * must find once the answer is given). Only the generation that holds the key may store its answer:
    * a request whose commit was released and taken over (its process judged gone) must not overwrite
-   * what the take-over is doing; the rows stored with it are kept all the same.
+   * what the take-over is doing; the rows stored with it are kept all the same. `leases`: tokens of
+   * leases no job holds any more (handed back by finished jobs, or never handed out), freed here.
    */
-  async complete(reservation: ReservationRef, answer: StoredAnswer, withIt: StoredWith[] = []): Promise<void> {
+  async complete(reservation: ReservationRef, answer: StoredAnswer, withIt: StoredWith[] = [], leases: string[] = []): Promise<void> {
     await this.storeOutcome(
-      `UPDATE idempotency_records SET state = 'completed', response_status = $1, response_body = $2::jsonb, updated_at = now()
+      `UPDATE idempotency_records SET state = 'completed', response_status = $1, response_body = $2::jsonb, updated_at = now(), ${FREE_LEASES('$5')}
         WHERE id = $3 AND generation = $4`,
-      [answer.status, JSON.stringify(answer.body), reservation.id, reservation.generation], withIt);
+      [answer.status, JSON.stringify(answer.body), reservation.id, reservation.generation, leases], withIt);
   }
 
   /**
    * The commit did not land: the key may be used again (by the generation that holds it only).
-   * `unusedLease`: the lease reserved with the key and never handed to a job, freed here (a job that
-   * got it frees it itself). `withIt`: as for complete (what landed of a partial write).
+   * `leases`: as for complete; a lease still held by a job that may be at the vendor is never among
+   * them, so a take-over waits for that job. `withIt`: as for complete (what landed of a partial write).
    */
-  async fail(reservation: ReservationRef, unusedLease: ReservedLease | null = null, withIt: StoredWith[] = []): Promise<void> {
+  async fail(reservation: ReservationRef, leases: string[] = [], withIt: StoredWith[] = []): Promise<void> {
     await this.storeOutcome(
-      `UPDATE idempotency_records SET state = 'failed', updated_at = now(),
-              lease_owner = CASE WHEN lease_owner = $3 THEN NULL ELSE lease_owner END,
-              lease_until = CASE WHEN lease_owner = $3 THEN NULL ELSE lease_until END
+      `UPDATE idempotency_records SET state = 'failed', updated_at = now(), ${FREE_LEASES('$3')}
         WHERE id = $1 AND generation = $2`,
-      [reservation.id, reservation.generation, unusedLease?.token ?? null], withIt);
+      [reservation.id, reservation.generation, leases], withIt);
+  }
+
+  /** Frees leases that finished jobs handed back, before another job of the reservation takes the lease. */
+  async freeLeases(reservation: ReservationRef, leases: string[]): Promise<void> {
+    if (!leases.length) return;
+    await this.ds.query(`UPDATE idempotency_records SET ${FREE_LEASES('$2')} WHERE id = $1`, [reservation.id, leases]);
   }
 
   /** One statement, one commit: the outcome's UPDATE with each of `withIt` as a data-modifying WITH. */

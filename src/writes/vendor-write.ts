@@ -43,9 +43,19 @@ export interface VendorWriteJob extends JobPayload {
    * "not created" while the job lands the write later.
    */
   answerBy?: string;
+  /**
+   * The only job of its run: it hands its lease back in its result (`handedLease`) instead of freeing
+   * it, and the waiting request frees it in the statement that stores the outcome.
+   */
+  handBack?: boolean;
 }
 
-export interface VendorWriteDone {
+/** What every answer of the job may carry: the lease it handed back to the waiting request (write-fence.ts). */
+interface LeaseHandBack {
+  handedLease?: string;
+}
+
+export interface VendorWriteDone extends LeaseHandBack {
   ok: true;
   ticketRef: string | null;
   noteRef: string | null;
@@ -64,7 +74,7 @@ export interface VendorWriteDone {
 }
 
 /** Why a write did not land: throttled 429, unavailable 503, a vendor field rule, or another refusal. */
-export interface VendorWriteFailure {
+export interface VendorWriteFailure extends LeaseHandBack {
   ok: false;
   kind: 'throttled' | 'unavailable' | 'validation' | 'refused';
   status: number;

@@ -52,7 +52,7 @@ it('a job of a taken-over generation sends nothing', async () => {
   const s = scope();
   const r = await svc.reserve(s, requestHash({}));
   if (r.kind !== 'new') throw new Error('expected a new reservation');
-  await svc.fail(r, r.lease); // never handed to a job: freed with the key
+  await svc.fail(r, r.lease ? [r.lease.token] : []); // never handed to a job: freed with the key
   const again = await svc.reserve(s, requestHash({}));
   expect(again).toMatchObject({ kind: 'new', takeover: true, generation: 2, lease: null });
   expect(await fence.acquire(r.id, 1, 'old-job', soon())).toEqual({ kind: 'stale' });
@@ -118,7 +118,7 @@ describe('the lease taken with the reservation', () => {
     const s = scope();
     const r = await svc.reserve(s, requestHash({}));
     if (r.kind !== 'new' || !r.lease) throw new Error('expected a new reservation holding its lease');
-    await svc.fail(r, r.lease);
+    await svc.fail(r, r.lease ? [r.lease.token] : []);
     const again = await svc.reserve(s, requestHash({}));
     if (again.kind !== 'new') throw new Error('expected a take-over');
     expect(await other.acquire(again.id, again.generation, 'job', soon())).toMatchObject({ kind: 'held', reconcile: true });
@@ -129,7 +129,7 @@ describe('the lease taken with the reservation', () => {
     const r = await svc.reserve(s, requestHash({}));
     if (r.kind !== 'new' || !r.lease) throw new Error('expected a new reservation holding its lease');
     const adopted = fence.adopt(r.lease, { attempt: 1, redelivered: false }) as { token: string };
-    await svc.fail(r, null); // handed out: the job may still be at the vendor
+    await svc.fail(r, []); // handed out: the job may still be at the vendor
     const again = await svc.reserve(s, requestHash({}));
     if (again.kind !== 'new') throw new Error('expected a take-over');
     expect(await other.acquire(again.id, again.generation, 'takeover-job', soon())).toEqual({ kind: 'busy' });

@@ -27,6 +27,11 @@ export interface CommitReservation {
   /** The lease reserved with a fresh key, until run() hands it to the first job (write-fence.ts). */
   lease: ReservedLease | null;
   /**
+   * Leases that finished jobs handed back instead of freeing them: freed by the next statement about
+   * the reservation (its outcome, or before a later job takes the lease), which saves a statement per commit.
+   */
+  handedLeases: string[];
+  /**
    * Rows a reader must find once the answer is given (a created ticket's link): stored in the one
    * statement that stores the commit's outcome, answer or failure (idempotency.service.ts).
    */
@@ -171,19 +176,21 @@ export class WritePipeline {
     const rows: StoredWith[] = [];
     const held: CommitReservation = {
       id: reservation.id, takeover: reservation.takeover, generation: reservation.generation, lease: reservation.lease,
-      storeWithAnswer: (row) => { rows.push(row); },
+      handedLeases: [], storeWithAnswer: (row) => { rows.push(row); },
     };
+    // Leases no job holds: handed back, or reserved with the key and never handed out.
+    const idle = () => [...held.handedLeases, ...(held.lease ? [held.lease.token] : [])];
     try {
       const prepared = reservation.takeover ? await prepare() : await early;
       const answer = await commit(prepared, held);
       const audit = auditOf(answer);
       await this.idempotency.complete(reservation, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> },
-        [...rows, (first) => auditInsert(audit, first)]);
+        [...rows, (first) => auditInsert(audit, first)], idle());
       return answer;
     } catch (err) {
       // The rows may be what failed (they were in the answer's statement): the key is freed without them
       // then, and a retry finds the write at the vendor by its marker and stores them again.
-      await this.idempotency.fail(reservation, held.lease, rows).catch(() => this.idempotency.fail(reservation, held.lease));
+      await this.idempotency.fail(reservation, idle(), rows).catch(() => this.idempotency.fail(reservation, idle()));
       if (err instanceof UnfinishedWrite) return err.answer as R;
       throw err;
     }
@@ -198,12 +205,16 @@ export class WritePipeline {
     // later step) take the lease in turn, as every job did before.
     const reserved = reservation.lease;
     reservation.lease = null;
+    // A job of an earlier step handed its lease back: free it, or this step's job would wait for it.
+    await this.idempotency.freeLeases(reservation, reservation.handedLeases.splice(0));
     const jobs = await Promise.all(targets.map(async (t, i) => {
       // `step`: several writes of one reservation on one connection (an agreement line replace).
       const jobId = `write-${reservation.id}-${t.connection.id}${t.step ? `-${t.step}` : ''}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
       const data: VendorWriteJob = {
         tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation.takeover,
         reservationId: reservation.id, generation: reservation.generation, ...(i === 0 && reserved ? { lease: reserved } : {}),
+        // Alone, the job hands its lease back to this request; beside others, it frees it for them at once.
+        handBack: targets.length === 1,
         answerBy: new Date(Date.now() + this.waitMs - answerMargin(this.waitMs)).toISOString(),
       };
       const { id } = await this.queue.add('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
@@ -219,6 +230,7 @@ export class WritePipeline {
         continue;
       }
       const r = outcome.state === 'completed' ? outcome.result : undefined;
+      if (r?.handedLease) reservation.handedLeases.push(r.handedLease);
       if (r?.ok) outcomes.push({ connection: t.connection, ok: true, result: r, error: null });
       else outcomes.push({ connection: t.connection, ok: false, result: null, error: failureToError(t.connection.connector, r ?? null) });
     }
