@@ -37,6 +37,7 @@ export class TicketRecord extends SyncedRecord {
 @Entity('companies')
 @Unique('uq_companies_source', ['tenantId', 'connectionId', 'sourceId'])
 @Index('ix_companies_tenant_id', ['tenantId', 'id'])
+@Index('ix_companies_name', ['tenantId', 'connectionId', 'name'])
 export class CompanyRecord extends SyncedRecord {
   @Column({ type: 'text' }) name!: string;
   @Column({ type: 'text', nullable: true }) identifier!: string | null;

@@ -125,7 +125,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     logging: false,
     extra: {
       max: embedded ? 1 : (opts.poolSize ?? 10),
-      ...(searchPath ? { onConnect: (client: { query(sql: string): Promise<unknown> }) => client.query(`SET search_path TO ${searchPath}`) } : {}),
+      // The embedded database is one session across connections: what an earlier connection prepared
+      // is dropped first (prepared.ts names statements per connection).
+      ...(searchPath ? { onConnect: (client: { query(sql: string): Promise<unknown> }) => client.query(`${embedded ? 'DEALLOCATE ALL; ' : ''}SET search_path TO ${searchPath}`) } : {}),
     },
   });
   try {

@@ -9,6 +9,7 @@ import { IdentityMatch, IdentitySkip, IsvCustomer, type Connection, type Decided
 import type { TenantAccess } from '../access/access.service';
 import { ServiceError } from '../errors/service-error';
 import { normalizeName } from './normalize';
+import { preparedQuery } from '../db/prepared';
 
 export interface PsaCompany {
   connection_id: string;
@@ -289,12 +290,14 @@ export class IdentityService {
   async resolveCompany(c: Connection, isvId: string | null, name: string): Promise<string | null> {
     const wanted = normalizeName(name);
     // One round trip: the caller's matched company (rank 0), else companies of exactly that name (rank 1).
-    const hits: (PsaCompany & { rank: number })[] = await this.ds.query(
+    // The match subquery names the tenant by parameter, not by the outer row: evaluated once, and each
+    // branch is one index lookup (ix_companies_name), however many companies the connection has.
+    const hits = await preparedQuery<PsaCompany & { rank: number }>(this.ds,
       `SELECT c.connection_id, c.source_id, c.name, c.identifier, 0 AS rank FROM companies c
          WHERE $2::uuid IS NOT NULL AND c.tenant_id = $5 AND c.connection_id = $1 AND c.source_id = (
            SELECT m.company_source_id FROM identity_matches m
              JOIN isv_customers k ON k.tenant_id = m.tenant_id AND k.isv_id = m.isv_id AND k.ref = m.customer_ref
-            WHERE m.tenant_id = c.tenant_id AND m.isv_id = $2 AND m.connection_id = $1 AND (k.normalized_name = $3 OR k.ref = $4)
+            WHERE m.tenant_id = $5 AND m.isv_id = $2 AND m.connection_id = $1 AND (k.normalized_name = $3 OR k.ref = $4)
             ORDER BY (k.ref = $4) DESC LIMIT 1)
        UNION ALL
        SELECT connection_id, source_id, name, identifier, 1 AS rank FROM companies WHERE tenant_id = $5 AND connection_id = $1 AND name = $4
@@ -304,7 +307,7 @@ export class IdentityService {
     if (hits[0]?.rank === 0) return hits[0].source_id;
     let rows: PsaCompany[] = hits;
     if (rows.length === 0) {
-      const all: PsaCompany[] = await this.ds.query(
+      const all = await preparedQuery<PsaCompany>(this.ds,
         'SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $2 AND connection_id = $1 ORDER BY source_id', [c.id, c.tenantId]);
       rows = all.filter((r) => normalizeName(r.name) === wanted);
     }

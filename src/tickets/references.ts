@@ -5,6 +5,7 @@
  * `status_unmapped` with the mapped vendor statuses in `allowed`.
  */
 import type { DataSource } from 'typeorm';
+import { preparedQuery } from '../db/prepared';
 import type { Connection } from '../../entities';
 import { CANONICAL_PRIORITIES, CANONICAL_STATUSES } from '../connectors/canonical';
 import { ServiceError } from '../errors/service-error';
@@ -18,7 +19,7 @@ export class ReferenceResolver {
 
   /** Canonical priority or an id from ticket-priorities. Null when the connector has no priority list. */
   async priority(c: Connection, value: string): Promise<string | null> {
-    const rows: { source_id: string; canonical: string | null }[] = await this.ds.query(
+    const rows: { source_id: string; canonical: string | null }[] = await preparedQuery(this.ds,
       'SELECT source_id, canonical FROM ticket_priorities WHERE connection_id = $1 ORDER BY sort_order NULLS LAST, source_id', [c.id],
     );
     if (rows.length === 0) {
@@ -37,7 +38,7 @@ export class ReferenceResolver {
 
   /** Canonical status or an id from ticket-statuses (optionally on a board). */
   async status(c: Connection, value: string, boardSourceId: string | null): Promise<string | null> {
-    const rows: { source_id: string; name: string; canonical: string | null; board_source_id: string | null; closed: boolean }[] = await this.ds.query(
+    const rows: { source_id: string; name: string; canonical: string | null; board_source_id: string | null; closed: boolean }[] = await preparedQuery(this.ds,
       'SELECT source_id, name, canonical, board_source_id, closed FROM ticket_statuses WHERE connection_id = $1 ORDER BY sort_order NULLS LAST, source_id', [c.id],
     );
     if (rows.length === 0) {
@@ -59,13 +60,13 @@ export class ReferenceResolver {
   }
 
   async board(c: Connection, value: string): Promise<string> {
-    const rows = await this.ds.query('SELECT 1 FROM ticket_boards WHERE connection_id = $1 AND source_id = $2', [c.id, value]);
+    const rows = await preparedQuery(this.ds, 'SELECT 1 FROM ticket_boards WHERE connection_id = $1 AND source_id = $2', [c.id, value]);
     if (rows.length === 0) throw fieldError('board', `Board "${value}" is not an id from the ticket-boards list.`);
     return value;
   }
 
   async member(c: Connection, value: string): Promise<string> {
-    const rows: { active: boolean | null }[] = await this.ds.query(
+    const rows: { active: boolean | null }[] = await preparedQuery(this.ds,
       'SELECT active FROM members WHERE connection_id = $1 AND member_ref = $2', [c.id, value],
     );
     if (rows.length === 0) throw fieldError('member', `Member "${value}" is not an id from the members list.`);
@@ -74,12 +75,12 @@ export class ReferenceResolver {
   }
 
   async hasList(c: Connection, table: 'members' | 'ticket_statuses'): Promise<boolean> {
-    return (await this.ds.query(`SELECT 1 FROM ${table} WHERE connection_id = $1 LIMIT 1`, [c.id])).length > 0;
+    return (await preparedQuery(this.ds, `SELECT 1 FROM ${table} WHERE connection_id = $1 LIMIT 1`, [c.id])).length > 0;
   }
 
   /** A project that can take the write: exists (404 otherwise) and is not a baseline (409). */
   async project(c: Connection, projectSourceId: string): Promise<string> {
-    const rows: { baseline: boolean }[] = await this.ds.query(
+    const rows: { baseline: boolean }[] = await preparedQuery(this.ds,
       'SELECT baseline FROM projects WHERE connection_id = $1 AND source_id = $2', [c.id, projectSourceId],
     );
     if (rows.length === 0) throw new ServiceError('project_requires_existing', `Project "${projectSourceId}" does not exist in ${c.connector}; the service never creates a project header.`);
@@ -89,7 +90,7 @@ export class ReferenceResolver {
 
   /** The first writable project of a company, for findings routed to `project` without a project id. */
   async projectOfCompany(c: Connection, companySourceId: string | null): Promise<string> {
-    const rows: { source_id: string }[] = await this.ds.query(
+    const rows: { source_id: string }[] = await preparedQuery(this.ds,
       `SELECT source_id FROM projects WHERE connection_id = $1 AND baseline = false
          AND ($2::text IS NULL OR company_source_id = $2) ORDER BY source_id LIMIT 1`, [c.id, companySourceId],
     );

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { IdempotencyRecord } from '../../entities';
 import { ServiceError } from '../errors/service-error';
+import { preparedQuery } from '../db/prepared';
 import { LEASE_SECONDS, type ReservedLease, type WriteFence } from './write-fence';
 
 const KEEP_MS = 24 * 3600 * 1000;
@@ -61,7 +62,7 @@ export class IdempotencyService {
     const now = new Date();
     // With the lease: one vendor call counted (the first job's), held LEASE_SECONDS by this process.
     const lease = this.fence?.reserveLease() ?? null;
-    const inserted: { id: string }[] = await this.ds.query(
+    const inserted = await preparedQuery<{ id: string }>(this.ds,
       `INSERT INTO idempotency_records (isv_id, tenant_id, operation, key, request_hash, state, expires_at, owner_instance,
                                         lease_owner, lease_until, vendor_attempts)
        VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7, $8::text,
@@ -138,7 +139,7 @@ export class IdempotencyService {
   /** Frees leases that finished jobs handed back, before another job of the reservation takes the lease. */
   async freeLeases(reservation: ReservationRef, leases: string[]): Promise<void> {
     if (!leases.length) return;
-    await this.ds.query(`UPDATE idempotency_records SET ${FREE_LEASES('$2')} WHERE id = $1`, [reservation.id, leases]);
+    await preparedQuery(this.ds, `UPDATE idempotency_records SET ${FREE_LEASES('$2')} WHERE id = $1`, [reservation.id, leases]);
   }
 
   /** One statement, one commit: the outcome's UPDATE with each of `withIt` as a data-modifying WITH. */
@@ -149,6 +150,7 @@ export class IdempotencyService {
       all.push(...own);
       return `stored_${i} AS (${sql})`;
     });
-    await this.ds.query(parts.length ? `WITH ${parts.join(', ')} ${update}` : update, all);
+    // One text per shape of outcome (which rows go with it): a small fixed set, so a prepared statement.
+    await preparedQuery(this.ds, parts.length ? `WITH ${parts.join(', ')} ${update}` : update, all);
   }
 }
