@@ -100,4 +100,24 @@ describe('one API budget per connection', () => {
     expect(budget.effective_rate).toBeLessThan(240);
     expect(budget.effective_rate).toBeGreaterThan(0);
   }, 120_000);
+
+  it('a write the spent hourly budget cannot admit before the request answers is 429 with Retry-After at once, and sends nothing', async () => {
+    // The MSP lowers the hour to far less than this connection already used: no call fits until the window slides.
+    await svc.services.ds.getRepository(Connection).update({ id: connectionId }, { settings: { budget: { requests_per_hour: 10, concurrent: 3 } } });
+    await svc.services.access.invalidate(); // what every change made through the service does (the job reads the connection cached)
+    at.faults.resetLog();
+    const summary = `Budget spent ${Date.now()}`;
+    const res = await svc.api(`/tenants/${tenantId}/tickets`, {
+      method: 'POST', key: isvKeys[0], json: { company_name: companyName, summary, dry_run: false, idempotency_key: newKey() },
+    });
+    // Before: the write waited the request's whole 120 s for the hour to slide, then answered 503.
+    expect([res.status, res.body.code]).toEqual([429, 'rate_limited']);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(60);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(at.faults.usageOf('sandbox').requests).toBe(0);
+    expect((at.list('autotask-demo', 'Tickets') as any[]).filter((t: any) => t.title === summary)).toHaveLength(0);
+    await svc.services.ds.getRepository(Connection).update({ id: connectionId }, { settings: { budget: LIMITS } });
+    await svc.services.access.invalidate();
+  }, 60_000);
 });

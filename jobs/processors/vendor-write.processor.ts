@@ -13,6 +13,7 @@ import { agreementLineWriter, deviceWriter, distributorWriter, projectWriter, wr
 import type { SecretBox } from '../../src/security/secret-box';
 import type { WriteFence } from '../../src/writes/write-fence';
 import type { ConnectionBudgets } from '../../src/budget/connection-budgets';
+import { BudgetSpent } from '../../src/budget/vendor-budget';
 import {
   VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
 } from '../../src/writes/vendor-write';
@@ -68,10 +69,12 @@ export function vendorWriteProcessor(connections: Pick<AccessService, 'connectio
         baseUrl: connection.baseUrl.replace(/\/$/, ''),
         credentials: box.openJson<Record<string, string>>(connection.credentialsEncrypted),
         // Writes (and the reads a write makes) go first in the connection's budget.
-        http: budgets ? http.withBudget(budgets.gate(connection, 'write')) : http,
+        // A call the budget could not admit before the request answers is refused at once (BudgetSpent).
+        http: budgets ? http.withBudget(budgets.gate(connection, 'write', Number.isFinite(answerBy) ? answerBy : undefined)) : http,
       };
       return answer(await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true || lease?.reconcile === true));
     } catch (err) {
+      if (err instanceof BudgetSpent) return answer(failure('budget_spent', 429, err.message, { retryAfterSeconds: Math.max(1, Math.ceil(err.retryInMs / 1000)) }));
       const problems = asProblems(err);
       if (problems) return answer(failure('validation', 422, (err as Error).message, { problems }));
       if (err instanceof VendorHttpError && err.retryable) {

@@ -43,8 +43,9 @@ export class ConnectionBudgets {
     return limits;
   }
 
-  gate(connection: BudgetConnection, priority: BudgetPriority): BudgetGate {
-    return this.budget.gate(connection.id, this.limits(connection), priority);
+  /** `answerBy`: see VendorBudget.gate (a write's request answers then). */
+  gate(connection: BudgetConnection, priority: BudgetPriority, answerBy?: number): BudgetGate {
+    return this.budget.gate(connection.id, this.limits(connection), priority, answerBy);
   }
 
   snapshot(connection: BudgetConnection): Promise<BudgetSnapshot> {

@@ -21,6 +21,17 @@ const WRITE_WAIT_TTL_MS = 5_000;
  * mean an hour): it is not sent. Graceful shutdown finishes jobs in flight; a job parked here would
  * hold it for that long.
  */
+/**
+ * A call that could not be admitted before its caller answers (a write's request): the connection's
+ * budget is spent for `retryInMs`. Nothing was sent; the caller answers 429 with that Retry-After at
+ * once rather than waiting to the end and answering 503 (issue 13 item 5, for our own budget).
+ */
+export class BudgetSpent extends Error {
+  constructor(readonly retryInMs: number) {
+    super(`The connection's API budget admits no call before the request answers; the next slot opens in ${Math.ceil(retryInMs / 1000)} s.`);
+  }
+}
+
 export class BudgetWaitStopped extends Error {
   constructor() {
     super('The service is shutting down: a vendor call waiting for the connection\'s API budget was not sent.');
@@ -38,11 +49,12 @@ export class VendorBudget {
     this.pollMs = opts.pollMs ?? 50;
   }
 
-  gate(key: string, limits: BudgetLimits, priority: BudgetPriority): BudgetGate {
-    return { acquire: () => this.acquire(key, limits, priority) };
+  /** `answerBy` (ms since epoch): a call that could not be admitted by then throws BudgetSpent at once. */
+  gate(key: string, limits: BudgetLimits, priority: BudgetPriority, answerBy?: number): BudgetGate {
+    return { acquire: () => this.acquire(key, limits, priority, answerBy) };
   }
 
-  async acquire(key: string, limits: BudgetLimits, priority: BudgetPriority): Promise<BudgetLease> {
+  async acquire(key: string, limits: BudgetLimits, priority: BudgetPriority, answerBy?: number): Promise<BudgetLease> {
     const waiterId = randomUUID();
     let announcedAt = 0;
     try {
@@ -51,6 +63,7 @@ export class VendorBudget {
         const r = await this.store.tryAcquire(key, limits, priority, now, this.leaseMs);
         if (r.ok) return this.lease(key, r.leaseId);
         if (this.stopping) throw new BudgetWaitStopped();
+        if (answerBy != null && now + r.retryInMs > answerBy) throw new BudgetSpent(r.retryInMs);
         if (priority === 'write' && now - announcedAt > WRITE_WAIT_TTL_MS / 2) {
           announcedAt = now;
           await this.store.writeWaiting(key, waiterId, true, now, WRITE_WAIT_TTL_MS);

@@ -76,7 +76,8 @@ export interface VendorWriteDone extends LeaseHandBack {
 /** Why a write did not land: throttled 429, unavailable 503, a vendor field rule, or another refusal. */
 export interface VendorWriteFailure extends LeaseHandBack {
   ok: false;
-  kind: 'throttled' | 'unavailable' | 'validation' | 'refused';
+  /** `budget_spent`: our budget for the connection (shared by every ISV of the MSP) admits no call in time; nothing was sent. */
+  kind: 'throttled' | 'budget_spent' | 'unavailable' | 'validation' | 'refused';
   status: number;
   retryAfterSeconds: number | null;
   problems: { field: string; message: string }[];

@@ -275,6 +275,10 @@ export function failureToError(connector: string, f: VendorWriteFailure | null):
       return new ServiceError('rate_limited', `${connector} kept throttling the write; nothing was created. Retry after the Retry-After delay.`, {
         retryAfterSeconds: f.retryAfterSeconds ?? 30, details: { vendor_status: f.status },
       });
+    case 'budget_spent':
+      return new ServiceError('rate_limited', `The MSP's ${connector} API budget, shared by every integration on this connection, is spent for now; nothing was sent. Retry after the Retry-After delay.`, {
+        retryAfterSeconds: f.retryAfterSeconds ?? 30,
+      });
     case 'unavailable':
       return new ServiceError('vendor_unavailable', `${connector} stayed unavailable; nothing was created.`, {
         retryAfterSeconds: f.retryAfterSeconds ?? 30, details: { vendor_status: f.status },
