@@ -23,6 +23,9 @@ describe('prepared statements of the write path', () => {
         }
       }
       expect(await preparedQuery(db.dataSource, text, ['b', 2])).toEqual([{ echo: 'b', next: 3 }]);
+      // A statement the database refuses leaves the connection as it was: the next one answers at once.
+      await expect(preparedQuery(db.dataSource, 'SELECT 1 / $1::int AS x', [0])).rejects.toThrow(/division by zero/);
+      expect(await preparedQuery(db.dataSource, text, ['c', 3])).toEqual([{ echo: 'c', next: 4 }]);
       // TypeORM's own queries share the pool and still work beside it.
       expect(await db.dataSource.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     } finally {

@@ -24,6 +24,14 @@ function statementName(text: string): string {
 export async function preparedQuery<T = Record<string, unknown>>(ds: DataSource, text: string, values: unknown[]): Promise<T[]> {
   // TypeORM's PostgresDriver keeps its pg pool as `master`; the pool's type parsers are the ones TypeORM set.
   const pool = (ds.driver as unknown as { master: Pool }).master;
-  const result = await pool.query({ name: statementName(text), text, values });
-  return result.rows as T[];
+  const client = await pool.connect();
+  try {
+    const result = await client.query({ name: statementName(text), text, values });
+    return result.rows as T[];
+  } finally {
+    // Back to the pool even when the statement failed, as TypeORM does (pool.query would end the
+    // connection on any SQL error, and the embedded database's one socket would then refuse the next one
+    // until it has seen the close). pg-pool itself drops a client whose connection broke.
+    client.release();
+  }
 }
