@@ -17,11 +17,6 @@ export interface VendorBudgetOptions {
 const WRITE_WAIT_TTL_MS = 5_000;
 
 /**
- * The service is shutting down and this call would have had to wait for the budget (a spent hour can
- * mean an hour): it is not sent. Graceful shutdown finishes jobs in flight; a job parked here would
- * hold it for that long.
- */
-/**
  * A call that could not be admitted before its caller answers (a write's request): the connection's
  * budget is spent for `retryInMs`. Nothing was sent; the caller answers 429 with that Retry-After at
  * once rather than waiting to the end and answering 503 (issue 13 item 5, for our own budget).
@@ -32,6 +27,11 @@ export class BudgetSpent extends Error {
   }
 }
 
+/**
+ * The service is shutting down and this call would have had to wait for the budget (a spent hour can
+ * mean an hour): it is not sent. Graceful shutdown finishes jobs in flight; a job parked here would
+ * hold it for that long.
+ */
 export class BudgetWaitStopped extends Error {
   constructor() {
     super('The service is shutting down: a vendor call waiting for the connection\'s API budget was not sent.');

@@ -4,7 +4,7 @@
  * with a VendorHttpError that carries the vendor's status, body and Retry-After so the caller can
  * answer 429 `rate_limited` / 503 `vendor_unavailable` truthfully.
  */
-import { request as undiciRequest } from 'undici';
+import { request as undiciRequest, type Dispatcher } from 'undici';
 import { parseRetryAfterMs } from '../shared/request';
 import type { BudgetGate } from '../budget/budget';
 
@@ -75,11 +75,11 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * layer: 0.11 ms a call against fetch's 0.32 ms on loopback, measured on this machine). It follows no
  * redirect (a 3xx comes back as it is), and `timeoutMs` bounds the whole exchange, headers and body.
  */
-async function exchange(url: URL, init: { method: string; headers: Record<string, string>; body?: string }, timeoutMs: number): Promise<{ status: number; headers: Headers; text: string }> {
+async function exchange(url: URL, init: { method: Dispatcher.HttpMethod; headers: Record<string, string>; body?: string }, timeoutMs: number): Promise<{ status: number; headers: Headers; text: string }> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   try {
-    const res = await undiciRequest(url, { method: init.method as 'GET', headers: init.headers, body: init.body, signal: abort.signal });
+    const res = await undiciRequest(url, { method: init.method, headers: init.headers, body: init.body, signal: abort.signal });
     const text = await res.body.text();
     const headers = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
