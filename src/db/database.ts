@@ -125,6 +125,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     logging: false,
     extra: {
       max: embedded ? 1 : (opts.poolSize ?? 10),
+      // One connection to one session: statements queued for it are sent without waiting for the answer
+      // of the one before (prepared.ts). Queries inside one checkout (TypeORM's) still go one by one.
+      ...(embedded ? { pipeline: true } : {}),
       // The embedded database is one session across connections: what an earlier connection prepared
       // is dropped first (prepared.ts names statements per connection).
       ...(searchPath ? { onConnect: (client: { query(sql: string): Promise<unknown> }) => client.query(`${embedded ? 'DEALLOCATE ALL; ' : ''}SET search_path TO ${searchPath}`) } : {}),

@@ -11,6 +11,15 @@
  * cleanly and exits when asked (`stop`) or when its parent goes away (the IPC channel closes), so a
  * killed service never leaves a database process behind.
  *
+ * The socket is served by a small handler of our own (SERVE below), not @electric-sql/pglite-socket:
+ * that server runs every protocol message through PGlite on its own (Bind, Describe, Execute and Sync
+ * of one statement are four entries into the WASM) and writes every answer part with a write of its
+ * own. Here all the complete messages of one read go to PGlite in one call, which runs them in order as
+ * PostgreSQL does, and its answer goes back in one write. Measured on this machine (2 vCPU VM, where a
+ * write that wakes the other process costs about 0.2 ms), one statement at p50: a SELECT by key 0.45 ->
+ * 0.33 ms, an INSERT 0.53 -> 0.37 ms; statements the service sends together (prepared.ts) cost one
+ * round trip.
+ *
  * A new cluster is made by a short-lived process of its own (initdb's memory leaves with it). In
  * memory (no DATA_DIR) that process writes a tarball to a private directory, which every in-memory
  * database of this service process loads instead of running initdb again (tests start many).
@@ -31,6 +40,7 @@ const START_TIMEOUT_MS = 180_000;
  */
 const CHILD_SCRIPT = `
 const fs = require('node:fs');
+const net = require('node:net');
 const { PGlite } = require(process.env.PGLITE_ENTRY);
 const env = process.env;
 let db = null;
@@ -38,7 +48,11 @@ let server = null;
 let closing = null;
 function close(code) {
   closing ??= (async () => {
-    try { if (server) await server.stop(); } catch {}
+    try { if (server) server.close(); } catch {}
+    active?.socket.destroy();
+    for (const socket of waiting) socket.destroy();
+    // The last statements of the connection run to their end before the database closes.
+    await active?.work.catch(() => undefined);
     try { if (db) await db.close(); } catch {}
     process.exit(code);
   })();
@@ -46,6 +60,81 @@ function close(code) {
 process.on('disconnect', () => close(0));
 process.on('message', (m) => { if (m === 'stop') close(0); });
 process.on('SIGTERM', () => close(0));
+
+// SERVE: PostgreSQL's wire protocol on the Unix socket, one connection at a time (PGlite is one
+// session: messages of two connections must not interleave); a second connection waits, paused, until
+// the one before it has closed.
+const SSL_REQUEST = 80877103, GSSENC_REQUEST = 80877104, CANCEL_REQUEST = 80877102;
+let active = null;
+const waiting = [];
+function serveNext() {
+  active = null;
+  while (!active && waiting.length && !closing) {
+    const socket = waiting.shift();
+    if (!socket.destroyed) serve(socket);
+  }
+}
+/** Runs protocol messages in PGlite and answers them in one write. */
+function exec(conn, bytes) {
+  return db.runExclusive(async () => {
+    const out = [];
+    await db.execProtocolRawStream(bytes, { onRawData: (d) => { out.push(Buffer.from(d)); } });
+    if (out.length && !conn.socket.destroyed) conn.socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
+  });
+}
+function serve(socket) {
+  // chunks: what arrived of an incomplete message, joined once it is whole (a page of a sync is
+  // megabytes in 64 KiB reads: joining at every read would copy it again each time).
+  const conn = { socket, work: Promise.resolve(), started: false, chunks: [], size: 0, need: 0 };
+  active = conn;
+  const then = (fn) => { conn.work = conn.work.then(fn).catch(() => socket.destroy()); };
+  socket.on('data', (data) => {
+    conn.chunks.push(data);
+    conn.size += data.length;
+    if (conn.size < conn.need) return;
+    const buf = conn.chunks.length === 1 ? conn.chunks[0] : Buffer.concat(conn.chunks, conn.size);
+    let off = 0;
+    while (buf.length - off >= 8 && !conn.started) {
+      // Before the startup message, packets have no type byte: length, then a code.
+      const len = buf.readInt32BE(off);
+      if (len < 8 || len > 10000) return void socket.destroy();
+      if (buf.length - off < len) break;
+      const code = buf.readInt32BE(off + 4);
+      const packet = buf.subarray(off, off + len);
+      off += len;
+      if (code === SSL_REQUEST || code === GSSENC_REQUEST) then(() => { socket.write('N'); });
+      else if (code === CANCEL_REQUEST) return void socket.end();
+      else { conn.started = true; then(() => exec(conn, packet)); }
+    }
+    if (conn.started) {
+      // Every complete message goes in one call; a Terminate ends the connection after those before it.
+      const from = off;
+      let terminate = false;
+      while (buf.length - off >= 5) {
+        const len = 1 + buf.readInt32BE(off + 1);
+        if (len < 5) return void socket.destroy();
+        if (buf.length - off < len) break;
+        if (buf[off] === 0x58) { terminate = true; break; }
+        off += len;
+      }
+      if (off > from) { const batch = buf.subarray(from, off); then(() => exec(conn, batch)); }
+      if (terminate) { then(() => { socket.end(); }); off = buf.length; }
+    }
+    const rest = buf.subarray(off);
+    conn.chunks = rest.length ? [rest] : [];
+    conn.size = rest.length;
+    // The length of the message under way, once its header is in: nothing is joined before it is whole.
+    conn.need = conn.started ? (rest.length >= 5 ? 1 + rest.readInt32BE(1) : 5) : (rest.length >= 8 ? rest.readInt32BE(0) : 8);
+  });
+  socket.on('error', () => socket.destroy());
+  socket.on('close', () => {
+    // A transaction the connection left open is rolled back before the next connection runs anything.
+    then(async () => { if (db.isInTransaction()) await db.exec('ROLLBACK'); });
+    void conn.work.finally(serveNext);
+  });
+  socket.resume();
+}
+
 (async () => {
   if (env.PGLITE_MODE === 'init') {
     db = await PGlite.create(env.PGLITE_DIR || undefined);
@@ -60,11 +149,11 @@ process.on('SIGTERM', () => close(0));
   db = env.PGLITE_DIR
     ? await PGlite.create(env.PGLITE_DIR, options)
     : await PGlite.create({ ...options, loadDataDir: new Blob([fs.readFileSync(env.PGLITE_TEMPLATE)]) });
-  // One connection: PGlite is one session, and interleaving extended-protocol messages from
-  // several sockets is not safe. The service's pool is sized 1 to match.
-  const { PGLiteSocketServer } = require(env.PGLITE_SOCKET_ENTRY);
-  server = new PGLiteSocketServer({ db, path: env.PGLITE_SOCKET, maxConnections: 1 });
-  await server.start();
+  server = net.createServer({ pauseOnConnect: true }, (socket) => {
+    if (closing) return socket.destroy();
+    if (active) waiting.push(socket); else serve(socket);
+  });
+  await new Promise((resolve, reject) => { server.once('error', reject); server.listen(env.PGLITE_SOCKET, resolve); });
   process.send('ready');
 })().catch((err) => { process.stderr.write(String((err && err.stack) || err)); close(1); });
 `;
@@ -75,7 +164,6 @@ function spawnChild(env: Record<string, string>): ChildProcess {
     env: {
       PATH: process.env.PATH ?? '',
       PGLITE_ENTRY: require.resolve('@electric-sql/pglite'),
-      PGLITE_SOCKET_ENTRY: require.resolve('@electric-sql/pglite-socket'),
       PGLITE_SHARED_BUFFERS: SHARED_BUFFERS,
       ...env,
     },
