@@ -235,6 +235,9 @@ describe('Autotask simulator', () => {
 
   describe('programmatic changes', () => {
     it('update bumps lastActivityDate so the change is visible to a lastActivityDate filter', async () => {
+      // The test before this one logged time on ticket 7012, which bumps its lastActivityDate: on a fast
+      // machine that stamp fell in the very millisecond of `since`, and the gte filter rightly listed it.
+      await new Promise((r) => setTimeout(r, 2));
       const since = new Date().toISOString();
       sim.update(AUTOTASK_DEMO_INSTANCE, 'Tickets', 7020, { title: 'Changed in the Autotask UI' });
       const changed = await s.call('POST', 'Tickets/query', { filter: [{ op: 'gte', field: 'lastActivityDate', value: since }] });
