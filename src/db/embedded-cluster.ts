@@ -74,12 +74,16 @@ function serveNext() {
     if (!socket.destroyed) serve(socket);
   }
 }
-/** Runs protocol messages in PGlite and answers them in one write. */
+/** Runs protocol messages in PGlite and answers them in one write (corked: one writev, no joining copy). */
 function exec(conn, bytes) {
   return db.runExclusive(async () => {
     const out = [];
+    // Copied: the data is a view of PGlite's memory, which its next output may reuse.
     await db.execProtocolRawStream(bytes, { onRawData: (d) => { out.push(Buffer.from(d)); } });
-    if (out.length && !conn.socket.destroyed) conn.socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
+    if (!out.length || conn.socket.destroyed) return;
+    conn.socket.cork();
+    for (const part of out) conn.socket.write(part);
+    conn.socket.uncork();
   });
 }
 function serve(socket) {

@@ -67,23 +67,22 @@ async function sendTogether(pool: Pool): Promise<void> {
     for (const s of take(pool)) s.reject(err);
     return;
   }
-  const batch = take(pool);
-  try {
-    // pg writes each query on its own (cork and uncork per query): corked around the batch, the statements
-    // leave in one write, so the database process is woken once and runs them in one call (embedded-cluster.ts).
-    const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
-    stream.cork();
-    let sent: ReturnType<typeof run>[];
+  // pg writes each query on its own (cork and uncork per query): corked around the batch, the statements
+  // leave in one write, so the database process is woken once and runs them in one call (embedded-cluster.ts).
+  const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+  stream.cork();
+  // Each caller has its answer as soon as it arrives; the connection goes back once all have.
+  const answered = take(pool).map((s) => {
     try {
-      sent = batch.map((s) => run(client, s.text, s.values));
-    } finally {
-      stream.uncork();
+      return run(client, s.text, s.values).then((r) => s.resolve(r.rows), s.reject);
+    } catch (err) {
+      s.reject(err);
+      return undefined;
     }
-    const answers = await Promise.allSettled(sent);
-    answers.forEach((a, i) => (a.status === 'fulfilled' ? batch[i].resolve(a.value.rows) : batch[i].reject(a.reason)));
-  } finally {
-    client.release();
-  }
+  });
+  stream.uncork();
+  await Promise.all(answered);
+  client.release();
 }
 
 function take(pool: Pool): Waiting[] {
