@@ -1,6 +1,6 @@
 /** The vendor simulators of the sandbox, mounted at /sandbox-vendors/<vendor> on our own server. */
 import type { Express } from 'express';
-import type { VendorSimulator } from './kit';
+import { reportSimulatorRequests, type VendorSimulator } from './kit';
 import { createConnectWiseSimulator } from './connectwise/simulator';
 import { createAutotaskSimulator } from './autotask/simulator';
 import { createHaloPsaSimulator } from './halopsa/simulator';
@@ -23,5 +23,5 @@ export function createSandboxSimulators(controlToken: string): SandboxSimulators
 export const SIMULATOR_MOUNT = '/sandbox-vendors';
 
 export function mountSimulators(app: Express, sims: SandboxSimulators): void {
-  for (const sim of Object.values(sims)) app.use(`${SIMULATOR_MOUNT}/${sim.vendor}`, sim.router);
+  for (const sim of Object.values(sims)) app.use(`${SIMULATOR_MOUNT}/${sim.vendor}`, reportSimulatorRequests(sim.vendor), sim.router);
 }

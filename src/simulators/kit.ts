@@ -212,10 +212,60 @@ export function controlRouter(sim: Pick<VendorSimulator, 'faults'>, controlToken
   return r;
 }
 
+/**
+ * One request a simulator answered, as a contract check reads it: the connector's call as the vendor would
+ * receive it. `path` is relative to the simulator's mount (`/atservicesrest/v1.0/Tickets/12/Notes`); `body` is
+ * what the simulator's own parser made of it (JSON or form), or undefined when it read none.
+ */
+export interface SimulatorRequest {
+  vendor: string;
+  method: string;
+  path: string;
+  queryKeys: string[];
+  contentType: string | null;
+  body: unknown;
+  status: number;
+}
+export type SimulatorRequestObserver = (r: SimulatorRequest) => void;
+const requestObservers = new Set<SimulatorRequestObserver>();
+
+/**
+ * Calls `observer` with every request a simulator of this process answers from now on (the vendor contract
+ * check, test/support/vendor-contract.ts); returns the function that stops it. The observer must not keep `body`.
+ */
+export function observeSimulatorRequests(observer: SimulatorRequestObserver): () => void {
+  requestObservers.add(observer);
+  return () => { requestObservers.delete(observer); };
+}
+
+/** Middleware in front of a simulator's router: reports each answered vendor call to the observers. */
+export function reportSimulatorRequests(vendor: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    // Control routes are test tooling, not vendor calls.
+    if (requestObservers.size === 0 || req.path.startsWith('/_control')) return next();
+    const method = req.method;
+    const path = req.path;
+    const queryKeys = [...new URL(req.originalUrl, 'http://simulator.invalid').searchParams.keys()];
+    const contentType = req.headers['content-type'] ?? null;
+    // The simulator's body parser runs inside its router on this same request object: read it once answered
+    // (or once the connection closed without an answer: an injected drop still reached the vendor).
+    let reported = false;
+    const report = () => {
+      if (reported) return;
+      reported = true;
+      const seen: SimulatorRequest = { vendor, method, path, queryKeys, contentType, body: req.body, status: res.statusCode };
+      for (const observe of requestObservers) observe(seen);
+    };
+    res.once('finish', report);
+    res.once('close', report);
+    next();
+  };
+}
+
 /** Runs one simulator on its own HTTP server on 127.0.0.1 (tests). Returns the mount URL. */
 export async function startStandalone(sim: VendorSimulator): Promise<{ url: string; close: () => Promise<void> }> {
   const app = express();
-  app.use(`/sandbox-vendors/${sim.vendor}`, sim.router);
+  app.use(`/sandbox-vendors/${sim.vendor}`, reportSimulatorRequests(sim.vendor), sim.router);
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

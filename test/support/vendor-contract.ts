@@ -1,0 +1,375 @@
+/**
+ * The vendor request-contract check: every call a connector sends to a simulator is matched against the
+ * vendor's own published API description (fixtures/vendor-api, sources in its README.md): the operation
+ * whose path template and method match, that operation's required query parameters and required body
+ * properties, and the path parameters' types. A call no document describes is a failure that names the
+ * document; a described one is named by its operation ("Autotask REST swagger v1.0: POST
+ * /Contracts/{parentId}/Services").
+ *
+ * ConnectWise and HaloPSA publish no machine-readable description (README.md): their calls are reported
+ * as unchecked, never as passing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { observeSimulatorRequests, type SimulatorRequest } from '../../src/simulators/kit';
+
+type Json = any;
+
+/** One published document, as the check reads it. */
+interface VendorDocument {
+  /** How a failure names the document. */
+  title: string;
+  /** The document under fixtures/vendor-api. */
+  file: string;
+  /** What precedes the document's paths on the wire (Swagger basePath / the OpenAPI server's path). */
+  wirePrefix: string;
+  /** The path prefix an operation's name leaves out ("/V1.0": Autotask's help names entities without it). */
+  labelDrops?: string;
+  /**
+   * Autotask's paths and property names are matched without regard to case: its swagger spells
+   * `/ATServicesRest/V1.0` and `Filter`, its REST help pages `/atservicesrest/v1.0/ContractServices`
+   * (autotask.net/help/developerhelp/Content/APIs/REST/Entities/ContractServicesEntity.htm) and `filter`.
+   */
+  caseInsensitive?: boolean;
+  /**
+   * Properties the vendor documents for a schema (by its name in the document) outside the document, each
+   * with the page that does: a body may send them although the schema does not list them.
+   */
+  propertiesDocumentedElsewhere?: Record<string, { names: string[]; source: string }>;
+}
+
+interface Operation {
+  doc: VendorDocument;
+  spec: Json;
+  method: string;
+  template: string;
+  label: string;
+  regex: RegExp;
+  literalSegments: number;
+  pathParams: { name: string; integer: boolean }[];
+  requiredQuery: string[];
+  /** Every query parameter the operation documents. */
+  knownQuery: string[];
+  /** JSON body schema (resolved), when the operation takes one. */
+  bodySchema: Json | null;
+  bodyRequired: boolean;
+}
+
+/**
+ * A call a vendor documents outside its API description (OAuth token endpoints, URLs the vendor hands
+ * back). Each names the page that documents it.
+ */
+interface DocumentedElsewhere {
+  method: string;
+  /** Matched against the wire path (after the simulator mount). */
+  path: RegExp;
+  label: string;
+  /** Form or JSON body properties the page requires (they may depend on the body, e.g. its grant_type). */
+  requiredBody?: (body: Record<string, unknown>) => string[];
+  /** Query parameters the page requires. */
+  requiredQuery?: string[];
+  /** An extra condition on the call (e.g. the page is one of a documented query's). */
+  applies?: (call: SimulatorRequest, contract: VendorContract) => string | null;
+}
+
+interface VendorConfig {
+  documents: VendorDocument[];
+  elsewhere: DocumentedElsewhere[];
+}
+
+/** Vendors without a machine-readable public description (fixtures/vendor-api/README.md). */
+const UNCHECKED: Record<string, string> = {
+  connectwise: 'ConnectWise publishes no machine-readable API description to the public (its developer portal needs a partner login)',
+  halopsa: 'HaloPSA publishes no public API description (its swagger is served by each customer instance)',
+};
+
+const VENDORS: Record<string, VendorConfig> = {
+  autotask: {
+    documents: [{
+      title: 'Autotask REST swagger v1.0', file: 'autotask/swagger-v1.0.json', wirePrefix: '/atservicesrest',
+      labelDrops: '/V1.0', caseInsensitive: true,
+      propertiesDocumentedElsewhere: {
+        // The swagger's model names only internalCurrencyAdjustedPrice; the entity's own page documents
+        // adjustedPrice as one of the two fields an update may change.
+        ContractServiceModel: {
+          names: ['adjustedPrice'],
+          source: 'autotask.net/help/developerhelp/Content/APIs/REST/Entities/ContractServicesEntity.htm ("On Update(), all fields are Read-Only except for adjustedPrice and invoiceDescription")',
+        },
+      },
+    }],
+    elsewhere: [{
+      // The next page of a query is the URL Autotask answered in pageDetails.nextPageUrl: "Paginating
+      // results", autotask.net/help/developerhelp/content/apis/REST/API_Calls/REST_Advanced_Query_Features.htm.
+      // The swagger has no path for it; it is only a call when the entity's query is documented.
+      method: 'GET',
+      path: /^\/atservicesrest\/v1\.0\/([A-Za-z]+)\/query\/next$/i,
+      label: 'Autotask REST docs, Advanced query features (paginating results): GET <nextPageUrl>',
+      applies: (call, contract) => {
+        const entity = /^\/atservicesrest\/v1\.0\/([A-Za-z]+)\//i.exec(call.path)![1];
+        const query = contract.match('autotask', 'POST', `/atservicesrest/v1.0/${entity}/query`);
+        return query.operation ? null : `no documented POST /${entity}/query whose page this could be`;
+      },
+    }],
+  },
+  ninjaone: {
+    documents: [{ title: 'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft)', file: 'ninjaone/openapi-public-api-2.0.json', wirePrefix: '' }],
+    elsewhere: [{
+      // The token endpoint is outside the OpenAPI (its security scheme is a bare bearer token). NinjaOne's
+      // API documentation, "Authentication methods" and its client-credentials and authorization-code flows
+      // (app.ninjarmm.com/apidocs-beta; ninjaone.com/docs/application-programming-interface-api/oauth-token-configuration):
+      // a form POST to <instance>/ws/oauth/token. The parameters each grant needs are OAuth 2.0's
+      // (RFC 6749 sections 4.1.3, 4.4.2 and 6), with the client authenticated in the body.
+      method: 'POST',
+      path: /^\/ws\/oauth\/token$/,
+      label: 'NinjaOne API docs, OAuth token endpoint: POST /ws/oauth/token',
+      requiredBody: (body) => ['grant_type', 'client_id', 'client_secret', ...({
+        authorization_code: ['code', 'redirect_uri'],
+        refresh_token: ['refresh_token'],
+      } as Record<string, string[]>)[String(body.grant_type)] ?? []],
+    }, {
+      // The authorization-code flow's first step (same pages; RFC 6749 section 4.1.1).
+      method: 'GET',
+      path: /^\/ws\/oauth\/authorize$/,
+      label: 'NinjaOne API docs, OAuth authorization endpoint: GET /ws/oauth/authorize',
+      requiredQuery: ['response_type', 'client_id', 'redirect_uri'],
+    }],
+  },
+  pax8: {
+    documents: [
+      { title: 'Pax8 Partner Endpoints OpenAPI 1.0.0', file: 'pax8/partner-endpoints-openapi.json', wirePrefix: '/v1' },
+      // The token request is in Pax8's own Authentication description (POST https://api.pax8.com/v1/token).
+      { title: 'Pax8 Authentication OpenAPI 1.0.0', file: 'pax8/authentication-openapi.json', wirePrefix: '/v1' },
+    ],
+    elsewhere: [],
+  },
+};
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'vendor-api');
+
+/** The outcome of one call. `problems` is empty when the documents describe it. */
+export interface ContractVerdict {
+  vendor: string;
+  /** The call as sent: `POST /atservicesrest/v1.0/ContractServices`. */
+  call: string;
+  /** The document (and operation) that describes it, or the documents that do not. */
+  operation: string | null;
+  documents: string[];
+  problems: string[];
+}
+
+function resolve(spec: Json, node: Json, depth = 0): Json {
+  if (!node || typeof node !== 'object' || depth > 20) return node;
+  if (typeof node.$ref === 'string') {
+    const target = node.$ref.slice(2).split('/').reduce((o: Json, s: string) => (o == null ? o : o[s]), spec);
+    return resolve(spec, target, depth + 1);
+  }
+  return node;
+}
+
+/** A schema's own properties and required names, with allOf merged. */
+function objectShape(spec: Json, schema: Json, depth = 0): { properties: Record<string, Json>; required: string[]; open: boolean } {
+  const s = resolve(spec, schema);
+  const out = { properties: {} as Record<string, Json>, required: [] as string[], open: false };
+  if (!s || typeof s !== 'object' || depth > 10) return { ...out, open: true };
+  for (const part of s.allOf ?? []) {
+    const p = objectShape(spec, part, depth + 1);
+    Object.assign(out.properties, p.properties);
+    out.required.push(...p.required);
+    out.open ||= p.open;
+  }
+  Object.assign(out.properties, s.properties ?? {});
+  out.required.push(...(s.required ?? []));
+  // A schema without properties, or one that admits others, names no closed set.
+  if ((!s.properties && !s.allOf) || (s.additionalProperties !== undefined && s.additionalProperties !== false)) out.open = true;
+  return out;
+}
+
+export class VendorContract {
+  private readonly operations = new Map<string, Operation[]>();
+
+  constructor() {
+    for (const [vendor, config] of Object.entries(VENDORS)) {
+      const ops: Operation[] = [];
+      for (const doc of config.documents) {
+        const spec = JSON.parse(fs.readFileSync(path.join(FIXTURES, doc.file), 'utf8'));
+        for (const [template, item] of Object.entries<Json>(spec.paths)) {
+          for (const [method, op] of Object.entries<Json>(item)) {
+            if (!['get', 'put', 'post', 'patch', 'delete'].includes(method)) continue;
+            ops.push(this.operation(doc, spec, method.toUpperCase(), template, [...(item.parameters ?? []), ...(op.parameters ?? [])], op));
+          }
+        }
+      }
+      this.operations.set(vendor, ops);
+    }
+  }
+
+  private operation(doc: VendorDocument, spec: Json, method: string, template: string, rawParams: Json[], op: Json): Operation {
+    const params = rawParams.map((p) => resolve(spec, p));
+    const segments = template.split('/').filter(Boolean);
+    const pattern = segments.map((s) => (/^\{.+\}$/.test(s) ? '([^/]+)' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+    const prefix = doc.wirePrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const pathParams = segments.filter((s) => /^\{.+\}$/.test(s)).map((s) => {
+      const name = s.slice(1, -1);
+      const p = params.find((x) => x.in === 'path' && x.name === name);
+      const type = p?.type ?? resolve(spec, p?.schema)?.type;
+      return { name, integer: type === 'integer' };
+    });
+    // Swagger 2.0: an `in: body` parameter; OpenAPI 3: requestBody with a JSON schema.
+    const bodyParam = params.find((p) => p.in === 'body');
+    const requestBody = resolve(spec, op.requestBody);
+    const jsonSchema = requestBody?.content?.['application/json']?.schema;
+    const label = template.startsWith(doc.labelDrops ?? '\0') ? template.slice(doc.labelDrops!.length) : template;
+    return {
+      doc, spec, method, template,
+      label: `${doc.title}: ${method} ${label}`,
+      regex: new RegExp(`^${prefix}/${pattern}$`, doc.caseInsensitive ? 'i' : ''),
+      literalSegments: segments.filter((s) => !/^\{.+\}$/.test(s)).length,
+      pathParams,
+      requiredQuery: params.filter((p) => p.in === 'query' && p.required).map((p) => p.name),
+      knownQuery: params.filter((p) => p.in === 'query').map((p) => p.name),
+      bodySchema: bodyParam ? bodyParam.schema : jsonSchema ?? null,
+      bodyRequired: bodyParam ? bodyParam.required === true : requestBody?.required === true,
+    };
+  }
+
+  /** The documented operation a call claims (most literal path segments first), or why there is none. */
+  match(vendor: string, method: string, wirePath: string): { operation: Operation | null; problem: string | null } {
+    const candidates = (this.operations.get(vendor) ?? [])
+      .filter((o) => o.regex.test(wirePath))
+      .sort((a, b) => b.literalSegments - a.literalSegments);
+    const sameMethod = candidates.find((o) => o.method === method);
+    if (sameMethod) return { operation: sameMethod, problem: null };
+    if (candidates.length === 0) return { operation: null, problem: 'no path in the document matches' };
+    const methods = [...new Set(candidates.filter((o) => o.template === candidates[0].template).map((o) => o.method))];
+    return { operation: null, problem: `${candidates[0].template} is documented for ${methods.join(', ')} only` };
+  }
+
+  /** The verdict on one call; null for a vendor without a machine-readable description. */
+  check(call: SimulatorRequest): ContractVerdict | null {
+    const config = VENDORS[call.vendor];
+    if (!config) return null;
+    const verdict: ContractVerdict = {
+      vendor: call.vendor,
+      call: `${call.method} ${call.path}`,
+      operation: null,
+      documents: config.documents.map((d) => d.title),
+      problems: [],
+    };
+    const elsewhere = config.elsewhere.find((e) => e.method === call.method && e.path.test(call.path));
+    if (elsewhere) {
+      verdict.operation = elsewhere.label;
+      const why = elsewhere.applies?.(call, this);
+      if (why) verdict.problems.push(why);
+      const body = call.body && typeof call.body === 'object' ? (call.body as Record<string, unknown>) : {};
+      for (const name of elsewhere.requiredBody?.(body) ?? []) if (body[name] == null) verdict.problems.push(`body property "${name}" is required`);
+      for (const q of elsewhere.requiredQuery ?? []) if (!call.queryKeys.includes(q)) verdict.problems.push(`query parameter "${q}" is required`);
+      return verdict;
+    }
+    const { operation, problem } = this.match(call.vendor, call.method, call.path);
+    if (!operation) {
+      verdict.problems.push(`not documented: ${problem}`);
+      return verdict;
+    }
+    verdict.operation = operation.label;
+    verdict.problems.push(...this.parameterProblems(operation, call));
+    return verdict;
+  }
+
+  private parameterProblems(op: Operation, call: SimulatorRequest): string[] {
+    const problems: string[] = [];
+    const values = op.regex.exec(call.path)!.slice(1);
+    op.pathParams.forEach((p, i) => {
+      if (p.integer && !/^-?\d+$/.test(decodeURIComponent(values[i] ?? ''))) problems.push(`path parameter {${p.name}} must be an integer, was "${values[i]}"`);
+    });
+    const sameName = (a: string, b: string) => (op.doc.caseInsensitive ? a.toLowerCase() === b.toLowerCase() : a === b);
+    for (const q of op.requiredQuery) if (!call.queryKeys.some((k) => sameName(k, q))) problems.push(`query parameter "${q}" is required`);
+    for (const k of new Set(call.queryKeys)) if (!op.knownQuery.some((q) => sameName(k, q))) problems.push(`query parameter "${k}" is not documented`);
+    if (op.bodySchema) {
+      const body = call.body;
+      const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+      if (empty) {
+        if (op.bodyRequired) problems.push('a request body is required');
+      } else {
+        problems.push(...this.requiredProperties(op, op.bodySchema, body, 'body'));
+      }
+    }
+    return problems;
+  }
+
+  /** Required properties of the body and of each object inside it the schema describes. */
+  private requiredProperties(op: Operation, schema: Json, value: unknown, at: string, depth = 0): string[] {
+    if (depth > 6 || !value || typeof value !== 'object') return [];
+    const s = resolve(op.spec, schema);
+    if (Array.isArray(value)) return s?.items ? value.flatMap((v, i) => this.requiredProperties(op, s.items, v, `${at}[${i}]`, depth + 1)) : [];
+    const shape = objectShape(op.spec, s);
+    const keys = Object.keys(value as object);
+    const find = (name: string) => keys.find((k) => (op.doc.caseInsensitive ? k.toLowerCase() === name.toLowerCase() : k === name));
+    const problems: string[] = [];
+    for (const name of shape.required) if (find(name) === undefined || (value as Record<string, unknown>)[find(name)!] == null) problems.push(`${at} property "${name}" is required`);
+    if (!shape.open) {
+      const ref = typeof schema?.$ref === 'string' ? schema.$ref.split('/').pop() : undefined;
+      const named = [...Object.keys(shape.properties), ...((ref && op.doc.propertiesDocumentedElsewhere?.[ref]?.names) || [])];
+      for (const k of keys) {
+        if (!named.some((n) => (op.doc.caseInsensitive ? n.toLowerCase() === k.toLowerCase() : n === k))) problems.push(`${at} property "${k}" is not in the document's schema`);
+      }
+    }
+    for (const [name, sub] of Object.entries(shape.properties)) {
+      const k = find(name);
+      if (k !== undefined) problems.push(...this.requiredProperties(op, sub, (value as Record<string, unknown>)[k], `${at}.${name}`, depth + 1));
+    }
+    return problems;
+  }
+}
+
+/** What a recording saw: the verdict of each distinct call, and the calls of vendors the check cannot read. */
+export interface ContractReport {
+  verdicts: ContractVerdict[];
+  failures: ContractVerdict[];
+  unchecked: { vendor: string; reason: string; calls: string[] }[];
+}
+
+/**
+ * Records every simulator call of this process from now on; `stop()` returns the report. Calls are
+ * told apart by method, path (ids included) and problems, so a sync of thousands of pages stays small.
+ */
+export function recordVendorContract(contract = new VendorContract()): { stop: () => ContractReport } {
+  const verdicts = new Map<string, ContractVerdict>();
+  const unchecked = new Map<string, Set<string>>();
+  const unobserve = observeSimulatorRequests((call) => {
+    const verdict = contract.check(call);
+    if (!verdict) {
+      if (!unchecked.has(call.vendor)) unchecked.set(call.vendor, new Set());
+      unchecked.get(call.vendor)!.add(`${call.method} ${call.path}`);
+      return;
+    }
+    verdicts.set(`${verdict.vendor} ${verdict.call} ${verdict.problems.join('|')}`, verdict);
+  });
+  return {
+    stop: () => {
+      unobserve();
+      const all = [...verdicts.values()];
+      return {
+        verdicts: all,
+        failures: all.filter((v) => v.problems.length > 0),
+        unchecked: [...unchecked].map(([vendor, calls]) => ({ vendor, reason: UNCHECKED[vendor] ?? 'no description', calls: [...calls] })),
+      };
+    },
+  };
+}
+
+/** One line per failing call, naming the document and the operation (or its absence). */
+export function describeFailures(failures: ContractVerdict[]): string {
+  const lines = new Map<string, string>();
+  for (const f of failures) {
+    // Ids vary between calls of one operation: one line per operation and problem is enough.
+    const key = `${f.vendor} ${f.operation ?? f.call} ${f.problems.join('; ')}`;
+    if (!lines.has(key)) {
+      lines.set(key, f.operation
+        ? `${f.operation} (sent ${f.call}): ${f.problems.join('; ')}`
+        : `${f.documents.join(' / ')}: ${f.call} is not documented (${f.problems.map((p) => p.replace(/^not documented: /, '')).join('; ')})`);
+    }
+  }
+  return [...lines.values()].sort().join('\n');
+}
+
+export const UNCHECKED_VENDORS = UNCHECKED;

@@ -1,0 +1,306 @@
+/**
+ * The vendor request-contract check (test/support/vendor-contract.ts): each connector whose vendor
+ * publishes a machine-readable API description (Autotask, NinjaOne, Pax8) makes its whole set of calls
+ * against its simulator over HTTP (every resource synced fully and incrementally, the probe, every write,
+ * every reconcile look-up), and each call must be an operation of the vendor's document, with that
+ * operation's required query parameters and body properties. A failure names the document and the
+ * operation. ConnectWise and HaloPSA have no such document (fixtures/vendor-api/README.md).
+ */
+import { startStandalone, type SimulatorRequest } from '../src/simulators/kit';
+import { AUTOTASK_DEMO_INSTANCE, loadAutotaskDemoFixtures } from '../src/simulators/autotask/demo-fixtures';
+import { createAutotaskSimulator } from '../src/simulators/autotask/simulator';
+import { createNinjaOneSimulator } from '../src/simulators/ninjaone/simulator';
+import { createPax8Simulator } from '../src/simulators/pax8/simulator';
+import { readPax8Fixtures } from '../src/simulators/pax8/test-fixtures';
+import { loadVendorFixtures } from '../src/sandbox/fixtures';
+import { VendorHttpClient } from '../src/connectors/vendor-http';
+import type { ReadConnector, SyncContext } from '../src/connectors/types';
+import type { WriteContext } from '../src/connectors/write-types';
+import { autotaskConnector } from '../src/connectors/autotask/connector';
+import { autotaskWriter } from '../src/connectors/autotask/writer';
+import { autotaskAgreementWriter } from '../src/connectors/autotask/agreement-writer';
+import { autotaskProjectWriter } from '../src/connectors/autotask/project-writer';
+import { ninjaOneConnector } from '../src/connectors/ninjaone/connector';
+import { ninjaOneWriter } from '../src/connectors/ninjaone/writer';
+import { pax8Connector } from '../src/connectors/pax8/connector';
+import { pax8CompanyWriter } from '../src/connectors/pax8/company-writer';
+import { clearPax8TokenCache } from '../src/connectors/pax8/token';
+import { describeFailures, recordVendorContract, VendorContract, type ContractReport } from './support/vendor-contract';
+
+const contract = new VendorContract();
+
+function call(vendor: string, method: string, path: string, over: Partial<SimulatorRequest> = {}): SimulatorRequest {
+  return { vendor, method, path, queryKeys: [], contentType: 'application/json', body: undefined, status: 200, ...over };
+}
+
+describe('the checker', () => {
+  it('refuses a contract service written at the Autotask root and names the swagger', () => {
+    for (const method of ['POST', 'PATCH']) {
+      const v = contract.check(call('autotask', method, '/atservicesrest/v1.0/ContractServices', { body: { contractID: 1, serviceID: 2 } }))!;
+      expect(v.operation).toBeNull();
+      expect(v.problems).not.toEqual([]);
+      expect(describeFailures([v])).toBe(`Autotask REST swagger v1.0: ${method} /atservicesrest/v1.0/ContractServices is not documented (no path in the document matches)`);
+    }
+  });
+
+  it('takes the documented child URL of a contract service and names its operation', () => {
+    for (const method of ['POST', 'PATCH']) {
+      const v = contract.check(call('autotask', method, '/atservicesrest/v1.0/Contracts/29684001/Services', { body: { contractID: 29684001, serviceID: 7 } }))!;
+      expect(v).toMatchObject({ operation: `Autotask REST swagger v1.0: ${method} /Contracts/{parentId}/Services`, problems: [] });
+    }
+    // ContractServiceAdjustments is create-only, at the root and under the contract.
+    expect(contract.check(call('autotask', 'POST', '/atservicesrest/v1.0/ContractServiceAdjustments', { body: { contractServiceID: 1 } }))!.problems).toEqual([]);
+    expect(contract.check(call('autotask', 'PATCH', '/atservicesrest/v1.0/ContractServiceAdjustments', { body: { id: 1 } }))!.problems)
+      .toEqual(['not documented: /V1.0/ContractServiceAdjustments is documented for POST only']);
+  });
+
+  it('checks required query parameters, the body and integer ids', () => {
+    expect(contract.check(call('autotask', 'GET', '/atservicesrest/v1.0/ZoneInformation'))!.problems).toEqual(['query parameter "user" is required']);
+    expect(contract.check(call('autotask', 'GET', '/atservicesrest/v1.0/zoneInformation', { queryKeys: ['user'] }))!)
+      .toMatchObject({ operation: 'Autotask REST swagger v1.0: GET /ZoneInformation', problems: [] });
+    expect(contract.check(call('autotask', 'GET', '/atservicesrest/v1.0/Tickets/query'))!.problems).toEqual(['query parameter "search" is required']);
+    expect(contract.check(call('autotask', 'POST', '/atservicesrest/v1.0/Tickets'))!.problems).toEqual(['a request body is required']);
+    expect(contract.check(call('autotask', 'GET', '/atservicesrest/v1.0/ContractServices/undefined'))!.problems)
+      .toEqual(['path parameter {id} must be an integer, was "undefined"']);
+    expect(contract.check(call('ninjaone', 'GET', '/v2/device/abc'))!.problems).toEqual(['path parameter {id} must be an integer, was "abc"']);
+    expect(contract.check(call('ninjaone', 'GET', '/v2/devices-detailed', { queryKeys: ['pageSize', 'after', 'updatedAfter'] }))!.problems)
+      .toEqual(['query parameter "updatedAfter" is not documented']);
+    // Property names: the model's own, or one the entity's help page documents (cited in the checker).
+    expect(contract.check(call('autotask', 'POST', '/atservicesrest/v1.0/Tickets', { body: { title: 'x', companyID: 3, ticketExternalRef: 'm' } }))!.problems)
+      .toEqual(['body property "ticketExternalRef" is not in the document\'s schema']);
+    expect(contract.check(call('autotask', 'PATCH', '/atservicesrest/v1.0/Contracts/1/Services', { body: { id: 5, adjustedPrice: 95 } }))!.problems).toEqual([]);
+
+    const company = {
+      name: 'Wide World Importers', phone: '503-555-0190', website: 'https://wwi.example', billOnBehalfOfEnabled: false,
+      selfServiceAllowed: true, orderApprovalRequired: false,
+      address: { street: '77 Dock St', city: 'Portland', stateOrProvince: 'OR', postalCode: '97201', country: 'US' },
+    };
+    expect(contract.check(call('pax8', 'POST', '/v1/companies', { body: company }))!)
+      .toMatchObject({ operation: 'Pax8 Partner Endpoints OpenAPI 1.0.0: POST /companies', problems: [] });
+    const { website: _w, ...noWebsite } = company;
+    const contactWithoutEmail = { firstName: 'Ines', lastName: 'Moreau', phone: '503-555-0191' };
+    expect(contract.check(call('pax8', 'POST', '/v1/companies', { body: { ...noWebsite, contacts: [contactWithoutEmail] } }))!.problems)
+      .toEqual(['body property "website" is required', 'body.contacts[0] property "email" is required']);
+  });
+
+  it('checks the token requests against the vendors\' authentication documents', () => {
+    const pax8Token = { client_id: 'c', client_secret: 's', audience: 'https://api.pax8.com', grant_type: 'client_credentials' };
+    expect(contract.check(call('pax8', 'POST', '/v1/token', { body: pax8Token }))!)
+      .toMatchObject({ operation: 'Pax8 Authentication OpenAPI 1.0.0: POST /token', problems: [] });
+    expect(contract.check(call('pax8', 'POST', '/v1/token', { body: { ...pax8Token, audience: undefined } }))!.problems)
+      .toEqual(['body property "audience" is required']);
+    const ninjaToken = { grant_type: 'client_credentials', client_id: 'c', client_secret: 's', scope: 'monitoring management control' };
+    expect(contract.check(call('ninjaone', 'POST', '/ws/oauth/token', { body: ninjaToken, contentType: 'application/x-www-form-urlencoded' }))!)
+      .toMatchObject({ operation: 'NinjaOne API docs, OAuth token endpoint: POST /ws/oauth/token', problems: [] });
+    expect(contract.check(call('ninjaone', 'POST', '/ws/oauth/token', { body: { grant_type: 'client_credentials', client_id: 'c' } }))!.problems)
+      .toEqual(['body property "client_secret" is required']);
+    expect(contract.check(call('ninjaone', 'POST', '/ws/oauth/token', { body: { grant_type: 'refresh_token', client_id: 'c', client_secret: 's' } }))!.problems)
+      .toEqual(['body property "refresh_token" is required']);
+    expect(contract.check(call('ninjaone', 'GET', '/ws/oauth/token'))!.problems[0]).toMatch(/^not documented/);
+  });
+
+  it('follows an Autotask nextPageUrl only for an entity whose query is documented', () => {
+    expect(contract.check(call('autotask', 'GET', '/atservicesrest/v1.0/Tickets/query/next', { queryKeys: ['paging', 'search'] }))!.problems).toEqual([]);
+    expect(contract.check(call('autotask', 'GET', '/atservicesrest/v1.0/ContractServiceAdjustments/query/next'))!.problems)
+      .toEqual(['no documented POST /ContractServiceAdjustments/query whose page this could be']);
+  });
+
+  it('leaves vendors without a machine-readable description unchecked', () => {
+    expect(contract.check(call('connectwise', 'POST', '/v4_6_release/apis/3.0/service/tickets'))).toBeNull();
+    expect(contract.check(call('halopsa', 'POST', '/api/tickets'))).toBeNull();
+  });
+});
+
+/** Runs one step; a refusal is the vendor's answer to a call already recorded, and later steps still run. */
+async function attempt(what: string, step: () => Promise<unknown>, refused: string[]): Promise<void> {
+  try {
+    await step();
+  } catch (err) {
+    refused.push(`${what}: ${(err as Error).message}`);
+  }
+}
+
+/** Every resource fully, then incrementally where the connector can, the probe and the id listings. */
+async function syncEverything(connector: ReadConnector, ctx: SyncContext, refused: string[]): Promise<void> {
+  await attempt('probe', () => connector.probe(ctx), refused);
+  for (const resource of connector.resources) {
+    await attempt(`sync ${resource}`, async () => { for await (const _ of connector.fetch(resource, ctx)); }, refused);
+    if (connector.incremental.includes(resource)) {
+      await attempt(`incremental ${resource}`, async () => {
+        for await (const _ of connector.fetch(resource, { ...ctx, since: new Date('2026-01-01T00:00:00Z') }));
+      }, refused);
+    }
+    const ids = connector.listIds?.(resource, ctx);
+    if (ids) await attempt(`ids ${resource}`, async () => { for await (const _ of ids); }, refused);
+  }
+}
+
+function expectDocumented(report: ContractReport, vendor: string, mustCover: string[], refused: string[]): void {
+  const covered = new Set(report.verdicts.filter((v) => v.vendor === vendor).map((v) => v.operation));
+  // Never a pass by silence: the drive reached the operations it exists for.
+  const missing = mustCover.filter((op) => !covered.has(op));
+  const failures = describeFailures(report.failures.filter((f) => f.vendor === vendor));
+  expect({ undocumented: failures.split('\n').filter(Boolean), notReached: missing, refusedSteps: missing.length ? refused : [] })
+    .toEqual({ undocumented: [], notReached: [], refusedSteps: [] });
+}
+
+let seq = 0;
+const marker = (vendor: string) => `wm-contract-${vendor}-${++seq}-${Date.now().toString(36)}`;
+
+describe('every call the connectors make is in the vendor\'s document', () => {
+  it('Autotask: sync of every resource, every write and every reconcile look-up', async () => {
+    const sim = createAutotaskSimulator();
+    const fixtures = loadAutotaskDemoFixtures();
+    sim.seed(AUTOTASK_DEMO_INSTANCE, fixtures.resources);
+    // More tickets than a page holds (500), so the sync follows nextPageUrl.
+    sim.grow(AUTOTASK_DEMO_INSTANCE, 'tickets', 600);
+    const server = await startStandalone(sim);
+    const recording = recordVendorContract(contract);
+    const refused: string[] = [];
+    try {
+      const base = {
+        baseUrl: `${server.url}/atservicesrest/v1.0`,
+        credentials: { username: 'sandbox', secret: 'sandbox-secret', integrationCode: 'SANDBOX' },
+        http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 0 }),
+      };
+      const ctx: WriteContext = base;
+      await syncEverything(autotaskConnector, { ...base, statusMapping: fixtures.statusMapping, since: null }, refused);
+
+      // Tickets, notes, time: each write, then its reconcile look-up.
+      const ticket = {
+        marker: marker('at'), summary: 'HL-DC01 backup job failed two nights running', description: 'Veeam job ended with error 0x80070005.',
+        companyName: 'Harbor Logistics LLC', companySourceId: '3', boardSourceId: '29683481', statusSourceId: '1', prioritySourceId: '1',
+        projectSourceId: null, vendorNative: null,
+      };
+      let ticketRef = '';
+      await attempt('create ticket', async () => { ticketRef = (await autotaskWriter.createTicket(ctx, ticket)).ticketRef; }, refused);
+      await attempt('find ticket', () => autotaskWriter.findTicketByMarker(ctx, ticket.marker), refused);
+      ticketRef ||= String((sim.list(AUTOTASK_DEMO_INSTANCE, 'Tickets')[0] as { id: number }).id);
+      await attempt('update ticket', () => autotaskWriter.updateTicket(ctx, ticketRef, { summary: 'HL-DC01 backup fixed', statusSourceId: '5' }), refused);
+      const note = { marker: marker('at'), text: 'Re-ran the job manually; it completed.', internal: false, resolution: false };
+      await attempt('add note', () => autotaskWriter.addNote(ctx, ticketRef, note), refused);
+      await attempt('find note', () => autotaskWriter.findNoteByMarker(ctx, ticketRef, note.marker), refused);
+      const time = { marker: marker('at'), ticketRef, hours: 1.25, billable: true, memberRef: '29682886', start: new Date('2026-11-20T15:30:00Z') };
+      await attempt('time entry', () => autotaskWriter.createTimeEntry(ctx, time), refused);
+      await attempt('find time entry', () => autotaskWriter.findTimeEntryByMarker(ctx, time), refused);
+
+      // Agreement lines: add, find, change units and price, end, and a replace (end + add).
+      type Row = Record<string, any>;
+      const CONTRACT = 29684001;
+      const services = () => sim.list(AUTOTASK_DEMO_INSTANCE, 'Services') as Row[];
+      const onContract = () => (sim.list(AUTOTASK_DEMO_INSTANCE, 'ContractServices') as Row[]).filter((s) => s.contractID === CONTRACT);
+      const freeService = () => services().find((s) => !onContract().some((cs) => cs.serviceID === s.id))!;
+      const lineDraft = () => {
+        const s = freeService();
+        return {
+          marker: marker('at'), agreementSourceId: String(CONTRACT), productSourceId: String(s.id),
+          product: { sourceId: String(s.id), name: s.name, sku: null, unitPrice: s.unitPrice, unitCost: s.unitCost, active: s.isActive },
+          quantity: 8, unitPrice: 100, unitCost: null, effectiveDate: '2026-12-01', description: null,
+        };
+      };
+      const current = { quantity: 8, unitPrice: null, unitCost: null, productSourceId: null, effectiveStart: '2026-01-01', effectiveEnd: '2026-12-31' };
+      const add = lineDraft();
+      let lineRef = String(onContract()[0].id);
+      await attempt('add line', async () => { lineRef = (await autotaskAgreementWriter.addLine(ctx, add)).lineRef; }, refused);
+      await attempt('find line', () => autotaskAgreementWriter.findLineByMarker(ctx, String(CONTRACT), add.marker), refused);
+      const line = { agreementSourceId: String(CONTRACT), lineSourceId: lineRef, current };
+      await attempt('change line', () => autotaskAgreementWriter.rewriteLine(ctx, { ...line, marker: marker('at'), quantity: 12, unitPrice: 95, effectiveDate: '2026-12-01' }), refused);
+      await attempt('end line', () => autotaskAgreementWriter.endLine(ctx, { ...line, marker: marker('at'), endDate: '2026-12-01' }), refused);
+      const replacement = lineDraft();
+      const other = String(onContract().find((s) => String(s.id) !== lineRef)?.id ?? lineRef);
+      await attempt('replace line', async () => {
+        await autotaskAgreementWriter.endLine(ctx, { agreementSourceId: String(CONTRACT), lineSourceId: other, current, marker: marker('at'), endDate: '2026-12-01', replacedBy: replacement });
+        await autotaskAgreementWriter.addLine(ctx, replacement);
+      }, refused);
+      await attempt('unknown line', () => autotaskAgreementWriter.rewriteLine(ctx, { ...line, lineSourceId: '999999999', marker: marker('at'), quantity: 1, effectiveDate: '2026-12-01' }), refused);
+
+      // Projects: a note and a task, each with its reconcile look-up.
+      const project = String((sim.list(AUTOTASK_DEMO_INSTANCE, 'Projects')[0] as { id: number }).id);
+      const projectNote = { marker: marker('at'), text: 'Cut-over moved to Saturday.' };
+      await attempt('project note', () => autotaskProjectWriter.addNote(ctx, project, projectNote), refused);
+      await attempt('find project note', () => autotaskProjectWriter.findNote(ctx, project, projectNote.marker), refused);
+      const task = { marker: marker('at'), summary: 'Migrate shared mailboxes', description: 'Six shared mailboxes.', phase: null };
+      await attempt('project task', () => autotaskProjectWriter.addItem(ctx, project, task), refused);
+      await attempt('find project task', () => autotaskProjectWriter.findItem(ctx, project, task), refused);
+    } finally {
+      await server.close();
+    }
+    expectDocumented(recording.stop(), 'autotask', [
+      'Autotask REST swagger v1.0: GET /ZoneInformation',
+      'Autotask REST swagger v1.0: POST /Tickets/query',
+      'Autotask REST swagger v1.0: GET /Tickets/entityInformation/fields',
+      'Autotask REST swagger v1.0: POST /Tickets',
+      'Autotask REST swagger v1.0: PATCH /Tickets',
+      'Autotask REST swagger v1.0: POST /Tickets/{parentId}/Notes',
+      'Autotask REST swagger v1.0: POST /TimeEntries',
+      'Autotask REST swagger v1.0: POST /ContractServices/query',
+      'Autotask REST swagger v1.0: POST /ContractServiceAdjustments',
+      'Autotask REST swagger v1.0: POST /Contracts/{parentId}/Services',
+      'Autotask REST swagger v1.0: PATCH /Contracts/{parentId}/Services',
+      'Autotask REST swagger v1.0: POST /Projects/{parentId}/Notes',
+      'Autotask REST swagger v1.0: POST /Projects/{parentId}/Tasks',
+    ], refused);
+  });
+
+  it('NinjaOne: token, sync of every resource, the deploy and its reconcile look-up', async () => {
+    const sim = createNinjaOneSimulator({ clients: { sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' } } });
+    const fixtures = loadVendorFixtures('sandbox-alpha', 'ninjaone').resources;
+    sim.seed('sandbox-alpha', fixtures);
+    const server = await startStandalone(sim);
+    const recording = recordVendorContract(contract);
+    const refused: string[] = [];
+    try {
+      const base = { baseUrl: server.url, credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' }, http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 0 }) };
+      await syncEverything(ninjaOneConnector, { ...base, statusMapping: {}, since: null }, refused);
+      const device = fixtures.devices[0] as { id: number };
+      const script = fixtures.scripts[0] as { id: number; name: string };
+      const deploy = { deviceRef: String(device.id), packageRef: String(script.id), packageName: script.name };
+      await attempt('deploy', () => ninjaOneWriter.deploy(base, deploy), refused);
+      await attempt('find deploy', () => ninjaOneWriter.findDeploy(base, deploy, new Date(Date.now() - 60_000)), refused);
+    } finally {
+      await server.close();
+    }
+    expectDocumented(recording.stop(), 'ninjaone', [
+      'NinjaOne API docs, OAuth token endpoint: POST /ws/oauth/token',
+      'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): GET /v2/organizations',
+      'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): GET /v2/devices-detailed',
+      'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): GET /v2/queries/software',
+      'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): GET /v2/alerts',
+      'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): POST /v2/device/{id}/script/run',
+      'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): GET /v2/device/{id}/activities',
+    ], refused);
+  });
+
+  it('Pax8: token, sync of every resource, the company create and its reconcile look-up', async () => {
+    const sim = createPax8Simulator();
+    sim.seed('sandbox-alpha', readPax8Fixtures());
+    // More companies than a page holds (200): the sync and the reconcile look-up page.
+    sim.grow('sandbox-alpha', 'companies', 250);
+    const server = await startStandalone(sim);
+    clearPax8TokenCache();
+    const recording = recordVendorContract(contract);
+    const refused: string[] = [];
+    try {
+      const base = { baseUrl: `${server.url}/v1`, credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' }, http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 0 }) };
+      await syncEverything(pax8Connector, { ...base, statusMapping: {}, since: null }, refused);
+      const company = {
+        name: 'Wide World Importers',
+        address: { street: '77 Dock St', street2: 'Unit 4', city: 'Portland', stateOrProvince: 'OR', postalCode: '97201', country: 'US' },
+        phone: '503-555-0190', website: 'https://wideworldimporters.example', externalId: null, billOnBehalfOfEnabled: false,
+        selfServiceAllowed: true, orderApprovalRequired: false,
+        contacts: [{ firstName: 'Ines', lastName: 'Moreau', email: 'ines@wideworldimporters.example', phone: '503-555-0191' }],
+      };
+      await attempt('create company', () => pax8CompanyWriter.createCompany(base, company), refused);
+      await attempt('find company', () => pax8CompanyWriter.findCompany(base, company), refused);
+    } finally {
+      await server.close();
+    }
+    expectDocumented(recording.stop(), 'pax8', [
+      'Pax8 Authentication OpenAPI 1.0.0: POST /token',
+      'Pax8 Partner Endpoints OpenAPI 1.0.0: GET /companies',
+      'Pax8 Partner Endpoints OpenAPI 1.0.0: GET /products',
+      'Pax8 Partner Endpoints OpenAPI 1.0.0: GET /subscriptions',
+      'Pax8 Partner Endpoints OpenAPI 1.0.0: POST /companies',
+    ], refused);
+  });
+});
