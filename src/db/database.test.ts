@@ -1,6 +1,6 @@
 import { MIGRATIONS } from '../../entities/migrations';
 import { openDatabase } from './database';
-import { testDatabaseOptions } from '../../test/support/runtime';
+import { runtime, testDatabaseOptions } from '../../test/support/runtime';
 
 describe('store', () => {
   it('runs the migrations at open and the entities match them exactly (no drift)', async () => {
@@ -30,6 +30,25 @@ describe('store', () => {
       await expect(insert()).rejects.toThrow(/uq_devices_source|duplicate key/);
     } finally {
       await db.close();
+    }
+  });
+
+  // Compose starts the api and the worker together on one empty database, and `--scale api=2` more.
+  (runtime.databaseUrl ? it : it.skip)('migrates once when several processes open one empty schema at the same time', async () => {
+    const opts = testDatabaseOptions();
+    const opened = await Promise.allSettled([0, 1, 2].map(() => openDatabase({ ...opts, dropSchemaOnClose: false })));
+    try {
+      expect(opened.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+      const db = (opened[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof openDatabase>>>).value;
+      const applied = await db.dataSource.query('SELECT name FROM migrations');
+      expect(applied.length).toBe(MIGRATIONS.length);
+    } finally {
+      const dbs = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+      for (const db of dbs.slice(1)) await db.close();
+      if (dbs[0]) {
+        await dbs[0].dataSource.query(`DROP SCHEMA IF EXISTS "${opts.schema}" CASCADE`);
+        await dbs[0].close();
+      }
     }
   });
 });

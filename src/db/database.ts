@@ -86,6 +86,27 @@ async function startEmbedded(dataDir: string | undefined): Promise<{ endpoint: E
   };
 }
 
+/**
+ * Applies pending migrations while holding a PostgreSQL advisory lock named after the schema, so that of
+ * several processes starting on one database one migrates and the others wait, then find nothing to do.
+ * The lock belongs to one session: it is taken and freed on one dedicated connection.
+ */
+async function runMigrationsLocked(dataSource: DataSource, schema: string): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  const key = `msp-integration-service migrations ${schema}`;
+  try {
+    await runner.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+    try {
+      await dataSource.runMigrations({ transaction: 'each' });
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   let stopEmbedded: (() => Promise<void>) | undefined;
   let embeddedPid: number | undefined;
@@ -105,7 +126,11 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.schema) {
     const boot = new DataSource({ type: 'postgres', ...target });
     await boot.initialize();
-    await boot.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
+    // IF NOT EXISTS is not atomic: a process starting beside this one may create it between the check
+    // and the insert, which PostgreSQL reports as a unique violation (23505) of pg_namespace.
+    await boot.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`).catch((err: { driverError?: { code?: string } }) => {
+      if (err?.driverError?.code !== '23505') throw err;
+    });
     await boot.destroy();
   }
   // Every new connection sets its search_path before first use rather than inheriting whatever the
@@ -118,7 +143,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     schema: opts.schema,
     entities: ALL_ENTITIES,
     migrations: MIGRATIONS,
-    migrationsRun: true,
+    // Run below, under a lock: processes starting together (compose's api and worker, `--scale api=2`)
+    // would otherwise apply the same migration at once and one of them would fail on it.
+    migrationsRun: false,
     uuidExtension: 'pgcrypto',
     migrationsTransactionMode: 'each',
     synchronize: false,
@@ -135,6 +162,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   });
   try {
     await dataSource.initialize();
+    // The embedded database belongs to this process alone (and its pool has one connection).
+    if (embedded) await dataSource.runMigrations({ transaction: 'each' });
+    else await runMigrationsLocked(dataSource, opts.schema ?? 'public');
   } catch (err) {
     await stopEmbedded?.().catch(() => undefined);
     throw err;
