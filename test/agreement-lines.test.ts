@@ -1,6 +1,6 @@
 /**
- * Agreement line writes over HTTP against the simulators (interface document rules 8 and 14, design.md
- * section 12): each verb on ConnectWise (sandbox-alpha) and Autotask (a tenant made with
+ * Agreement line writes over HTTP against the simulators (interface document rules 8 and 14, docs/architecture.md,
+ * Agreements and billing): each verb on ConnectWise (sandbox-alpha) and Autotask (a tenant made with
  * create_connection) changes exactly what it should in the simulator's state, a preview and every
  * refusal change nothing, a replay returns the first answer, a throttled write lands once, a replace
  * whose add fails says so and a retry with the same key finishes it; the limited connector (HaloPSA,
@@ -166,7 +166,7 @@ describe('agreement lines on ConnectWise', () => {
     const msp = await svc.api(alpha('/agreements/101/lines'), { method: 'POST', key: svc.alphaMspKey, json: { verb: 'end', line_source_id: '801' } });
     expect(msp.status).toBe(403);
     expect(cwState()).toBe(before);
-    const audit = (await svc.api(alpha('/audit?limit=500'))).body.entries;
+    const audit = (await svc.api(alpha('/audit?limit=500'))).body.audit;
     expect(audit.some((e: any) => e.action === 'agreement.line.add.commit' && e.outcome === 'ok' && e.subject_ref === '101')).toBe(true);
     expect(audit.some((e: any) => e.action.startsWith('agreement.line.') && e.outcome === 'refused' && e.detail.code === 'agreement_requires_existing')).toBe(true);
   }, 60_000);
@@ -249,7 +249,7 @@ describe('agreement lines on Autotask', () => {
     const body = { verb: 'add', product_source_id: '29686001', quantity: 6, effective_date: '2026-12-01' };
     const preview = await lines(path(), body);
     expect(preview.status).toBe(200);
-    expect(preview.body.preview.targets[0].requests.map((r: any) => [r.method, r.path])).toEqual(expect.arrayContaining([['POST', '/ContractServices']]));
+    expect(preview.body.preview.targets[0].requests.map((r: any) => [r.method, r.path])).toEqual(expect.arrayContaining([['POST', '/Contracts/29684001/Services']]));
     expect(atState()).toBe(before);
     const res = await lines(path(), commit(body));
     expect(res.status).toBe(201);
@@ -289,6 +289,17 @@ describe('agreement lines on Autotask', () => {
     const after = atState();
     expect((await lines(path(), json)).body.idempotent_replay).toBe(true);
     expect(atState()).toBe(after);
+  }, 60_000);
+
+  it('a replace whose add Autotask would refuse lands not at all: 422, and the old line keeps its units', async () => {
+    // Service 29686002 is on the contract since the replace above; Autotask takes no second line of it.
+    const before = atState();
+    const key = newKey();
+    const refused = await lines(path(), { verb: 'replace', line_source_id: '29684503', product_source_id: '29686002', quantity: 2, effective_date: '2026-12-01', dry_run: false, idempotency_key: key });
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('validation');
+    expect(refused.body.details.problems).toEqual([expect.objectContaining({ field: 'product_source_id', message: expect.stringContaining('already on contract') })]);
+    expect(atState()).toBe(before);
   }, 60_000);
 
   it('refuses an inactive agreement (404) and a line of another agreement (422)', async () => {

@@ -1,5 +1,5 @@
 /**
- * Device deploy over HTTP against the RMM simulator (design.md section 16): the catalogue is synced
+ * Device deploy over HTTP against the RMM simulator (docs/architecture.md, Device write and ask): the catalogue is synced
  * and listed; the grant gates it; an unknown package, a package without a build for the device's OS,
  * a target_os mismatch and an unknown device are refused with nothing sent; a preview sends nothing;
  * a commit runs exactly once per key (replayed, raced, throttled, or answered into a dropped
@@ -154,6 +154,54 @@ describe('deploy preview and commit', () => {
     expect(res.body.reconciled).toBe(true);
     expect(runs()).toBe(r0 + 1);
   });
+});
+
+describe('user context (NinjaOne runs scripts only for a token with a user\'s context)', () => {
+  it('the simulator refuses script/run with a client-credentials token as NinjaOne does, and runs it with a refreshed one', async () => {
+    const base = `${svc.url}/sandbox-vendors/ninjaone`;
+    const token = async (form: Record<string, string>) => {
+      const res = await fetch(`${base}/ws/oauth/token`, { method: 'POST', body: new URLSearchParams({ client_id: 'sandbox', client_secret: 'sandbox-secret', ...form }) });
+      return ((await res.json()) as any).access_token as string;
+    };
+    const run = (t: string) => fetch(`${base}/v2/device/104/script/run`, {
+      method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'SCRIPT', id: 302, runAs: 'system' }),
+    });
+    const r0 = runs();
+    const refused = await run(await token({ grant_type: 'client_credentials', scope: 'monitoring management control' }));
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({ error: 'user_context_required', error_description: 'Access key does not have user context which is required for this request', error_code: 5 });
+    expect(runs()).toBe(r0);
+    expect((await run(await token({ grant_type: 'refresh_token', refresh_token: 'sandbox-refresh-token' }))).status).toBe(204);
+    expect(runs()).toBe(r0 + 1);
+    // A refresh token that is not the client's is refused.
+    const bad = await fetch(`${base}/ws/oauth/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'sandbox', client_secret: 'sandbox-secret', refresh_token: 'guess' }) });
+    expect([bad.status, ((await bad.json()) as any).error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('a deploy through a client-credentials connection is refused with the vendor\'s reason and runs nothing; the authorised sandbox connection runs it once', async () => {
+    // An MSP whose NinjaOne connection was made with client credentials only.
+    const isv = (await svc.services.ds.query("SELECT id FROM isvs WHERE name = 'Sandbox ISV'"))[0].id;
+    const tenant = (await svc.graphql('mutation { create_tenant(name: "Client credentials RMM", slug: "cc-rmm") { id } }')).data.create_tenant.id;
+    const c = await svc.graphql('mutation($input: CreateConnectionInput!) { create_connection(input: $input) { id } }', {
+      input: { tenant_id: tenant, kind: 'rmm', connector: 'ninjaone', base_url: `${svc.url}/sandbox-vendors/ninjaone`, credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' } },
+    });
+    expect(c.errors).toBeUndefined();
+    await svc.graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["rmm.device.write"]) { id } }', { i: isv, c: c.data.create_connection.id });
+    await sync(tenant);
+    const [r0, p0] = [runs(), runPosts()];
+    const refused = await deploy('104', { package_name: 'Install Google Chrome', dry_run: false, idempotency_key: newKey() }, tenant);
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('validation');
+    expect(refused.body.message).toMatch(/user_context_required/);
+    expect(refused.body.message).toMatch(/authorization-code grant/);
+    expect(runs()).toBe(r0);
+    expect(runPosts()).toBe(p0 + 1);
+
+    // The sandbox's connection holds the refresh token of an authorisation: the same deploy runs once.
+    const done = await deploy('104', { package_name: 'Install Google Chrome', dry_run: false, idempotency_key: newKey() });
+    expect(done.status).toBe(200);
+    expect(ninja.runs(ALPHA).slice(r0)).toEqual([expect.objectContaining({ deviceId: 104, scriptId: 302, done: true })]);
+  }, 60_000);
 });
 
 describe('an offline device', () => {

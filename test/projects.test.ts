@@ -1,5 +1,5 @@
 /**
- * Projects over HTTP against the simulators (interface document rule 9, design.md section 15): the
+ * Projects over HTTP against the simulators (interface document rule 9, docs/architecture.md, Projects): the
  * store-served list with its baseline flag; the header create refused; notes and items on existing
  * projects through the one write skeleton on ConnectWise (sandbox-alpha), Autotask (a tenant made
  * with create_connection) and the limited connector (HaloPSA, sandbox-beta, its fixture host). Every
@@ -167,7 +167,7 @@ describe('ConnectWise: project notes', () => {
 describe('ConnectWise: project items (project tickets)', () => {
   const tickets = (projectId: number) => (cw.list('sandbox-alpha', 'project_tickets') as any[]).filter((t) => t.project?.id === projectId);
 
-  it('a preview changes nothing; a commit adds one project ticket in the first open phase, marker in its description note; a replay adds nothing', async () => {
+  it('a preview changes nothing; a commit adds one project ticket in the first open phase, marker in an internal note (never the customer-visible description); a replay adds nothing', async () => {
     const p = cwWritable();
     const body = { summary: 'Migrate the Finance site', description: 'Includes the archive library.', idempotency_key: newKey() };
     const before = cwState();
@@ -177,7 +177,8 @@ describe('ConnectWise: project items (project tickets)', () => {
     const post = preview.body.preview.targets[0].requests.find((r: any) => r.method === 'POST');
     expect(post.path).toBe('/project/tickets');
     expect(post.body.externalXRef).toBeUndefined(); // ProjectTicket has no externalXRef
-    expect(post.body.initialDescription).toMatch(/^Includes the archive library\.\n\n\[ref:msp-[0-9a-f]{24}\]$/);
+    expect(post.body.initialDescription).toBe('Includes the archive library.');
+    expect(post.body.initialInternalAnalysis).toMatch(/^\[ref:msp-[0-9a-f]{24}\]$/);
     expect(cwState()).toBe(before);
 
     const count = tickets(p.id).length;
@@ -188,8 +189,10 @@ describe('ConnectWise: project items (project tickets)', () => {
     expect(tickets(p.id)).toHaveLength(count + 1);
     const created = tickets(p.id).find((t) => String(t.id) === commit.body.item_ref);
     expect(created).toMatchObject({ summary: 'Migrate the Finance site', phase: { id: 204 } });
-    const descriptionNote = (cw.list('sandbox-alpha', 'project_ticket_notes') as any[]).find((n) => n.ticketId === created.id && n.detailDescriptionFlag);
-    expect(descriptionNote.text).toBe(post.body.initialDescription);
+    const notesOf = (cw.list('sandbox-alpha', 'project_ticket_notes') as any[]).filter((n) => n.ticketId === created.id);
+    // The customer sees the detail description: the caller's text only. The marker is internal.
+    expect(notesOf.filter((n) => n.detailDescriptionFlag).map((n) => n.text)).toEqual(['Includes the archive library.']);
+    expect(notesOf.filter((n) => n.internalAnalysisFlag).map((n) => n.text)).toEqual([post.body.initialInternalAnalysis]);
 
     const replay = await svc.api(alpha(`/projects/${p.id}/items`), { method: 'POST', json: { ...body, dry_run: false } });
     expect(replay.body).toMatchObject({ idempotent_replay: true, item_ref: commit.body.item_ref });
@@ -326,14 +329,21 @@ describe('Autotask: project notes and tasks', () => {
     const before = atState();
     const preview = await svc.api(atPath('/projects/29685001/notes'), { method: 'POST', json: body });
     expect(preview.status).toBe(200);
-    const [request] = preview.body.preview.targets[0].requests;
-    expect(request).toMatchObject({ method: 'POST', path: '/Projects/29685001/Notes', body: { projectID: 29685001, title: 'Licences assigned for the pilot group', noteType: 3, publish: 1 } });
+    const [picklists, request] = preview.body.preview.targets[0].requests;
+    // noteType and publish are the database's picklist values, read at commit (their ids differ per database).
+    expect(picklists).toMatchObject({ method: 'GET', path: '/ProjectNotes/entityInformation/fields' });
+    expect(request).toMatchObject({
+      method: 'POST', path: '/Projects/29685001/Notes',
+      body: { projectID: 29685001, title: 'Licences assigned for the pilot group', noteType: expect.stringContaining('resolved at commit'), publish: expect.stringContaining('resolved at commit') },
+    });
     expect(atState()).toBe(before);
 
     const commit = await svc.api(atPath('/projects/29685001/notes'), { method: 'POST', json: { ...body, dry_run: false } });
     expect(commit.status).toBe(201);
     expect(notes()).toHaveLength(1);
     expect(notes()[0].description).toBe(request.body.description);
+    // The sandbox database's "Project Notes" type and "All Autotask Users" publish value.
+    expect(notes()[0]).toMatchObject({ noteType: 13, publish: 4 });
     const replay = await svc.api(atPath('/projects/29685001/notes'), { method: 'POST', json: { ...body, dry_run: false } });
     expect(replay.body.idempotent_replay).toBe(true);
     expect(notes()).toHaveLength(1);
@@ -345,8 +355,12 @@ describe('Autotask: project notes and tasks', () => {
     const preview = await svc.api(atPath('/projects/29685001/items'), { method: 'POST', json: body });
     expect(preview.status).toBe(200);
     expect(preview.body.item_kind).toBe('task');
-    const [request] = preview.body.preview.targets[0].requests;
-    expect(request).toMatchObject({ method: 'POST', path: '/Projects/29685001/Tasks', body: { projectID: 29685001, title: 'Migrate shared mailboxes', status: 1, taskType: 1 } });
+    const [picklists, request] = preview.body.preview.targets[0].requests;
+    expect(picklists).toMatchObject({ method: 'GET', path: '/Tasks/entityInformation/fields' });
+    expect(request).toMatchObject({
+      method: 'POST', path: '/Projects/29685001/Tasks',
+      body: { projectID: 29685001, title: 'Migrate shared mailboxes', status: expect.stringContaining('resolved at commit'), taskType: expect.stringContaining('resolved at commit') },
+    });
     expect(atState()).toBe(before);
 
     const count = tasks().length;
@@ -354,7 +368,8 @@ describe('Autotask: project notes and tasks', () => {
     expect(commit.status).toBe(201);
     expect(commit.body).toMatchObject({ item_kind: 'task', ticket_ref: null, connector: 'autotask' });
     expect(tasks()).toHaveLength(count + 1);
-    expect(tasks().find((t) => String(t.id) === commit.body.item_ref)).toMatchObject({ title: 'Migrate shared mailboxes', externalID: request.body.externalID });
+    // The sandbox database's task status "New" and type "Fixed Work".
+    expect(tasks().find((t) => String(t.id) === commit.body.item_ref)).toMatchObject({ title: 'Migrate shared mailboxes', externalID: request.body.externalID, status: 7, taskType: 21 });
     await svc.api(atPath('/projects/29685001/items'), { method: 'POST', json: { ...body, dry_run: false } });
     expect(tasks()).toHaveLength(count + 1);
   }, 60_000);
@@ -401,7 +416,7 @@ describe('Autotask: project notes and tasks', () => {
     const template = at.create('autotask-demo', 'Projects', { projectName: 'Onboarding template', companyID: 0, projectType: 2, status: 1 });
     const before = atState();
     for (const id of [29685004, template.id]) {
-      const res = await fetch(`${base}/Projects/${id}/Tasks`, { method: 'POST', headers, body: JSON.stringify({ title: 'x', status: 1, taskType: 1 }) });
+      const res = await fetch(`${base}/Projects/${id}/Tasks`, { method: 'POST', headers, body: JSON.stringify({ title: 'x', status: 7, taskType: 21 }) });
       expect(res.status).toBe(500);
       expect(((await res.json()) as any).errors[0]).toMatch(/Baseline|Template/);
     }

@@ -1,5 +1,5 @@
 /**
- * Line writes on existing agreements (interface document rule 8, design.md section 12) through the one
+ * Line writes on existing agreements (interface document rule 8, docs/architecture.md, Agreements and billing) through the one
  * write skeleton: the caller needs `psa.agreement.write` on the PSA connection of the agreement; the
  * agreement must be synced and active (else 404 `agreement_requires_existing`); the line must be one of
  * that agreement's and the product one of the connection's catalogue (else 422 `validation`); the
@@ -14,7 +14,7 @@
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
-import type { Caller } from '../access/caller';
+import { Grant, type Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import type { AgreementLineChange, AgreementLineDraft, AgreementLineEnd, CatalogueProduct, SyncedLine } from '../connectors/agreement-write-types';
 import { agreementLineWriter } from '../connectors/registry';
@@ -84,13 +84,13 @@ export class AgreementLinesService {
 
   /** The agreement's connection: held with psa.agreement.write, synced there, and active. */
   private async agreement(access: TenantAccess, agreementSourceId: string): Promise<Connection> {
-    const held = this.access.requireGrant(access, 'psa.agreement.write', 'psa');
+    const held = this.access.targets(access, Grant.AgreementWrite, 'psa');
     const rows: { connection_id: string; status: string }[] = safeId(agreementSourceId)
       ? await this.ds.query('SELECT connection_id, status FROM agreements WHERE tenant_id = $1 AND source_id = $2 ORDER BY connection_id', [access.tenant.id, agreementSourceId])
       : [];
     const row = rows.find((r) => held.some((c) => c.id === r.connection_id));
     if (!row) {
-      if (rows.some((r) => access.connections.some((c) => c.id === r.connection_id))) throw ServiceError.grantMissing('psa.agreement.write');
+      if (rows.some((r) => access.connections.some((c) => c.id === r.connection_id))) throw ServiceError.grantMissing(Grant.AgreementWrite);
       const named = safeId(agreementSourceId) ? `Agreement ${JSON.stringify(agreementSourceId)}` : 'The agreement';
       throw new ServiceError('agreement_requires_existing', `${named} does not exist in this tenant's PSA; the service never creates an agreement header.`, {
         details: { agreement_status: null },
@@ -144,7 +144,10 @@ export class AgreementLinesService {
     const end = (m: string): AgreementLineEnd => ({ marker: m, agreementSourceId, lineSourceId: b.line_source_id!, endDate: date, current });
     if (b.verb === 'add') writes.push({ step: 'add', draft: await draft(marker) });
     if (b.verb === 'end') writes.push({ step: 'end', end: end(marker) });
-    if (b.verb === 'replace') writes.push({ step: 'end', end: end(`${marker}-end`) }, { step: 'add', draft: await draft(`${marker}-add`) });
+    if (b.verb === 'replace') {
+      const add = await draft(`${marker}-add`);
+      writes.push({ step: 'end', end: { ...end(`${marker}-end`), replacedBy: add } }, { step: 'add', draft: add });
+    }
     if (b.verb === 'rewrite') {
       writes.push({ step: 'rewrite', change: {
         marker, agreementSourceId, lineSourceId: b.line_source_id!, effectiveDate: date, current,

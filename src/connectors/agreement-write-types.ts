@@ -1,6 +1,6 @@
 /**
  * The contract between the agreement-line write pipeline and each PSA connector (interface document
- * rule 8; design section 12). The pipeline resolves the agreement (it must exist and be active; the
+ * rule 8; docs/architecture.md, Agreements and billing). The pipeline resolves the agreement (it must exist and be active; the
  * service never creates an agreement header), the line (it must belong to that agreement) and the
  * product (from the synced catalogue, `products`) first. The connector then checks the vendor's own
  * rules, shows the exact vendor requests it would send (preview, which sends nothing), sends them
@@ -77,6 +77,11 @@ export interface AgreementLineEnd {
   /** `YYYY-MM-DD`: the line's end (ConnectWise `cancelledDate`, Autotask: units go to zero from it). */
   endDate: string;
   current: SyncedLine | null;
+  /**
+   * The end of a `replace`: the add sent after it. A writer whose vendor could refuse that add checks it
+   * before ending the line, so a replace lands whole or not at all.
+   */
+  replacedBy?: AgreementLineDraft;
 }
 
 /** A line as the vendor holds it after a write (or as found by its marker). */

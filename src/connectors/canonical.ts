@@ -1,4 +1,4 @@
-/** Canonical vocabularies shared by every connector (design.md section 5). */
+/** Canonical vocabularies shared by every connector (docs/architecture.md, Reads). */
 export const CANONICAL_STATUSES = ['new', 'in_progress', 'waiting', 'resolved', 'closed'] as const;
 export type CanonicalStatus = (typeof CANONICAL_STATUSES)[number];
 export const CANONICAL_PRIORITIES = ['low', 'medium', 'high', 'critical'] as const;

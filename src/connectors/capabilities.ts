@@ -1,5 +1,5 @@
 /**
- * What a connector can do, declared by the connector itself (design.md section 1), so that nothing
+ * What a connector can do, declared by the connector itself (docs/architecture.md, The picture), so that nothing
  * outside src/connectors/<vendor>/ branches on a vendor's name: its lists come from its read side,
  * and this says which writes it makes, whether it commits live or only on its fixture host (the
  * limited PSA connector of rule 14), its page size, how a new note shows on a ticket, who made a
@@ -7,7 +7,7 @@
  */
 import type { SyncResource } from './types';
 
-/** `charge.approve`: an approved charge rewrites the agreement line's quantity at this PSA (design.md section 12). */
+/** `charge.approve`: an approved charge rewrites the agreement line's quantity at this PSA (docs/architecture.md, Agreements and billing). */
 export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'company.create' | 'device.deploy' | 'charge.approve';
 
 export type LinkedRecord = 'ticket' | 'device' | 'company';
@@ -25,6 +25,8 @@ export interface ConnectorCapabilities {
   pageSize: number;
   /** Credential names a connection of this connector needs (all strings). */
   credentials: readonly string[];
+  /** Credential names a connection may also hold (NinjaOne's refresh token of an authorisation). */
+  optionalCredentials?: readonly string[];
   /**
    * How findings routed to `project` land: a project ticket on the project (`project_ticket`) or a
    * note on the project the caller names in project_source_id (`project_note`).
@@ -36,7 +38,7 @@ export interface ConnectorCapabilities {
    */
   notes: { counted: 'always' | 'incremental' | 'never'; stampField?: string };
   /**
-   * The default API budget of one connection (design.md section 11), from the vendor's published
+   * The default API budget of one connection (docs/architecture.md, Vendor API budget), from the vendor's published
    * limits; a connection's settings.budget or the operator's VENDOR_BUDGET may override it.
    */
   budget: { requestsPerHour: number; concurrent: number };

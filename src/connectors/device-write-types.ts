@@ -1,6 +1,6 @@
 /**
  * The contract between the write pipeline and an RMM connector's write side (device deploy,
- * design.md section 16). The service resolves the device and the catalogue package from the store and
+ * docs/architecture.md, Device write and ask). The service resolves the device and the catalogue package from the store and
  * checks the OS; the connector shows the exact request (preview), sends it (commit), and, before a
  * retried send, looks for a run an earlier try may already have started (reconcile).
  */

@@ -1,5 +1,5 @@
 /**
- * The contract between the distributor write (company create at the distributor, design §14) and a
+ * The contract between the distributor write (company create at the distributor, docs/architecture.md, Distributor) and a
  * distributor connector (Pax8). Like the PSA write side (./write-types.ts): the connector checks the
  * vendor's own rules before anything leaves, shows the exact request(s) a commit sends, sends them,
  * and can find a company it may already have created (reconcile before any retry of a create).

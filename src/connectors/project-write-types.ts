@@ -1,5 +1,5 @@
 /**
- * The write side of projects (interface document rule 9, design.md section 15): a note or an item
+ * The write side of projects (interface document rule 9, docs/architecture.md, Projects): a note or an item
  * (ConnectWise project ticket, Autotask task, the limited connector's project note) on an existing
  * project; never a project header. Like write-types.ts: the connector checks its vendor's rules,
  * shows the exact requests (preview), sends them (commit) and finds a write it may already have made

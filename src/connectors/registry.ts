@@ -119,7 +119,7 @@ export function connectorsListing(resource: SyncResource): string[] {
 
 /** Every credential name any connector takes (the typed credentials input of create_connection). */
 export function credentialNames(): string[] {
-  return [...new Set(CONNECTOR_NAMES.flatMap((n) => CONNECTORS[n].capabilities.credentials))].sort();
+  return [...new Set(CONNECTOR_NAMES.flatMap((n) => [...CONNECTORS[n].capabilities.credentials, ...(CONNECTORS[n].capabilities.optionalCredentials ?? [])]))].sort();
 }
 
 /** A deep link to a record in the vendor's UI, or null when the vendor has no stable one. */

@@ -4,7 +4,7 @@
  * can supply at commit time, and the read-side context the existing list helpers take.
  */
 import type { SyncContext } from './types';
-import type { WriteContext } from './write-types';
+import type { FieldProblem, WriteContext } from './write-types';
 
 /** The line that carries our marker in a note or an internal-notes field: `[ref:<marker>]`. */
 export function markerLine(marker: string): string {
@@ -15,6 +15,16 @@ export function markerLine(marker: string): string {
 export function withMarker(text: string, marker: string): string {
   const body = text.replace(/\s+$/, '');
   return body ? `${body}\n\n${markerLine(marker)}` : markerLine(marker);
+}
+
+/**
+ * The text a vendor search (`contains`, `like`) looks for to find a marker: the bare marker, never the
+ * `[ref:...]` line. ConnectWise and Autotask search text with SQL Server's LIKE, where `[` opens a
+ * character class, and neither documents escaping it; a marker (`msp-` and hex) holds no LIKE wildcard.
+ * What the search finds is confirmed with hasMarker.
+ */
+export function markerSearchText(marker: string): string {
+  return marker;
 }
 
 /** True when `text` carries exactly this marker's line. */
@@ -53,4 +63,16 @@ export function defined<T extends Record<string, unknown>>(body: T): T {
 /** `"Name"` with inner quotes escaped, for the messages that quote a value back to the caller. */
 export function quoted(value: string): string {
   return JSON.stringify(value);
+}
+
+/** The finest unit any PSA connector records time in: ConnectWise's timeStart and timeEnd are whole seconds. */
+const TIME_ENTRY_RESOLUTION_SECONDS = 1;
+
+/**
+ * A time entry whose hours round to nothing at the vendors' precision (its start would equal its end,
+ * e.g. `hours: 5e-324`) is refused, on every connector: the one rule, checked before the connector's own.
+ */
+export function timeEntryHoursProblems(hours: number): FieldProblem[] {
+  if (Math.round(hours * 3600 / TIME_ENTRY_RESOLUTION_SECONDS) >= 1) return [];
+  return [{ field: 'hours', message: `hours must come to at least ${TIME_ENTRY_RESOLUTION_SECONDS} second once rounded to the vendor's precision; ${hours} rounds to nothing.` }];
 }

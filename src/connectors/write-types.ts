@@ -37,7 +37,10 @@ export interface TicketDraft {
   boardSourceId: string | null;
   statusSourceId: string | null;
   prioritySourceId: string | null;
-  /** Limited connector: an existing project to write a note on; others: create a project ticket on it. */
+  /**
+   * An existing project to write the ticket's text on as a note; set only for a connector whose
+   * `projectWrite` capability is `project_note` (the limited one). Project tickets and tasks: project-writer.ts.
+   */
   projectSourceId: string | null;
   /** Vendor-native fields, merged into the vendor body as given (already grant-checked). */
   vendorNative: Record<string, unknown> | null;
@@ -98,18 +101,4 @@ export interface WriteConnector {
   findNoteByMarker(ctx: WriteContext, ticketRef: string, marker: string): Promise<{ noteRef: string } | null>;
   createTimeEntry(ctx: WriteContext, t: TimeEntryDraft): Promise<{ timeEntryRef: string }>;
   findTimeEntryByMarker(ctx: WriteContext, t: TimeEntryDraft): Promise<{ timeEntryRef: string } | null>;
-
-  /**
-   * Findings routed to `project`. ConnectWise and Autotask create a project ticket on the existing
-   * project `projectRef` (never a project header); the limited connector writes a note on it.
-   */
-  previewProjectWrite(projectRef: string, d: TicketDraft): VendorRequestPreview[];
-  writeToProject(ctx: WriteContext, projectRef: string, d: TicketDraft): Promise<ProjectWrite>;
-  /** The project write this service made with `marker` (reconcile), or null. */
-  findProjectWrite(ctx: WriteContext, projectRef: string, marker: string): Promise<ProjectWrite | null>;
-}
-
-export interface ProjectWrite {
-  ticketRef: string | null;
-  noteRef: string | null;
 }

@@ -1,4 +1,7 @@
-import { checkBaseUrl, checkCredentials, deriveStatusMapping, unmappedStatuses, type VendorStatus } from './connection-checks';
+import { checkBaseUrl, checkCredentials, deriveStatusMapping, testConnection, unmappedStatuses, type VendorStatus } from './connection-checks';
+import { ServiceError } from '../errors/service-error';
+import { startStandalone } from '../simulators/kit';
+import { createAutotaskSimulator } from '../simulators/autotask/simulator';
 
 const s = (name: string, board: string, sortOrder: number, closed = false): VendorStatus => ({ name, board, sortOrder, closed });
 
@@ -42,5 +45,28 @@ describe('checkBaseUrl', () => {
     await expect(checkBaseUrl('http://127.0.0.1:4000/sandbox-vendors/x/api', { allowLoopback: false, fixturePrefix: 'http://127.0.0.1:4000/sandbox-vendors/' })).resolves.toBe('http://127.0.0.1:4000/sandbox-vendors/x/api');
     await expect(checkBaseUrl('http://127.0.0.1:4000/sandbox-vendors/../admin', { allowLoopback: false, fixturePrefix: 'http://127.0.0.1:4000/sandbox-vendors/' })).rejects.toMatchObject({ code: 'validation' });
     await expect(checkBaseUrl('http://127.0.0.1:4000/other', { allowLoopback: false, fixturePrefix: 'http://127.0.0.1:4000/sandbox-vendors/' })).rejects.toMatchObject({ code: 'validation' });
+  });
+});
+
+describe('optional credentials and the Autotask zone', () => {
+  it('keeps a NinjaOne refresh token (optional) and still refuses foreign names', () => {
+    expect(checkCredentials('ninjaone', { clientId: 'a', clientSecret: 'b', refreshToken: ' r ' })).toEqual({ clientId: 'a', clientSecret: 'b', refreshToken: 'r' });
+    expect(checkCredentials('ninjaone', { clientId: 'a', clientSecret: 'b' })).toEqual({ clientId: 'a', clientSecret: 'b' });
+    expect(() => checkCredentials('ninjaone', { clientId: 'a', clientSecret: 'b', password: 'x' })).toThrow(/not password/);
+  });
+
+  it('a connection test on a base URL outside the API user\'s Autotask zone is a 422 on base_url naming the zone\'s URL', async () => {
+    const sim = createAutotaskSimulator({ zone: { zoneName: 'America East 3', url: 'https://webservices14.autotask.net/ATServicesRest/' } });
+    const server = await startStandalone(sim);
+    try {
+      const err = await testConnection('autotask', `${server.url}/atservicesrest/v1.0`, { username: 'sandbox', secret: 'sandbox-secret', integrationCode: 'SANDBOX' })
+        .then(() => null, (e: unknown) => e as ServiceError);
+      expect(err).toBeInstanceOf(ServiceError);
+      expect(err!.code).toBe('validation');
+      expect(err!.message).toContain('base_url must be https://webservices14.autotask.net/ATServicesRest/v1.0');
+      expect(err!.extras.details).toMatchObject({ field: 'base_url' });
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -14,11 +14,16 @@ import { checkReceiverUrl, ReceiverUrlRefused, type HostResolver } from '../webh
 /** The connector's credentials, trimmed; refuses missing, empty and foreign names. */
 export function checkCredentials(connector: string, given: Record<string, string | null | undefined>): Record<string, string> {
   const names = capabilitiesOf(connector).credentials;
-  const foreign = Object.keys(given).filter((k) => given[k] != null && !names.includes(k));
+  const optional = capabilitiesOf(connector).optionalCredentials ?? [];
+  const foreign = Object.keys(given).filter((k) => given[k] != null && !names.includes(k) && !optional.includes(k));
   if (foreign.length) {
-    throw new ServiceError('validation', `The ${connector} connector takes the credentials ${names.join(', ')}; not ${foreign.join(', ')}.`, { details: { field: 'credentials', foreign } });
+    throw new ServiceError('validation', `The ${connector} connector takes the credentials ${[...names, ...optional].join(', ')}; not ${foreign.join(', ')}.`, { details: { field: 'credentials', foreign } });
   }
   const out: Record<string, string> = {};
+  for (const n of optional) {
+    const v = given[n]?.trim();
+    if (v) out[n] = v;
+  }
   const missing: string[] = [];
   for (const n of names) {
     const v = given[n]?.trim();
@@ -79,6 +84,10 @@ async function vendorCall<T>(connector: string, call: () => Promise<T>): Promise
       throw new ServiceError('validation', `Connection test failed: ${connector} ${what}`, {
         details: { field, vendor_status: err.network ? null : err.status, vendor_answer: err.network ? err.message : vendorAnswer(err.body) },
       });
+    }
+    // A connector that can name the setting to fix (a vendor that hosts each customer in a zone says which base URL is right).
+    if (err instanceof Error && (err as { field?: unknown }).field === 'base_url') {
+      throw new ServiceError('validation', `Connection test failed: ${err.message}`, { details: { field: 'base_url' } });
     }
     const message = err instanceof Error ? err.message : String(err);
     throw new ServiceError('validation', `Connection test failed: ${connector} gave an answer we cannot read (${message.slice(0, 200)}); is base_url the API root?`, { details: { field: 'base_url' } });

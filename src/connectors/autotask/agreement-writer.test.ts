@@ -125,7 +125,7 @@ describe('add', () => {
     const before = { services: rows('ContractServices'), units: rows('ContractServiceUnits') };
     expect(at.previewAdd(d)).toEqual([
       {
-        method: 'POST', path: '/ContractServices',
+        method: 'POST', path: `/Contracts/${CONTRACT}/Services`,
         body: { contractID: CONTRACT, serviceID: Number(d.productSourceId), unitPrice: d.product!.unitPrice, adjustedPrice: 100, internalDescription: `[ref:${d.marker}]` },
       },
       {
@@ -134,7 +134,7 @@ describe('add', () => {
       },
     ]);
     expect(at.previewRewrite(change(cs.id, { quantity: current + 5, unitPrice: 30 }))).toEqual([
-      { method: 'PATCH', path: '/ContractServices', body: { id: cs.id, adjustedPrice: 30 } },
+      { method: 'PATCH', path: `/Contracts/${CONTRACT}/Services`, body: { id: cs.id, adjustedPrice: 30 } },
       { method: 'POST', path: '/ContractServiceAdjustments', body: { contractServiceID: cs.id, effectiveDate: '2026-12-01T00:00:00Z', unitChange: 5 } },
     ]);
     expect(at.previewEnd(end(cs.id))).toEqual([
@@ -200,28 +200,28 @@ describe('the simulator refuses what Autotask refuses, as {errors: [...]}', () =
   it('a direct PATCH of a contract service\'s units, or of any field but adjustedPrice and invoiceDescription', async () => {
     const cs = firstLine();
     const before = { services: rows('ContractServices'), units: rows('ContractServiceUnits') };
-    const units = await api('PATCH', '/ContractServices', { id: cs.id, units: 50 });
+    const units = await api('PATCH', `/Contracts/${CONTRACT}/Services`, { id: cs.id, units: 50 });
     expect(units).toEqual({ status: 500, body: { errors: ['The units of a contract service cannot be updated; add or remove units with a ContractServiceAdjustments entity.'] } });
-    const ro = await api('PATCH', '/ContractServices', { id: cs.id, unitPrice: 1, serviceID: 29686001 });
+    const ro = await api('PATCH', `/Contracts/${CONTRACT}/Services`, { id: cs.id, unitPrice: 1, serviceID: 29686001 });
     expect(ro.status).toBe(500);
     expect(ro.body.errors).toEqual([expect.stringContaining('unitPrice is read-only'), expect.stringContaining('serviceID is read-only')]);
     expect({ services: rows('ContractServices'), units: rows('ContractServiceUnits') }).toEqual(before);
   });
 
   it('required fields, existing references, a recurring service contract that is active', async () => {
-    expect(await api('POST', '/ContractServices', {})).toEqual({ status: 500, body: { errors: ['contractID is required.', 'serviceID is required.'] } });
+    expect(await api('POST', `/Contracts/${CONTRACT}/Services`, {})).toEqual({ status: 500, body: { errors: ['serviceID is required.'] } });
     expect((await api('POST', '/ContractServiceAdjustments', { contractServiceID: firstLine().id })).body.errors)
       .toEqual(['effectiveDate is required.', 'unitChange is required.']);
     const s = freeService();
-    expect((await api('POST', '/ContractServices', { contractID: CONTRACT, serviceID: 1 })).body.errors).toEqual(['serviceID 1 does not reference an existing service.']);
-    expect((await api('POST', '/ContractServices', { contractID: BLOCK_HOURS, serviceID: s.id })).body.errors)
+    expect((await api('POST', `/Contracts/${CONTRACT}/Services`, { serviceID: 1 })).body.errors).toEqual(['serviceID 1 does not reference an existing service.']);
+    expect((await api('POST', `/Contracts/${BLOCK_HOURS}/Services`, { serviceID: s.id })).body.errors)
       .toEqual([expect.stringContaining('not a Recurring Service contract')]);
-    expect((await api('POST', '/ContractServices', { contractID: INACTIVE, serviceID: s.id })).body.errors)
+    expect((await api('POST', `/Contracts/${INACTIVE}/Services`, { serviceID: s.id })).body.errors)
       .toEqual(expect.arrayContaining([`Contract ${INACTIVE} is inactive; its services cannot be changed.`]));
-    expect((await api('POST', '/ContractServices', { contractID: CONTRACT, serviceID: firstLine().serviceID })).body.errors)
+    expect((await api('POST', `/Contracts/${CONTRACT}/Services`, { serviceID: firstLine().serviceID })).body.errors)
       .toEqual([expect.stringContaining('already on contract')]);
     sim.update(I, 'Services', s.id, { isActive: false });
-    expect((await api('POST', '/ContractServices', { contractID: CONTRACT, serviceID: s.id })).body.errors).toEqual([`Service ${s.id} is inactive.`]);
+    expect((await api('POST', `/Contracts/${CONTRACT}/Services`, { serviceID: s.id })).body.errors).toEqual([`Service ${s.id} is inactive.`]);
     const err = await refusal(at.addLine(ctx(), draft({ agreementSourceId: String(INACTIVE) })));
     expect(err.problems[0].field).toBe('agreement_source_id');
   });
@@ -247,5 +247,92 @@ describe('the simulator refuses what Autotask refuses, as {errors: [...]}', () =
     const other = servicesOn(29684002)[0];
     const err = await refusal(at.endLine(ctx(), end(other.id, { current: null })));
     expect(err.problems).toEqual([{ field: 'line_source_id', message: expect.stringContaining('not a line of contract 29684001') }]);
+  });
+});
+
+describe('contract services are written through their contract (Autotask REST swagger: POST/PATCH /Contracts/{parentId}/Services)', () => {
+  it('the root POST and PATCH /ContractServices answer 404, as Autotask has no such operation, and change nothing', async () => {
+    const before = { services: rows('ContractServices'), units: rows('ContractServiceUnits') };
+    const s = freeService();
+    expect((await api('POST', '/ContractServices', { contractID: CONTRACT, serviceID: s.id })).status).toBe(404);
+    expect((await api('PATCH', '/ContractServices', { id: firstLine().id, adjustedPrice: 1 })).status).toBe(404);
+    // A line of another contract is not updated through this one.
+    expect((await api('PATCH', `/Contracts/${CONTRACT}/Services`, { id: servicesOn(29684002)[0].id, adjustedPrice: 1 })).status).toBe(500);
+    expect({ services: rows('ContractServices'), units: rows('ContractServiceUnits') }).toEqual(before);
+  });
+
+  it('@apigrate/autotask-restapi, an independent client, creates and updates a contract service against the simulator', async () => {
+    // The package has no type declarations; it is loaded as it is published (CommonJS).
+    const name: string = '@apigrate/autotask-restapi';
+    const { AutotaskRestApi } = (await import(name)) as { AutotaskRestApi: new (...args: unknown[]) => any };
+    // It asks zoneInformation for the zone's URL first, then calls `<zone url>V1.0/...`.
+    const client = new AutotaskRestApi(CREDENTIALS.username, CREDENTIALS.secret, CREDENTIALS.integrationCode, { base_url: `${server.url}/atservicesrest/` });
+    const s = freeService();
+    const created = await client.ContractServices.create(CONTRACT, { contractID: CONTRACT, serviceID: s.id, adjustedPrice: 42, invoiceDescription: 'Backup' });
+    expect(created).toEqual({ itemId: expect.any(Number) });
+    expect(rows('ContractServices').find((r) => r.id === created.itemId)).toMatchObject({ contractID: CONTRACT, serviceID: s.id, adjustedPrice: 42 });
+    expect(await client.ContractServices.update(CONTRACT, { id: created.itemId, adjustedPrice: 45 })).toEqual({ itemId: created.itemId });
+    expect((await client.ContractServices.get(created.itemId)).item).toMatchObject({ id: created.itemId, adjustedPrice: 45, invoiceDescription: 'Backup' });
+    // An unknown id is 404 at Autotask, which the client reads as "none".
+    expect(await client.ContractServices.get(999_999_999)).toBeNull();
+  });
+
+  it('the connector adds and reprices a line through its contract', async () => {
+    const line = await at.addLine(ctx(), draft());
+    await at.rewriteLine(ctx(), change(Number(line.lineRef), { unitPrice: 61 }));
+    expect(rows('ContractServices').find((r) => r.id === Number(line.lineRef))).toMatchObject({ contractID: CONTRACT, adjustedPrice: 61 });
+  });
+});
+
+describe('an unknown line', () => {
+  it('Autotask answers GET ContractServices/{id} of an unknown id with 404; the writer refuses it as a validation problem', async () => {
+    expect((await api('GET', '/ContractServices/999999999')).status).toBe(404);
+    const before = rows('ContractServiceAdjustments');
+    const line = { marker: marker(), agreementSourceId: String(CONTRACT), lineSourceId: '999999999', current: null };
+    for (const p of [at.endLine(ctx(), { ...line, endDate: '2026-12-01' }), at.rewriteLine(ctx(), { ...line, effectiveDate: '2026-12-01', quantity: 2 })]) {
+      const err = await refusal(p);
+      expect(err.problems).toEqual([{ field: 'line_source_id', message: expect.stringContaining('is not a line of contract') }]);
+    }
+    expect(rows('ContractServiceAdjustments')).toEqual(before);
+  });
+});
+
+describe('the end of a replace', () => {
+  it('is not sent when Autotask would refuse the add after it: the old line keeps its units', async () => {
+    const [old, other] = servicesOn(CONTRACT);
+    const before = { services: rows('ContractServices'), units: rows('ContractServiceUnits') };
+    // The new service is already on the contract: Autotask refuses a second line of it.
+    const add = draft({ productSourceId: String(other.serviceID), product: product((sim.list(I, 'Services') as Row[]).find((s) => s.id === other.serviceID)!) });
+    const err = await refusal(at.endLine(ctx(), end(old.id, { replacedBy: add })));
+    expect(err.problems).toEqual([{ field: 'product_source_id', message: expect.stringContaining('already on contract') }]);
+    // A service made inactive at Autotask after the catalogue was synced.
+    const [inactive, free] = (sim.list(I, 'Services') as Row[]).filter((s) => s.isActive !== false && !servicesOn(CONTRACT).some((cs) => cs.serviceID === s.id));
+    sim.update(I, 'Services', inactive.id, { isActive: false });
+    const refused = await refusal(at.endLine(ctx(), end(old.id, { replacedBy: draft({ productSourceId: String(inactive.id), product: product(inactive) }) })));
+    expect(refused.problems).toEqual([{ field: 'product_source_id', message: expect.stringContaining('inactive') }]);
+    expect({ services: rows('ContractServices'), units: rows('ContractServiceUnits') }).toEqual(before);
+    expect(rows('ContractServiceAdjustments')).toEqual([]);
+
+    // An add Autotask takes: the end lands, then the add; a repeat of both lands nothing more.
+    const fresh = draft({ productSourceId: String(free.id), product: product(free) });
+    await at.endLine(ctx(), end(old.id, { replacedBy: fresh }));
+    await at.addLine(ctx(), fresh);
+    await at.endLine(ctx(), end(old.id, { replacedBy: fresh }));
+    await at.addLine(ctx(), fresh);
+    expect(unitsOf(old.id).find((u) => String(u.startDate).startsWith('2026-12'))!.units).toBe(0);
+    expect(servicesOn(CONTRACT).filter((s) => s.internalDescription === `[ref:${fresh.marker}]`)).toHaveLength(1);
+  });
+});
+
+describe('marker look-ups', () => {
+  it('search the bare marker: at Autotask a `contains` is a LIKE where `[` opens a character class', async () => {
+    await at.addLine(ctx(), draft());
+    const line = await at.addLine(ctx(), draft());
+    const marker = String(rows('ContractServices').find((r) => r.id === Number(line.lineRef))!.internalDescription).slice(5, -1);
+    const search = (value: string) => api('POST', '/ContractServices/query', { filter: [{ op: 'contains', field: 'internalDescription', value }] });
+    // The bracketed line is a one-character class: it finds every description holding one of its letters.
+    expect((await search(`[ref:${marker}]`)).body.items.length).toBeGreaterThan(1);
+    expect((await search(marker)).body.items.map((r: Row) => r.id)).toEqual([Number(line.lineRef)]);
+    expect((await at.findLineByMarker(ctx(), String(CONTRACT), marker))?.lineRef).toBe(line.lineRef);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * Autotask agreement lines: the services of a Recurring Service contract (design section 12). Autotask
+ * Autotask agreement lines: the services of a Recurring Service contract (docs/architecture.md, Agreements and billing). Autotask
  * keeps a line in two places, and this writer follows its documented rules (Autotask REST API entity
- * pages ContractServices and ContractServiceAdjustments; vendors.md, KelvinTegelaar/AutotaskAPI issue 28):
+ * pages ContractServices and ContractServiceAdjustments; docs/vendors.md, KelvinTegelaar/AutotaskAPI issue 28):
  *
  * - ContractServices is the line: created with contractID and serviceID (required; the contract must be
  *   a Recurring Service contract) plus unitPrice, adjustedPrice, invoiceDescription, internalDescription.
@@ -11,13 +11,18 @@
  *   resulting units per billing period are read back from ContractServiceUnits.
  *
  * Verbs:
- * - add: POST ContractServices (marker in `internalDescription`, which never prints on an invoice), then
- *   POST ContractServiceAdjustments with unitChange = quantity (and adjustedUnitCost when a cost is given).
- * - rewrite: price -> PATCH ContractServices `adjustedPrice`; quantity -> one adjustment of
+ * - add: POST Contracts/{contractID}/Services (marker in `internalDescription`, which never prints on an
+ *   invoice), then POST ContractServiceAdjustments with unitChange = quantity (and adjustedUnitCost when a
+ *   cost is given). Contract services are created and updated only through their contract: the Autotask
+ *   REST swagger (v1.json, as kept in KelvinTegelaar/AutotaskAPI) lists POST/PATCH
+ *   /Contracts/{parentId}/Services and no root POST/PATCH ContractServices.
+ * - rewrite: price -> PATCH Contracts/{contractID}/Services `adjustedPrice`; quantity -> one adjustment of
  *   (new - current) units from effectiveDate. The unit cost is the service's (ContractServices.unitCost is
  *   read-only), so a cost rewrite is refused.
  * - end: Autotask has no end date on a contract service; the documented way to stop billing it is to
  *   remove its units, so end = an adjustment of -(current units) effective at the end date.
+ * - replace (the pipeline's end then add): the end of a replace first checks, with reads, that Autotask
+ *   will take the add (addRefusals), so an add Autotask would refuse leaves the old line's units intact.
  *
  * Unit changes are deltas, so a blind retry would apply them twice: the commit reads the current units of
  * the period containing the effective date (ContractServiceUnits) and sends only the difference to the
@@ -29,8 +34,8 @@ import {
   commonLineProblems, endBeforeStart, type AgreementLineDraft, type AgreementLineWriter, type SyncedLine, type WrittenLine,
 } from '../agreement-write-types';
 import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
-import type { VendorHttpError } from '../vendor-http';
-import { defined, hasMarker, isNumericId, markerLine, quoted, resolvedAtCommit, vendorId } from '../write-support';
+import { VendorHttpError } from '../vendor-http';
+import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId } from '../write-support';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
 import { AUTOTASK_PAGE_SIZE, type FilterItem, type Native } from './client';
 import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
@@ -70,6 +75,9 @@ function adjustmentBody(contractServiceId: number | string, effectiveDate: strin
   });
 }
 
+/** Where a contract's services are created and updated (swagger: ContractServicesChild). */
+const servicesPath = (agreementSourceId: string) => `/Contracts/${agreementSourceId}/Services`;
+
 const CREATED_SERVICE = resolvedAtCommit('the id of the contract service the request above creates');
 const unitDelta = (target: number, current: SyncedLine | null): number | string =>
   current?.quantity != null ? target - current.quantity : resolvedAtCommit(`${target} minus the contract service's current units`);
@@ -93,7 +101,7 @@ async function call<T>(ctx: WriteContext, req: VendorRequestPreview & { read?: b
   } catch (err) {
     if (!isAutotaskValidationError(err)) throw err;
     const problems = autotaskErrorMessages(err.body).map((message) => ({ field: fieldNamedIn(message, LINE_FIELDS, fallback), message }));
-    throw new VendorValidationError('autotask', problems, (err as VendorHttpError).status, err.body);
+    throw new VendorValidationError('autotask', problems, err.status, err.body);
   }
 }
 
@@ -105,10 +113,20 @@ async function query(ctx: WriteContext, entity: string, filter: FilterItem[]): P
   return body.items;
 }
 
+/** GET <Entity>/{id} (swagger: each entity's GetEntityById); null when Autotask answers 404 (an unknown id). */
+async function byId(ctx: WriteContext, entity: string, id: string, field: string): Promise<{ item: Native | null; body: unknown }> {
+  try {
+    const body = await call<{ item?: Native | null }>(ctx, { method: 'GET', path: `/${entity}/${id}` }, field);
+    return { item: body?.item ?? null, body };
+  } catch (err) {
+    // Autotask answers an unknown id with 404 (@apigrate/autotask-restapi README; docs/vendors.md third pass).
+    if (err instanceof VendorHttpError && err.status === 404) return { item: null, body: err.body };
+    throw err;
+  }
+}
+
 async function contractService(ctx: WriteContext, agreementSourceId: string, lineRef: string): Promise<Native> {
-  const body = await call<{ item?: Native | null }>(ctx, { method: 'GET', path: `/ContractServices/${lineRef}` }, 'line_source_id');
-  const item = body?.item ?? null;
-  // Autotask answers an unknown id with {item: null}.
+  const { item, body } = await byId(ctx, 'ContractServices', lineRef, 'line_source_id');
   if (!item || String(item.contractID) !== agreementSourceId) {
     throw new VendorValidationError('autotask', [{
       field: 'line_source_id', message: `Contract service ${lineRef} is not a line of contract ${agreementSourceId} in Autotask.`,
@@ -151,6 +169,49 @@ function wholeUnits(quantity: number | undefined): FieldProblem[] {
   return quantity !== undefined && Number.isFinite(quantity) && !Number.isInteger(quantity)
     ? [{ field: 'quantity', message: 'Autotask counts contract service units in whole numbers.' }]
     : [];
+}
+
+/** Contract.contractType of a Recurring Service contract, the only kind that takes services (ContractServices entity page). */
+const RECURRING_SERVICE = 7;
+
+/**
+ * Why Autotask would refuse the add of a replace, read before its end is sent (Autotask has no
+ * validate-only call): the contract open (active, Recurring Service, not ended) with the date inside
+ * it, the service active, and not on the contract already. Empty when the add may go, or when it has
+ * landed already (found by its marker: a retry finishes the replace).
+ */
+async function addRefusals(ctx: WriteContext, d: AgreementLineDraft, found: (marker: string) => Promise<WrittenLine | null>): Promise<FieldProblem[]> {
+  if (await found(d.marker)) return [];
+  const problems: FieldProblem[] = [];
+  const { item: contract } = await byId(ctx, 'Contracts', d.agreementSourceId, 'agreement_source_id');
+  if (!contract) problems.push({ field: 'agreement_source_id', message: `Contract ${d.agreementSourceId} is not in Autotask.` });
+  else {
+    if (Number(contract.contractType) !== RECURRING_SERVICE) {
+      problems.push({ field: 'agreement_source_id', message: `Contract ${d.agreementSourceId} is not a Recurring Service contract; Autotask adds services only to those.` });
+    }
+    if (Number(contract.status) !== 1) problems.push({ field: 'agreement_source_id', message: `Contract ${d.agreementSourceId} is inactive in Autotask.` });
+    const start = contract.startDate ? String(contract.startDate).slice(0, 10) : null;
+    const end = contract.endDate ? String(contract.endDate).slice(0, 10) : null;
+    if ((start && d.effectiveDate < start) || (end && d.effectiveDate > end)) {
+      problems.push({ field: 'effective_date', message: `${d.effectiveDate} is outside contract ${d.agreementSourceId}'s dates (${start} to ${end}).` });
+    }
+    if (end && new Date().toISOString().slice(0, 10) > end) {
+      problems.push({ field: 'agreement_source_id', message: `Contract ${d.agreementSourceId} ended on ${end}; Autotask adds no service to it.` });
+    }
+  }
+  const { item: service } = await byId(ctx, 'Services', d.productSourceId, 'product_source_id');
+  if (!service) problems.push({ field: 'product_source_id', message: `Service ${quoted(d.productSourceId)} is not in Autotask.` });
+  else if (service.isActive === false) problems.push({ field: 'product_source_id', message: `Service ${quoted(String(service.name ?? d.productSourceId))} is inactive in Autotask.` });
+  if (contract && service) {
+    const onContract = await query(ctx, 'ContractServices', [
+      { op: 'eq', field: 'contractID', value: Number(d.agreementSourceId) },
+      { op: 'eq', field: 'serviceID', value: Number(d.productSourceId) },
+    ]);
+    if (onContract.length) {
+      problems.push({ field: 'product_source_id', message: `Service ${quoted(String(service.name ?? d.productSourceId))} is already on contract ${d.agreementSourceId} (line ${String(onContract[0].id)}); change its units with a rewrite.` });
+    }
+  }
+  return problems;
 }
 
 // ---- The writer ----
@@ -200,7 +261,7 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
 
   previewAdd(d) {
     return [
-      { method: 'POST', path: '/ContractServices', body: contractServiceBody(d) },
+      { method: 'POST', path: servicesPath(d.agreementSourceId), body: contractServiceBody(d) },
       ...(d.quantity > 0 || d.unitCost != null
         ? [{ method: 'POST' as const, path: '/ContractServiceAdjustments', body: adjustmentBody(CREATED_SERVICE, d.effectiveDate, d.quantity, d.unitCost) }]
         : []),
@@ -209,7 +270,7 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
 
   previewRewrite(c) {
     const out: VendorRequestPreview[] = [];
-    if (c.unitPrice !== undefined) out.push({ method: 'PATCH', path: '/ContractServices', body: { id: vendorId(c.lineSourceId), adjustedPrice: c.unitPrice } });
+    if (c.unitPrice !== undefined) out.push({ method: 'PATCH', path: servicesPath(c.agreementSourceId), body: { id: vendorId(c.lineSourceId), adjustedPrice: c.unitPrice } });
     if (c.quantity !== undefined) {
       out.push({ method: 'POST', path: '/ContractServiceAdjustments', body: adjustmentBody(vendorId(c.lineSourceId), c.effectiveDate, unitDelta(c.quantity, c.current)) });
     }
@@ -223,7 +284,7 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
   async addLine(ctx, d) {
     let line = await this.findLineByMarker(ctx, d.agreementSourceId, d.marker);
     if (!line) {
-      const created = await call<{ itemId: number }>(ctx, { method: 'POST', path: '/ContractServices', body: contractServiceBody(d) }, 'product_source_id');
+      const created = await call<{ itemId: number }>(ctx, { method: 'POST', path: servicesPath(d.agreementSourceId), body: contractServiceBody(d) }, 'product_source_id');
       line = { lineRef: String(created.itemId), native: {} };
     }
     await setUnits(ctx, line.lineRef, d.effectiveDate, d.quantity, d.unitCost);
@@ -233,7 +294,7 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
   async rewriteLine(ctx, c) {
     await contractService(ctx, c.agreementSourceId, c.lineSourceId);
     if (c.unitPrice !== undefined) {
-      await call(ctx, { method: 'PATCH', path: '/ContractServices', body: { id: vendorId(c.lineSourceId), adjustedPrice: c.unitPrice } }, 'unit_price');
+      await call(ctx, { method: 'PATCH', path: servicesPath(c.agreementSourceId), body: { id: vendorId(c.lineSourceId), adjustedPrice: c.unitPrice } }, 'unit_price');
     }
     if (c.quantity !== undefined) await setUnits(ctx, c.lineSourceId, c.effectiveDate, c.quantity);
     return written(await contractService(ctx, c.agreementSourceId, c.lineSourceId));
@@ -241,6 +302,10 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
 
   async endLine(ctx, e) {
     await contractService(ctx, e.agreementSourceId, e.lineSourceId);
+    if (e.replacedBy) {
+      const problems = await addRefusals(ctx, e.replacedBy, (m) => this.findLineByMarker(ctx, e.agreementSourceId, m));
+      if (problems.length) throw new VendorValidationError('autotask', problems, 0, null);
+    }
     await setUnits(ctx, e.lineSourceId, e.endDate, 0);
     return written(await contractService(ctx, e.agreementSourceId, e.lineSourceId));
   },
@@ -249,7 +314,7 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
     if (!isNumericId(agreementSourceId)) return null;
     const rows = await query(ctx, 'ContractServices', [
       { op: 'eq', field: 'contractID', value: Number(agreementSourceId) },
-      { op: 'contains', field: 'internalDescription', value: markerLine(marker) },
+      { op: 'contains', field: 'internalDescription', value: markerSearchText(marker) },
     ]);
     const found = rows.find((r) => hasMarker(r.internalDescription, marker));
     return found ? written(found) : null;

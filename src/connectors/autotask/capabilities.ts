@@ -12,7 +12,7 @@ export const autotaskCapabilities: ConnectorCapabilities = {
     'lastTrackedModifiedDateTime', 'lastCustomerNotificationDateTime', 'lastCustomerVisibleActivityDateTime',
   ],
   // Autotask allows 10,000 requests per rolling hour per database for every integration together and 3
-  // concurrent threads per endpoint (vendors.md; Autotask REST API "thresholds and limits"): we take half.
+  // concurrent threads per endpoint (docs/vendors.md; Autotask REST API "thresholds and limits"): we take half.
   budget: { requestsPerHour: 5_000, concurrent: 3 },
   notes: { counted: 'always' },
   // API host webservicesN.autotask.net, UI host wwN.autotask.net.

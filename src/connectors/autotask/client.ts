@@ -2,8 +2,12 @@
  * The Autotask REST calls the connector makes, over ctx.http (which retries 429/503 with Retry-After).
  *
  * - Auth: headers ApiIntegrationCode, UserName, Secret on every call (credentials {username, secret,
- *   integrationCode}). ctx.baseUrl is the zone's `.../atservicesrest/v1.0`; zone discovery
- *   (ZoneInformation) happens when the connection is set up, not on every sync.
+ *   integrationCode}). ctx.baseUrl is the zone's `.../atservicesrest/v1.0`. Autotask hosts each
+ *   database in a zone; `GET zoneInformation?user=<username>` names it (Autotask REST swagger,
+ *   ZoneInformationApiIntegration_QueryZoneInformation -> {zoneName, url, webUrl, ci}; the same call
+ *   @apigrate/autotask-restapi makes first). The connection test (probe, run when a connection is
+ *   created or its settings change: src/tenants/connection-checks.ts) asks it and refuses a base URL
+ *   that is not the user's zone, naming the right one; syncs do not ask again.
  * - Queries: POST <Entity>/query with {filter, MaxRecords: 500} (Autotask's largest page), then GET of
  *   pageDetails.nextPageUrl as given (it carries the paging state and the search) until it is null.
  *   Queries are reads, so they are retried like GETs.
@@ -52,11 +56,49 @@ function headers(ctx: SyncContext): Record<string, string> {
   return { ApiIntegrationCode: integrationCode, UserName: username, Secret: secret };
 }
 
+export interface ZoneInformation {
+  zoneName?: string;
+  /** The zone's REST root, e.g. `https://webservices2.autotask.net/ATServicesRest/` (the version follows). */
+  url: string;
+  webUrl?: string;
+  ci?: number;
+}
+
+/** A base URL that is not the API user's zone: the connection must be saved with the zone's. */
+export class WrongZoneError extends Error {
+  /** The connection setting to fix. */
+  readonly field = 'base_url';
+  constructor(readonly zoneName: string | null, readonly zoneBaseUrl: string) {
+    super(`the API user's database is in Autotask zone ${zoneName ?? '(unnamed)'}: base_url must be ${zoneBaseUrl}`);
+  }
+}
+
+/** The zone of the connection's API user: GET zoneInformation?user=<username>. */
+export async function zoneInformation(ctx: SyncContext): Promise<ZoneInformation> {
+  const h = headers(ctx);
+  const body = (await ctx.http.request<Partial<ZoneInformation>>({
+    url: `${ctx.baseUrl}/zoneInformation`, query: { user: h.UserName }, headers: h, retry: false,
+  })).body;
+  if (!body || typeof body.url !== 'string' || !body.url) throw new Error('autotask zoneInformation: expected {url} in the answer');
+  return body as ZoneInformation;
+}
+
+/** The zone's API base for this client's version (`<url>v1.0`), as a connection's base_url holds it. */
+export function zoneBaseUrl(zone: ZoneInformation): string {
+  return `${zone.url.replace(/\/+$/, '')}/v1.0`;
+}
+
 /**
- * A zero-result query (POST Companies/query with `id eq -1`, MaxRecords 1): Autotask documents no
+ * The connection test: the user's zone must be the base URL's (else a refusal naming the zone's URL),
+ * then a zero-result query (POST Companies/query with `id eq -1`, MaxRecords 1): Autotask documents no
  * cheaper authenticated call on the zone's base URL, and a query needs a condition.
  */
 export async function probeQuery(ctx: SyncContext): Promise<void> {
+  const zone = await zoneInformation(ctx);
+  const expected = zoneBaseUrl(zone);
+  if (expected.toLowerCase() !== ctx.baseUrl.replace(/\/+$/, '').toLowerCase()) {
+    throw new WrongZoneError(zone.zoneName ?? null, expected);
+  }
   await ctx.http.request({
     method: 'POST', url: `${ctx.baseUrl}/Companies/query`, headers: headers(ctx), retry: false,
     json: { filter: [{ op: 'eq', field: 'id', value: -1 }], MaxRecords: 1 },
@@ -110,6 +152,19 @@ export async function entityFields(ctx: SyncContext, entity: string): Promise<Fi
   if (!body || !Array.isArray(body.fields)) throw new Error(`autotask ${entity}/entityInformation/fields: expected {fields}`);
   return body.fields;
 }
+
+/** Active picklist values of a field, and the value whose label first matches one of `labels` (in order). */
+export function pickByLabel(fields: FieldInfo[], name: string, labels: RegExp[]): PicklistValue | undefined {
+  const values = [...picklist(fields, name).values()].filter((p) => p.isActive !== false);
+  for (const re of labels) {
+    const hit = values.find((p) => re.test(String(p.label ?? '')));
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/** A picklist value as Autotask's JSON takes it: a number when it is numeric. */
+export const picklistId = (p: PicklistValue): number | string => (/^\d+$/.test(String(p.value)) ? Number(p.value) : String(p.value));
 
 /** The picklist of a field, by value (as a string). Empty when the field has none. */
 export function picklist(fields: FieldInfo[], name: string): Map<string, PicklistValue> {

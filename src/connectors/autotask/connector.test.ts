@@ -207,3 +207,22 @@ describe('autotask connector', () => {
     expect(isAutotaskValidationError(new VendorHttpError('down', 503, null, null, 1))).toBe(false);
   });
 });
+
+describe('zone discovery (GET zoneInformation?user=<username>)', () => {
+  it('the connection test asks the user\'s zone and passes when base_url is that zone\'s API', async () => {
+    await expect(autotaskConnector.probe(ctx())).resolves.toBeUndefined();
+    expect(sim.faults.countRequests('/zoneInformation', 'GET')).toBe(1);
+  });
+
+  it('refuses a base URL that is not the API user\'s zone, naming the zone\'s URL', async () => {
+    const elsewhere = createAutotaskSimulator({ zone: { zoneName: 'America East 3', url: 'https://webservices14.autotask.net/ATServicesRest/' } });
+    elsewhere.seed(I, fixtures.resources);
+    const other = await startStandalone(elsewhere);
+    try {
+      await expect(autotaskConnector.probe(ctx({ baseUrl: `${other.url}/atservicesrest/v1.0` })))
+        .rejects.toThrow('zone America East 3: base_url must be https://webservices14.autotask.net/ATServicesRest/v1.0');
+    } finally {
+      await other.close();
+    }
+  });
+});

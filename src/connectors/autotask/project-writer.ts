@@ -1,5 +1,5 @@
 /**
- * Autotask PSA project writes (design.md section 15): project notes and tasks (the project's items),
+ * Autotask PSA project writes (docs/architecture.md, Projects): project notes and tasks (the project's items),
  * on existing projects only. Child collections of Projects, as Autotask's REST API exposes them:
  * POST Projects/{id}/Notes and POST Projects/{id}/Tasks; answers `{itemId}`.
  *
@@ -10,9 +10,11 @@
  * - Tasks: required `projectID`, `status`, `taskType`, `title` (opendns/autotask-php
  *   src/AutotaskObjects/Task.php, "Required"); `externalID` holds our marker (found with `eq`);
  *   `phaseID` takes a phase id when the caller names one.
- * - Picklist values (noteType, publish, task status and type) are per database (vendors.md); these are
- *   the values every database ships with and the sandbox's: Project Notes (3), All Autotask Users (1),
- *   task status New (1), task type Fixed Work (1).
+ * - Picklist values (noteType, publish, task status and type) are per database (docs/vendors.md), so they
+ *   are read at commit from the database's field information, GET ProjectNotes/entityInformation/fields
+ *   and GET Tasks/entityInformation/fields (both in the Autotask REST swagger), by label: note type
+ *   "Project Notes", publish "All Autotask Users", task status "New", task type "Fixed Work". A
+ *   database without such a value refuses the write rather than guess. A preview names them.
  *
  * Baseline projects: Autotask marks them by `projectType` (Projects field information picklist:
  * Proposal, Template, Baseline, Archived, Client, Internal). Template and Baseline projects are plans,
@@ -20,10 +22,10 @@
  */
 import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
 import type { VendorHttpError } from '../vendor-http';
-import { defined, hasMarker, markerLine, quoted, vendorId, withMarker } from '../write-support';
+import { defined, hasMarker, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker } from '../write-support';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
 import type { ProjectItemDraft, ProjectNoteDraft, ProjectWriter } from '../project-write-types';
-import { AUTOTASK_PAGE_SIZE, type FilterItem, type Native } from './client';
+import { AUTOTASK_PAGE_SIZE, pickByLabel, picklistId, type FieldInfo, type FilterItem, type Native } from './client';
 import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
 
 const NOTE_TITLE_MAX = 250;
@@ -32,10 +34,10 @@ const TASK_TITLE_MAX = 255;
 const TASK_DESCRIPTION_MAX = 8000;
 const EXTERNAL_ID_MAX = 50;
 
-const NOTE_TYPE_PROJECT_NOTES = 3;
-const PUBLISH_ALL = 1;
-const TASK_STATUS_NEW = 1;
-const TASK_TYPE_FIXED_WORK = 1;
+/** The picklist values a write takes, by field, and the labels that choose them (first match wins). */
+const NOTE_PICKS = { noteType: [/^project notes?$/i, /\bnotes?\b/i], publish: [/^all\b/i, /\ball\b/i] };
+const TASK_PICKS = { status: [/^new$/i], taskType: [/^fixed work$/i] };
+type Picks = Record<string, number | string>;
 
 const NOTE_FIELDS: FieldMap = { description: 'text', title: 'text', projectid: 'project_source_id', project: 'project_source_id' };
 const TASK_FIELDS: FieldMap = {
@@ -54,20 +56,20 @@ function noteTitle(text: string): string {
   return first.length > NOTE_TITLE_MAX ? `${first.slice(0, NOTE_TITLE_MAX - 1)}…` : first;
 }
 
-function noteBody(projectRef: string, n: ProjectNoteDraft): Body {
+function noteBody(projectRef: string, n: ProjectNoteDraft, picks: Picks): Body {
   return {
     projectID: vendorId(projectRef), title: noteTitle(n.text), description: withMarker(n.text, n.marker),
-    noteType: NOTE_TYPE_PROJECT_NOTES, publish: PUBLISH_ALL,
+    noteType: picks.noteType, publish: picks.publish,
   };
 }
 
-function taskBody(projectRef: string, i: ProjectItemDraft): Body {
+function taskBody(projectRef: string, i: ProjectItemDraft, picks: Picks): Body {
   return defined({
     projectID: vendorId(projectRef),
     title: i.summary,
     description: i.description || undefined,
-    status: TASK_STATUS_NEW,
-    taskType: TASK_TYPE_FIXED_WORK,
+    status: picks.status,
+    taskType: picks.taskType,
     phaseID: i.phase != null ? vendorId(i.phase.trim()) : undefined,
     externalID: i.marker,
   });
@@ -101,6 +103,24 @@ async function query(ctx: WriteContext, entity: string, filter: FilterItem[]): P
   return body.items;
 }
 
+/** What a preview shows for the picklist values the commit reads. */
+function previewPicks(entity: string, wanted: Record<string, RegExp[]>): Picks {
+  return Object.fromEntries(Object.keys(wanted).map((name) => [name, resolvedAtCommit(`the ${name} value of the database's ${entity} picklist`)]));
+}
+
+/** The database's picklist values for `wanted` (GET <entity>/entityInformation/fields), or a refusal naming the missing one. */
+async function picks(ctx: WriteContext, entity: 'ProjectNotes' | 'Tasks', wanted: Record<string, RegExp[]>, field: string): Promise<Picks> {
+  const body = await call<{ fields?: FieldInfo[] }>(ctx, { method: 'GET', path: `/${entity}/entityInformation/fields` }, {}, field);
+  const fields = Array.isArray(body?.fields) ? body.fields.filter((f) => f && typeof f.name === 'string') : [];
+  const out: Picks = {};
+  for (const [name, labels] of Object.entries(wanted)) {
+    const hit = pickByLabel(fields, name, labels);
+    if (!hit) throw new VendorValidationError('autotask', [{ field, message: `This Autotask database has no ${entity} ${name} picklist value this service can use.` }], 200, body);
+    out[name] = picklistId(hit);
+  }
+  return out;
+}
+
 function lengthProblem(field: string, what: string, value: string | null | undefined, max: number): FieldProblem[] {
   return value && value.length > max ? [{ field, message: `Autotask allows at most ${max} characters in ${what}; this one has ${value.length}.` }] : [];
 }
@@ -126,29 +146,35 @@ export const autotaskProjectWriter: ProjectWriter = {
   },
 
   previewNote(projectRef, n) {
-    return [{ method: 'POST', path: notesPath(projectRef), body: noteBody(projectRef, n) }];
+    return [
+      { method: 'GET', path: '/ProjectNotes/entityInformation/fields' },
+      { method: 'POST', path: notesPath(projectRef), body: noteBody(projectRef, n, previewPicks('ProjectNotes', NOTE_PICKS)) },
+    ];
   },
 
   previewItem(projectRef, i) {
-    return [{ method: 'POST', path: tasksPath(projectRef), body: taskBody(projectRef, i) }];
+    return [
+      { method: 'GET', path: '/Tasks/entityInformation/fields' },
+      { method: 'POST', path: tasksPath(projectRef), body: taskBody(projectRef, i, previewPicks('Tasks', TASK_PICKS)) },
+    ];
   },
 
   async addNote(ctx, projectRef, n) {
-    const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: notesPath(projectRef), body: noteBody(projectRef, n) }, NOTE_FIELDS, 'text');
+    const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: notesPath(projectRef), body: noteBody(projectRef, n, await picks(ctx, 'ProjectNotes', NOTE_PICKS, 'text')) }, NOTE_FIELDS, 'text');
     return { ref: String(itemId), ticketRef: null };
   },
 
   async findNote(ctx, projectRef, marker) {
     const notes = await query(ctx, 'ProjectNotes', [
       { op: 'eq', field: 'projectID', value: vendorId(projectRef) },
-      { op: 'contains', field: 'description', value: markerLine(marker) },
+      { op: 'contains', field: 'description', value: markerSearchText(marker) },
     ]);
     const note = notes.find((x) => hasMarker(x.description, marker));
     return note ? { ref: String(note.id), ticketRef: null } : null;
   },
 
   async addItem(ctx, projectRef, i) {
-    const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: tasksPath(projectRef), body: taskBody(projectRef, i) }, TASK_FIELDS, 'summary');
+    const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: tasksPath(projectRef), body: taskBody(projectRef, i, await picks(ctx, 'Tasks', TASK_PICKS, 'summary')) }, TASK_FIELDS, 'summary');
     return { ref: String(itemId), ticketRef: null };
   },
 

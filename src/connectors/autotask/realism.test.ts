@@ -2,7 +2,7 @@
  * Autotask as strict as the real one:
  * - ticket time is entered in the ticket's `assignedResourceRoleID` unless the database allows users to
  *   change the role (TimeEntries entity docs, quoted in WYRE-AI/autotask-mcp issue 280);
- * - GET <Entity>/<id> of an unknown id answers 404 (vendors.md second pass, citing @apigrate/autotask-restapi);
+ * - GET <Entity>/<id> of an unknown id answers 404 (docs/vendors.md second pass, citing @apigrate/autotask-restapi);
  * - TicketNotes noteType and publish are per-database picklists.
  */
 import { startStandalone } from '../../simulators/kit';

@@ -216,19 +216,3 @@ describe('notes and time', () => {
     expect(sim.list(I, 'TimeEntries').filter((e) => e.ticketID === Number(ticketRef))).toHaveLength(0);
   });
 });
-
-describe('project writes', () => {
-  it('creates a ticket on the project and finds it by marker', async () => {
-    const d = draft({ summary: 'Mailbox permissions not migrated for 4 users' });
-    const [preview] = at.previewProjectWrite('29685001', d);
-    expect(preview.body).toMatchObject({ projectID: 29685001, externalID: d.marker });
-
-    const result = await at.writeToProject(ctx(), '29685001', d);
-    expect(result.noteRef).toBeNull();
-    const row = stored('Tickets', result.ticketRef!);
-    expect(sentFields(row, preview.body as Row)).toEqual(preview.body);
-    expect((await at.findTicketByMarker(ctx(), d.marker))?.ticketRef).toBe(result.ticketRef);
-    expect(await at.findProjectWrite(ctx(), '29685001', d.marker)).toEqual({ ticketRef: result.ticketRef, noteRef: null });
-    expect(await at.findProjectWrite(ctx(), '29685001', 'msp-not-sent')).toBeNull();
-  });
-});

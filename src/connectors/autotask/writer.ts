@@ -3,7 +3,7 @@
  * use, so a preview shows exactly what a commit sends.
  *
  * Where our marker lives (what reconciliation queries):
- * - tickets (service tickets and tickets on a project): `externalID`, found with a query `eq externalID`;
+ * - tickets: `externalID`, found with a query `eq externalID`;
  * - ticket notes: a trailing `[ref:<marker>]` line in `description`, found with `contains`;
  * - time entries: `internalNotes` holds the `[ref:<marker>]` line.
  *
@@ -14,7 +14,7 @@
 import { VendorHttpError } from '../vendor-http';
 import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
 import {
-  defined, hasMarker, isNumericId, markerLine, quoted, resolvedAtCommit, vendorId, withMarker,
+  defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker,
 } from '../write-support';
 import type {
   CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
@@ -39,7 +39,7 @@ const DEFAULT_STATUS = '1';
 const DEFAULT_PRIORITY = '2';
 
 /**
- * TicketNotes `noteType` and `publish` are per-database picklists (vendors.md, second pass), so their
+ * TicketNotes `noteType` and `publish` are per-database picklists (docs/vendors.md, second pass), so their
  * values are read from TicketNotes/entityInformation/fields at commit and chosen by label.
  */
 const NOTE_FIELDS_PATH = '/TicketNotes/entityInformation/fields';
@@ -72,8 +72,6 @@ function ticketBody(d: TicketDraft): Body {
     queueID: d.boardSourceId ? vendorId(d.boardSourceId) : undefined,
     status: vendorId(d.statusSourceId ?? DEFAULT_STATUS),
     priority: vendorId(d.prioritySourceId ?? DEFAULT_PRIORITY),
-    // A ticket on a project is Autotask's project ticket (the project's work list shows it).
-    projectID: d.projectSourceId ? vendorId(d.projectSourceId) : undefined,
     externalID: d.marker,
   });
 }
@@ -295,7 +293,7 @@ export const autotaskWriter: WriteConnector = {
     }
     problems.push(...idProblems([
       ['company_name', d.companySourceId], ['board', d.boardSourceId], ['status', d.statusSourceId],
-      ['priority', d.prioritySourceId], ['project_source_id', d.projectSourceId],
+      ['priority', d.prioritySourceId],
     ]));
     return problems;
   },
@@ -379,9 +377,7 @@ export const autotaskWriter: WriteConnector = {
   async findNoteByMarker(ctx, ticketRef, marker) {
     const notes = await query(ctx, 'TicketNotes', [
       { op: 'eq', field: 'ticketID', value: vendorId(ticketRef) },
-      // The bare marker: in a SQL Server LIKE `[` opens a character class (whether Autotask escapes it is
-      // unconfirmed); the full line is confirmed client-side.
-      { op: 'contains', field: 'description', value: marker },
+      { op: 'contains', field: 'description', value: markerSearchText(marker) },
     ]);
     const note = notes.find((x) => hasMarker(x.description, marker));
     return note ? { noteRef: String(note.id) } : null;
@@ -399,31 +395,15 @@ export const autotaskWriter: WriteConnector = {
   async findTimeEntryByMarker(ctx, t) {
     const entries = await query(ctx, 'TimeEntries', [
       { op: 'eq', field: 'ticketID', value: vendorId(t.ticketRef) },
-      { op: 'contains', field: 'internalNotes', value: t.marker },
+      { op: 'contains', field: 'internalNotes', value: markerSearchText(t.marker) },
     ]);
     const entry = entries.find((e) => hasMarker(e.internalNotes, t.marker));
     return entry ? { timeEntryRef: String(entry.id) } : null;
   },
-
-  previewProjectWrite(projectRef, d) {
-    return this.previewCreateTicket({ ...d, projectSourceId: projectRef });
-  },
-
-  async writeToProject(ctx, projectRef, d) {
-    const created = await createTicket(ctx, { ...d, projectSourceId: projectRef });
-    return { ticketRef: created.ticketRef, noteRef: null };
-  },
-
-  async findProjectWrite(ctx, _projectRef, marker) {
-    // A project ticket carries the marker like any ticket.
-    const found = await this.findTicketByMarker(ctx, marker);
-    return found ? { ticketRef: found.ticketRef, noteRef: null } : null;
-  },
 };
 
 async function createTicket(ctx: WriteContext, d: TicketDraft): Promise<CreatedTicket> {
-  const fallback = d.projectSourceId ? 'project_source_id' : 'summary';
-  const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: '/Tickets', body: ticketBody(d) }, TICKET_FIELDS, fallback);
+  const { itemId } = await call<{ itemId: number }>(ctx, { method: 'POST', path: '/Tickets', body: ticketBody(d) }, TICKET_FIELDS, 'summary');
   // Autotask answers {itemId}; the created record is read back.
   return { ticketRef: String(itemId), native: await readTicket(ctx, String(itemId)) };
 }

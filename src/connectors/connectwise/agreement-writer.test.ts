@@ -120,6 +120,23 @@ describe('add', () => {
     expect(await cw.findLineByMarker(ctx(), ACTIVE, 'wm-never-written')).toBeNull();
     expect(await cw.findLineByMarker(ctx(), '101', d.marker)).toBeNull();
   });
+
+  it('a retried add finds its line with a bracket-free search and lands once, on an agreement with a full page of other lines', async () => {
+    // ConnectWise's `contains` is a SQL Server LIKE: `[ref:...]` would be a one-character class, matching
+    // every line that holds one of its letters, and the line written last would fall past the first page.
+    const product = sim.get(INSTANCE, 'catalog', 13)!;
+    for (let i = 0; i < 1000; i++) {
+      sim.create(INSTANCE, 'additions', { agreementId: Number(ACTIVE), product: { id: 13, identifier: product.identifier }, quantity: 1, description: `Seat ${i}` });
+    }
+    const d = draft();
+    // The add lands; its answer is lost.
+    await cw.addLine(ctx(), d);
+    // The retry looks for its marker before sending again.
+    const found = await cw.findLineByMarker(ctx(), ACTIVE, d.marker);
+    if (!found) await cw.addLine(ctx(), d);
+    expect(additions().filter((a) => String(a.description).includes(`[ref:${d.marker}]`))).toHaveLength(1);
+    expect(found?.native.description).toBe(`Teams Phone Standard [ref:${d.marker}]`);
+  });
 });
 
 describe('rewrite and end', () => {

@@ -1,6 +1,6 @@
 /**
- * ConnectWise agreement lines: agreement additions (`/finance/agreements/{id}/additions`; vendors.md,
- * design section 12). One body builder per verb serves both preview and commit.
+ * ConnectWise agreement lines: agreement additions (`/finance/agreements/{id}/additions`; docs/vendors.md,
+ * docs/architecture.md, Agreements and billing). One body builder per verb serves both preview and commit.
  *
  * - add: POST an Addition with `product` (a catalogue reference, `{id}` of /procurement/catalog) and
  *   `billCustomer` (both required), `quantity`, `unitPrice`, `unitCost`, `effectiveDate`.
@@ -11,7 +11,7 @@
  *   6000) (ConnectWise's OpenAPI as generated into HealthITAU/pyconnectwise models/manage `Addition` and
  *   sowderca/connectwise-ruby-sdk docs/Addition.md). `invoiceDescription` prints on the customer's
  *   invoice, so the marker goes at the end of `description` as ` [ref:<marker>]`, found again with
- *   `conditions=description contains "[ref:<marker>]"`.
+ *   `conditions=description contains "<marker>"` (the bare marker: markerSearchText).
  *
  * Writes are sent once (`retry: false`); lookups retry throttling as reads do.
  */
@@ -21,7 +21,7 @@ import {
 } from '../agreement-write-types';
 import { VendorHttpError } from '../vendor-http';
 import { fieldNamedIn, requestField, VendorValidationError, type FieldMap } from '../vendor-errors';
-import { defined, hasMarker, isNumericId, markerLine, quoted, vendorId } from '../write-support';
+import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, vendorId } from '../write-support';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
 import { cwHeaders, CW_MAX_PAGE_SIZE, type CwNative } from './client';
 
@@ -177,7 +177,8 @@ export const connectwiseAgreementWriter: AgreementLineWriter = {
   },
 
   async findLineByMarker(ctx, agreementSourceId, marker) {
-    const conditions = `description contains "${markerLine(marker).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+    // A marker holds neither quotes nor backslashes (markerSearchText), so it goes in the quotes as it is.
+    const conditions = `description contains "${markerSearchText(marker)}"`;
     const rows = await call<unknown>(ctx, {
       method: 'GET', path: additionsPath(agreementSourceId), query: { conditions, pageSize: CW_MAX_PAGE_SIZE, page: 1, orderBy: 'id asc' },
     }, 'agreement_source_id');

@@ -10,7 +10,7 @@ export const connectwiseCapabilities: ConnectorCapabilities = {
   // The list record says nothing about notes: the connector counts them per changed ticket on
   // incremental reads only (connector.ts), so a stored 0 after the initial import means "not counted".
   bookkeepingFields: ['_info'],
-  // ConnectWise publishes no hourly limit (vendors.md: throttling unconfirmed; 429 + Retry-After is the
+  // ConnectWise publishes no hourly limit (docs/vendors.md: throttling unconfirmed; 429 + Retry-After is the
   // signal). A conservative default, shrunk further by AIMD on a 429; operators may set their own.
   budget: { requestsPerHour: 10_000, concurrent: 10 },
   notes: { counted: 'incremental' },

@@ -172,14 +172,15 @@ describe('throttling', () => {
     sim.faults.inject({ status: 429, times: 1, retryAfterSeconds: 1, pathIncludes: '/service/tickets' });
     const { records } = await fetchAll('tickets');
     expect(records.length).toBe(fx('tickets').length + fx('project_tickets').length);
-    expect(sim.faults.countRequests('/service/tickets', 'GET')).toBe(2);
+    // The list twice (the 429, then its retry); the per-ticket description notes (/service/tickets/{id}/notes) aside.
+    expect(sim.faults.countRequests('/service/tickets', 'GET') - sim.faults.countRequests('/service/tickets/', 'GET')).toBe(2);
   });
 
   it('retries a burst of three 503s and completes', async () => {
     sim.faults.inject({ status: 503, times: 3, pathIncludes: '/service/tickets' });
     const { records } = await fetchAll('tickets');
     expect(records.length).toBe(fx('tickets').length + fx('project_tickets').length);
-    expect(sim.faults.countRequests('/service/tickets', 'GET')).toBe(4);
+    expect(sim.faults.countRequests('/service/tickets', 'GET') - sim.faults.countRequests('/service/tickets/', 'GET')).toBe(4);
   });
 });
 
@@ -263,5 +264,31 @@ describe('id-only listing (the deletion scan)', () => {
     const { records } = await fetchAll('tickets');
     expect(ids.sort()).toEqual(records.map((r) => r.sourceId).sort());
     expect(connectwiseConnector.listIds!('agreement_lines', ctx())).toBeNull();
+  });
+});
+
+describe('ticket descriptions (the first detail-description note: ConnectWise has no description on read)', () => {
+  it('a full read gives every fixture ticket the text of its first detail-description note, and null without one', async () => {
+    const { records } = await fetchAll('tickets');
+    const notes = [...fx('ticket_notes')].sort((a, b) => a.id - b.id);
+    for (const t of records.filter((r) => r.native.recordType === 'ServiceTicket')) {
+      const first = notes.find((n) => n.ticketId === t.native.id && n.detailDescriptionFlag === true);
+      expect(t.fields.description).toBe(first ? first.text : null);
+      expect(t.measured).toEqual(expect.arrayContaining(['description']));
+    }
+    expect(records.filter((r) => r.fields.description).length).toBeGreaterThan(0);
+  });
+
+  it('a description written with a ticket is read back after the create', async () => {
+    const { connectwiseWriter } = await import('./writer');
+    const board = fx('boards')[0];
+    const company = fx('companies')[0];
+    const created = await connectwiseWriter.createTicket({ baseUrl: ctx().baseUrl, credentials: CREDENTIALS, http: ctx().http }, {
+      marker: 'msp-read-back-1', summary: 'Printer offline', description: 'The second-floor printer shows offline since the update.',
+      companyName: company.name, companySourceId: String(company.id), boardSourceId: String(board.id), statusSourceId: null, prioritySourceId: null,
+    } as Parameters<typeof connectwiseWriter.createTicket>[1]);
+    const { records } = await fetchAll('tickets', ctx({ since: new Date(Date.now() - 60_000) }));
+    const mine = records.find((r) => r.sourceId === created.ticketRef)!;
+    expect(mine.fields.description).toBe('The second-floor printer shows offline since the update.');
   });
 });

@@ -7,14 +7,22 @@
  *   same second as the watermark would be lost with `>`; records read twice are dropped by the
  *   sync engine's raw-hash comparison.
  * - Tickets are service tickets (/service/tickets) then project tickets (/project/tickets); both
- *   share ConnectWise's ticket id space. The description lives in the notes, so it is null.
+ *   share ConnectWise's ticket id space.
+ * - Descriptions: a ConnectWise ticket has no description field on read; `initialDescription` is
+ *   write-only and ConnectWise keeps it as the ticket's first note flagged `detailDescriptionFlag`
+ *   (ServiceNote / ProjectTicketNote models: connectwise-rest ManageTypes.d.ts, sowderca/
+ *   connectwise-ruby-sdk docs/ServiceNote.md). So a ticket's description is the text of its first such
+ *   note: `GET /service/tickets/{id}/notes` (or /project/tickets/{id}/notes) with
+ *   `conditions=detailDescriptionFlag = true`, `orderBy=id asc`, `pageSize=1`. One call per ticket, so
+ *   only for tickets that are new or changed since they were stored (a stored ticket keeps its own);
+ *   a ticket without one has a null description.
  * - Note counts: a ticket's list record says nothing about its notes (adding one only bumps
  *   `_info.lastUpdated`), so on incremental reads, which return only the tickets changed since the
  *   watermark, each changed service ticket's notes are counted (`/service/tickets/{id}/notes/count`)
  *   for change detection to tell a new note from another edit. Full reads count nothing rather than
  *   make one call per ticket of the whole board: a stored ticket keeps its count, a new one has 0.
  * - Statuses are read per board, agreement lines (additions) per agreement.
- * - Products: the catalogue (`/procurement/catalog`, vendors.md), read whole; additions name their
+ * - Products: the catalogue (`/procurement/catalog`, docs/vendors.md), read whole; additions name their
  *   product by catalogue id (`product.id`), which is the product record's source id.
  * - A baseline project is one whose project type is named "Baseline" (`type.name`).
  */
@@ -97,6 +105,38 @@ async function countNotes(ctx: SyncContext, all: Page<'tickets'>, allowance: { u
   await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? NOTE_COUNT_CONCURRENCY, page.length) }, worker));
 }
 
+/** Marks `field` of a record as filled (or not) by a call of the connector's own. */
+function measuredField(rec: FetchedRecord<'tickets'>, field: string, filled: boolean): void {
+  const list = filled ? 'measured' : 'unmeasured';
+  rec[list] = [...(rec[list] ?? []), field];
+}
+
+/** Fills `description` of each new or changed ticket of a page from its first detail-description note (see the header). */
+async function readDescriptions(ctx: SyncContext, path: string, page: Page<'tickets'>): Promise<void> {
+  const headers = cwHeaders(ctx.credentials);
+  const stored = ctx.storedAsFetched ? await ctx.storedAsFetched(page) : { settled: new Set<string>(), unsettled: new Set<string>() };
+  const wanted = page.filter((r) => !stored.settled.has(r.sourceId));
+  for (const r of page) if (stored.settled.has(r.sourceId)) measuredField(r, 'description', false);
+  let next = 0;
+  const worker = async () => {
+    while (next < wanted.length) {
+      const rec = wanted[next++];
+      const res = await ctx.http.request<unknown>({
+        url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes`, headers,
+        query: { conditions: 'detailDescriptionFlag = true', orderBy: 'id asc', pageSize: 1, page: 1 },
+      });
+      const notes = Array.isArray(res.body) ? (res.body as CwNative[]) : null;
+      if (!notes) {
+        measuredField(rec, 'description', false);
+        continue;
+      }
+      rec.fields.description = typeof notes[0]?.text === 'string' ? notes[0].text : null;
+      measuredField(rec, 'description', true);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? NOTE_COUNT_CONCURRENCY, wanted.length) }, worker));
+}
+
 async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
   const conditions = sinceCondition('tickets', ctx);
   const allowance = { unsettled: UNSETTLED_COUNTS_PER_SYNC };
@@ -106,6 +146,7 @@ async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
       // Project ticket notes live elsewhere (/project/tickets/{id}/notes); they are not counted.
       if (ctx.since && path === '/service/tickets') await countNotes(ctx, mapped, allowance);
       else if (path === '/service/tickets') for (const rec of mapped) rec.unmeasured = ['noteCount'];
+      await readDescriptions(ctx, path, mapped);
       yield mapped;
     }
   }

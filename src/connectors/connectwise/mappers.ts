@@ -71,8 +71,9 @@ export function mapContact(c: CwNative): RecordFieldsByResource['contacts'] {
 
 /**
  * Service and project tickets. The description is write-only in ConnectWise (it lives in the
- * ticket's notes), so `description` is null; `noteCount` is 0 here and filled by the connector on
- * incremental reads (the list record does not carry it).
+ * ticket's first detail-description note), so `description` is null here and filled by the connector
+ * from that note; `noteCount` is 0 here and filled by the connector on incremental reads (the list
+ * record does not carry it).
  */
 export function mapTicket(t: CwNative, mapping: Record<string, string>): RecordFieldsByResource['tickets'] {
   const closed = t.closedFlag === true;

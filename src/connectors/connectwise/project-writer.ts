@@ -1,15 +1,17 @@
 /**
- * ConnectWise PSA project writes (design.md section 15): notes on a project and project tickets (the
+ * ConnectWise PSA project writes (docs/architecture.md, Projects): notes on a project and project tickets (the
  * project's items), on existing projects only.
  *
  * - Note: POST /project/projects/{id}/notes, `text` required; our marker is a trailing `[ref:<marker>]`
  *   line of `text` (project notes have no reference field), found with `text contains`.
- * - Item: POST /project/tickets, `summary` (max 100) and `phase` required (vendors.md; connectwise-rest
+ * - Item: POST /project/tickets, `summary` (max 100) and `phase` required (docs/vendors.md; connectwise-rest
  *   `ManageTypes.d.ts` ProjectTicket). ProjectTicket has no `externalXRef` (connectwise-rest
- *   ManageTypes.d.ts, pyconnectwise ProjectTicketModel.py), so the marker is a line of
- *   `initialDescription`, which ConnectWise stores as the ticket's first (detail description) note;
- *   reconciliation lists the project's tickets with the same summary and reads their notes
- *   (GET /project/tickets/{id}/notes) for the marker line.
+ *   ManageTypes.d.ts, pyconnectwise ProjectTicketModel.py), so the marker line goes in
+ *   `initialInternalAnalysis`, which ConnectWise keeps as the ticket's first internal note (the customer
+ *   never sees it; `initialDescription`, the detail-description note, is customer-visible and holds the
+ *   caller's description only), as the ticket writer does (writer.ts); reconciliation lists the
+ *   project's tickets with the same summary and reads their notes (GET /project/tickets/{id}/notes)
+ *   for the marker line.
  * - Phase: `phase` names one of the project's phases by id or by name (the phase's `description`);
  *   without it, the project's first phase that is not closed, else its first phase.
  *
@@ -22,7 +24,7 @@
  */
 import { VendorHttpError } from '../vendor-http';
 import { fieldNamedIn, requestField, VendorValidationError, type FieldMap } from '../vendor-errors';
-import { defined, hasMarker, markerLine, quoted, resolvedAtCommit, vendorId, withMarker } from '../write-support';
+import { defined, hasMarker, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker } from '../write-support';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
 import type { ProjectItemDraft, ProjectNoteDraft, ProjectWriter } from '../project-write-types';
 import { cwHeaders, CW_MAX_PAGE_SIZE, type CwNative } from './client';
@@ -34,6 +36,7 @@ const MAX_CANDIDATES = 20;
 const NOTE_FIELDS: FieldMap = { text: 'text' };
 const ITEM_FIELDS: FieldMap = {
   summary: 'summary', phase: 'phase', project: 'project_source_id', initialdescription: 'description',
+  initialinternalanalysis: 'idempotency_key',
 };
 
 type Body = Record<string, unknown>;
@@ -50,7 +53,8 @@ function itemBody(projectRef: string, i: ProjectItemDraft, phaseId: number | str
     summary: i.summary,
     project: { id: vendorId(projectRef) },
     phase: { id: phaseId },
-    initialDescription: withMarker(i.description ?? '', i.marker),
+    initialDescription: i.description?.trim() ? i.description : undefined,
+    initialInternalAnalysis: markerLine(i.marker),
   });
 }
 
@@ -151,7 +155,7 @@ export const connectwiseProjectWriter: ProjectWriter = {
   },
 
   async findNote(ctx, projectRef, marker) {
-    const notes = await list(ctx, notesPath(projectRef), `text contains ${condText(markerLine(marker))}`, NOTE_FIELDS);
+    const notes = await list(ctx, notesPath(projectRef), `text contains ${condText(markerSearchText(marker))}`, NOTE_FIELDS);
     const note = notes.find((x) => hasMarker(x.text, marker));
     return note ? { ref: String(note.id), ticketRef: null } : null;
   },

@@ -210,36 +210,3 @@ describe('notes and time', () => {
     expect((err as VendorValidationError).problems.map((p) => p.field)).toEqual(['member']);
   });
 });
-
-describe('project writes', () => {
-  it('creates a project ticket in the first open phase and finds it by marker', async () => {
-    const d = draft({ summary: 'MFA not enforced for 3 admin accounts', projectSourceId: '12' });
-    const preview = cw.previewProjectWrite('12', d);
-    expect(preview.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /project/projects/12/phases', 'POST /project/tickets']);
-
-    const result = await cw.writeToProject(ctx(), '12', d);
-    expect(result.noteRef).toBeNull();
-    const t = stored('project_tickets', result.ticketRef!);
-    const body = preview[1].body as CwRecord;
-    expect({ summary: t.summary, project: t.project.id, priority: t.priority.id })
-      .toEqual({ summary: body.summary, project: body.project.id, priority: body.priority.id });
-    // ProjectTicket has no externalXRef: the marker is the ticket's first internal note.
-    expect(body.externalXRef).toBeUndefined();
-    const notes = sim.list(INSTANCE, 'project_ticket_notes').filter((n) => n.ticketId === t.id);
-    expect(notes.find((n) => n.internalAnalysisFlag)?.text).toBe(body.initialInternalAnalysis);
-    expect(body.initialInternalAnalysis).toContain(d.marker);
-    // Planning (203) is closed; Execution (204) is the first open phase. (Project 11 is the baseline.)
-    expect(t.phase.id).toBe(204);
-    expect(await cw.findProjectWrite(ctx(), '12', d.marker)).toEqual({ ticketRef: result.ticketRef, noteRef: null });
-    expect(await cw.findProjectWrite(ctx(), '12', 'msp-not-sent')).toBeNull();
-  });
-
-  it('takes a create routed to a project as a project ticket', async () => {
-    const d = draft({ summary: 'Guest Wi-Fi not isolated from LAN', projectSourceId: '13' });
-    expect(cw.previewCreateTicket(d)).toEqual(cw.previewProjectWrite('13', d));
-    const created = await cw.createTicket(ctx(), d);
-    expect(created.native).toEqual(stored('project_tickets', created.ticketRef));
-    expect(created.native).toMatchObject({ project: { id: 13 }, phase: { id: 205 } });
-    expect(await cw.findProjectWrite(ctx(), '13', d.marker)).toEqual({ ticketRef: created.ticketRef, noteRef: null });
-  });
-});

@@ -3,19 +3,15 @@
  * the commit use, so a preview shows exactly what a commit sends.
  *
  * Where our marker lives (what reconciliation queries):
- * - service tickets: `externalXRef` (max 100), found with `conditions=externalXRef = "..."`;
- * - project tickets: ProjectTicket has no externalXRef (pyconnectwise ProjectTicket model, connectwise-rest
- *   ManageTypes; ConnectWise drops it), so the marker line goes in `initialInternalAnalysis`, which
- *   ConnectWise keeps as the ticket's first internal note; found by reading the notes of the project's
- *   newest tickets (findProjectWrite);
+ * - service tickets: `externalXRef` (max 100), found with `conditions=externalXRef = "..."` (project
+ *   tickets and notes: project-writer.ts);
  * - ticket notes: a trailing `[ref:<marker>]` line in `text` (notes have no reference field);
  * - time entries: `internalNotes` holds the `[ref:<marker>]` line (internal, never on invoices).
  *
  * Every `conditions` names only fields the resource has: ConnectWise refuses any other name with 400
  * "... is not a recognized name" (LabtechConsulting/ConnectWise-Manage-Powershell issue 4). Text is
- * matched with `contains` on the bare marker (no brackets: in a SQL Server LIKE `[` opens a character
- * class, and whether ConnectWise escapes it is unconfirmed) and confirmed client-side on the full
- * `[ref:<marker>]` line.
+ * matched with `contains` on the bare marker (markerSearchText in write-support.ts says why) and
+ * confirmed client-side on the full `[ref:<marker>]` line.
  *
  * Writes are sent once (`retry: false`): a POST repeated after a lost answer could land twice. Lookups
  * (GET) retry throttling as reads do.
@@ -23,10 +19,10 @@
 import { VendorHttpError } from '../vendor-http';
 import { fieldNamedIn, requestField, VendorValidationError, type FieldMap } from '../vendor-errors';
 import {
-  defined, hasMarker, isNumericId, markerLine, quoted, resolvedAtCommit, vendorId, withMarker,
+  defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, vendorId, withMarker,
 } from '../write-support';
 import type {
-  CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
+  FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
   WriteConnector, WriteContext,
 } from '../write-types';
 import { cwDate, cwHeaders, CW_MAX_PAGE_SIZE, type CwNative } from './client';
@@ -46,9 +42,6 @@ const NOTE_FIELDS: FieldMap = { text: 'note.text', member: 'member' };
 const TIME_FIELDS: FieldMap = {
   member: 'member', actualhours: 'hours', timestart: 'hours', timeend: 'hours', chargetoid: 'ticket_ref',
   chargetotype: 'ticket_ref', billableoption: 'billable', internalnotes: 'idempotency_key',
-};
-const PROJECT_TICKET_FIELDS: FieldMap = {
-  ...TICKET_FIELDS, phase: 'project_source_id', project: 'project_source_id',
 };
 
 const ref = (sourceId: string) => ({ id: vendorId(sourceId) });
@@ -75,23 +68,6 @@ function ticketBody(d: TicketDraft): Body {
     // Write-only: ConnectWise stores it as the ticket's first (detail description) note.
     initialDescription: d.description || undefined,
     externalXRef: d.marker,
-  });
-}
-
-/**
- * POST /project/tickets on an existing project. The project's board and company apply, so the
- * service board and status of the draft are not sent (they belong to service boards).
- */
-function projectTicketBody(projectRef: string, d: TicketDraft, phaseId: number | string): Body {
-  return defined({
-    ...(d.vendorNative ?? {}),
-    summary: d.summary,
-    project: ref(projectRef),
-    phase: { id: phaseId },
-    priority: d.prioritySourceId ? ref(d.prioritySourceId) : undefined,
-    initialDescription: d.description || undefined,
-    // The marker: an internal note (the customer never sees it), since there is no externalXRef here.
-    initialInternalAnalysis: markerLine(d.marker),
   });
 }
 
@@ -132,11 +108,6 @@ function timeEntryBody(t: TimeEntryDraft): Body {
     internalNotes: markerLine(t.marker),
   });
 }
-
-const phasesPath = (projectRef: string) => `/project/projects/${projectRef}/phases`;
-
-/** How many of a project's newest tickets a project-write reconcile reads the notes of. */
-const PROJECT_TICKET_CANDIDATES = 25;
 
 // ---- Vendor rules ----
 
@@ -201,11 +172,8 @@ function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
 }
 
 /** The first page (1000, ConnectWise's largest) of a list matching `conditions`, in id order: a marker matches one record. */
-async function findAll(
-  ctx: WriteContext, path: string, conditions: string | null, fields: FieldMap,
-  page: { pageSize: number; orderBy: string } = { pageSize: CW_MAX_PAGE_SIZE, orderBy: 'id asc' },
-): Promise<CwNative[]> {
-  const query = { pageSize: page.pageSize, page: 1, orderBy: page.orderBy, ...(conditions ? { conditions } : {}) };
+async function findAll(ctx: WriteContext, path: string, conditions: string, fields: FieldMap): Promise<CwNative[]> {
+  const query = { pageSize: CW_MAX_PAGE_SIZE, page: 1, orderBy: 'id asc', conditions };
   const rows = await call<unknown>(ctx, { method: 'GET', path, query }, fields, 'ticket_ref');
   if (!Array.isArray(rows)) throw new Error(`connectwise ${path}: expected a JSON array`);
   return rows as CwNative[];
@@ -216,22 +184,6 @@ function condText(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
-/**
- * The phase a project ticket goes into: the project's first phase that is not closed, else its first
- * phase (ConnectWise requires a phase; the finding names only the project).
- */
-async function projectPhase(ctx: WriteContext, projectRef: string): Promise<number | string> {
-  const phases = await findAll(ctx, phasesPath(projectRef), null, PROJECT_TICKET_FIELDS);
-  const open = phases.find((p) => !/closed/i.test(String(p.status?.name ?? '')));
-  const phase = open ?? phases[0];
-  if (!phase) {
-    throw new VendorValidationError('connectwise', [{
-      field: 'project_source_id', message: `ConnectWise project ${projectRef} has no phase to put a ticket in.`,
-    }], 200, phases);
-  }
-  return phase.id as number;
-}
-
 // ---- The connector ----
 
 export const connectwiseWriter: WriteConnector = {
@@ -240,8 +192,7 @@ export const connectwiseWriter: WriteConnector = {
   checkTicket(d) {
     const problems: FieldProblem[] = [];
     summaryProblems(d.summary, problems);
-    // A project ticket takes the project's company; a service ticket needs one.
-    if (!d.projectSourceId && !d.companySourceId) {
+    if (!d.companySourceId) {
       problems.push({ field: 'company_name', message: `No company named ${quoted(d.companyName)} exists in ConnectWise.` });
     }
     if (d.marker.length > EXTERNAL_XREF_MAX) {
@@ -249,7 +200,7 @@ export const connectwiseWriter: WriteConnector = {
     }
     idProblems([
       ['company_name', d.companySourceId], ['board', d.boardSourceId], ['status', d.statusSourceId],
-      ['priority', d.prioritySourceId], ['project_source_id', d.projectSourceId],
+      ['priority', d.prioritySourceId],
     ], problems);
     return problems;
   },
@@ -283,7 +234,6 @@ export const connectwiseWriter: WriteConnector = {
   },
 
   previewCreateTicket(d) {
-    if (d.projectSourceId) return this.previewProjectWrite(d.projectSourceId, d);
     return [{ method: 'POST', path: '/service/tickets', body: ticketBody(d) }];
   },
 
@@ -301,14 +251,13 @@ export const connectwiseWriter: WriteConnector = {
   },
 
   async createTicket(ctx, d) {
-    if (d.projectSourceId) return createProjectTicket(ctx, d.projectSourceId, d);
     const ticket = await call<CwNative>(ctx, { method: 'POST', path: '/service/tickets', body: ticketBody(d) }, TICKET_FIELDS, 'summary');
     return { ticketRef: String(ticket.id), native: ticket };
   },
 
   async findTicketByMarker(ctx, marker) {
-    // Service tickets only: ProjectTicket has no externalXRef (a condition on it is a 400). Project tickets
-    // are reconciled by findProjectWrite, which knows the project.
+    // Service tickets only: ProjectTicket has no externalXRef (a condition on it is a 400); project
+    // tickets are written and reconciled by project-writer.ts.
     const conditions = `externalXRef = ${condText(marker)}`;
     const found = (await findAll(ctx, '/service/tickets', conditions, TICKET_FIELDS)).find((t) => t.externalXRef === marker);
     return found ? { ticketRef: String(found.id), native: found } : null;
@@ -328,7 +277,7 @@ export const connectwiseWriter: WriteConnector = {
   },
 
   async findNoteByMarker(ctx, ticketRef, marker) {
-    const notes = await findAll(ctx, `/service/tickets/${ticketRef}/notes`, `text contains ${condText(marker)}`, NOTE_FIELDS);
+    const notes = await findAll(ctx, `/service/tickets/${ticketRef}/notes`, `text contains ${condText(markerSearchText(marker))}`, NOTE_FIELDS);
     const note = notes.find((x) => hasMarker(x.text, marker));
     return note ? { noteRef: String(note.id) } : null;
   },
@@ -339,45 +288,8 @@ export const connectwiseWriter: WriteConnector = {
   },
 
   async findTimeEntryByMarker(ctx, t) {
-    const conditions = `chargeToType = "ServiceTicket" and chargeToId = ${Number(t.ticketRef)} and internalNotes contains ${condText(t.marker)}`;
+    const conditions = `chargeToType = "ServiceTicket" and chargeToId = ${Number(t.ticketRef)} and internalNotes contains ${condText(markerSearchText(t.marker))}`;
     const entry = (await findAll(ctx, '/time/entries', conditions, TIME_FIELDS)).find((e) => hasMarker(e.internalNotes, t.marker));
     return entry ? { timeEntryRef: String(entry.id) } : null;
   },
-
-  previewProjectWrite(projectRef, d) {
-    return [
-      { method: 'GET', path: phasesPath(projectRef) },
-      {
-        method: 'POST',
-        path: '/project/tickets',
-        body: projectTicketBody(projectRef, d, resolvedAtCommit(`the first open phase of project ${projectRef}`)),
-      },
-    ];
-  },
-
-  async writeToProject(ctx, projectRef, d) {
-    const created = await createProjectTicket(ctx, projectRef, d);
-    return { ticketRef: created.ticketRef, noteRef: null };
-  },
-
-  async findProjectWrite(ctx, projectRef, marker) {
-    if (!/^\d+$/.test(projectRef)) return null;
-    // The project's newest tickets (a lost write is among them), then the notes of each for the marker
-    // line kept in initialInternalAnalysis: at most 1 + PROJECT_TICKET_CANDIDATES calls.
-    const tickets = await findAll(ctx, '/project/tickets', `project/id = ${Number(projectRef)}`, PROJECT_TICKET_FIELDS,
-      { pageSize: PROJECT_TICKET_CANDIDATES, orderBy: 'id desc' });
-    for (const t of tickets.filter((x) => typeof x?.id === 'number').slice(0, PROJECT_TICKET_CANDIDATES)) {
-      const notes = await findAll(ctx, `/project/tickets/${t.id}/notes`, `text contains ${condText(marker)}`, NOTE_FIELDS);
-      if (notes.some((n) => hasMarker(n.text, marker))) return { ticketRef: String(t.id), noteRef: null };
-    }
-    return null;
-  },
 };
-
-async function createProjectTicket(ctx: WriteContext, projectRef: string, d: TicketDraft): Promise<CreatedTicket> {
-  const phaseId = await projectPhase(ctx, projectRef);
-  const ticket = await call<CwNative>(ctx, {
-    method: 'POST', path: '/project/tickets', body: projectTicketBody(projectRef, d, phaseId),
-  }, PROJECT_TICKET_FIELDS, 'project_source_id');
-  return { ticketRef: String(ticket.id), native: ticket };
-}

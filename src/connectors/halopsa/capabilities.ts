@@ -12,7 +12,7 @@ export const haloPsaCapabilities: ConnectorCapabilities = {
   projectWrite: 'project_note',
   // Halo's ticket list has no note count; `lastactiondate` moves only when an action (a note) is added.
   bookkeepingFields: ['last_update', 'lastactiondate', 'alastupdate', 'ulastupdate', 'last_modified'],
-  // HaloPSA publishes no limit we could confirm (vendors.md): a conservative default, AIMD on a 429.
+  // HaloPSA publishes no limit we could confirm (docs/vendors.md): a conservative default, AIMD on a 429.
   budget: { requestsPerHour: 5_000, concurrent: 5 },
   notes: { counted: 'never', stampField: 'lastactiondate' },
   // The agent UI shares the API's origin (the connection base URL is the instance URL).

@@ -1,8 +1,8 @@
 /**
  * HaloPSA project writes, the limited PSA connector (interface document rule 14): a project is a
  * ticket in Halo, and both a project note and a project item are the connector's existing project
- * write, an internal Action on the project (writer.ts `previewProjectWrite`/`writeToProject`, marker
- * line in the action's `note`, reconciled with `findProjectWrite`). It previews on any host and
+ * write, an internal Action on the project (writer.ts `previewProjectNote`/`addProjectNote`, marker
+ * line in the action's `note`, found with `findNoteByMarker`). It previews on any host and
  * commits only on its fixture host (the write skeleton's assertLiveAllowed).
  *
  * Baseline projects: the connector reads a locked project (`locked: true`, Halo's lock on a ticket or
@@ -12,7 +12,7 @@
  */
 import type { ProjectItemDraft, ProjectNoteDraft, ProjectWriter } from '../project-write-types';
 import type { FieldProblem, TicketDraft } from '../write-types';
-import { haloPsaWriter } from './writer';
+import { addProjectNote, haloPsaWriter, previewProjectNote } from './writer';
 
 /** The draft the existing project write takes: `summary` then `description` make the action's note. */
 function draftOf(marker: string, summary: string, description: string | null): TicketDraft {
@@ -40,26 +40,24 @@ export const haloPsaProjectWriter: ProjectWriter = {
   },
 
   previewNote(projectRef, n) {
-    return haloPsaWriter.previewProjectWrite(projectRef, noteDraft(n));
+    return previewProjectNote(projectRef, noteDraft(n));
   },
 
   previewItem(projectRef, i) {
-    return haloPsaWriter.previewProjectWrite(projectRef, itemDraft(i));
+    return previewProjectNote(projectRef, itemDraft(i));
   },
 
   async addNote(ctx, projectRef, n) {
-    const r = await haloPsaWriter.writeToProject(ctx, projectRef, noteDraft(n));
-    return { ref: String(r.noteRef), ticketRef: null };
+    return { ref: await addProjectNote(ctx, projectRef, noteDraft(n)), ticketRef: null };
   },
 
   async findNote(ctx, projectRef, marker) {
-    const r = await haloPsaWriter.findProjectWrite(ctx, projectRef, marker);
-    return r?.noteRef ? { ref: r.noteRef, ticketRef: null } : null;
+    const r = await haloPsaWriter.findNoteByMarker(ctx, projectRef, marker);
+    return r ? { ref: r.noteRef, ticketRef: null } : null;
   },
 
   async addItem(ctx, projectRef, i) {
-    const r = await haloPsaWriter.writeToProject(ctx, projectRef, itemDraft(i));
-    return { ref: String(r.noteRef), ticketRef: null };
+    return { ref: await addProjectNote(ctx, projectRef, itemDraft(i)), ticketRef: null };
   },
 
   async findItem(ctx, projectRef, i) {

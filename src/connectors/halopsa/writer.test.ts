@@ -5,7 +5,7 @@ import type { HaloRecord } from '../../simulators/halopsa/store';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';
 import { VendorValidationError } from '../vendor-errors';
 import type { NoteDraft, TicketDraft, TimeEntryDraft, WriteContext } from '../write-types';
-import { haloPsaWriter as halo } from './writer';
+import { addProjectNote, haloPsaWriter as halo, previewProjectNote } from './writer';
 
 const INSTANCE = 'sandbox-beta';
 const fixtures = loadHaloFixtures(INSTANCE);
@@ -179,32 +179,30 @@ describe('notes and time', () => {
   });
 });
 
-describe('project writes', () => {
-  it('writes the finding as a note on the project and finds it by marker', async () => {
+describe('project notes', () => {
+  it('writes a note on the project and finds it by marker', async () => {
     const d = draft({ summary: 'Conditional Access policy missing for guests', projectSourceId: '950' });
-    const [preview] = halo.previewProjectWrite('950', d);
+    const [preview] = previewProjectNote('950', d);
     expect(preview).toMatchObject({ method: 'POST', path: '/api/Actions' });
 
-    const result = await halo.writeToProject(ctx(), '950', d);
-    expect(result.ticketRef).toBeNull();
-    const stored = action(result.noteRef!);
+    const noteRef = await addProjectNote(ctx(), '950', d);
+    const stored = action(noteRef);
     expect(stored.ticket_id).toBe(950);
     expect(sentFields(stored, element(preview.body))).toEqual(element(preview.body));
-    expect(await halo.findNoteByMarker(ctx(), '950', d.marker)).toEqual({ noteRef: result.noteRef });
-    expect(await halo.findProjectWrite(ctx(), '950', d.marker)).toEqual({ ticketRef: null, noteRef: result.noteRef });
-    expect(await halo.findProjectWrite(ctx(), '950', 'msp-not-sent')).toBeNull();
+    expect(await halo.findNoteByMarker(ctx(), '950', d.marker)).toEqual({ noteRef });
+    expect(await halo.findNoteByMarker(ctx(), '950', 'msp-not-sent')).toBeNull();
   });
 
   it('takes a create routed to a project as the same project note', async () => {
     const d = draft({ summary: 'Legacy SMBv1 enabled on file server', projectSourceId: '950' });
-    expect(halo.previewCreateTicket(d)).toEqual(halo.previewProjectWrite('950', d));
+    expect(halo.previewCreateTicket(d)).toEqual(previewProjectNote('950', d));
     const created = await halo.createTicket(ctx(), d);
     expect(created).toEqual({ ticketRef: '950', native: sim.get(INSTANCE, 'projects', 950) });
     expect(await halo.findNoteByMarker(ctx(), '950', d.marker)).not.toBeNull();
   });
 
   it('refuses a note on the locked baseline project as a validation error on the project', async () => {
-    const err = await halo.writeToProject(ctx(), '953', draft({ projectSourceId: '953' })).catch((e: unknown) => e);
+    const err = await addProjectNote(ctx(), '953', draft({ projectSourceId: '953' })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VendorValidationError);
     expect((err as VendorValidationError).problems.map((p) => p.field)).toEqual(['project_source_id']);
   });

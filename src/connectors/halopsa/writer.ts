@@ -10,8 +10,8 @@
  *   first page), so reconciliation searches with the documented `search_details` and confirms the
  *   match client-side on third_party_id_string or the details line;
  * - notes, time and project notes: Actions have no reference field, so a trailing `[ref:<marker>]`
- *   line in the action's `note`, found by reading the ticket's (or project's) actions. A project write
- *   is a note on the project, so it is reconciled with findNoteByMarker(projectRef, marker).
+ *   line in the action's `note`, found by reading the ticket's (or project's) actions. A ticket create
+ *   routed to a project is a note on the project, so it is found with findNoteByMarker(projectRef, marker).
  *
  * Halo documents no maximum length for a ticket summary, so none is checked here; Halo refuses a
  * missing summary or client with 400 and a message, which becomes a VendorValidationError.
@@ -186,7 +186,7 @@ export const haloPsaWriter: WriteConnector = {
   checkTicket(d) {
     const problems: FieldProblem[] = [];
     if (!d.summary.trim()) problems.push({ field: 'summary', message: 'HaloPSA requires a ticket summary.' });
-    // A project write is a note on the project: no client needed.
+    // A create routed to a project is a note on the project: no client needed.
     if (!d.projectSourceId && !d.companySourceId) {
       problems.push({ field: 'company_name', message: `No company named ${quoted(d.companyName)} exists in HaloPSA.` });
     }
@@ -218,7 +218,7 @@ export const haloPsaWriter: WriteConnector = {
   },
 
   previewCreateTicket(d) {
-    if (d.projectSourceId) return this.previewProjectWrite(d.projectSourceId, d);
+    if (d.projectSourceId) return previewProjectNote(d.projectSourceId, d);
     return [{ method: 'POST', path: '/api/Tickets', body: ticketBody(d) }];
   },
 
@@ -237,7 +237,7 @@ export const haloPsaWriter: WriteConnector = {
   async createTicket(ctx, d) {
     if (d.projectSourceId) {
       // The limited connector writes the finding as a note on the project (reconcile with findNoteByMarker).
-      await addAction(ctx, projectNoteBody(d.projectSourceId, d), PROJECT_FIELDS, 'project_source_id');
+      await addProjectNote(ctx, d.projectSourceId, d);
       const project = await call<HaloRecord>(ctx, { method: 'GET', path: `/api/Projects/${d.projectSourceId}` }, PROJECT_FIELDS, 'project_source_id');
       return { ticketRef: d.projectSourceId, native: project } satisfies CreatedTicket;
     }
@@ -288,19 +288,18 @@ export const haloPsaWriter: WriteConnector = {
     const found = await findAction(ctx, t.ticketRef, t.marker);
     return found ? { timeEntryRef: found.noteRef } : null;
   },
-
-  previewProjectWrite(projectRef, d) {
-    return [{ method: 'POST', path: '/api/Actions', body: projectNoteBody(projectRef, d) }];
-  },
-
-  async writeToProject(ctx, projectRef, d) {
-    const noteRef = await addAction(ctx, projectNoteBody(projectRef, d), PROJECT_FIELDS, 'project_source_id');
-    return { ticketRef: null, noteRef };
-  },
-
-  async findProjectWrite(ctx, projectRef, marker) {
-    // The limited connector's project write is a note on the project.
-    const found = await this.findNoteByMarker(ctx, projectRef, marker);
-    return found ? { ticketRef: null, noteRef: found.noteRef } : null;
-  },
 };
+
+/**
+ * A note on an existing project (an internal Action with the marker line): what a ticket create routed to
+ * a project becomes here, and both kinds of project write of project-writer.ts. Found again with
+ * findNoteByMarker(projectRef, marker).
+ */
+export function previewProjectNote(projectRef: string, d: TicketDraft): VendorRequestPreview[] {
+  return [{ method: 'POST', path: '/api/Actions', body: projectNoteBody(projectRef, d) }];
+}
+
+/** Sends the project note of previewProjectNote; answers the action's id. */
+export function addProjectNote(ctx: WriteContext, projectRef: string, d: TicketDraft): Promise<string> {
+  return addAction(ctx, projectNoteBody(projectRef, d), PROJECT_FIELDS, 'project_source_id');
+}

@@ -8,9 +8,12 @@ export const ninjaOneCapabilities: ConnectorCapabilities = {
   commits: 'live',
   pageSize: NINJA_PAGE_SIZE,
   credentials: ['clientId', 'clientSecret'],
+  // The refresh token of an authorisation by a NinjaOne user (authorization-code grant): a token with
+  // user context, which script/run requires (client.ts). Without it the connection reads but cannot deploy.
+  optionalCredentials: ['refreshToken'],
   projectWrite: null,
   bookkeepingFields: ['lastContact', 'lastUpdate'],
-  // NinjaOne's v2 API publishes no limit we could confirm (vendors.md): a conservative default, AIMD on a 429.
+  // NinjaOne's v2 API publishes no limit we could confirm (docs/vendors.md): a conservative default, AIMD on a 429.
   budget: { requestsPerHour: 5_000, concurrent: 5 },
   notes: { counted: 'never' },
   deviceOs: (native) => osFamily(native.nodeClass),

@@ -1,8 +1,15 @@
 /**
- * NinjaOne API access for the connector: OAuth client-credentials tokens (cached until shortly
- * before expiry), authenticated GETs, and the two paging schemes of the v2 API:
+ * NinjaOne API access for the connector: OAuth tokens (cached until shortly before expiry),
+ * authenticated GETs, and the two paging schemes of the v2 API:
  * `after` = last id for the lists (/v2/organizations, /v2/devices-detailed) and server-side report
  * cursors for /v2/queries/* (`{cursor: {name, offset, count, expires}, results}`).
+ *
+ * Tokens: POST /ws/oauth/token. A connection holding a `refreshToken` (the MSP authorised it with the
+ * authorization-code grant) uses the refresh_token grant, so its tokens carry that user's context, which
+ * script/run requires (homotechsual/NinjaOne issue 90: "an interactive authentication session (`code`
+ * type or `refresh_token` derived from a code)"; NangoHQ/nango PR 5429). Otherwise client_credentials
+ * (reads only). A refresh token NinjaOne answers with replaces the stored one for this process (whether
+ * NinjaOne rotates refresh tokens is unconfirmed; storing a rotated one back is not done here).
  */
 import { createHash } from 'node:crypto';
 import type { SyncContext } from '../types';
@@ -14,6 +21,7 @@ export const NINJA_PAGE_SIZE = 1000;
 
 interface TokenResponse {
   access_token: string;
+  refresh_token?: string;
   token_type?: string;
   expires_in?: number;
 }
@@ -31,29 +39,43 @@ export type NinjaContext = Pick<SyncContext, 'baseUrl' | 'credentials' | 'http'>
 const tokenCache = new Map<string, CachedToken>();
 const pendingTokens = new Map<string, Promise<CachedToken>>();
 
-function credentialsOf(ctx: NinjaContext): { clientId: string; clientSecret: string } {
-  const { clientId, clientSecret } = ctx.credentials;
+function credentialsOf(ctx: NinjaContext): { clientId: string; clientSecret: string; refreshToken: string | null } {
+  const { clientId, clientSecret, refreshToken } = ctx.credentials;
   if (!clientId || !clientSecret) throw new Error('ninjaone connection needs credentials clientId and clientSecret');
-  return { clientId, clientSecret };
+  return { clientId, clientSecret, refreshToken: refreshToken || null };
+}
+
+/** True when the connection's tokens carry a user's context (it holds the refresh token of an authorisation). */
+export function hasUserContext(ctx: NinjaContext): boolean {
+  return credentialsOf(ctx).refreshToken != null;
 }
 
 function cacheKey(ctx: NinjaContext): string {
-  const { clientId, clientSecret } = credentialsOf(ctx);
-  const secretHash = createHash('sha256').update(clientSecret).digest('hex').slice(0, 16);
-  return `${ctx.baseUrl}\n${clientId}\n${secretHash}`;
+  const { clientId, clientSecret, refreshToken } = credentialsOf(ctx);
+  const hash = createHash('sha256').update(`${clientSecret}\n${refreshToken ?? ''}`).digest('hex').slice(0, 16);
+  return `${ctx.baseUrl}\n${clientId}\n${hash}`;
 }
 
+/** Refresh tokens NinjaOne answered with, by the one they replace (see the header). */
+const rotatedRefreshTokens = new Map<string, string>();
+
 async function requestToken(ctx: NinjaContext): Promise<CachedToken> {
-  const { clientId, clientSecret } = credentialsOf(ctx);
+  const { clientId, clientSecret, refreshToken } = credentialsOf(ctx);
+  const current = refreshToken ? (rotatedRefreshTokens.get(refreshToken) ?? refreshToken) : null;
+  const form: Record<string, string> = current
+    ? { grant_type: 'refresh_token', client_id: clientId, client_secret: clientSecret, refresh_token: current }
+    : { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'monitoring management control' };
   const res = await ctx.http.request<TokenResponse>({
     method: 'POST',
     url: `${ctx.baseUrl}/ws/oauth/token`,
-    form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'monitoring management control' },
+    form,
     // Asking for a token again is harmless, so throttling on the token endpoint is retried too.
     retry: true,
   });
   const { access_token: token, expires_in: expiresIn } = res.body ?? ({} as TokenResponse);
   if (typeof token !== 'string' || !token) throw new Error('ninjaone token endpoint answered without access_token');
+  const next = res.body?.refresh_token;
+  if (refreshToken && typeof next === 'string' && next && next !== current) rotatedRefreshTokens.set(refreshToken, next);
   const lifetimeS = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : 3600;
   // Renew a little early so a token does not expire in the middle of a page.
   const marginS = Math.min(60, lifetimeS / 10);

@@ -20,12 +20,16 @@
  * is the safe side. The look-up is bounded: at most RECONCILE_PAGES pages of 1000; if the window is
  * still not covered we refuse to send rather than risk a second run.
  *
- * Not modelled: users report that script/run refuses client-credentials tokens with 403 "Access key
- * does not have user context" (an authorization-code token is needed); the OpenAPI does not say so.
- * Such a 403 reaches the caller as vendor_error (502) and nothing runs.
+ * User context: NinjaOne refuses script/run for a client-credentials token with `user_context_required`
+ * ("Access key does not have user context which is required for this request"; homotechsual/NinjaOne
+ * issue 90, NangoHQ/nango PR 5429); the OpenAPI does not say so. That refusal is a 422 naming the reason
+ * and what the MSP must do (authorise the connection with the authorization-code grant, which gives
+ * the connection a refresh token: client.ts). Nothing runs.
  */
 import type { DeployDraft, DeployOutcome, DeviceWriter } from '../device-write-types';
 import type { VendorRequestPreview, WriteContext } from '../write-types';
+import { VendorValidationError } from '../vendor-errors';
+import { VendorHttpError } from '../vendor-http';
 import { ninjaGet, ninjaPost } from './client';
 
 type Native = Record<string, unknown>;
@@ -60,7 +64,20 @@ export const ninjaOneWriter: DeviceWriter = {
   async deploy(ctx, d) {
     const queued = await offline(ctx, d.deviceRef);
     const r = runRequest(d);
-    const answer = await ninjaPost<unknown>(ctx, r.path, r.body);
+    let answer: unknown;
+    try {
+      answer = await ninjaPost<unknown>(ctx, r.path, r.body);
+    } catch (err) {
+      if (err instanceof VendorHttpError && (err.body as { error?: unknown } | null)?.error === 'user_context_required') {
+        throw new VendorValidationError('ninjaone', [{
+          field: 'connection',
+          message: 'NinjaOne runs scripts only for a token with a user\'s context (user_context_required: "Access key does not have user context '
+            + 'which is required for this request"). This connection authenticates with client credentials: the MSP must authorise it '
+            + 'with NinjaOne\'s authorization-code grant (a NinjaOne user signs in), which gives it a refresh token.',
+        }], err.status, err.body);
+      }
+      throw err;
+    }
     return { queued, native: answer && typeof answer === 'object' ? (answer as Native) : null };
   },
 

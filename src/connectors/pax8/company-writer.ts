@@ -1,5 +1,5 @@
 /**
- * Pax8 write side: company create at the distributor (design §14).
+ * Pax8 write side: company create at the distributor (docs/architecture.md, Distributor).
  *
  * Source: Pax8 Partner Endpoints OpenAPI (devx.pax8.com/openapi/partner-endpoints.json, as kept in
  * github.com/api-evangelist/pax8 `openapi/_original/pax8-partner-endpoints-openapi.json`):
@@ -10,7 +10,7 @@
  *   the same request ("create the company with contacts in a single request"), so one request is
  *   sent, never separate contact posts. `Address.country` has `pattern: ^[A-Z]{2}$`. The Address
  *   schema lists no required parts; we require street, city, stateOrProvince and postalCode as
- *   /work/shared/vendors.md records Pax8 doing (stricter than the schema, never kinder).
+ *   docs/vendors.md records Pax8 doing (stricter than the schema, never kinder).
  * - 200 answers the created Company (with `id`); 422 "Invalid Company" answers the `Error` envelope
  *   `{type, message, instance, status, details: [{type, message, instance, status}]}`. ErrorDetail has
  *   no field property, so the field is read from the detail's message (see `refusal`). A 400 (bad
@@ -209,7 +209,7 @@ async function postCompany(ctx: WriteContext, body: Record<string, unknown>): Pr
         fresh = true;
         continue;
       }
-      if (err.status === 429 && throttled < maxRetries && (err.retryAfterMs ?? 0) <= maxRetryAfterMs) {
+      if (err.outcome === 'throttled' && throttled < maxRetries && (err.retryAfterMs ?? 0) <= maxRetryAfterMs) {
         await sleep(err.retryAfterMs ?? backoffDelay(throttled, baseDelayMs, maxDelayMs, random));
         throttled += 1;
         continue;

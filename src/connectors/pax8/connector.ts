@@ -1,6 +1,6 @@
 /**
  * Pax8 (distributor) read connector: companies and their contacts, products and subscriptions from
- * the Partner API v1 (`/products`, `/subscriptions`; vendors.md, devx.pax8.com Partner Endpoints).
+ * the Partner API v1 (`/products`, `/subscriptions`; docs/vendors.md, devx.pax8.com Partner Endpoints).
  *
  * Pages: `page` (0-based) and `size=200` (Pax8's maximum), followed until `page.totalPages`.
  * Incremental: none. Companies carry `updatedDate` (kept as vendorUpdatedAt) but no Pax8 list

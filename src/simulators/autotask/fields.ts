@@ -325,14 +325,14 @@ export function defaultFields(): Record<EntityName, FieldInfo[]> {
     ],
     // Fields of Autotask's ProjectNote and Task entities (opendns/autotask-php AutotaskObjects
     // ProjectNote.php, Task.php: Task requires projectID, status, taskType, title). Picklist values
-    // are the sandbox's (per database in Autotask).
+    // are per database in Autotask; the sandbox's ids are its own, so a client must read them.
     ProjectNotes: [
       id(),
       ref('projectID', 'Project', { isRequired: true }),
       str('title', 250, { isRequired: true }),
       str('description', 32000, { isRequired: true }),
-      pick('noteType', picklist([[1, 'Project Summary'], [2, 'Project Detail'], [3, 'Project Notes']], 3), { isRequired: true }),
-      pick('publish', picklist([[1, 'All Autotask Users'], [2, 'Internal Only']], 1), { isRequired: true }),
+      pick('noteType', picklist([[11, 'Project Summary'], [12, 'Project Detail'], [13, 'Project Notes']], 13), { isRequired: true }),
+      pick('publish', picklist([[4, 'All Autotask Users'], [5, 'Internal Only']], 4), { isRequired: true }),
       bool('isAnnouncement'),
       ref('creatorResourceID', 'Resource', { isReadOnly: true }),
       time('createDateTime', { isReadOnly: true }),
@@ -343,8 +343,8 @@ export function defaultFields(): Record<EntityName, FieldInfo[]> {
       ref('projectID', 'Project', { isRequired: true }),
       str('title', 255, { isRequired: true }),
       str('description', 8000),
-      pick('status', picklist([[1, 'New'], [4, 'In Progress'], [5, 'Complete']], 1), { isRequired: true }),
-      pick('taskType', picklist([[1, 'Fixed Work'], [2, 'Fixed Duration']], 1), { isRequired: true }),
+      pick('status', picklist([[7, 'New'], [8, 'In Progress'], [5, 'Complete']], 7), { isRequired: true }),
+      pick('taskType', picklist([[21, 'Fixed Work'], [22, 'Fixed Duration']], 21), { isRequired: true }),
       ref('phaseID', 'Phase'),
       ref('assignedResourceID', 'Resource'),
       dbl('estimatedHours'),

@@ -1,7 +1,6 @@
 /**
  * Autotask's write rules for project notes (ProjectNotes) and tasks (Tasks), created through their
- * parent (POST Projects/{id}/Notes, Projects/{id}/Tasks) or the root collection with projectID in the
- * body. Refusals are `AutotaskError(500, [...])`, as Autotask answers validation failures (writes.ts).
+ * parent only (POST Projects/{id}/Notes, Projects/{id}/Tasks: the swagger has no root POST for them). Refusals are `AutotaskError(500, [...])`, as Autotask answers validation failures (writes.ts).
  *
  * Plans are not work: a project whose projectType is Template or Baseline takes no notes or tasks
  * here. Autotask's exact message is unconfirmed; the refusal keeps its shape (500 `{errors}`), so the

@@ -6,6 +6,7 @@
  */
 import type { EntityName } from './fields';
 import { AutotaskError, type InstanceState, type Row } from './store';
+import { sqlBeginsWith, sqlContains, sqlEndsWith } from '../sql-like';
 
 export interface FilterNode {
   op: string;
@@ -116,9 +117,10 @@ function comparison(op: string, field: string, expected: unknown): Predicate {
       const test = (v: unknown) => expected.some((x) => compare(v, x) === 0);
       return op === 'in' ? (r) => test(r[field]) : (r) => !test(r[field]);
     }
-    case 'beginswith': return (r) => text(r[field]).startsWith(text(expected));
-    case 'endswith': return (r) => text(r[field]).endsWith(text(expected));
-    case 'contains': return (r) => text(r[field]).includes(text(expected));
+    // Text searches are SQL Server LIKEs at Autotask: `[` in the value opens a character class (sql-like.ts).
+    case 'beginswith': { const m = sqlBeginsWith(text(expected)); return (r) => m(r[field]); }
+    case 'endswith': { const m = sqlEndsWith(text(expected)); return (r) => m(r[field]); }
+    case 'contains': { const m = sqlContains(text(expected)); return (r) => m(r[field]); }
     case 'eq': return (r) => compare(r[field], expected) === 0;
     case 'noteq': return (r) => compare(r[field], expected) !== 0;
     case 'gt': return (r) => ordered(r[field], expected, (c) => c > 0);

@@ -89,6 +89,12 @@ describe('Autotask simulator', () => {
       expect(recent.body.items.length).toBeGreaterThan(0);
       expect(recent.body.items.length).toBeLessThan(all.length);
 
+      // Text operators are SQL Server LIKEs: `[` opens a character class, `_` is any one character.
+      const vpn = all.filter((t) => String(t.title).includes('VPN'));
+      expect(ids(await s.call('POST', 'Tickets/query', { filter: [{ op: 'contains', field: 'title', value: '[V]PN' }] }))).toEqual(vpn.map((t) => t.id));
+      expect(ids(await s.call('POST', 'Tickets/query', { filter: [{ op: 'contains', field: 'title', value: 'V_N' }] })).length).toBeGreaterThanOrEqual(vpn.length);
+      expect(ids(await s.call('POST', 'Tickets/query', { filter: [{ op: 'contains', field: 'title', value: '[VPN]' }] })).length).toBeGreaterThan(vpn.length);
+
       const viaGet = await s.call('GET', `Tickets/query?search=${encodeURIComponent(JSON.stringify({ filter: [{ op: 'eq', field: 'status', value: 5 }] }))}`);
       expect(viaGet.body).toEqual(complete.body);
     });
@@ -205,6 +211,14 @@ describe('Autotask simulator', () => {
       expect(Date.parse(String(sim.get(AUTOTASK_DEMO_INSTANCE, 'Tickets', 7010)!.lastActivityDate))).toBeGreaterThan(Date.parse(String(ticket.lastActivityDate)));
       const listed = await s.call('GET', 'Tickets/7010/Notes');
       expect(listed.body.items.map((n: { id: number }) => n.id)).toContain(added.body.itemId);
+
+      // Children are created through their parent only: the swagger has no root POST TicketNotes,
+      // ProjectNotes or Tasks (nor POST/PATCH ContractServices), so those answer 404 and create nothing.
+      const count = sim.list(AUTOTASK_DEMO_INSTANCE, 'TicketNotes').length;
+      for (const entity of ['TicketNotes', 'ProjectNotes', 'Tasks', 'ContractServices']) {
+        expect((await s.call('POST', entity, { ticketID: 7010, title: 'Update', description: 'x', noteType: 1, publish: 2 })).status).toBe(404);
+      }
+      expect(sim.list(AUTOTASK_DEMO_INSTANCE, 'TicketNotes')).toHaveLength(count);
     });
 
     it('refuses 25 hours, an inactive resource and a missing role; accepts a valid time entry', async () => {

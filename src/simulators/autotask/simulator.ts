@@ -6,7 +6,7 @@
  * <Entity>/query, GET <Entity>/query?search=, GET|POST <Entity>/query/next with the paging state in
  * the URL, <Entity>/query/count), GET <Entity>/{id}, entity information with picklists, Autotask's
  * write rules for Tickets, TicketNotes and TimeEntries, and for recurring-service contracts
- * (ContractServices, ContractServiceAdjustments; contract-writes.ts) (refusals are HTTP 500 `{errors: [...]}` as
+ * (ContractServices through their contract, ContractServiceAdjustments; contract-writes.ts) (refusals are HTTP 500 `{errors: [...]}` as
  * Autotask does), and its usage limits (see limits.ts). State is per database ("instance"), selected
  * by the credentials.
  */
@@ -57,6 +57,8 @@ export interface AutotaskSimulatorOptions {
   requireTicketNoteTitles?: boolean;
   /** The system setting "Allow users to modify Role when creating/editing time entries on tickets" (off by default). */
   allowTimeEntryRoleChange?: boolean;
+  /** The zone zoneInformation names (default: this simulator's own mount, zone "Sandbox"). */
+  zone?: { zoneName: string; url: string };
 }
 
 export interface AutotaskSimulator extends VendorSimulator {
@@ -127,7 +129,7 @@ export function createAutotaskSimulator(opts: AutotaskSimulatorOptions = {}): Au
     return e;
   };
 
-  const api = buildApi({ instance, credentials, limits, clock, requireTicketNoteTitles, allowTimeEntryRoleChange, entityOf });
+  const api = buildApi({ instance, credentials, limits, clock, requireTicketNoteTitles, allowTimeEntryRoleChange, entityOf, zone: opts.zone });
 
   const router = express.Router();
   router.use('/_control', controlRouter({ faults }, opts.controlToken));
@@ -247,6 +249,7 @@ interface ApiDeps {
   requireTicketNoteTitles: boolean;
   allowTimeEntryRoleChange: boolean;
   entityOf: (name: string) => EntityName;
+  zone?: { zoneName: string; url: string };
 }
 
 function buildApi(deps: ApiDeps): express.Router {
@@ -282,6 +285,10 @@ function buildApi(deps: ApiDeps): express.Router {
       throw new AutotaskError(500, ['Zone information could not be determined for this user.']);
     }
     const mount = `${origin(req)}${req.baseUrl.replace(/\/atservicesrest\/v1\.0$/i, '')}`;
+    if (deps.zone) {
+      res.json({ zoneName: deps.zone.zoneName, url: deps.zone.url, webUrl: deps.zone.url.replace(/ATServicesRest\/?$/i, ''), ci: 0 });
+      return;
+    }
     res.json({ zoneName: 'Sandbox', url: `${mount}/atservicesrest/`, webUrl: `${mount}/`, ci: 0 });
   });
 
@@ -421,39 +428,66 @@ function buildApi(deps: ApiDeps): express.Router {
   projectChildren('ProjectNotes', createProjectNote);
   projectChildren('Tasks', createTask);
 
+  // Contract services are created and updated only through their contract: the swagger (v1.json, as
+  // kept in KelvinTegelaar/AutotaskAPI) has POST/PATCH /Contracts/{parentId}/Services and, at the root,
+  // only GET ContractServices/{id} and the queries. The root POST/PATCH answer 404 like any unknown route.
+  api.get('/Contracts/:id/Services', (req, res) => {
+    const search: QuerySearch = { filter: [{ op: 'eq', field: 'contractID', value: Number(req.params.id) }] };
+    answerPage(req, res, 'ContractServices', search, firstPage(search));
+  });
+  api.get('/Contracts/:id/Services/:serviceId', (req, res) => {
+    const row = ctxOf(res).state.table('ContractServices').get(Number(req.params.serviceId));
+    if (!row || row.contractID !== Number(req.params.id)) {
+      throw new AutotaskError(404, [`ContractServices with id ${String(req.params.serviceId)} was not found.`]);
+    }
+    res.json({ item: clone(row) });
+  });
+  const parentContract = (req: Request): number => {
+    const contractId = Number(req.params.id);
+    if (!Number.isInteger(contractId)) throw new AutotaskError(500, ['The contract id in the URL is not valid.']);
+    return contractId;
+  };
+  api.post('/Contracts/:id/Services', (req, res) => {
+    const contractId = parentContract(req);
+    const body = bodyObject(req);
+    if (body.contractID != null && Number(body.contractID) !== contractId) throw new AutotaskError(500, ['contractID does not match the contract in the URL.']);
+    res.json({ itemId: createContractService(writeContext(res), { ...body, contractID: contractId }).id });
+  });
+  api.patch('/Contracts/:id/Services', (req, res) => {
+    const contractId = parentContract(req);
+    const body = bodyObject(req);
+    const row = ctxOf(res).state.table('ContractServices').get(Number(body.id ?? body.Id ?? body.ID));
+    if (row && row.contractID !== contractId) throw new AutotaskError(500, [`ContractServices with id ${row.id} is not a service of contract ${contractId}.`]);
+    res.json({ itemId: updateContractService(writeContext(res), body).id });
+  });
+
   api.get('/:entity/:id', (req, res) => {
     const entity = entityParam(req);
     const id = Number(req.params.id);
     if (!Number.isInteger(id)) throw new AutotaskError(500, [`'${String(req.params.id)}' is not a valid id.`]);
     // Autotask answers an unknown id with 404 (the v2 @apigrate/autotask-restapi README, as noted in
-    // vendors.md "second pass"); the exact body is unconfirmed, so it is Autotask's usual {errors: [...]}.
+    // docs/vendors.md "second pass"); the exact body is unconfirmed, so it is Autotask's usual {errors: [...]}.
     const row = ctxOf(res).state.table(entity).get(id);
     if (!row) throw new AutotaskError(404, [`${entity} with id ${id} was not found.`]);
     res.json({ item: clone(row) });
   });
 
-  api.post('/:entity', (req, res) => {
+  api.post('/:entity', (req, res, next) => {
     const entity = entityParam(req);
+    // Children are created only through their parent (Contracts/{id}/Services, Tickets/{id}/Notes,
+    // Projects/{id}/Notes, Projects/{id}/Tasks): the swagger has no root POST for them, so they 404 here.
+    if (['ContractServices', 'TicketNotes', 'ProjectNotes', 'Tasks'].includes(entity)) return next();
     const ctx = writeContext(res);
     let row: Row;
     if (entity === 'Tickets') row = createTicket(ctx, bodyObject(req));
-    // Autotask documents creating a child through its parent URL (Tickets/{id}/Notes); the root
-    // collection is accepted here as well, with ticketID in the body.
-    else if (entity === 'TicketNotes') row = createTicketNote(ctx, bodyObject(req));
     else if (entity === 'TimeEntries') row = createTimeEntry(ctx, bodyObject(req));
-    else if (entity === 'ContractServices') row = createContractService(ctx, bodyObject(req));
     else if (entity === 'ContractServiceAdjustments') row = createContractServiceAdjustment(ctx, bodyObject(req));
-    else if (entity === 'ProjectNotes') row = createProjectNote(ctx, bodyObject(req));
-    else if (entity === 'Tasks') row = createTask(ctx, bodyObject(req));
     else throw new AutotaskError(405, [`Creating ${entity} is not available in the sandbox.`]);
     res.json({ itemId: row.id });
   });
-  api.patch('/:entity', (req, res) => {
+  api.patch('/:entity', (req, res, next) => {
     const entity = entityParam(req);
-    if (entity === 'ContractServices') {
-      res.json({ itemId: updateContractService(writeContext(res), bodyObject(req)).id });
-      return;
-    }
+    if (entity === 'ContractServices') return next();
     if (entity !== 'Tickets') throw new AutotaskError(405, [`Updating ${entity} is not available in the sandbox.`]);
     const row = updateTicket(writeContext(res), bodyObject(req));
     res.json({ itemId: row.id });

@@ -4,7 +4,7 @@
  * unitCost, billCustomer, effectiveDate, cancelledDate, taxableFlag, invoiceDescription, description,
  * agreementId, extPrice, extCost, margin, agreementStatus Active|Cancelled|Expired|Inactive; ConnectWise's
  * OpenAPI as generated into HealthITAU/pyconnectwise models/manage `Addition` (billCustomer required,
- * Billable|DoNotBill|NoCharge) and sowderca/connectwise-ruby-sdk docs/Addition.md; vendors.md has
+ * Billable|DoNotBill|NoCharge) and sowderca/connectwise-ruby-sdk docs/Addition.md; docs/vendors.md has
  * `product` required too). Refusals are ConnectWise's 400 `{code: "InvalidObject", message, errors: [{code, message,
  * resource, field}]}`; an unknown agreement or addition is 404 NotFound.
  *

@@ -8,6 +8,7 @@
  */
 import { badRequest } from './errors';
 import type { CwRecord } from './store';
+import { sqlContains, sqlLike } from '../sql-like';
 
 export type Predicate = (rec: CwRecord) => boolean;
 
@@ -156,11 +157,6 @@ function compare(field: unknown, op: string, value: Value): boolean {
   }
 }
 
-function likeRegex(pattern: string): RegExp {
-  const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/[%*]/g, '.*').replace(/_/g, '.');
-  return new RegExp(`^${escaped}$`, 'is');
-}
-
 class Parser {
   private pos = 0;
   constructor(private readonly tokens: Token[], private readonly checkField: (path: string) => void) {}
@@ -224,12 +220,14 @@ class Parser {
       test = (r) => compare(get(r), opTok.v, v);
     } else if (opTok?.t === 'word' && opTok.v === 'contains') {
       const v = this.value();
-      const needle = v.kind === 'string' ? v.v.toLowerCase() : String('v' in v ? v.v : '').toLowerCase();
-      test = (r) => { const f = get(r); return f != null && ('' + f).toLowerCase().includes(needle); };
+      // A LIKE '%value%' at ConnectWise: `[` in the value opens a character class (sql-like.ts).
+      const matches = sqlContains(v.kind === 'string' ? v.v : String('v' in v ? v.v : ''));
+      test = (r) => matches(get(r));
     } else if (opTok?.t === 'word' && opTok.v === 'like') {
       const v = this.value();
-      const re = likeRegex(v.kind === 'string' ? v.v : String('v' in v ? v.v : ''));
-      test = (r) => { const f = get(r); return f != null && re.test('' + f); };
+      // ConnectWise's `like` takes `*` as well as `%` for any run of characters.
+      const matches = sqlLike(v.kind === 'string' ? v.v : String('v' in v ? v.v : ''), '%*');
+      test = (r) => matches(get(r));
     } else if (opTok?.t === 'word' && opTok.v === 'in') {
       this.expectPunct('(');
       const values = [this.value()];

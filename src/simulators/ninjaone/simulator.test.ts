@@ -1,8 +1,19 @@
+import { createHash } from 'node:crypto';
 import { ninjaFixtures, useNinjaOneSimulator } from './test-harness';
 import { softwareKey, type NinjaAlert, type NinjaDevice, type NinjaOsPatch, type NinjaSoftware } from './types';
 
 const { sim, url: simUrl } = useNinjaOneSimulator();
 const { alpha, beta } = ninjaFixtures;
+
+/** A token with a user's context: the refresh_token grant of the client's authorisation (script/run needs one). */
+async function userToken(): Promise<string> {
+  const res = await fetch(`${simUrl()}/ws/oauth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'sandbox', client_secret: 'sandbox-secret', refresh_token: 'sandbox-refresh-token' }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
 
 async function token(clientId = 'sandbox', clientSecret = 'sandbox-secret'): Promise<string> {
   const res = await fetch(`${simUrl()}/ws/oauth/token`, {
@@ -264,7 +275,7 @@ describe('script catalogue, script runs and the activity log', () => {
   });
 
   it('refuses what NinjaOne refuses, in its error shape, and records no run', async () => {
-    const t = await token();
+    const t = await userToken();
     expect(await run('wrong', 102, { type: 'SCRIPT', id: 301 })).toMatchObject({ status: 401, body: { error: 'not_authenticated' } });
     expect(await run(t, 99999, { type: 'SCRIPT', id: 301 })).toMatchObject({ status: 404, body: { error: 'invalid_id' } });
     expect(await run(t, 102, { type: 'SCRIPT', id: 9999 })).toMatchObject({ status: 404, body: { error: 'invalid_id' } });
@@ -277,7 +288,7 @@ describe('script catalogue, script runs and the activity log', () => {
   });
 
   it('runs at once on an online device (activities, installed software) and queues on an offline one', async () => {
-    const t = await token();
+    const t = await userToken();
     expect((await run(t, 102, { type: 'SCRIPT', id: 301, runAs: 'system' })).status).toBe(204);
     expect(sim.list('sandbox-alpha', 'software').some((s) => s.deviceId === 102 && s.name === '7-Zip')).toBe(true);
     const log = await get<{ activities: { statusCode: string; sourceName: string; activityType: string }[] }>(t, '/v2/device/102/activities', { activityType: 'ACTION' });
@@ -290,5 +301,65 @@ describe('script catalogue, script runs and the activity log', () => {
     sim.update('sandbox-alpha', 'devices', 101, { offline: false });
     expect(sim.runs('sandbox-alpha')[1].done).toBe(true);
     expect(sim.list('sandbox-alpha', 'software').some((s) => s.deviceId === 101 && s.name === '7-Zip')).toBe(true);
+  });
+});
+
+describe('user context: client credentials, authorization code (PKCE) and refresh tokens', () => {
+  const runScript = (t: string) => fetch(`${simUrl()}/v2/device/102/script/run`, {
+    method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'SCRIPT', id: 301 }),
+  });
+  const tokenPost = (form: Record<string, string>) => fetch(`${simUrl()}/ws/oauth/token`, {
+    method: 'POST', body: new URLSearchParams({ client_id: 'sandbox', client_secret: 'sandbox-secret', ...form }),
+  });
+  const REDIRECT = 'https://isv.example/callback';
+  async function authorize(params: Record<string, string>): Promise<URL> {
+    const res = await fetch(`${simUrl()}/ws/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'sandbox', redirect_uri: REDIRECT, state: 's1', ...params })}`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    return new URL(res.headers.get('location')!);
+  }
+
+  it('script/run refuses a client-credentials token with NinjaOne\'s user_context_required, and runs nothing', async () => {
+    const res = await runScript(await token());
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ error: 'user_context_required', error_description: 'Access key does not have user context which is required for this request', error_code: 5 });
+    expect(sim.runs('sandbox-alpha')).toEqual([]);
+  });
+
+  it('an authorization code with PKCE gives a token with user context and a refresh token; the code is single use', async () => {
+    const verifier = 'v'.repeat(50);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const back = await authorize({ scope: 'monitoring management control offline_access', code_challenge: challenge, code_challenge_method: 'S256' });
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+    expect(back.searchParams.get('state')).toBe('s1');
+    const code = back.searchParams.get('code')!;
+    // A wrong verifier is refused (and spends the code).
+    const wrong = await tokenPost({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: 'x'.repeat(50) });
+    expect([wrong.status, ((await wrong.json()) as any).error]).toEqual([400, 'invalid_grant']);
+
+    const again = (await authorize({ scope: 'monitoring management control offline_access', code_challenge: challenge, code_challenge_method: 'S256' })).searchParams.get('code')!;
+    const ok = await tokenPost({ grant_type: 'authorization_code', code: again, redirect_uri: REDIRECT, code_verifier: verifier });
+    expect(ok.status).toBe(200);
+    const body = (await ok.json()) as { access_token: string; refresh_token: string };
+    expect(body.refresh_token).toEqual(expect.any(String));
+    expect((await runScript(body.access_token)).status).toBe(204);
+    const reused = await tokenPost({ grant_type: 'authorization_code', code: again, redirect_uri: REDIRECT, code_verifier: verifier });
+    expect(reused.status).toBe(400);
+
+    // Its refresh token gives tokens with the same user context.
+    const refreshed = await tokenPost({ grant_type: 'refresh_token', refresh_token: body.refresh_token });
+    expect((await runScript(((await refreshed.json()) as any).access_token)).status).toBe(204);
+    expect(sim.runs('sandbox-alpha')).toHaveLength(2);
+  });
+
+  it('no refresh token without offline_access; a bad redirect URI, response type or refresh token is refused', async () => {
+    const code = (await authorize({ scope: 'monitoring control' })).searchParams.get('code')!;
+    const res = await tokenPost({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT });
+    expect((await res.json()) as any).not.toHaveProperty('refresh_token');
+    const badRedirect = await fetch(`${simUrl()}/ws/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'sandbox', redirect_uri: 'javascript:alert(1)' })}`, { redirect: 'manual' });
+    expect(badRedirect.status).toBe(400);
+    expect((await authorize({ response_type: 'token' })).searchParams.get('error')).toBe('unsupported_response_type');
+    const otherRedirect = await tokenPost({ grant_type: 'authorization_code', code: (await authorize({})).searchParams.get('code')!, redirect_uri: 'https://elsewhere.example/' });
+    expect(otherRedirect.status).toBe(400);
+    expect((await tokenPost({ grant_type: 'refresh_token', refresh_token: 'guess' })).status).toBe(400);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * NinjaOne RMM simulator: the v2 public API's shapes for the reads our connector makes.
  *
- *   POST /ws/oauth/token            client credentials -> {access_token, token_type, expires_in, scope}
+ *   GET  /ws/oauth/authorize        authorization code (PKCE optional); the sandbox's user approves at once
+ *   POST /ws/oauth/token            client_credentials, authorization_code or refresh_token
+ *                                   -> {access_token, token_type, expires_in, scope[, refresh_token]}
  *   GET  /v2/organizations          pageSize, after (last id)
  *   GET  /v2/organization/{id}
  *   GET  /v2/devices                pageSize, after, df   (basic node fields)
@@ -22,9 +24,18 @@
  * NinjaOne has no last-updated filter on any of these (checked against the public OpenAPI
  * document, v2.0.9): the only `updatedAfter` parameters are on the custom-field queries.
  * The client id selects the instance: `sandbox` -> sandbox-alpha, `sandbox-beta` -> sandbox-beta.
+ *
+ * User context: a client-credentials token has none, and NinjaOne refuses it on script/run with
+ * `{"error":"user_context_required","error_description":"Access key does not have user context which
+ * is required for this request","error_code":5}` (homotechsual/NinjaOne issue 90; NangoHQ/nango PR 5429:
+ * running scripts needs the authorization-code grant). The HTTP status is not published: 403 here. A
+ * token from the authorization_code grant, or from the refresh_token grant of such an authorisation,
+ * carries the authorising user's context. The sandbox has no login page (its user approves at once), and
+ * each client starts with one refresh token, as if its MSP had authorised (`refreshToken`). Refresh
+ * tokens are not rotated on use (whether NinjaOne rotates them is unconfirmed).
  */
 import express, { type Request, type Response } from 'express';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { simulateNinjaOne } from './simulate';
 import { FaultInjector, VendorClock, controlRouter, statusName, type VendorSimulator } from '../kit';
 import http from 'node:http';
@@ -39,7 +50,17 @@ import {
 export interface NinjaOneClient {
   secret: string;
   instance: string;
+  /** The refresh token of the client's authorisation by a NinjaOne user (sandbox: public, like the secret). */
+  refreshToken?: string;
+  /** Redirect URIs registered in the client's NinjaOne API application; absent: any http(s) URL (sandbox). */
+  redirectUris?: string[];
 }
+
+/** Public development refresh tokens of the sandbox's NinjaOne clients (a user's authorisation, with the control scope). */
+export const NINJAONE_SANDBOX_REFRESH_TOKENS: Record<string, string> = {
+  sandbox: 'sandbox-refresh-token',
+  'sandbox-beta': 'sandbox-beta-refresh-token',
+};
 
 export interface NinjaOneSimulatorOptions {
   controlToken?: string;
@@ -72,8 +93,8 @@ export interface NinjaOneSimulator extends VendorSimulator {
 }
 
 const DEFAULT_CLIENTS: Record<string, NinjaOneClient> = {
-  sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' },
-  'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta' },
+  sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha', refreshToken: NINJAONE_SANDBOX_REFRESH_TOKENS.sandbox },
+  'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta', refreshToken: NINJAONE_SANDBOX_REFRESH_TOKENS['sandbox-beta'] },
 };
 const SCOPES = new Set(['monitoring', 'management', 'control', 'offline_access']);
 /** Credential roles a run may name (RunScriptRequest.runAs); NinjaOne also takes a credential id. */
@@ -145,7 +166,7 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
   const clients = opts.clients ?? DEFAULT_CLIENTS;
   const tokenTtl = opts.tokenTtlSeconds ?? 3600;
   const instances = new Map<string, NinjaInstance>();
-  const tokens = new Map<string, { instance: string; expiresAt: number }>();
+  const tokens = new Map<string, { instance: string; expiresAt: number; userContext: boolean }>();
 
   const nowSeconds = () => clock.now().getTime() / 1000;
   const instanceOf = (name: string): NinjaInstance => {
@@ -204,10 +225,61 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
   const router = express.Router();
   const api = express.Router();
 
+  /** Refresh tokens of authorisations by a NinjaOne user, each with its client and scopes. */
+  const refreshTokens = new Map<string, { clientId: string; scopes: string[] }>();
+  const seedRefreshTokens = () => {
+    refreshTokens.clear();
+    for (const [id, c] of Object.entries(clients)) {
+      if (c.refreshToken) refreshTokens.set(c.refreshToken, { clientId: id, scopes: ['monitoring', 'management', 'control', 'offline_access'] });
+    }
+  };
+  seedRefreshTokens();
+  /** Authorization codes: single use, ten minutes (RFC 6749 section 4.1.2 recommends at most ten). */
+  const codes = new Map<string, { clientId: string; redirectUri: string; scopes: string[]; challenge: string | null; method: string; expiresAt: number }>();
+
+  const scopeError = (scopes: string[]) => scopes.find((x) => !SCOPES.has(x));
+  const pkceMatches = (verifier: string | undefined, challenge: string, method: string) => {
+    if (!verifier) return false;
+    return method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') === challenge : verifier === challenge;
+  };
+
+  /**
+   * GET /ws/oauth/authorize (NinjaOne's authorization URL, NangoHQ/nango PR 5429): response_type=code,
+   * client_id, redirect_uri, scope, state, optional PKCE code_challenge (S256 or plain). The sandbox has
+   * no login page: its user approves at once, and the browser is sent to redirect_uri with code and state.
+   * A bad client or redirect URI is answered here, never redirected (RFC 6749 section 4.1.2.1).
+   */
+  const authorize = (req: Request, res: Response) => {
+    const q = (name: string) => queryString(req, name);
+    const client = clients[q('client_id') ?? ''];
+    const redirectUri = q('redirect_uri') ?? '';
+    if (!client) return void res.status(400).json({ error: 'invalid_client', error_description: 'Unknown client_id' });
+    const registered = client.redirectUris ? client.redirectUris.includes(redirectUri) : URL.canParse(redirectUri) && /^https?:$/.test(new URL(redirectUri).protocol);
+    if (!registered) return void res.status(400).json({ error: 'invalid_request', error_description: 'Invalid redirect_uri' });
+    const back = new URL(redirectUri);
+    const state = q('state');
+    if (state != null) back.searchParams.set('state', state);
+    const scopes = (q('scope') ?? 'monitoring').split(/\s+/).filter(Boolean);
+    const method = q('code_challenge_method') ?? 'plain';
+    const fail = (error: string, description: string) => {
+      back.searchParams.set('error', error);
+      back.searchParams.set('error_description', description);
+      res.redirect(302, back.href);
+    };
+    if (q('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported');
+    if (scopeError(scopes)) return fail('invalid_scope', `Invalid scope: ${scopeError(scopes)}`);
+    if (method !== 'S256' && method !== 'plain') return fail('invalid_request', 'code_challenge_method must be S256 or plain');
+    const code = randomBytes(24).toString('base64url');
+    codes.set(code, { clientId: q('client_id')!, redirectUri, scopes, challenge: q('code_challenge') ?? null, method, expiresAt: Date.now() + 600_000 });
+    back.searchParams.set('code', code);
+    res.redirect(302, back.href);
+  };
+
   const issueToken = (req: Request, res: Response) => {
     const body = (req.body ?? {}) as Record<string, string | undefined>;
-    if (body.grant_type !== 'client_credentials') {
-      res.status(400).json({ error: 'unsupported_grant_type', error_description: 'Only client_credentials is supported for API services' });
+    const grant = body.grant_type;
+    if (grant !== 'client_credentials' && grant !== 'refresh_token' && grant !== 'authorization_code') {
+      res.status(400).json({ error: 'unsupported_grant_type', error_description: 'Only client_credentials, authorization_code and refresh_token are supported' });
       return;
     }
     const basic = basicAuthCredentials(req);
@@ -219,15 +291,41 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
       res.status(401).json({ error: 'invalid_client', error_description: 'Bad client credentials' });
       return;
     }
-    const scopes = (body.scope ?? 'monitoring').split(/\s+/).filter(Boolean);
-    const unknown = scopes.find((s) => !SCOPES.has(s));
-    if (unknown) {
-      res.status(400).json({ error: 'invalid_scope', error_description: `Invalid scope: ${unknown}` });
-      return;
+    const invalidGrant = (description: string) => void res.status(400).json({ error: 'invalid_grant', error_description: description });
+    // A token of the client-credentials grant has no user context; the other two carry the authorising user's.
+    let scopes: string[];
+    let refreshToken: string | null = null;
+    if (grant === 'authorization_code') {
+      const issued = codes.get(body.code ?? '');
+      codes.delete(body.code ?? '');
+      if (!issued || issued.expiresAt <= Date.now() || issued.clientId !== clientId) return invalidGrant('Invalid authorization code');
+      if (body.redirect_uri !== issued.redirectUri) return invalidGrant('redirect_uri does not match the authorization request');
+      if (issued.challenge != null && !pkceMatches(body.code_verifier, issued.challenge, issued.method)) return invalidGrant('Invalid code_verifier');
+      scopes = issued.scopes;
+      // Refresh tokens come with the offline_access scope (NangoHQ/nango PR 5429).
+      if (scopes.includes('offline_access')) {
+        refreshToken = randomBytes(24).toString('base64url');
+        refreshTokens.set(refreshToken, { clientId: clientId!, scopes });
+      }
+    } else if (grant === 'refresh_token') {
+      const held = refreshTokens.get(body.refresh_token ?? '');
+      if (!held || held.clientId !== clientId) return invalidGrant('Invalid refresh token');
+      scopes = held.scopes;
+      refreshToken = body.refresh_token!;
+    } else {
+      scopes = (body.scope ?? 'monitoring').split(/\s+/).filter(Boolean);
+      if (scopeError(scopes)) {
+        res.status(400).json({ error: 'invalid_scope', error_description: `Invalid scope: ${scopeError(scopes)}` });
+        return;
+      }
     }
+    const userContext = grant !== 'client_credentials';
     const token = randomBytes(24).toString('base64url');
-    tokens.set(token, { instance: client.instance, expiresAt: Date.now() + tokenTtl * 1000 });
-    res.json({ access_token: token, token_type: 'Bearer', expires_in: tokenTtl, scope: scopes.join(' ') });
+    tokens.set(token, { instance: client.instance, expiresAt: Date.now() + tokenTtl * 1000, userContext });
+    res.json({
+      access_token: token, token_type: 'Bearer', expires_in: tokenTtl, scope: scopes.join(' '),
+      ...(refreshToken ? { refresh_token: refreshToken } : {}),
+    });
   };
 
   api.use((req, res, next) => {
@@ -239,6 +337,7 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
       return;
     }
     res.locals.instance = instanceOf(issued.instance);
+    res.locals.userContext = issued.userContext;
     next();
   });
 
@@ -363,6 +462,9 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
   });
 
   api.post('/device/:id/script/run', express.json(), (req, res) => {
+    if (res.locals.userContext !== true) {
+      return ninjaError(res, 403, 'user_context_required', 'Access key does not have user context which is required for this request', 5);
+    }
     const i = inst(res);
     const d = i.device(Number(req.params.id));
     if (!d) return ninjaError(res, 404, 'invalid_id', `Device ${req.params.id} not found`);
@@ -547,6 +649,7 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
 
   router.use('/_control', controlRouter(sim, opts.controlToken));
   router.use(faults.middleware());
+  router.get('/ws/oauth/authorize', authorize);
   router.post('/ws/oauth/token', express.urlencoded({ extended: false }), issueToken);
   router.use('/v2', api);
   return sim;

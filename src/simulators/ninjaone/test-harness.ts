@@ -11,7 +11,7 @@ export const ninjaFixtures = {
 export function useNinjaOneSimulator() {
   const sim = createNinjaOneSimulator({
     clients: {
-      sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' },
+      sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha', refreshToken: 'sandbox-refresh-token' },
       'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta' },
       load: { secret: 'load-secret', instance: 'load' },
     },
