@@ -21,8 +21,9 @@ suite('two api and two worker processes (BullMQ)', () => {
   const children: ChildProcess[] = [];
   let svc: TestService;
   let otherApi: string;
-  // A dead process is noticed after three beats: 1.5 s.
-  const shared = { INSTANCE_HEARTBEAT_MS: '500', WRITE_WAIT_MS: '20000' };
+  // A dead process is noticed after three beats: 1.5 s. A vendor request may land up to 6 s after it was
+  // sent (timeout plus margin): a take-over of a dead worker's write waits at most that after its send deadline.
+  const shared = { INSTANCE_HEARTBEAT_MS: '500', WRITE_WAIT_MS: '20000', VENDOR_TIMEOUT_MS: '5000', VENDOR_LANDING_MARGIN_MS: '1000' };
 
   async function start(role: 'worker' | 'api') {
     const started = await startChildService({

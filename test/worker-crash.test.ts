@@ -18,8 +18,12 @@ suite('a worker killed mid-write (BullMQ)', () => {
   const workers: ChildProcess[] = [];
   let svc: TestService;
 
+  // The vendor holds its answer 5 s: requests time out after 8 s and may land 2 s after that, so the new
+  // worker's take-over waits for that instead of the defaults' minute.
+  const vendorTiming = { VENDOR_TIMEOUT_MS: '8000', VENDOR_LANDING_MARGIN_MS: '2000' };
+
   async function startWorker(): Promise<ChildProcess> {
-    const { child } = await startChildService({ role: 'worker', schema, queuePrefix: prefix, encryptionKey });
+    const { child } = await startChildService({ role: 'worker', schema, queuePrefix: prefix, encryptionKey, env: vendorTiming });
     workers.push(child);
     return child;
   }
@@ -29,7 +33,7 @@ suite('a worker killed mid-write (BullMQ)', () => {
     await startWorker(); // runs the migrations first, then waits for jobs
     svc = await startTestService(
       { role: 'api', queuePrefix: prefix },
-      { env: { ENCRYPTION_KEY: encryptionKey }, database: { databaseUrl: runtime.databaseUrl, schema, dropSchemaOnClose: true } },
+      { env: { ENCRYPTION_KEY: encryptionKey, ...vendorTiming }, database: { databaseUrl: runtime.databaseUrl, schema, dropSchemaOnClose: true } },
     );
   }, 180_000);
 

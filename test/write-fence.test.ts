@@ -1,5 +1,5 @@
 /**
- * Exactly once under take-over (issue 13, item 3), over HTTP on both runtimes: the vendor holds a
+ * Exactly once under take-over (docs/architecture.md, Writes), over HTTP on both runtimes: the vendor holds a
  * ticket create before doing it, the caller gives up waiting (503) and retries with the same key at
  * once, so the take-over's lookup by marker finds nothing yet. Without the fence the take-over created a
  * second ticket; with it, the take-over waits for the first call's lease and then finds its ticket.

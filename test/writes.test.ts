@@ -1,6 +1,6 @@
 /**
- * Ticket write-back against the simulators over HTTP (interface document rules 3-7 and 14, design.md
- * section 6): previews change nothing, commits land once (replays, races, throttling, lost answers),
+ * Ticket write-back against the simulators over HTTP (interface document rules 3-7 and 14, docs/architecture.md,
+ * Writes): previews change nothing, commits land once (replays, races, throttling, lost answers),
  * every bad field is a 422 that creates nothing, grants gate every write, and the limited connector
  * keeps to its fixture host.
  */
@@ -150,7 +150,7 @@ describe('ticket create: commit exactly once', () => {
     const body = { company_name: await aCompany(), summary: 'Audited once', dry_run: false, idempotency_key: newKey() };
     const first = await svc.api(alpha('/tickets'), { method: 'POST', json: body });
     expect(first.status).toBe(201);
-    const entriesFor = async () => ((await svc.api(alpha('/audit?limit=500'))).body.entries as any[])
+    const entriesFor = async () => ((await svc.api(alpha('/audit?limit=500'))).body.audit as any[])
       .filter((e) => e.action === 'ticket.create.commit' && e.outcome === 'ok' && e.detail.ticket_refs?.includes(first.body.ticket_ref));
     expect(await entriesFor()).toHaveLength(1);
     expect((await entriesFor())[0].detail).toEqual({ dry_run: false, ticket_refs: [first.body.ticket_ref] });
@@ -297,7 +297,7 @@ describe('write-back on linked tickets', () => {
   it('update, note, close with evidence and reopen land in ConnectWise', async () => {
     const upd = await svc.api(alpha('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'update', status: 'in_progress', dry_run: false, idempotency_key: newKey() } });
     expect(upd.status).toBe(200);
-    const statuses = (await svc.api(alpha('/ticket-statuses?limit=500'))).body.statuses;
+    const statuses = (await svc.api(alpha('/ticket-statuses?limit=500'))).body.ticket_statuses;
     const canonOf = (id: number) => statuses.find((s: any) => s.id === String(id))?.canonical;
     expect(canonOf(cw.get('sandbox-alpha', 'tickets', Number(ref)).status.id)).toBe('in_progress');
 
@@ -373,6 +373,17 @@ describe('time entries', () => {
     const live = await svc.api(alpha('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 1, billable: true, dry_run: false, idempotency_key: newKey() } });
     expect(live.status).toBe(422);
     expect(live.body.details.field).toBe('member');
+  });
+
+  it('hours that round to nothing at the vendor\'s precision (5e-324: start == end) are 422 validation on hours, preview or commit, and nothing is written', async () => {
+    const before = (cw.list('sandbox-alpha', 'time_entries') as any[]).length;
+    for (const hours of [5e-324, 1e-6, 0.0001]) {
+      for (const extra of [{}, { dry_run: false, idempotency_key: newKey() }]) {
+        const res = await svc.api(alpha('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours, billable: true, member, ...extra } });
+        expect([res.status, res.body.code, res.body.details?.field]).toEqual([422, 'validation', 'hours']);
+      }
+    }
+    expect((cw.list('sandbox-alpha', 'time_entries') as any[]).length).toBe(before);
   });
 
   it('posts hours on a linked ticket once, billable as stated', async () => {
@@ -509,7 +520,7 @@ describe('grants', () => {
   });
 
   it('every commit and refusal is in the audit log', async () => {
-    const audit = (await svc.api(alpha('/audit?limit=500'))).body.entries;
+    const audit = (await svc.api(alpha('/audit?limit=500'))).body.audit;
     expect(audit.some((e: any) => e.action === 'ticket.create.commit' && e.outcome === 'ok')).toBe(true);
     expect(audit.some((e: any) => e.outcome === 'refused' && e.detail.code === 'validation')).toBe(true);
   });
@@ -530,7 +541,7 @@ describe('Autotask (live PSA connector)', () => {
     await svc.graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["psa.ticket.create","psa.ticket.update","psa.time.create"]) { id } }', { i: isv, c: c.data.create_connection.id });
     const sync = await svc.api(`/tenants/${tenantId}/sync`, { method: 'POST', json: {} });
     expect(sync.body.ok).toBe(true);
-    expect((await svc.api(`/tenants/${tenantId}/ticket-statuses`)).body.statuses.length).toBeGreaterThanOrEqual(8);
+    expect((await svc.api(`/tenants/${tenantId}/ticket-statuses`)).body.ticket_statuses.length).toBeGreaterThanOrEqual(8);
 
     const companies = at.list('autotask-demo', 'Companies') as any[];
     const names = companies.map((x: any) => x.companyName);

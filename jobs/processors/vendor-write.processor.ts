@@ -1,14 +1,17 @@
 /**
  * The `vendor.write` job: every create is reconciled by its marker before it is sent when the job may
  * have run before (a retry, a worker that died mid-job, a key whose earlier commit failed); 429/503
- * and lost connections are retried with backoff honouring Retry-After; the last failure is returned as
- * a typed VendorWriteFailure to the request that waits for it.
+ * and writes that certainly did not land are retried with backoff honouring Retry-After; a write whose
+ * outcome is unknown (vendor-http.ts, VendorOutcome) is looked up by its marker until it can no longer
+ * land before anything is answered; the last failure is returned as a typed VendorWriteFailure to the
+ * request that waits for it.
  */
 import type { AccessService } from '../../src/access/access.service';
 import { computeBackoffDelay } from '../queue/retry-policy';
 import { RetryAfterError, type JobContext } from '../queue/types';
 import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
+import { VendorValidationError } from '../../src/connectors/vendor-errors';
 import { agreementLineWriter, deviceWriter, distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
 import type { WriteFence } from '../../src/writes/write-fence';
@@ -41,43 +44,74 @@ export function vendorWriteProcessor(connections: Pick<AccessService, 'connectio
     const { reservationId, generation } = job.data;
     const adopted = fence?.adopt(job.data.lease, job) ?? null;
     const reservedToken = job.attempt === 1 && !job.redelivered ? (job.data.lease?.token ?? null) : null;
+    const sendUntil = Math.min(answerBy, Date.now() + 120_000);
     const [read, leased] = await Promise.allSettled([
       connections.connection(job.data.connectionId),
       adopted ?? (fence && reservationId && generation != null
-        ? fence.acquire(reservationId, generation, `${job.id}:${job.attempt}`, Math.min(answerBy, Date.now() + 120_000), reservedToken)
+        ? fence.acquire(reservationId, generation, `${job.id}:${job.attempt}`, sendUntil, reservedToken, sendUntil)
         : null),
     ]);
     if (leased.status === 'rejected') throw leased.reason;
     const lease = leased.value;
+    // No write starts after the lease's send deadline unless a later one is recorded first (write-fence.ts
+    // extend), and none after the request answers: what the job sends lands by fence.landAt(sendBy).
+    let sendBy = lease?.kind === 'held' ? lease.sendBy : sendUntil;
+    const beforeSend = async (): Promise<boolean> => {
+      if (Date.now() < sendBy) return true;
+      if (!fence || lease?.kind !== 'held' || Date.now() >= sendUntil) return false;
+      const next = fence.sendByFor(sendUntil);
+      if (!(await fence.extend(reservationId!, lease.token, next))) return false;
+      sendBy = next;
+      return true;
+    };
+    // The latest write of this job whose outcome is unknown: it may land until landAt.
+    const landing = { sentAt: null as number | null };
+    const landingMs = fence?.landingMs ?? http.opts.timeoutMs;
+    const landAt = () => (landing.sentAt == null ? null : landing.sentAt + landingMs);
     // Freed in the background: the answer does not wait for it (a lost release only delays the next holder).
     let handed = false;
-    const release = () => { if (lease?.kind === 'held' && !handed) void fence!.release(reservationId!, lease.token).catch(() => undefined); };
+    const release = () => { if (lease?.kind === 'held' && !handed) void fence!.release(reservationId!, lease.token, landAt()).catch(() => undefined); };
     // Or handed back with the answer, when the request still waits for it (it frees the lease in the
     // statement that stores the outcome). A job that throws for a retry, or answers after the request
     // stopped waiting, frees it itself: nobody else would.
     const answer = (r: VendorWriteResult): VendorWriteResult => {
       if (lease?.kind !== 'held' || !job.data.handBack || Date.now() >= answerBy) return r;
       handed = true;
-      return { ...r, handedLease: lease.token };
+      const at = landAt();
+      return { ...r, handedLease: lease.token, ...(at != null ? { landInMs: Math.max(0, at - Date.now()) } : {}) };
     };
     if (read.status === 'rejected') { release(); throw read.reason; }
     const connection = read.value;
     if (lease?.kind === 'stale') return failure('unavailable', 409, 'This write was taken over by a retry with the same idempotency_key; this attempt sent nothing.', { retryAfterSeconds: 1 });
-    if (lease?.kind === 'busy') return failure('unavailable', 503, 'Another attempt of this write is still in flight at the vendor; nothing was sent. Retry with the same idempotency_key.', { retryAfterSeconds: 5 });
+    // An earlier attempt is still in flight, or what it sent may still land: its outcome is not known yet.
+    if (lease?.kind === 'busy') {
+      return failure('unknown', 0, 'An earlier attempt of this write may still land at the vendor; this attempt sent nothing.', {
+        retryAfterSeconds: lease.retryAfterMs != null ? Math.max(1, Math.ceil(lease.retryAfterMs / 1000)) : 5,
+      });
+    }
     try {
       const ctx: WriteContext = {
         baseUrl: connection.baseUrl.replace(/\/$/, ''),
         credentials: box.openJson<Record<string, string>>(connection.credentialsEncrypted),
         // Writes (and the reads a write makes) go first in the connection's budget.
         // A call the budget could not admit before the request answers is refused at once (BudgetSpent).
-        http: budgets ? http.withBudget(budgets.gate(connection, 'write', Number.isFinite(answerBy) ? answerBy : undefined)) : http,
+        http: (budgets ? http.withBudget(budgets.gate(connection, 'write', Number.isFinite(answerBy) ? answerBy : undefined)) : http)
+          .withFence({ beforeSend, unknown: (sentAt) => { landing.sentAt = Math.max(landing.sentAt ?? 0, sentAt); } }),
       };
-      return answer(await perform(connection.connector, ctx, job.data.write, job.redelivered || job.data.reconcile === true || lease?.reconcile === true));
+      const p = plan(connection.connector, job.data.write);
+      return answer(await settle(p, ctx, job.redelivered || job.data.reconcile === true || lease?.reconcile === true, landing, landingMs, answerBy));
     } catch (err) {
       if (err instanceof BudgetSpent) return answer(failure('budget_spent', 429, err.message, { retryAfterSeconds: Math.max(1, Math.ceil(err.retryInMs / 1000)) }));
+      if (err instanceof OutcomeUnknown) {
+        return answer(failure('unknown', err.vendorError.status, err.vendorError.message, { retryAfterSeconds: Math.max(1, Math.ceil((err.landAt - Date.now()) / 1000)) }));
+      }
       const problems = asProblems(err);
       if (problems) return answer(failure('validation', 422, (err as Error).message, { problems }));
-      if (err instanceof VendorHttpError && err.retryable) {
+      // The one classification (vendor-http.ts): only a definite refusal is `refused`; throttling, an
+      // outage, and a write that certainly did not land (sent nowhere, or not found once it could no
+      // longer land) are tried again.
+      const outcome = err instanceof VendorHttpError ? err.outcome : null;
+      if (err instanceof VendorHttpError && outcome !== 'refused') {
         const retryAfterSeconds = err.retryAfterMs != null ? Math.ceil(err.retryAfterMs / 1000) : null;
         const delay = Math.max(err.retryAfterMs ?? 0, computeBackoffDelay(VENDOR_WRITE_BACKOFF, job.attempt));
         // The last attempt answers, and so does one whose next try could not start before the request
@@ -88,6 +122,7 @@ export function vendorWriteProcessor(connections: Pick<AccessService, 'connectio
         throw new RetryAfterError(delay, err);
       }
       if (err instanceof VendorHttpError) return answer(failure('refused', err.status, err.message));
+      if (err instanceof VendorValidationError) return answer(failure('validation', 422, err.message, { problems: err.problems }));
       throw err;
     } finally {
       release();
@@ -95,84 +130,119 @@ export function vendorWriteProcessor(connections: Pick<AccessService, 'connectio
   };
 }
 
+/** The write could not be confirmed either way before the request answers: it may still land until `landAt`. */
+class OutcomeUnknown extends Error {
+  constructor(readonly landAt: number, readonly vendorError: VendorHttpError) {
+    super(vendorError.message);
+  }
+}
+
+/** Waits between the look-ups that follow a write of unknown outcome (then the last one, repeated). */
+const LOOKUP_WAITS_MS = [0, 250, 500, 1000, 2000, 4000, 8000];
+/** At most this many look-ups for one write of unknown outcome. */
+const MAX_LOOKUPS = 12;
+
 /**
- * `redelivered`: this job may have run before, so the outcome of that earlier run is unknown: look
- * the marker up at the vendor before sending anything.
+ * Sends the write, and settles an unknown outcome before anything is answered (docs/architecture.md, Writes): the write is
+ * looked up by its marker, again and again (bounded), until it is found (it landed: reconciled) or until
+ * it can no longer land (`landingMs` after it was sent: then it certainly did not, and the error is
+ * thrown for a retry). If the request must answer first, OutcomeUnknown: the caller is told to retry
+ * with the same key, and the lease keeps the landing time so that the retry waits for it.
+ * `reconcileFirst`: this job may have run before: look the marker up before sending anything.
  */
-async function perform(connector: string, ctx: WriteContext, w: VendorWriteOp, redelivered: boolean): Promise<VendorWriteDone> {
+async function settle(p: WritePlan, ctx: WriteContext, reconcileFirst: boolean, landing: { sentAt: number | null }, landingMs: number, answerBy: number): Promise<VendorWriteDone> {
+  const found = reconcileFirst && p.find ? await p.find(ctx) : null;
+  if (found) return found;
+  try {
+    return await p.send(ctx);
+  } catch (err) {
+    if (!(err instanceof VendorHttpError) || err.outcome !== 'unknown' || landing.sentAt == null) throw err;
+    // Sending it again is harmless when the write has no marker to find (absolute values).
+    if (!p.find) { landing.sentAt = null; throw err; }
+    const landAt = landing.sentAt + landingMs;
+    for (let i = 0; i < MAX_LOOKUPS; i++) {
+      const wait = LOOKUP_WAITS_MS[Math.min(i, LOOKUP_WAITS_MS.length - 1)];
+      // Past its landing time, one last look-up is the answer.
+      const at = Math.min(Date.now() + wait, Math.max(Date.now(), landAt));
+      if (at > answerBy) break;
+      await new Promise((r) => setTimeout(r, at - Date.now()));
+      const landedAlready = Date.now() > landAt;
+      const hit = await p.find(ctx).catch(() => null); // a failed look-up proves nothing: look again
+      if (hit) { landing.sentAt = null; return hit; }
+      if (landedAlready) { landing.sentAt = null; throw err; } // it can no longer land: certainly not sent
+    }
+    throw new OutcomeUnknown(landAt, err);
+  }
+}
+
+/** One write: how to find it by its marker (null: it has none, resending is harmless) and how to send it. */
+interface WritePlan {
+  find: ((ctx: WriteContext) => Promise<VendorWriteDone | null>) | null;
+  send: (ctx: WriteContext) => Promise<VendorWriteDone>;
+}
+
+function plan(connector: string, w: VendorWriteOp): WritePlan {
   const result: VendorWriteDone = { ok: true, ticketRef: null, noteRef: null, timeEntryRef: null, companyRef: null, native: null, reconciled: false };
+  const found = <T>(f: (x: T) => VendorWriteDone) => (x: T | null) => (x ? { ...f(x), reconciled: true } : null);
   if (w.op === 'device.deploy') {
     // The RMM write side. No marker on a script run: the connector finds an earlier run in the
     // device's activity log since the commit was first reserved.
     const dw = deviceWriter(connector);
-    const found = redelivered ? await dw.findDeploy(ctx, w.draft, new Date(w.since)) : null;
-    const run = found ?? (await dw.deploy(ctx, w.draft));
-    return { ...result, native: run.native, queued: run.queued, reconciled: Boolean(found) };
+    const done = (run: { native: Record<string, unknown> | null; queued: boolean }) => ({ ...result, native: run.native, queued: run.queued });
+    return { find: async (ctx) => found(done)(await dw.findDeploy(ctx, w.draft, new Date(w.since))), send: async (ctx) => done(await dw.deploy(ctx, w.draft)) };
   }
   if (w.op === 'agreement.line.add' || w.op === 'agreement.line.rewrite' || w.op === 'agreement.line.end') {
     // Rewrite and end set absolute values, so sending them again is harmless; an add is found by its marker first.
     const lines = agreementLineWriter(connector);
-    let line;
+    const done = (line: { lineRef: string | null; native: Record<string, unknown> | null }) => ({ ...result, lineRef: line.lineRef, native: line.native });
     if (w.op === 'agreement.line.add') {
-      const found = redelivered ? await lines.findLineByMarker(ctx, w.draft.agreementSourceId, w.draft.marker) : null;
-      line = found ?? (await lines.addLine(ctx, w.draft));
-      result.reconciled = Boolean(found);
-    } else if (w.op === 'agreement.line.rewrite') {
-      line = await lines.rewriteLine(ctx, w.change);
-    } else {
-      line = await lines.endLine(ctx, w.end);
+      return { find: async (ctx) => found(done)(await lines.findLineByMarker(ctx, w.draft.agreementSourceId, w.draft.marker)), send: async (ctx) => done(await lines.addLine(ctx, w.draft)) };
     }
-    return { ...result, lineRef: line.lineRef, native: line.native };
+    if (w.op === 'agreement.line.rewrite') return { find: null, send: async (ctx) => done(await lines.rewriteLine(ctx, w.change)) };
+    return { find: null, send: async (ctx) => done(await lines.endLine(ctx, w.end)) };
   }
   if (w.op === 'company.create') {
     const companies = distributorWriter(connector);
-    const found = redelivered ? await companies.findCompany(ctx, w.draft) : null;
-    const created = found ?? (await companies.createCompany(ctx, w.draft));
-    return { ...result, companyRef: created.companyRef, native: created.native, reconciled: Boolean(found) };
+    const done = (c: { companyRef: string; native: Record<string, unknown> | null }) => ({ ...result, companyRef: c.companyRef, native: c.native });
+    return { find: async (ctx) => found(done)(await companies.findCompany(ctx, w.draft)), send: async (ctx) => done(await companies.createCompany(ctx, w.draft)) };
   }
   const writer: WriteConnector = writeConnector(connector);
   switch (w.op) {
     case 'ticket.create': {
-      const found = redelivered ? await writer.findTicketByMarker(ctx, w.draft.marker) : null;
-      const created = found ?? (await writer.createTicket(ctx, w.draft));
-      return { ...result, ticketRef: created.ticketRef, native: created.native, reconciled: Boolean(found) };
+      const done = (t: { ticketRef: string; native: Record<string, unknown> | null }) => ({ ...result, ticketRef: t.ticketRef, native: t.native });
+      return { find: async (ctx) => found(done)(await writer.findTicketByMarker(ctx, w.draft.marker)), send: async (ctx) => done(await writer.createTicket(ctx, w.draft)) };
     }
     case 'ticket.update': {
-      if (w.patch && Object.keys(w.patch).length > 0) result.native = await writer.updateTicket(ctx, w.ticketRef, w.patch);
-      if (w.note) {
-        const found = redelivered ? await writer.findNoteByMarker(ctx, w.ticketRef, w.note.marker) : null;
-        result.reconciled = Boolean(found);
-        result.noteRef = (found ?? (await writer.addNote(ctx, w.ticketRef, w.note))).noteRef;
-      }
-      result.ticketRef = w.ticketRef;
-      return result;
+      // The patch sets absolute values (harmless again); the note is found by its marker.
+      const note = w.note;
+      const send = async (ctx: WriteContext) => {
+        const r: VendorWriteDone = { ...result, ticketRef: w.ticketRef };
+        if (w.patch && Object.keys(w.patch).length > 0) r.native = await writer.updateTicket(ctx, w.ticketRef, w.patch);
+        if (note) r.noteRef = (await writer.addNote(ctx, w.ticketRef, note)).noteRef;
+        return r;
+      };
+      if (!note) return { find: null, send };
+      return {
+        // Found: the patch went before the note, so it landed too.
+        find: async (ctx) => found((n: { noteRef: string }) => ({ ...result, ticketRef: w.ticketRef, noteRef: n.noteRef }))(await writer.findNoteByMarker(ctx, w.ticketRef, note.marker)),
+        send,
+      };
     }
     case 'time.create': {
       const entry: TimeEntryDraft = { ...w.entry, start: new Date(w.entry.start) };
-      const found = redelivered ? await writer.findTimeEntryByMarker(ctx, entry) : null;
-      result.reconciled = Boolean(found);
-      result.timeEntryRef = (found ?? (await writer.createTimeEntry(ctx, entry))).timeEntryRef;
-      result.ticketRef = entry.ticketRef;
-      return result;
-    }
-    case 'project.write': {
-      const found = redelivered ? await writer.findProjectWrite(ctx, w.projectRef, w.draft.marker) : null;
-      if (found) return { ...result, ...found, reconciled: true };
-      const r = await writer.writeToProject(ctx, w.projectRef, w.draft);
-      return { ...result, ticketRef: r.ticketRef, noteRef: r.noteRef };
+      const done = (t: { timeEntryRef: string }) => ({ ...result, timeEntryRef: t.timeEntryRef, ticketRef: entry.ticketRef });
+      return { find: async (ctx) => found(done)(await writer.findTimeEntryByMarker(ctx, entry)), send: async (ctx) => done(await writer.createTimeEntry(ctx, entry)) };
     }
     case 'project.note': {
       const pw = projectWriter(writer.name);
-      const found = redelivered ? await pw.findNote(ctx, w.projectRef, w.note.marker) : null;
-      const r = found ?? (await pw.addNote(ctx, w.projectRef, w.note));
-      return { ...result, noteRef: r.ref, itemRef: r.ref, reconciled: Boolean(found) };
+      const done = (r: { ref: string }) => ({ ...result, noteRef: r.ref, itemRef: r.ref });
+      return { find: async (ctx) => found(done)(await pw.findNote(ctx, w.projectRef, w.note.marker)), send: async (ctx) => done(await pw.addNote(ctx, w.projectRef, w.note)) };
     }
     case 'project.item': {
       const pw = projectWriter(writer.name);
-      const found = redelivered ? await pw.findItem(ctx, w.projectRef, w.item) : null;
-      const r = found ?? (await pw.addItem(ctx, w.projectRef, w.item));
       // The limited connector's item is a note on the project: report it where findings read notes.
-      return { ...result, ticketRef: r.ticketRef, noteRef: pw.itemKind === 'project_note' ? r.ref : null, itemRef: r.ref, reconciled: Boolean(found) };
+      const done = (r: { ref: string; ticketRef: string | null }) => ({ ...result, ticketRef: r.ticketRef, noteRef: pw.itemKind === 'project_note' ? r.ref : null, itemRef: r.ref });
+      return { find: async (ctx) => found(done)(await pw.findItem(ctx, w.projectRef, w.item)), send: async (ctx) => done(await pw.addItem(ctx, w.projectRef, w.item)) };
     }
   }
 }

@@ -7,6 +7,7 @@
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import { parseRetryAfterMs } from '../shared/request';
 import type { BudgetGate } from '../budget/budget';
+import { recordVendorCall } from '../http/metrics';
 
 export interface VendorHttpOptions {
   /** Retries after the first try for 429/503 and network errors on safe requests. */
@@ -43,6 +44,35 @@ export interface VendorResponse<T = unknown> {
   attempts: number;
 }
 
+/**
+ * What a failed vendor call says about the write it carried: the one classification every writer and the
+ * vendor.write job use (docs/architecture.md, Writes).
+ * - `not_sent`: nothing reached the vendor (connection refused, no address, or our own send deadline).
+ * - `throttled`: 429, refused before any processing.
+ * - `unavailable`: 503 in the vendor's own error body, refused before any processing.
+ * - `refused`: a definite answer of the vendor: a 4xx, or another 5xx in the vendor's own error body.
+ * - `unknown`: the write may have landed or may still land: no answer (timeout, connection reset after
+ *   sending), a gateway's 502 or 504, or a 5xx without the vendor's own (JSON) error body.
+ */
+export type VendorOutcome = 'not_sent' | 'throttled' | 'unavailable' | 'refused' | 'unknown';
+
+/** Errors of a connection that never opened: the request cannot have reached the vendor. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** The vendor's own error body: a JSON object (gateways and proxies answer HTML, text or nothing). */
+function isVendorErrorBody(body: unknown): boolean {
+  return body != null && typeof body === 'object';
+}
+
+export function classifyVendorFailure(status: number, body: unknown, network: boolean, notSent: boolean): VendorOutcome {
+  if (notSent) return 'not_sent';
+  if (network) return 'unknown';
+  if (status === 429) return 'throttled';
+  if (status === 502 || status === 504) return 'unknown';
+  if (status >= 500) return isVendorErrorBody(body) ? (status === 503 ? 'unavailable' : 'refused') : 'unknown';
+  return 'refused';
+}
+
 export class VendorHttpError extends Error {
   constructor(
     message: string,
@@ -52,15 +82,35 @@ export class VendorHttpError extends Error {
     readonly attempts: number,
     /** True when no response was received at all (timeout, connection reset). */
     readonly network = false,
+    /** True when the request cannot have reached the vendor (see VendorOutcome `not_sent`). */
+    readonly notSent = false,
   ) {
     super(message);
     this.name = 'VendorHttpError';
   }
+  get outcome(): VendorOutcome {
+    return classifyVendorFailure(this.status, this.body, this.network, this.notSent);
+  }
+  /** Worth another try of a read: throttled, unavailable, or no answer. */
   get retryable(): boolean {
     return this.network || this.status === 429 || this.status === 503;
   }
 }
 
+/**
+ * The fence of one vendor.write job around its calls (write-fence.ts): a write request (one not safe to
+ * repeat) starts only once `beforeSend` says so (false: it is not sent), and each write whose outcome is
+ * unknown is reported with when it was sent.
+ */
+export interface SendFence {
+  beforeSend(): Promise<boolean>;
+  unknown(sentAt: number): void;
+}
+
+function networkCode(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } } | null;
+  return e?.code ?? e?.cause?.code;
+}
 
 /** Exponential backoff with full jitter: a random delay in [base*2^attempt/2, base*2^attempt]. */
 export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
@@ -94,10 +144,13 @@ async function exchange(url: URL, init: { method: Dispatcher.HttpMethod; headers
 
 export class VendorHttpClient {
   readonly opts: Required<VendorHttpOptions>;
-  /** The connection's API budget every attempt waits on (design.md section 11); none in unit tests of connectors. */
+  /** The connection's API budget every attempt waits on (docs/architecture.md, Vendor API budget); none in unit tests of connectors. */
   readonly budget: BudgetGate | null;
-  constructor(opts: VendorHttpOptions = {}, budget: BudgetGate | null = null) {
+  /** The vendor.write job's send deadline and record of unknown outcomes; none outside writes. */
+  readonly fence: SendFence | null;
+  constructor(opts: VendorHttpOptions = {}, budget: BudgetGate | null = null, fence: SendFence | null = null) {
     this.budget = budget;
+    this.fence = fence;
     this.opts = {
       maxRetries: opts.maxRetries ?? 5,
       baseDelayMs: opts.baseDelayMs ?? 250,
@@ -111,7 +164,12 @@ export class VendorHttpClient {
 
   /** The same client, every call of it inside `gate` (one connection's budget at one priority). */
   withBudget(gate: BudgetGate): VendorHttpClient {
-    return new VendorHttpClient(this.opts, gate);
+    return new VendorHttpClient(this.opts, gate, this.fence);
+  }
+
+  /** The same client under a write job's fence (SendFence). */
+  withFence(fence: SendFence): VendorHttpClient {
+    return new VendorHttpClient(this.opts, this.budget, fence);
   }
 
   async request<T = unknown>(req: VendorRequest): Promise<VendorResponse<T>> {
@@ -133,12 +191,23 @@ export class VendorHttpClient {
       let res: { status: number; headers: Headers; text: string };
       // One budget slot per attempt, held for the call only (never across a backoff sleep).
       const lease = this.budget ? await this.budget.acquire() : null;
+      // A write starts only before the job's send deadline: a take-over waits for that deadline plus the
+      // timeout and the vendor's margin (write-fence.ts), and so may trust the marker look-up after it.
+      if (!retry && this.fence && !(await this.fence.beforeSend())) {
+        await lease?.release();
+        throw new VendorHttpError(`not sent: the write's send deadline has passed (${method} ${url.pathname})`, 0, null, null, attempt + 1, true, true);
+      }
+      const sentAt = Date.now();
       try {
         res = await exchange(url, { method, headers, body }, this.opts.timeoutMs);
+        recordVendorCall(this.budget?.connector, res.status, sentAt);
         await lease?.release({ throttled: res.status === 429 });
       } catch (err) {
+        recordVendorCall(this.budget?.connector, null, sentAt);
         await lease?.release();
-        const e = new VendorHttpError(`vendor request failed: ${(err as Error).message}`, 0, null, null, attempt + 1, true);
+        const notSent = NOT_SENT_CODES.has(networkCode(err) ?? '');
+        if (!retry && !notSent) this.fence?.unknown(sentAt);
+        const e = new VendorHttpError(`vendor request failed: ${(err as Error).message}`, 0, null, null, attempt + 1, true, notSent);
         if (retry && attempt < this.opts.maxRetries) {
           await this.opts.sleep(backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random));
           continue;
@@ -158,9 +227,11 @@ export class VendorHttpClient {
         await this.opts.sleep(Math.max(retryAfterMs ?? 0, retryAfterMs != null ? 0 : backoff));
         continue;
       }
-      throw new VendorHttpError(
+      const failed = new VendorHttpError(
         `vendor answered ${res.status} to ${method} ${url.pathname}`, res.status, parsed, retryAfterMs, attempt + 1,
       );
+      if (!retry && failed.outcome === 'unknown') this.fence?.unknown(sentAt);
+      throw failed;
     }
   }
 }

@@ -28,8 +28,8 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, description: 'The request body is over 1 MB. Nothing was read or written.' },
   not_supported: { status: 501, description: 'The connector does not support this operation (limited PSA connector lists, non-fixture host, unavailable import).' },
   rate_limited: { status: 429, description: 'Vendor throttling outlived our retries, the connection\'s API budget (shared by every integration of the MSP) admits no call before the request answers, or this key went past its own limit (every answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`); nothing was written; wait for `Retry-After` seconds.' },
-  vendor_error: { status: 502, description: 'The vendor refused the request in a way we could not map to a field.' },
-  vendor_unavailable: { status: 503, description: 'The vendor stayed unavailable after retries.' },
+  vendor_error: { status: 502, description: 'The vendor definitely refused the request (its own error answer) in a way we could not map to a field. Nothing was written.' },
+  vendor_unavailable: { status: 503, description: 'The vendor stayed unavailable after retries, or a write\'s outcome is not known yet (no answer, a gateway error: `details.outcome` is `unknown`) and it may still land. Retry with the same idempotency key after `Retry-After`: the retry waits until nothing sent before can still land, then finds the write by its marker or sends it once.' },
   internal: { status: 500, description: 'An unexpected error on our side. It is logged with the request id; nothing a client sends should cause it.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

@@ -11,8 +11,9 @@ import { capabilitiesOf, writeConnector } from '../connectors/registry';
 import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
 import { targetPreview } from '../operations/write-results';
+import { timeEntryHoursProblems } from '../connectors/write-support';
 import type { CreateTicketBody, CreateTimeEntryBody, TicketCreatePreview, TicketCreateResult, TicketWriteBody, TicketWritePreview, TicketWriteResult, TimeEntryPreview, TimeEntryResult } from './ticket.schemas';
-import type { Caller, GrantKey } from '../access/caller';
+import { Grant, isvOfCaller, type Caller, type GrantKey } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { fieldError, ReferenceResolver } from './references';
 import type { IdentityService } from '../identity/identity.service';
@@ -50,7 +51,7 @@ export class TicketsService {
     const ignored: string[] = [];
     for (const [k, v] of Object.entries(bag)) {
       if (CANONICAL_FIELDS.has(k)) { ignored.push(k); continue; }
-      if (COMPANY_KEYS.has(k)) this.access.requireGrantOn(access, c, 'psa.company.create');
+      if (COMPANY_KEYS.has(k)) this.access.requireGrantOn(access, c, Grant.CompanyCreate);
       native[k] = v;
     }
     return { native, ignored };
@@ -66,7 +67,7 @@ export class TicketsService {
     // the order they are checked one by one (board, company, status, priority), whichever answered first.
     const [board, company, priority] = await Promise.allSettled([
       b.board ? this.refs.board(c, b.board) : null,
-      this.identity.resolveCompany(c, access.caller.kind === 'isv' ? access.caller.isvId : null, b.company_name),
+      this.identity.resolveCompany(c, isvOfCaller(access.caller), b.company_name),
       this.refs.priority(c, b.priority ?? 'medium'),
     ]);
     const boardSourceId = settled(board);
@@ -96,7 +97,7 @@ export class TicketsService {
     return this.pipeline.write({
       caller, access, operation: 'ticket.create', request: body,
       prepare: async (marker) => {
-        const targets = this.access.requireGrant(access, 'psa.ticket.create', 'psa');
+        const targets = this.access.targets(access, Grant.TicketCreate, 'psa');
         const prepared: { c: Connection; draft: TicketDraft; ignored: string[] }[] = [];
         for (const c of targets) prepared.push({ c, ...(await this.ticketDraft(access, c, body, marker)) });
         return { prepared, ignored: [...new Set(prepared.flatMap((p) => p.ignored))] };
@@ -139,7 +140,7 @@ export class TicketsService {
   /** A linked ticket on a connection where the caller holds `grant`; 404 when it is not in the link store. */
   async linked(access: TenantAccess, ticketRef: string, grant: GrantKey): Promise<{ link: TicketLink; c: Connection }> {
     const links = await this.ds.getRepository(TicketLink).find({ where: { tenantId: access.tenant.id, ticketRef } });
-    const held = this.access.requireGrant(access, grant, 'psa');
+    const held = this.access.targets(access, grant, 'psa');
     const link = links.find((l) => held.some((c) => c.id === l.connectionId));
     if (!link) {
       if (links.length > 0 && links.some((l) => access.connections.some((c) => c.id === l.connectionId))) throw ServiceError.grantMissing(grant);
@@ -163,7 +164,7 @@ export class TicketsService {
     return this.pipeline.write({
       caller, access, operation: 'ticket.write', subjectRef: body.ticket_ref, request: body,
       prepare: async (marker) => {
-        const { c } = await this.linked(access, body.ticket_ref, 'psa.ticket.update');
+        const { c } = await this.linked(access, body.ticket_ref, Grant.TicketUpdate);
         const writer = writeConnector(c.connector);
         const { native, ignored } = this.vendorNative(access, c, body.vendor_native);
         const boardSourceId = body.board ? await this.refs.board(c, body.board) : undefined;
@@ -230,7 +231,7 @@ export class TicketsService {
     return this.pipeline.write({
       caller, access, operation: 'time.create', subjectRef: body.ticket_ref, request: body,
       prepare: async (marker) => {
-        const { c } = await this.linked(access, body.ticket_ref, 'psa.time.create');
+        const { c } = await this.linked(access, body.ticket_ref, Grant.TimeCreate);
         const writer = writeConnector(c.connector);
         let memberRef: string | null = null;
         if (body.member) memberRef = (await this.refs.hasList(c, 'members')) ? await this.refs.member(c, body.member) : body.member;
@@ -238,7 +239,7 @@ export class TicketsService {
           marker, ticketRef: body.ticket_ref, hours: body.hours, billable: body.billable, memberRef,
           start: new Date(Date.now() - body.hours * 3_600_000),
         };
-        const problems = writer.checkTimeEntry(entry, !body.dry_run);
+        const problems = [...timeEntryHoursProblems(entry.hours), ...writer.checkTimeEntry(entry, !body.dry_run)];
         if (problems.length) throw problemsError(c.connector, problems);
         return { c, entry };
       },

@@ -1,5 +1,5 @@
 /**
- * Idempotency records (design.md section 6): the unique constraint on (isv, tenant, operation, key)
+ * Idempotency records (docs/architecture.md, Writes): the unique constraint on (isv, tenant, operation, key)
  * is what makes a commit happen once. A replay returns the stored answer; a different body under the
  * same key is a conflict; a key still being worked on is "in progress". A failed commit frees its key.
  */
@@ -8,7 +8,7 @@ import type { DataSource } from 'typeorm';
 import { IdempotencyRecord } from '../../entities';
 import { ServiceError } from '../errors/service-error';
 import { preparedQuery } from '../db/prepared';
-import { LEASE_SECONDS, type ReservedLease, type WriteFence } from './write-fence';
+import { LEASE_SECONDS, secondsUntil, type ReservedLease, type WriteFence } from './write-fence';
 
 const KEEP_MS = 24 * 3600 * 1000;
 /** An in-progress record older than this belonged to a process that died; it may be taken over. */
@@ -43,10 +43,19 @@ export interface IdempotencyScope {
   key: string;
 }
 
-/** SET items that free the lease when its holder is one of the tokens in `param` (a text[] parameter). */
-const FREE_LEASES = (param: string) =>
+/**
+ * SET items that free the lease when its holder is one of the tokens in `param` (a text[] parameter), and
+ * set its landing deadline to `land` (seconds from now, a float8 parameter; NULL: every write was answered).
+ */
+const FREE_LEASES = (param: string, land: string) =>
   `lease_owner = CASE WHEN lease_owner = ANY(${param}::text[]) THEN NULL ELSE lease_owner END,
-   lease_until = CASE WHEN lease_owner = ANY(${param}::text[]) THEN NULL ELSE lease_until END`;
+   lease_until = CASE WHEN lease_owner = ANY(${param}::text[]) THEN NULL ELSE lease_until END,
+   land_by = CASE WHEN lease_owner = ANY(${param}::text[])
+                  THEN (CASE WHEN ${land}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${land}::float8) END)
+                  ELSE land_by END`;
+
+/** When the writes of the finished jobs that handed their leases back may still land (ms since epoch), or null. */
+const landParam = (landAt: number | null) => (landAt == null ? null : secondsUntil(landAt));
 
 export function requestHash(body: unknown): string {
   const canonical = JSON.stringify(body, (_k, v) =>
@@ -58,18 +67,24 @@ export class IdempotencyService {
   /** `fence`: who owns a commit in progress, and whether its process is gone (write-fence.ts). */
   constructor(private readonly ds: DataSource, private readonly fence: WriteFence | null = null) {}
 
-  async reserve(scope: IdempotencyScope, hash: string): Promise<Reservation> {
+  /**
+   * `answerBy`: the request answers then (ms since epoch); the first job sends no write after its lease's
+   * `sendBy` unless it records a later one, so what it sends lands by `fence.landAt(sendBy)`, stored as land_by.
+   */
+  async reserve(scope: IdempotencyScope, hash: string, answerBy: number = Date.now() + 600_000): Promise<Reservation> {
     const now = new Date();
     // With the lease: one vendor call counted (the first job's), held LEASE_SECONDS by this process.
-    const lease = this.fence?.reserveLease() ?? null;
+    const lease = this.fence?.reserveLease(answerBy) ?? null;
+    const landIn = this.fence && lease ? secondsUntil(this.fence.landAt(lease.sendBy)) : null;
     const inserted = await preparedQuery<{ id: string }>(this.ds,
       `INSERT INTO idempotency_records (isv_id, tenant_id, operation, key, request_hash, state, expires_at, owner_instance,
-                                        lease_owner, lease_until, vendor_attempts)
+                                        lease_owner, lease_until, vendor_attempts, land_by)
        VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7, $8::text,
                CASE WHEN $8::text IS NULL THEN NULL ELSE now() + make_interval(secs => ${LEASE_SECONDS}) END,
-               CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END)
+               CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END,
+               CASE WHEN $8::text IS NULL THEN NULL ELSE now() + make_interval(secs => $9::float8) END)
        ON CONFLICT ON CONSTRAINT uq_idempotency_scope_key DO NOTHING RETURNING id`,
-      [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS), this.fence?.instanceId ?? null, lease?.token ?? null],
+      [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS), this.fence?.instanceId ?? null, lease?.token ?? null, landIn],
     );
     if (inserted.length) return { kind: 'new', id: inserted[0].id, takeover: false, generation: 1, lease };
 
@@ -117,11 +132,11 @@ export class IdempotencyService {
    * what the take-over is doing; the rows stored with it are kept all the same. `leases`: tokens of
    * leases no job holds any more (handed back by finished jobs, or never handed out), freed here.
    */
-  async complete(reservation: ReservationRef, answer: StoredAnswer, withIt: StoredWith[] = [], leases: string[] = []): Promise<void> {
+  async complete(reservation: ReservationRef, answer: StoredAnswer, withIt: StoredWith[] = [], leases: string[] = [], landAt: number | null = null): Promise<void> {
     await this.storeOutcome(
-      `UPDATE idempotency_records SET state = 'completed', response_status = $1, response_body = $2::jsonb, updated_at = now(), ${FREE_LEASES('$5')}
+      `UPDATE idempotency_records SET state = 'completed', response_status = $1, response_body = $2::jsonb, updated_at = now(), ${FREE_LEASES('$5', '$6')}
         WHERE id = $3 AND generation = $4`,
-      [answer.status, JSON.stringify(answer.body), reservation.id, reservation.generation, leases], withIt);
+      [answer.status, JSON.stringify(answer.body), reservation.id, reservation.generation, leases, landParam(landAt)], withIt);
   }
 
   /**
@@ -129,17 +144,17 @@ export class IdempotencyService {
    * `leases`: as for complete; a lease still held by a job that may be at the vendor is never among
    * them, so a take-over waits for that job. `withIt`: as for complete (what landed of a partial write).
    */
-  async fail(reservation: ReservationRef, leases: string[] = [], withIt: StoredWith[] = []): Promise<void> {
+  async fail(reservation: ReservationRef, leases: string[] = [], withIt: StoredWith[] = [], landAt: number | null = null): Promise<void> {
     await this.storeOutcome(
-      `UPDATE idempotency_records SET state = 'failed', updated_at = now(), ${FREE_LEASES('$3')}
+      `UPDATE idempotency_records SET state = 'failed', updated_at = now(), ${FREE_LEASES('$3', '$4')}
         WHERE id = $1 AND generation = $2`,
-      [reservation.id, reservation.generation, leases], withIt);
+      [reservation.id, reservation.generation, leases, landParam(landAt)], withIt);
   }
 
   /** Frees leases that finished jobs handed back, before another job of the reservation takes the lease. */
-  async freeLeases(reservation: ReservationRef, leases: string[]): Promise<void> {
+  async freeLeases(reservation: ReservationRef, leases: string[], landAt: number | null = null): Promise<void> {
     if (!leases.length) return;
-    await preparedQuery(this.ds, `UPDATE idempotency_records SET ${FREE_LEASES('$2')} WHERE id = $1`, [reservation.id, leases]);
+    await preparedQuery(this.ds, `UPDATE idempotency_records SET ${FREE_LEASES('$2', '$3')} WHERE id = $1`, [reservation.id, leases, landParam(landAt)]);
   }
 
   /** One statement, one commit: the outcome's UPDATE with each of `withIt` as a data-modifying WITH. */

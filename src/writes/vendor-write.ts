@@ -13,15 +13,14 @@ export type VendorWriteOp =
   | { op: 'ticket.create'; draft: TicketDraft }
   | { op: 'ticket.update'; ticketRef: string; patch: TicketPatch | null; note: NoteDraft | null }
   | { op: 'time.create'; entry: Omit<TimeEntryDraft, 'start'> & { start: string } }
-  | { op: 'project.write'; projectRef: string; draft: TicketDraft }
   | { op: 'company.create'; draft: DistributorCompanyDraft }
-  /** A note or an item on an existing project (src/projects, design.md section 15). */
+  /** A note or an item on an existing project (src/projects, docs/architecture.md, Projects). */
   | { op: 'project.note'; projectRef: string; note: ProjectNoteDraft }
   | { op: 'project.item'; projectRef: string; item: ProjectItemDraft }
 
   /** `since`: when the commit was first reserved (ISO); a retried send looks for a run from then on. */
   | { op: 'device.deploy'; draft: DeployDraft; since: string }
-  /** Line items on an existing agreement (rule 8, design.md section 12); `replace` is an end then an add, two jobs. */
+  /** Line items on an existing agreement (rule 8, docs/architecture.md, Agreements and billing); `replace` is an end then an add, two jobs. */
   | { op: 'agreement.line.add'; draft: AgreementLineDraft }
   | { op: 'agreement.line.rewrite'; change: AgreementLineChange }
   | { op: 'agreement.line.end'; end: AgreementLineEnd };
@@ -36,7 +35,7 @@ export interface VendorWriteJob extends JobPayload {
   reservationId?: string;
   generation?: number;
   /** The lease the reservation was made with, handed to its first job (write-fence.ts adopt). */
-  lease?: { token: string; takenAt: number };
+  lease?: { token: string; takenAt: number; sendBy?: number };
   /**
    * ISO time by which the waiting request answers. The job sends nothing after it, and gives up at once
    * (with the vendor's Retry-After) when a retry could not start before it: the caller is never told
@@ -53,6 +52,11 @@ export interface VendorWriteJob extends JobPayload {
 /** What every answer of the job may carry: the lease it handed back to the waiting request (write-fence.ts). */
 interface LeaseHandBack {
   handedLease?: string;
+  /**
+   * With a handed-back lease: a write of the job whose outcome is unknown may still land this long after
+   * the answer (ms; relative, as the processes' clocks may differ). Absent: every write was answered.
+   */
+  landInMs?: number;
 }
 
 export interface VendorWriteDone extends LeaseHandBack {
@@ -73,11 +77,14 @@ export interface VendorWriteDone extends LeaseHandBack {
   queued?: boolean;
 }
 
-/** Why a write did not land: throttled 429, unavailable 503, a vendor field rule, or another refusal. */
+/**
+ * Why a write did not land: throttled 429, unavailable 503, a vendor field rule, a definite refusal, or
+ * `unknown`: no answer or a gateway error, and no look-up by marker found it before the request answers.
+ */
 export interface VendorWriteFailure extends LeaseHandBack {
   ok: false;
   /** `budget_spent`: our budget for the connection (shared by every ISV of the MSP) admits no call in time; nothing was sent. */
-  kind: 'throttled' | 'budget_spent' | 'unavailable' | 'validation' | 'refused';
+  kind: 'throttled' | 'budget_spent' | 'unavailable' | 'validation' | 'refused' | 'unknown';
   status: number;
   retryAfterSeconds: number | null;
   problems: { field: string; message: string }[];

@@ -1,5 +1,5 @@
 /**
- * Exactly once across processes (issue 13, items 3 and 4): the fence around every vendor call of a
+ * Exactly once across processes (docs/architecture.md, Writes): the fence around every vendor call of a
  * commit, and the release of commits whose process died.
  *
  * - Each process is an instance with a heartbeat (service_instances). One silent for three beats is
@@ -17,6 +17,13 @@
  *   next request with the key takes it over and reconciles first, so a key is never blocked by a dead
  *   process. Releasing rather than completing is right because only the retry can answer the caller,
  *   and it finds at the vendor whatever the dead process landed.
+ * - A marker look-up proves nothing while a request of an earlier holder can still land: each
+ *   lease records `land_by`, its send deadline (the job sends no write after it, vendor-http.ts SendFence;
+ *   SEND_WINDOW_MS after the lease is taken, at most until the request answers, and pushed on by `extend`
+ *   when a write must start later) plus the client's timeout and the vendor's landing margin. A holder that ends with every write
+ *   answered sets it to null, or to the landing time of a write whose outcome it could not learn; a holder
+ *   that dies leaves it as recorded. A lease is taken, on either runtime and at any time, only once
+ *   `land_by` has passed: a take-over of a dead process's commit waits for it (docs/architecture.md, Writes).
  */
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -35,6 +42,19 @@ export interface ReservedLease {
   token: string;
   /** When it was taken, on the reserving process's clock (only that process adopts it). */
   takenAt: number;
+  /** Its holder sends no write after this (ms since epoch, the reserving process's clock) unless it extends it. */
+  sendBy: number;
+}
+
+/**
+ * How long after taking its lease a holder may start writes on what it recorded; a later write records a
+ * later landing deadline first (extend). Short, so that a take-over after a crash waits little.
+ */
+export const SEND_WINDOW_MS = 5_000;
+
+/** Seconds from now until `landAt` (ms since epoch, this process's clock), for `now() + make_interval(secs => ...)`. */
+export function secondsUntil(landAt: number): number {
+  return Math.max(0, (landAt - Date.now()) / 1000);
 }
 /** How often a job that finds the lease held looks again. */
 const LEASE_POLL_MS = 200;
@@ -44,21 +64,36 @@ export interface InstanceOptions {
   heartbeatMs: number;
   /** The embedded default: one process owns the database, so every other instance is gone. */
   exclusive: boolean;
+  /** How long after it is sent a vendor request may still land: the client's timeout plus the vendor's margin. */
+  landingMs?: number;
 }
+
+/** Without a configured client (unit tests): the defaults of VENDOR_TIMEOUT_MS and VENDOR_LANDING_MARGIN_MS. */
+const DEFAULT_LANDING_MS = 60_000;
 
 export type LeaseOutcome =
   /** `reconcile`: a vendor call was made under this reservation before: look for it first. */
-  | { kind: 'held'; token: string; reconcile: boolean }
+  | { kind: 'held'; token: string; reconcile: boolean; sendBy: number }
   /** The reservation was taken over (or completed): this job must send nothing. */
   | { kind: 'stale' }
   /** Another live holder kept the lease past the deadline. */
-  | { kind: 'busy' };
+  | { kind: 'busy'; retryAfterMs?: number };
 
 export class WriteFence {
   readonly instanceId = randomUUID();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly ds: DataSource, private readonly opts: InstanceOptions) {}
+
+  /** How long after it is sent a vendor request may still land. */
+  get landingMs(): number {
+    return this.opts.landingMs ?? DEFAULT_LANDING_MS;
+  }
+
+  /** When the writes of a holder that sends nothing after `sendBy` have all landed or never will (ms, this clock). */
+  landAt(sendBy: number): number {
+    return sendBy + this.landingMs;
+  }
 
   /** Seconds after which a silent instance is gone. */
   private get goneAfterSeconds(): number {
@@ -107,9 +142,27 @@ export class WriteFence {
     return row?.gone === true;
   }
 
-  /** A lease for a reservation about to be made (its INSERT stores the token, with LEASE_SECONDS). */
-  reserveLease(): ReservedLease {
-    return { token: `${this.instanceId}/reserved/${randomUUID().slice(0, 8)}`, takenAt: Date.now() };
+  /** The send deadline of a lease taken now by a job whose request answers by `answerBy`. */
+  sendByFor(answerBy: number): number {
+    return Math.min(answerBy, Date.now() + SEND_WINDOW_MS);
+  }
+
+  /** A lease for a reservation about to be made (its INSERT stores the token, with LEASE_SECONDS and land_by). */
+  reserveLease(answerBy: number): ReservedLease {
+    return { token: `${this.instanceId}/reserved/${randomUUID().slice(0, 8)}`, takenAt: Date.now(), sendBy: this.sendByFor(answerBy) };
+  }
+
+  /**
+   * Before a write that starts after the holder's send deadline: records a later one (`sendBy`), if the
+   * lease is still this holder's. False: it is not, and the write must not be sent.
+   */
+  async extend(reservationId: string, token: string, sendBy: number): Promise<boolean> {
+    const [rows]: [unknown[], number] = await this.ds.query(
+      `UPDATE idempotency_records SET land_by = greatest(land_by, now() + make_interval(secs => $3::float8)),
+              lease_until = greatest(lease_until, now() + make_interval(secs => ${LEASE_SECONDS}))
+        WHERE id = $1 AND lease_owner = $2 AND state = 'in_progress' RETURNING id`,
+      [reservationId, token, secondsUntil(this.landAt(sendBy))]);
+    return rows.length > 0;
   }
 
   /**
@@ -117,33 +170,49 @@ export class WriteFence {
    * attempt of the job it was handed to (never a redelivery, which may run beside a stalled first
    * one), in the process that reserved, while most of it is left. Null: acquire instead.
    */
-  adopt(reserved: ReservedLease | undefined, job: { attempt: number; redelivered: boolean }): LeaseOutcome | null {
+  adopt(reserved: (Omit<ReservedLease, 'sendBy'> & { sendBy?: number }) | undefined, job: { attempt: number; redelivered: boolean }): LeaseOutcome | null {
     if (!reserved || job.attempt !== 1 || job.redelivered) return null;
     if (reserved.token.split('/')[0] !== this.instanceId || Date.now() - reserved.takenAt > ADOPT_WITHIN_MS) return null;
-    return { kind: 'held', token: reserved.token, reconcile: false };
+    // Without its send deadline (a job queued before it was recorded): any write records one first.
+    return { kind: 'held', token: reserved.token, reconcile: false, sendBy: reserved.sendBy ?? reserved.takenAt };
   }
 
   /**
-   * Takes the reservation's lease for one vendor call, waiting while a live holder has it, until
-   * `deadline` (ms since epoch). `reserved`: the token of the lease taken with the reservation, which
-   * the first attempt of the job it was handed to may take over from any process (adopt).
+   * Takes the reservation's lease for one vendor call, waiting while a live holder has it or a request of
+   * an earlier holder may still land (`land_by`), until `deadline` (ms since epoch). `reserved`: the token
+   * of the lease taken with the reservation, which the first attempt of the job it was handed to may take
+   * over from any process (adopt); its `land_by` was recorded for that very job. `answerBy`: the job's
+   * request answers then; the holder sends no write after the `sendBy` it gets (sendByFor), so what it
+   * sends lands by `landAt(sendBy)`, recorded here. Busy with `retryAfterMs`: the lease is free but an
+   * earlier request may land past the deadline.
    */
-  async acquire(reservationId: string, generation: number, jobRef: string, deadline: number, reserved: string | null = null): Promise<LeaseOutcome> {
+  async acquire(reservationId: string, generation: number, jobRef: string, deadline: number, reserved: string | null = null, answerBy = deadline): Promise<LeaseOutcome> {
     const token = `${this.instanceId}/${jobRef}/${randomUUID().slice(0, 8)}`;
     for (;;) {
+      const sendBy = this.sendByFor(answerBy);
       const [rows]: [{ vendor_attempts: number }[], number] = await this.ds.query(
         // The reservation counted the vendor call its reserved lease is for: taking that lease over by
         // its token is that same call, not another one.
         `UPDATE idempotency_records r SET lease_owner = $4, lease_until = now() + make_interval(secs => ${LEASE_SECONDS}),
-                vendor_attempts = vendor_attempts + CASE WHEN r.lease_owner = $7 THEN 0 ELSE 1 END
+                vendor_attempts = vendor_attempts + CASE WHEN r.lease_owner = $7 THEN 0 ELSE 1 END,
+                land_by = greatest(r.land_by, now() + make_interval(secs => $8::float8))
           WHERE r.id = $5 AND r.generation = $6 AND r.state = 'in_progress'
             AND (r.lease_owner IS NULL OR r.lease_until < now() OR r.lease_owner = $7 OR ${this.gone("split_part(r.lease_owner, '/', 1)")})
+            AND (r.land_by IS NULL OR r.land_by < now() OR r.lease_owner = $7)
           RETURNING r.vendor_attempts`,
-        [this.instanceId, this.opts.exclusive, this.goneAfterSeconds, token, reservationId, generation, reserved]);
-      if (rows.length) return { kind: 'held', token, reconcile: Number(rows[0].vendor_attempts) > 1 };
-      const [now] = await this.ds.query('SELECT generation, state FROM idempotency_records WHERE id = $1', [reservationId]);
+        [this.instanceId, this.opts.exclusive, this.goneAfterSeconds, token, reservationId, generation, reserved, secondsUntil(this.landAt(sendBy))]);
+      if (rows.length) return { kind: 'held', token, reconcile: Number(rows[0].vendor_attempts) > 1, sendBy };
+      const [now] = await this.ds.query(
+        `SELECT r.generation, r.state, extract(epoch FROM (r.land_by - now())) * 1000 AS land_in_ms,
+                (r.lease_owner IS NULL OR r.lease_until < now() OR ${this.gone("split_part(r.lease_owner, '/', 1)")}) AS lease_free
+           FROM idempotency_records r WHERE r.id = $4`,
+        [this.instanceId, this.opts.exclusive, this.goneAfterSeconds, reservationId]);
       if (!now || Number(now.generation) !== generation || now.state !== 'in_progress') return { kind: 'stale' };
-      if (Date.now() + LEASE_POLL_MS > deadline) return { kind: 'busy' };
+      const landInMs = now.land_in_ms == null ? 0 : Math.max(0, Number(now.land_in_ms));
+      // Nobody holds the lease, but what an earlier holder sent may land after this job must answer:
+      // waiting is useless, the caller hears when to retry.
+      if (now.lease_free === true && Date.now() + landInMs > deadline) return { kind: 'busy', retryAfterMs: landInMs };
+      if (Date.now() + LEASE_POLL_MS > deadline) return landInMs > 0 ? { kind: 'busy', retryAfterMs: landInMs } : { kind: 'busy' };
       await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
     }
   }
@@ -152,9 +221,12 @@ export class WriteFence {
    * Frees the lease. Committed without waiting for the WAL flush: a release lost in a database crash
    * only delays the next holder until the lease expires, and the commit path saves an fsync.
    */
-  async release(reservationId: string, token: string): Promise<void> {
+  async release(reservationId: string, token: string, landAt: number | null = null): Promise<void> {
+    // `landAt`: a write of this holder whose outcome is unknown may land until then; null: every write was answered.
     await this.ds.query(
-      `UPDATE idempotency_records SET lease_owner = NULL, lease_until = NULL FROM ${relaxedCommit} WHERE id = $1 AND lease_owner = $2`,
-      [reservationId, token]);
+      `UPDATE idempotency_records SET lease_owner = NULL, lease_until = NULL,
+              land_by = CASE WHEN $3::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $3::float8) END
+         FROM ${relaxedCommit} WHERE id = $1 AND lease_owner = $2`,
+      [reservationId, token, landAt == null ? null : secondsUntil(landAt)]);
   }
 }

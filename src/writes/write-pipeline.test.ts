@@ -32,8 +32,14 @@ describe('failure mapping', () => {
     expect(failureToError('autotask', failure({ kind: 'validation', message: 'bad' })).extras.details).toMatchObject({ field: 'body' });
   });
 
-  it('any other refusal is 502 vendor_error with the vendor status; an untyped failure too', () => {
+  it('any other definite refusal is 502 vendor_error with the vendor status', () => {
     expect(failureToError('pax8', failure({ kind: 'refused', status: 409 }))).toMatchObject({ code: 'vendor_error', status: 502, extras: { details: { vendor_status: 409 } } });
-    expect(failureToError('pax8', null)).toMatchObject({ code: 'vendor_error', status: 502 });
+  });
+
+  it('an unknown outcome, or an untyped failure, is 503 with Retry-After, never a refusal', () => {
+    expect(failureToError('connectwise', failure({ kind: 'unknown', status: 502, retryAfterSeconds: 7 }))).toMatchObject({
+      code: 'vendor_unavailable', status: 503, extras: { retryAfterSeconds: 7, details: { vendor_status: 502, outcome: 'unknown' } },
+    });
+    expect(failureToError('pax8', null)).toMatchObject({ code: 'vendor_unavailable', status: 503, extras: { details: { outcome: 'unknown' } } });
   });
 });

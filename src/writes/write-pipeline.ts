@@ -1,5 +1,5 @@
 /**
- * The one write skeleton of design.md section 6, shared by every write: audit, authorise, prepare
+ * The one write skeleton of docs/architecture.md, Writes, shared by every write: audit, authorise, prepare
  * and check (references, the connector's vendor rules), then preview (the default: the exact vendor
  * requests, nothing sent) or commit: reserve the idempotency key, run a `vendor.write` job per target
  * and wait for it, and store the answer so that a replay returns it. The answer is one of the typed
@@ -10,7 +10,7 @@ import type { Connection } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
 import { auditInsert, type AuditInput, type AuditService } from '../audit/audit.service';
 import { isvOf, type TenantAccess } from '../access/access.service';
-import type { Caller } from '../access/caller';
+import { isMspOf, isvOfCaller, type Caller } from '../access/caller';
 import { capabilitiesOf } from '../connectors/registry';
 import type { FieldProblem } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
@@ -31,6 +31,13 @@ export interface CommitReservation {
    * the reservation (its outcome, or before a later job takes the lease), which saves a statement per commit.
    */
   handedLeases: string[];
+  /**
+   * When a write of a job that handed its lease back may still land (its outcome unknown; ms since epoch,
+   * this clock), or null: stored with the freed leases as their landing deadline (write-fence.ts).
+   */
+  landAt: number | null;
+  /** The request answers by then; every job of the commit sends no write after it (ms since epoch). */
+  answerBy: number;
   /**
    * Rows a reader must find once the answer is given (a created ticket's link): stored in the one
    * statement that stores the commit's outcome, answer or failure (idempotency.service.ts).
@@ -84,7 +91,7 @@ export function problemsError(connector: string, problems: FieldProblem[]): Serv
  * own, which no ISV id can equal. Admin callers make no write.
  */
 function writeOwner(caller: Caller, tenantId: string): string {
-  if (caller.kind === 'msp' && caller.tenantId === tenantId) return tenantId;
+  if (isMspOf(caller, tenantId)) return tenantId;
   return isvOf(caller);
 }
 
@@ -103,7 +110,8 @@ export class WritePipeline {
     private readonly queue: JobQueue,
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
-    private readonly publicUrl: () => string,
+    /** Where the sandbox simulators are reached (config.ts, sandboxVendorOrigin). */
+    private readonly simulatorOrigin: () => string,
     /** How long a commit waits for its vendor write (WRITE_WAIT_MS). */
     private readonly waitMs = 120_000,
   ) {}
@@ -148,7 +156,7 @@ export class WritePipeline {
 
   /** The sandbox simulators are the fixture hosts of the limited connector (rule 14). */
   isFixtureHost(c: Connection): boolean {
-    return c.settings?.fixture === true && c.baseUrl.startsWith(`${this.publicUrl()}/sandbox-vendors/`);
+    return c.settings?.fixture === true && c.baseUrl.startsWith(`${this.simulatorOrigin()}/sandbox-vendors/`);
   }
 
   assertLiveAllowed(c: Connection): void {
@@ -171,12 +179,13 @@ export class WritePipeline {
   ): Promise<R> {
     const early = prepare();
     early.catch(() => undefined); // awaited below, or not needed (replay, refusal of the key)
-    const reservation = await this.idempotency.reserve({ isvId, tenantId, operation, key }, requestHash(body));
+    const answerBy = Date.now() + this.waitMs - answerMargin(this.waitMs);
+    const reservation = await this.idempotency.reserve({ isvId, tenantId, operation, key }, requestHash(body), answerBy);
     if (reservation.kind === 'replay') return { ...(reservation.answer.body as unknown as R), idempotent_replay: true };
     const rows: StoredWith[] = [];
     const held: CommitReservation = {
       id: reservation.id, takeover: reservation.takeover, generation: reservation.generation, lease: reservation.lease,
-      handedLeases: [], storeWithAnswer: (row) => { rows.push(row); },
+      handedLeases: [], landAt: null, answerBy, storeWithAnswer: (row) => { rows.push(row); },
     };
     // Leases no job holds: handed back, or reserved with the key and never handed out.
     const idle = () => [...held.handedLeases, ...(held.lease ? [held.lease.token] : [])];
@@ -185,12 +194,12 @@ export class WritePipeline {
       const answer = await commit(prepared, held);
       const audit = auditOf(answer);
       await this.idempotency.complete(reservation, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> },
-        [...rows, (first) => auditInsert(audit, first)], idle());
+        [...rows, (first) => auditInsert(audit, first)], idle(), held.landAt);
       return answer;
     } catch (err) {
       // The rows may be what failed (they were in the answer's statement): the key is freed without them
       // then, and a retry finds the write at the vendor by its marker and stores them again.
-      await this.idempotency.fail(reservation, idle(), rows).catch(() => this.idempotency.fail(reservation, idle()));
+      await this.idempotency.fail(reservation, idle(), rows, held.landAt).catch(() => this.idempotency.fail(reservation, idle(), [], held.landAt));
       if (err instanceof UnfinishedWrite) return err.answer as R;
       throw err;
     }
@@ -206,7 +215,7 @@ export class WritePipeline {
     const reserved = reservation.lease;
     reservation.lease = null;
     // A job of an earlier step handed its lease back: free it, or this step's job would wait for it.
-    await this.idempotency.freeLeases(reservation, reservation.handedLeases.splice(0));
+    await this.idempotency.freeLeases(reservation, reservation.handedLeases.splice(0), reservation.landAt);
     const jobs = await Promise.all(targets.map(async (t, i) => {
       // `step`: several writes of one reservation on one connection (an agreement line replace).
       const jobId = `write-${reservation.id}-${t.connection.id}${t.step ? `-${t.step}` : ''}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
@@ -215,7 +224,7 @@ export class WritePipeline {
         reservationId: reservation.id, generation: reservation.generation, ...(i === 0 && reserved ? { lease: reserved } : {}),
         // Alone, the job hands its lease back to this request; beside others, it frees it for them at once.
         handBack: targets.length === 1,
-        answerBy: new Date(Date.now() + this.waitMs - answerMargin(this.waitMs)).toISOString(),
+        answerBy: new Date(reservation.answerBy).toISOString(),
       };
       const { id } = await this.queue.add('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
       return { t, id };
@@ -224,13 +233,14 @@ export class WritePipeline {
     for (const { t, id } of jobs) {
       let outcome;
       try {
-        outcome = await this.queue.waitFor<VendorWriteResult>(id, this.waitMs);
+        outcome = await this.queue.waitFor<VendorWriteResult>(id, Math.max(1000, reservation.answerBy + answerMargin(this.waitMs) - Date.now()));
       } catch {
         outcomes.push({ connection: t.connection, ok: false, result: null, error: new ServiceError('vendor_unavailable', 'The vendor write did not finish in time; its outcome will be reconciled, retry with the same idempotency_key.', { retryAfterSeconds: 30 }) });
         continue;
       }
       const r = outcome.state === 'completed' ? outcome.result : undefined;
       if (r?.handedLease) reservation.handedLeases.push(r.handedLease);
+      if (r?.landInMs != null) reservation.landAt = Math.max(reservation.landAt ?? 0, Date.now() + r.landInMs);
       if (r?.ok) outcomes.push({ connection: t.connection, ok: true, result: r, error: null });
       else outcomes.push({ connection: t.connection, ok: false, result: null, error: failureToError(t.connection.connector, r ?? null) });
     }
@@ -261,15 +271,21 @@ export class WritePipeline {
 
 /** The ISV an audit entry names (none for an MSP or the operator). */
 function auditIsv(caller: Caller): string | null {
-  return caller.kind === 'isv' ? caller.isvId : null;
+  return isvOfCaller(caller);
 }
 
 /**
- * A vendor write that did not land, as the caller sees it: throttled 429 with Retry-After, 503,
- * 422 with the vendor's field problems, or 502. `null`: the job failed in a way it could not type.
+ * A vendor write that did not land, as the caller sees it: throttled 429 with Retry-After, 503 (the
+ * vendor unavailable, or an outcome still unknown), 422 with the vendor's field problems, or 502 for a
+ * definite refusal only (vendor-http.ts, VendorOutcome). `null`: the job failed in a way it could not
+ * type: its outcome is unknown, and a retry with the same key reconciles it by marker first.
  */
 export function failureToError(connector: string, f: VendorWriteFailure | null): ServiceError {
-  if (!f) return new ServiceError('vendor_error', `The ${connector} write failed.`);
+  if (!f) {
+    return new ServiceError('vendor_unavailable', `The ${connector} write failed without a definite answer. Retry with the same idempotency_key: the retry finds it by its marker or sends it once.`, {
+      retryAfterSeconds: 5, details: { outcome: 'unknown' },
+    });
+  }
   switch (f.kind) {
     case 'throttled':
       return new ServiceError('rate_limited', `${connector} kept throttling the write; nothing was created. Retry after the Retry-After delay.`, {
@@ -285,6 +301,13 @@ export function failureToError(connector: string, f: VendorWriteFailure | null):
       });
     case 'validation':
       return problemsError(connector, f.problems.length ? f.problems : [{ field: 'body', message: f.message }]);
+    case 'unknown':
+      // Not a refusal: the write may have landed or may still land, and no look-up by its marker could
+      // tell in time. A retry with the same key waits until it can no longer land, then finds it or sends it once.
+      return new ServiceError('vendor_unavailable', `${connector} has not confirmed the write (no answer, a gateway error, or an earlier attempt still in flight), and it may still land. Retry with the same idempotency_key after the Retry-After delay: the retry finds it by its marker or sends it once.`, {
+        // vendor_status null: no answer at all (a timeout, a reset, or an earlier attempt still in flight).
+        retryAfterSeconds: f.retryAfterSeconds ?? 30, details: { vendor_status: f.status || null, outcome: 'unknown' },
+      });
     default:
       return new ServiceError('vendor_error', `${connector} refused the write (HTTP ${f.status}).`, { details: { vendor_status: f.status } });
   }

@@ -44,3 +44,29 @@ export function startChildService(o: ChildServiceOptions): Promise<{ child: Chil
     child.on('exit', (code) => { clearTimeout(timer); if (!/ on http/.test(out)) reject(new Error(`${o.role} exited ${code}: ${out}`)); });
   });
 }
+
+/**
+ * Starts the service (`dist-test/src/main.js`) with exactly this environment over the test's own, on
+ * either runtime: `env` names the database (DATA_DIR for the embedded default, or DATABASE_URL and
+ * DATABASE_SCHEMA) itself. Resolves once it says it is up.
+ */
+export function startServiceProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATABASE_SCHEMA', 'DATA_DIR']) delete base[k];
+  const child = spawn(process.execPath, [path.join(root, 'dist-test/src/main.js')], {
+    cwd: root,
+    env: { ...base, PORT: '0', SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`the service did not start: ${out}`)), 60_000);
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /(?:worker|listening) on (http:\/\/\S+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ child, url: m[1] }); }
+    });
+    child.stderr!.on('data', (d) => { out += d; });
+    child.on('exit', (code) => { clearTimeout(timer); if (!/ on http/.test(out)) reject(new Error(`the service exited ${code}: ${out}`)); });
+  });
+}
