@@ -2,10 +2,10 @@
 import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { timingSafeEqual } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { RequestValidationError } from './errors/request-validation-error';
 import { ServiceError } from './errors/service-error';
+import type { Caller } from './access/caller';
 import type { GraphContext } from './graphql/context';
 import { domainSchema } from './graphql/schema';
 import { mountDocs } from './http/docs';
@@ -13,8 +13,8 @@ import { sendExplorer } from './graphql/explorer';
 import { requestLogger } from './http/request-log';
 import { Metrics } from './http/metrics';
 import { sendError, sendValidationError } from './rest/http-errors';
-import { buildOpenApi } from './rest/openapi';
-import { operationExamples, PLACEHOLDER_IDS } from './rest/examples';
+import { buildOpenApi, openApiWithExamples } from './rest/openapi';
+import { operationExamples } from './rest/examples';
 import { sandboxExampleIds } from './rest/example-ids';
 import { bindOperation, expressPath } from './rest/rest-adapter';
 import { mountSimulators } from './simulators';
@@ -26,17 +26,22 @@ export interface BuiltApp {
   apollo: ApolloServer<GraphContext>;
 }
 
+/** Whether every percent-escape of the path decodes to UTF-8 (Express would fail on its parameters). */
+function decodablePath(path: string): boolean {
+  if (!path.includes('%')) return true;
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The error a resolver threw, through GraphQL's wrapping. */
 function originalError(error: unknown): unknown {
   let e = error;
   while (e instanceof GraphQLError && e.originalError) e = e.originalError;
   return e;
-}
-
-function sameSecret(given: string | undefined, expected: string): boolean {
-  const a = Buffer.from(given ?? '', 'utf8');
-  const b = Buffer.from(expected, 'utf8');
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** `extra` mounts routes that are not part of the service (the benchmark's baseline handler). */
@@ -63,25 +68,38 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
       services.ds.query('SELECT 1 FROM tenants LIMIT 1').then(() => true, () => false),
       services.queue.ping().catch(() => false),
     ]);
-    res.status(database && queue ? 200 : 503).json({ status: database && queue ? 'ready' : 'not_ready', database, queue });
+    // With the sandbox on: seeded, reset after a restart and synced once by this start (server.ts).
+    const sandbox = services.sandbox ? services.sandbox.ready : null;
+    const ready = database && queue && sandbox !== false;
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', database, queue, ...(sandbox === null ? {} : { sandbox }) });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   let openapi: Record<string, unknown> | undefined;
   app.get('/openapi.json', async (_req, res) => {
-    if (openapi) return void res.json(openapi);
-    // Examples name the running sandbox's ids, so "Try it out" works on it as it stands; kept once the sandbox exists.
+    openapi ??= buildOpenApi(operations, config.publicUrl);
+    // Examples name the running sandbox's ids as they are now (a pending charge, a ticket the ISV created),
+    // so "Try it out" works on it as it stands.
     const ids = await sandboxExampleIds(services.sandbox ? services.ds : null);
-    const doc = buildOpenApi(operations, config.publicUrl, operationExamples(ids));
-    if (!services.sandbox || ids.tenantId !== PLACEHOLDER_IDS.tenantId) openapi = doc;
-    res.json(doc);
+    res.json(openApiWithExamples(openapi, operationExamples(ids)));
   });
   mountDocs(app);
 
-  app.use(express.json({ limit: '1mb', strict: false }));
+  // A path that cannot be percent-decoded names nothing: authentication first (401 without a valid key,
+  // 429 past the limits), then 404 `not_found`, never a 422 on a body it did not read.
+  app.use(async (req: Request, res: Response, next: NextFunction) => {
+    if (decodablePath(req.path)) return next();
+    await services.authenticator.authenticate(req, res, { adminToken: req.path.startsWith('/graphql') });
+    throw new ServiceError('not_found', 'Nothing of that id exists here: the path is not valid percent-encoded UTF-8.');
+  });
 
-  // Internal GraphQL, admin token only.
+  // MCP (POST /) reads its own body after authentication, so that bad JSON there is JSON-RPC's -32700.
+  const json = express.json({ limit: '1mb', strict: false });
+  app.use((req: Request, res: Response, next: NextFunction) => (req.path === '/' ? next() : json(req, res, next)));
+
+  // GraphQL: internal tooling with the admin token, or any API key; each field enforces its operation's
+  // declared role and grant exactly as REST does (docs/architecture.md, Tenancy, keys and grants).
   const apollo = new ApolloServer<GraphContext>({
     schema,
     introspection: true,
@@ -108,43 +126,18 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     if (req.headers.authorization || !req.accepts(['application/json', 'text/html']) || req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
     sendExplorer(res);
   });
-  app.use('/graphql', (req: Request, res: Response, next: NextFunction) => {
-    if (!sameSecret(req.headers.authorization, `Bearer ${config.adminToken}`)) {
-      sendError(res, config.publicUrl, 'unauthenticated', '/graphql needs Authorization: Bearer <ADMIN_TOKEN>.');
-      return;
-    }
-    next();
-  }, expressMiddleware(apollo, { context: async () => ({ caller: { kind: 'admin' as const }, services }) }));
+  app.use('/graphql', services.authenticator.middleware({ adminToken: true }),
+    expressMiddleware(apollo, { context: async ({ res }) => ({ caller: res.locals.caller as Caller, services }) }));
 
-  // REST: X-API-Key on every documented path.
-  // Failed authentications are limited per address before any key lookup; a known key per minute.
-  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
-    const address = req.socket.remoteAddress ?? 'unknown';
-    const blocked = await services.rateLimits.authBlocked(address);
-    if (blocked !== null) {
-      throw new ServiceError('rate_limited', 'Too many failed authentications from this address; wait before trying again.', { retryAfterSeconds: blocked });
-    }
-    let caller;
-    try {
-      caller = await services.access.authenticate(req.header('x-api-key') ?? undefined);
-    } catch (err) {
-      if (err instanceof ServiceError && err.code === 'unauthenticated') await services.rateLimits.authFailed(address);
-      throw err;
-    }
-    if (caller.kind !== 'admin') {
-      const admitted = await services.rateLimits.admitKey(caller.apiKeyId, res);
-      if (!admitted.ok) throw new ServiceError('rate_limited', `This key went past its limit of ${services.rateLimits.perKeyPerMinute} requests a minute.`, { retryAfterSeconds: admitted.retryAfterSeconds });
-    }
-    res.locals.caller = caller;
-    next();
-  };
+  // REST: X-API-Key on every documented path, through the same authenticator (both limits).
+  const authenticate = services.authenticator.middleware();
   for (const op of operations) {
     if (op.http) app[op.http.method](expressPath(op.http.path), authenticate, bindOperation(op, services));
   }
 
   for (const f of FEATURES) f.mount?.(app, services, operations);
   extra?.(app);
-  // A known path with a method it does not take is 405 with Allow (design.md section 7), not 404.
+  // A known path with a method it does not take is 405 with Allow (docs/architecture.md, Errors), not 404.
   const routes = operations.filter((op) => op.http).map((op) => ({
     method: op.http!.method.toUpperCase(), regex: new RegExp(`^${op.http!.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
   }));

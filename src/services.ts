@@ -1,8 +1,9 @@
 /** The service graph: one instance of each domain service, built once at start. */
+import { RequestAuthenticator } from './access/authenticator';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { JobQueue } from '../jobs/queue/types';
-import type { AppConfig } from './config/config';
+import { sandboxVendorOrigin, type AppConfig } from './config/config';
 import type { Database } from './db/database';
 import { AuditService } from './audit/audit.service';
 import { RecordsService } from './records/records.service';
@@ -65,15 +66,17 @@ export interface Services {
   identity: IdentityService;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
   http: VendorHttpClient;
-  /** One API budget per connection (design.md section 11). */
+  /** One API budget per connection (docs/architecture.md, Vendor API budget). */
   budgets: ConnectionBudgets;
   /** Our own per-key limit and the per-address limit on failed authentications. */
   rateLimits: RateLimits;
+  /** The one request authenticator every surface uses (key lookup and both limits). */
+  authenticator: RequestAuthenticator;
 }
 
 export function createServices(
   config: AppConfig, db: Database, queue: JobQueue, logger: Logger, simulators: SandboxSimulators | null,
-  http: VendorHttpClient = new VendorHttpClient(),
+  http: VendorHttpClient = new VendorHttpClient({ timeoutMs: config.vendorTimeoutMs }),
 ): Services {
   const ds = db.dataSource;
   const box = new SecretBox(config.encryptionKey);
@@ -86,21 +89,27 @@ export function createServices(
   sync.addListener({ onSyncEnded: async () => records.invalidateSyncedAt() });
   const syncJobs = new SyncJobs(ds, queue, (c) => config.syncIntervalMs ?? budgets.syncIntervalMs(c));
   const events = new EventsService(ds);
-  const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => config.publicUrl, events) : null;
+  const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => sandboxVendorOrigin(config), events) : null;
   // The embedded default is one process per database: any other instance there is gone.
-  const writeFence = new WriteFence(ds, { role: config.role, heartbeatMs: config.instanceHeartbeatMs, exclusive: !config.databaseUrl });
-  const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds, writeFence), () => config.publicUrl, config.writeWaitMs);
+  // A vendor request may land until its timeout plus the vendor's margin after it was sent: a take-over waits for that.
+  const writeFence = new WriteFence(ds, {
+    role: config.role, heartbeatMs: config.instanceHeartbeatMs, exclusive: !config.databaseUrl,
+    landingMs: http.opts.timeoutMs + config.vendorLandingMarginMs,
+  });
+  const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds, writeFence), () => sandboxVendorOrigin(config), config.writeWaitMs);
   const identity = new IdentityService(ds);
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync, identity);
   const projects = new ProjectsService(ds, access, pipeline, tickets);
   const findings = new FindingsService(ds, access, pipeline, tickets, events, projects);
+  const rateLimits = RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute });
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
     admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
     events, identity, pipeline, writeFence,
-    webhooks: new WebhooksService(ds, box, queue, config),
+    webhooks: new WebhooksService(ds, box, queue, config, access),
     http, budgets,
-    rateLimits: RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute }),
+    rateLimits,
+    authenticator: new RequestAuthenticator(access, rateLimits, config.adminToken),
     agreementLines: new AgreementLinesService(ds, access, pipeline, sync),
     costRows: new CostRowsService(ds),
     lineMappings: new LineMappingsService(ds),

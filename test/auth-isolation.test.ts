@@ -1,7 +1,7 @@
 /**
  * Keys and tenant isolation: no key, an unknown key and a revoked key are 401; a second ISV sees none
  * of the sandbox ISV's tenants on any read (404, exactly as for a tenant that does not exist); keys are
- * stored hashed; /graphql needs the admin token.
+ * stored hashed; /graphql takes the admin token or an API key, and an API key never opens an admin field.
  */
 import { createHash } from 'node:crypto';
 import { startTestService, type TestService } from './support/service';
@@ -51,12 +51,24 @@ describe('authentication', () => {
     expect(dump).not.toContain(svc.key);
   });
 
-  it('/graphql refuses a caller without the admin token, and an API key is not an admin token', async () => {
-    const res = await fetch(`${svc.url}/graphql`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': svc.key }, body: JSON.stringify({ query: '{ isvs { id } }' }),
+  it('/graphql refuses a caller without credentials, and an API key is not an admin token', async () => {
+    const none = await fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ isvs { id } }' }) });
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as { code: string }).code).toBe('unauthenticated');
+    // A key as a bearer token is a wrong admin token.
+    const bearer = await fetch(`${svc.url}/graphql`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.key}` }, body: JSON.stringify({ query: '{ isvs { id } }' }),
     });
-    expect(res.status).toBe(401);
-    expect(((await res.json()) as { code: string }).code).toBe('unauthenticated');
+    expect(bearer.status).toBe(401);
+    // A key in X-API-Key is an ISV (or MSP) caller: the admin fields refuse it by role, and nothing of them is answered.
+    for (const key of [svc.key, svc.alphaMspKey]) {
+      const res = await fetch(`${svc.url}/graphql`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ query: '{ isvs { isvs { id } } }' }),
+      });
+      const body = (await res.json()) as { data: unknown; errors: { extensions: { code: string; details: { role: string } } }[] };
+      expect([res.status, body]).toMatchObject([200, { data: null }]);
+      expect(body.errors[0].extensions).toMatchObject({ code: 'role_required', details: { role: 'admin' } });
+    }
   });
 });
 

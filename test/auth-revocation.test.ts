@@ -1,6 +1,6 @@
 /**
  * PostgreSQL + Redis only (several api processes share one database): a key revoked through one api
- * process is refused by another at once, not after the other's 5 s cache (issue 13, item 8). Two services
+ * process is refused by another at once, not after the other's 5 s cache. Two services
  * on the same schema and queue prefix stand for two processes: each has its own caches and its own
  * Redis connections, exactly as separate processes would.
  */

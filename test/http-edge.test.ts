@@ -1,5 +1,5 @@
 /**
- * The HTTP edge (design.md section 7): 413 over the body limit, 405 with Allow for a known path and a
+ * The HTTP edge (docs/architecture.md, Errors): 413 over the body limit, 405 with Allow for a known path and a
  * wrong method, every problem of a request-schema failure, the request id in every error body, our own
  * per-key rate limit with its headers, and the per-address limit on failed authentications.
  */
@@ -30,11 +30,11 @@ beforeAll(async () => {
 afterAll(async () => { await svc?.close(); await limited?.close(); });
 
 it('a body over 1 MB is 413 payload_too_large in the Error envelope, and nothing is written', async () => {
-  const before = (await svc.api(`/tenants/${svc.alphaId}/audit?limit=500`)).body.entries?.length;
+  const before = (await svc.api(`/tenants/${svc.alphaId}/audit?limit=500`)).body.audit?.length;
   const res = await svc.api(`/tenants/${svc.alphaId}/tickets`, { method: 'POST', json: { company_name: 'Contoso Ltd', summary: 'x'.repeat(1_100_000), dry_run: false, idempotency_key: 'big-1' } });
   expect(res.status).toBe(413);
   expect(res.body).toMatchObject({ code: 'payload_too_large', status: 413 });
-  expect((await svc.api(`/tenants/${svc.alphaId}/audit?limit=500`)).body.entries?.length).toBe(before);
+  expect((await svc.api(`/tenants/${svc.alphaId}/audit?limit=500`)).body.audit?.length).toBe(before);
 });
 
 it('a known path with a method it does not take is 405 with Allow; an unknown path stays 404', async () => {
@@ -84,7 +84,7 @@ it('every answer carries the RateLimit headers; past the limit a key gets 429 wi
   expect(other.status).toBe(200);
 });
 
-it('failed authentications from one address are limited: past the limit, 429 instead of another key lookup', async () => {
+it('failed authentications from one address are limited: past the limit, 429 instead of 401', async () => {
   for (let i = 0; i < 3; i++) expect((await limited.api('/tenants', { key: `sk_live_random_${i}_${Date.now()}` })).status).toBe(401);
   const res = await limited.api('/tenants', { key: 'sk_live_random_next' });
   expect(res.status).toBe(429);

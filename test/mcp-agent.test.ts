@@ -1,5 +1,5 @@
 /**
- * Issue 12 part 7: an agent with only MCP — the URL and a key — can begin. It reads the tenants
+ * An agent with only MCP — the URL and a key — can begin. It reads the tenants
  * resource (or the instructions), picks a tenant, and pages through tickets and installed
  * applications with default pages small enough to hold (under 50,000 characters each).
  */

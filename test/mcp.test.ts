@@ -1,5 +1,5 @@
 /**
- * MCP at POST / (design.md section 9), driven by the SDK's own client over real HTTP: exactly four
+ * MCP at POST / (docs/architecture.md, MCP), driven by the SDK's own client over real HTTP: exactly four
  * tools; the list tools answer what REST answers for the same tenant, limit and cursor; errors carry
  * REST's codes; the API key is checked before MCP and isolates ISVs exactly as on REST.
  */

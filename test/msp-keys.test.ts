@@ -1,5 +1,5 @@
 /**
- * MSP keys (design.md section 3): the tenant's own key sees its tenant only, turns each ISV's grants
+ * MSP keys (docs/architecture.md, Tenancy, keys and grants): the tenant's own key sees its tenant only, turns each ISV's grants
  * off and on (the ISV sees it at once), and is refused ISV writes; an ISV key is refused the grants
  * routes. Keys are issued through the graph and shown once.
  */

@@ -1,21 +1,27 @@
 /**
- * The one authorisation module (design.md sections 1 and 3). Every surface asks it; nothing else
- * decides who sees a tenant, who holds a grant or who may call an operation:
- * - authentication: an API key is an ISV key or an MSP key (admin comes only through /graphql);
+ * The one authorisation module (docs/architecture.md, Tenancy, keys and grants). Every surface asks it;
+ * nothing else decides who sees a tenant, who holds a grant or who may call an operation:
+ * - authentication: an API key is an ISV key or an MSP key (admin comes only through /graphql with the
+ *   admin token); request-level checks and limits are in authenticator.ts;
  * - tenant visibility: an ISV sees a tenant on which it holds a grant key, an MSP key its own tenant,
  *   admin every tenant; anything else is 404 `not_found`, exactly like a tenant that does not exist;
  * - grants: `holds(access, connection, key)`; MSP and admin callers hold every key of their tenant;
- * - roles: an operation is for ISVs, for MSPs, for either, or for admin (`role_required`).
+ * - roles: an operation is for ISVs, for MSPs, for either, or for admin (`role_required`);
+ * - an operation's declared grant (`GrantRule`, operation.ts): the runner asks `grantedFor` before the handler runs and
+ *   hands the handler the connections it may act on; per-connection nuances (vendor_native company
+ *   keys, the target-dependent grant of findings, auto-close) are explicit calls to `holds`/`requireGrantOn`.
  * Lookups on the request path are cached briefly; any change made through this process clears them.
  */
 import { AccessBroadcast } from './access-broadcast';
 import type { DataSource } from 'typeorm';
-import { ApiKey, Connection, Grant, Tenant } from '../../entities';
+import { In } from 'typeorm';
+import { ApiKey, Connection, Grant as GrantRow, Tenant } from '../../entities';
 import { ServiceError } from '../errors/service-error';
 import { hashApiKey } from '../security/api-keys';
 import { isUuid } from '../shared/request';
 import { TtlCache } from '../shared/ttl-cache';
-import { GRANT_KEYS, type Caller, type CallerKind, type GrantKey } from './caller';
+import { GRANT_KEYS, isGrantKey, type Caller, type CallerKind, type GrantKey } from './caller';
+import { eventVisibility, type EventVisibility } from './event-visibility';
 
 export interface TenantAccess {
   tenant: Tenant;
@@ -23,6 +29,28 @@ export interface TenantAccess {
   connections: Connection[];
   /** connection id -> grant keys the caller holds there (MSP and admin: every key). */
   grants: ReadonlyMap<string, ReadonlySet<GrantKey>>;
+  /**
+   * Set by the runner for an operation that declares a grant: the key it checked and the connections
+   * of the tenant on which the caller holds it (never empty). Null otherwise.
+   */
+  granted?: { key: GrantKey; connections: readonly Connection[] } | null;
+}
+
+/**
+ * One grant an operation needs: a key (or any one of several keys), on connections of one kind
+ * (default: the kind the key's prefix names; none for billing keys).
+ */
+export interface GrantNeed {
+  key: GrantKey | readonly GrantKey[];
+  kind?: Connection['kind'];
+}
+
+const KIND_OF_PREFIX: Record<string, Connection['kind'] | undefined> = { psa: 'psa', rmm: 'rmm', distributor: 'distributor' };
+
+/** The need a declaration states when it is fixed (a key or a need); undefined for anything else. */
+export function staticNeed(rule: unknown): GrantNeed | undefined {
+  if (typeof rule === 'string') return isGrantKey(rule) ? { key: rule } : undefined;
+  return typeof rule === 'object' && rule !== null && 'key' in rule ? (rule as GrantNeed) : undefined;
 }
 
 /** Who may call an operation: `reader` is anyone who sees the tenant (ISV, MSP or admin). */
@@ -76,7 +104,7 @@ export class AccessService {
       for (const c of connections) grants.set(c.id, ALL_KEYS);
       return { tenant, caller, connections, grants };
     }
-    const rows = await this.ds.getRepository(Grant).find({ where: { tenantId, isvId: caller.isvId } });
+    const rows = await this.ds.getRepository(GrantRow).find({ where: { tenantId, isvId: caller.isvId } });
     for (const g of rows) if (g.keys.length > 0) grants.set(g.connectionId, new Set(g.keys.filter((k): k is GrantKey => ALL_KEYS.has(k as GrantKey))));
     if (grants.size === 0) return null;
     return { tenant, caller, connections, grants };
@@ -118,6 +146,52 @@ export class AccessService {
   /** Connections of the tenant (of `kind`, when given) on which the caller holds `key`. */
   holding(access: TenantAccess, key: GrantKey, kind?: Connection['kind']): Connection[] {
     return access.connections.filter((c) => (!kind || c.kind === kind) && this.holds(access, c.id, key));
+  }
+
+  /**
+   * The runner's check of an operation's declared grant: the connections (of the need's kind) on which
+   * the caller holds the key, grant_missing when there are none. The answer travels with the access.
+   */
+  grantedFor(access: TenantAccess, need: GrantNeed): TenantAccess {
+    const keys: readonly GrantKey[] = typeof need.key === 'string' ? [need.key] : need.key;
+    // Several keys (any one of them) may sit on connections of different kinds: no default kind then.
+    const kind = need.kind ?? (keys.length === 1 ? KIND_OF_PREFIX[keys[0].split('.')[0]] : undefined);
+    const connections = access.connections.filter((c) => (!kind || c.kind === kind) && keys.some((k) => this.holds(access, c.id, k)));
+    if (connections.length === 0) throw ServiceError.grantMissing(keys[0]);
+    return { ...access, granted: { key: keys[0], connections } };
+  }
+
+  /**
+   * The connections an operation may act on with `key`: those the runner established from the
+   * declaration, or, when a handler reuses another operation's step (auto-close reuses the ticket
+   * write), the ones the caller holds `key` on, grant_missing when none.
+   */
+  targets(access: TenantAccess, key: GrantKey, kind?: Connection['kind']): readonly Connection[] {
+    if (access.granted?.key === key) return access.granted.connections;
+    return this.requireGrant(access, key, kind ?? KIND_OF_PREFIX[key.split('.')[0]]);
+  }
+
+  /** The event families the caller sees on the tenant (events feed, webhook registration). */
+  eventVisibility(access: TenantAccess): EventVisibility {
+    return eventVisibility(access.connections.map((c) => c.id), (c, k) => this.holds(access, c, k));
+  }
+
+  /** For each ISV, the events its webhooks receive on the tenant: what its key would see in the feed; null when it sees no tenant. */
+  async eventVisibilityOfIsvs(tenantId: string, isvIds: readonly string[]): Promise<Map<string, EventVisibility | null>> {
+    const ids = [...new Set(isvIds)];
+    const rows = ids.length ? await this.ds.getRepository(GrantRow).find({ where: { tenantId, isvId: In(ids) } }) : [];
+    return new Map(ids.map((isv) => {
+      const held = rows.filter((g) => g.isvId === isv && g.keys.length > 0);
+      if (held.length === 0) return [isv, null];
+      const keys = new Map(held.map((g) => [g.connectionId, new Set(g.keys.filter(isGrantKey))]));
+      return [isv, eventVisibility([...keys.keys()], (c, k) => keys.get(c)?.has(k) ?? false)];
+    }));
+  }
+
+  /** Whether the ISV holds any grant row on the tenant (an MSP names only ISVs that work on it). */
+  async isvWorksOn(tenantId: string, isvId: string): Promise<boolean> {
+    const rows = await this.ds.query('SELECT 1 FROM grants WHERE tenant_id = $1 AND isv_id::text = $2 LIMIT 1', [tenantId, isvId]);
+    return rows.length > 0;
   }
 
   /** Like `holding`, but grant_missing when there are none. */
@@ -164,11 +238,11 @@ function callerScope(caller: Caller): string {
 /** `role_required` when the caller is not of a kind the operation is for. */
 export function requireRole(caller: Caller, role: OperationRole): void {
   if (role === 'reader' || caller.kind === role) return;
-  if (role === 'admin') throw new ServiceError('unauthenticated', 'This operation needs the admin token.');
   const wanted: CallerKind = role;
   throw new ServiceError('role_required', wanted === 'msp'
     ? "This operation is the MSP's: call it with the tenant's MSP key (sk_msp_...)."
-    : "This operation is an ISV's: call it with that ISV's API key.", { details: { role: wanted } });
+    : wanted === 'admin' ? 'This operation is internal tooling\'s: call /graphql with Authorization: Bearer <ADMIN_TOKEN>.'
+      : "This operation is an ISV's: call it with that ISV's API key.", { details: { role: wanted } });
 }
 
 /** The ISV of an ISV caller (after requireRole). */

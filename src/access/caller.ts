@@ -1,6 +1,7 @@
 /**
- * Who is calling. Three kinds (design.md section 3): an ISV through one of its API keys, an MSP through
- * its tenant's own key (`sk_msp_...`), or internal tooling with the admin token (GraphQL only).
+ * Who is calling. Three kinds (docs/architecture.md, Tenancy, keys and grants): an ISV through one of
+ * its API keys, an MSP through its tenant's own key (`sk_msp_...`), or internal tooling with the admin
+ * token (GraphQL only). Code outside src/access asks the helpers below instead of branching on the kind.
  */
 export type Caller =
   | { kind: 'isv'; isvId: string; apiKeyId: string }
@@ -9,15 +10,57 @@ export type Caller =
 
 export type CallerKind = Caller['kind'];
 
-export const GRANT_KEYS = [
-  'psa.ticket.create', 'psa.ticket.update', 'psa.ticket.events', 'rmm.device.events', 'psa.company.events',
-  'psa.company.create',
-  // Ours (design.md section 3), each off until the MSP turns it on.
-  'rmm.device.write', 'psa.ticket.auto_close', 'psa.time.create', 'psa.agreement.write', 'psa.project.write',
-  'distributor.company.create', 'billing.cost.submit',
-] as const;
-export type GrantKey = (typeof GRANT_KEYS)[number];
+/**
+ * The grant keys, one name each; nothing outside src/access spells a key as a string. The first six
+ * are the interface document's; the others are ours, each off until the MSP turns it on.
+ */
+export const Grant = {
+  TicketCreate: 'psa.ticket.create',
+  TicketUpdate: 'psa.ticket.update',
+  TicketEvents: 'psa.ticket.events',
+  DeviceEvents: 'rmm.device.events',
+  CompanyEvents: 'psa.company.events',
+  CompanyCreate: 'psa.company.create',
+  DeviceWrite: 'rmm.device.write',
+  TicketAutoClose: 'psa.ticket.auto_close',
+  TimeCreate: 'psa.time.create',
+  AgreementWrite: 'psa.agreement.write',
+  ProjectWrite: 'psa.project.write',
+  DistributorCompanyCreate: 'distributor.company.create',
+  CostSubmit: 'billing.cost.submit',
+} as const;
+export type GrantKey = (typeof Grant)[keyof typeof Grant];
+
+export const GRANT_KEYS = Object.values(Grant) as [GrantKey, ...GrantKey[]];
 
 export function isGrantKey(value: string): value is GrantKey {
   return (GRANT_KEYS as readonly string[]).includes(value);
+}
+
+/** The ISV an ISV caller is; null for an MSP key or the admin token. */
+export function isvOfCaller(caller: Caller): string | null {
+  return caller.kind === 'isv' ? caller.isvId : null;
+}
+
+/** Whether the caller is the tenant's own MSP key (its decisions are recorded as the MSP's). */
+export function isMspCaller(caller: Caller): caller is Extract<Caller, { kind: 'msp' }> {
+  return caller.kind === 'msp';
+}
+
+/** Whether the caller is the MSP key of this tenant. */
+export function isMspOf(caller: Caller, tenantId: string): boolean {
+  return caller.kind === 'msp' && caller.tenantId === tenantId;
+}
+
+/** The API key a caller came with (per-key limits, audit); null for the admin token. */
+export function apiKeyOf(caller: Caller): string | null {
+  return caller.kind === 'admin' ? null : caller.apiKeyId;
+}
+
+/**
+ * The caller a write made on an ISV's behalf runs as: the ISV itself, or, for the tenant's MSP key
+ * deciding on that ISV's book (identity import), the ISV with the MSP's key recorded.
+ */
+export function actingAsIsv(caller: Caller, isvId: string): Caller {
+  return caller.kind === 'msp' ? { kind: 'isv', isvId, apiKeyId: caller.apiKeyId } : caller;
 }

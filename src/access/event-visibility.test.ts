@@ -57,7 +57,7 @@ it('the SQL predicate and the in-memory check select the same events for 60 rand
     for (const filter of [null, ...KIND_FILTERS]) {
       let sqlIds: string[] | 'grant_missing';
       try {
-        sqlIds = (await events.page(tenantId, v, { kind: filter, after: null, limit: 500 })).events.map((e) => e.id);
+        sqlIds = (await events.page(tenantId, v, { kind: filter, after: null, limit: 500 })).items.map((e) => e.id);
       } catch (err) {
         if (!(err instanceof ServiceError) || err.code !== 'grant_missing') throw err;
         sqlIds = 'grant_missing';

@@ -1,9 +1,9 @@
 /**
- * Our own limits (design.md section 7), in fixed one-minute windows:
+ * Our own limits (docs/architecture.md, Errors), in fixed one-minute windows:
  *  - per API key: every answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`
  *    (seconds to the window's end); past the limit, 429 `rate_limited` with `Retry-After`;
- *  - per client address, on failed authentications: past the limit the request is refused with 429
- *    before any key lookup, so a flood of random keys costs no database query.
+ *  - per client address, on failed authentications: past the limit a failure answers 429 instead of 401
+ *    (authenticator.ts); a valid key from the same address is still served.
  * The counters live in Redis when REDIS_URL is set (shared by every api process: one INCR + PEXPIRE per
  * request), in this process otherwise.
  */
@@ -101,14 +101,13 @@ export class RateLimits {
     return w.count <= this.perKeyPerMinute ? { ok: true } : { ok: false, retryAfterSeconds: reset };
   }
 
-  /** Seconds to wait when this address has failed authentication too often this minute, else null. */
-  async authBlocked(address: string): Promise<number | null> {
-    const w = await this.store.peek(`auth:${address}`, MINUTE);
-    return w.count >= this.authFailuresPerMinute ? Math.max(1, Math.ceil(w.resetMs / 1000)) : null;
-  }
-
-  async authFailed(address: string): Promise<void> {
-    await this.store.hit(`auth:${address}`, MINUTE);
+  /**
+   * Counts one failed authentication of the address; the seconds to wait when it is past its limit this
+   * minute, else null. Successful authentications are never counted here.
+   */
+  async authFailed(address: string): Promise<number | null> {
+    const w = await this.store.hit(`auth:${address}`, MINUTE);
+    return w.count > this.authFailuresPerMinute ? Math.max(1, Math.ceil(w.resetMs / 1000)) : null;
   }
 
   close(): Promise<void> {

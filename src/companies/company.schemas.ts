@@ -1,4 +1,4 @@
-/** Company create (CreateCompanyBody, design.md sections 13 and 14) and contact match. */
+/** Company create (CreateCompanyBody, docs/architecture.md, Companies, contacts and identity; Distributor) and contact match. */
 import { commitResult, keyedWrite, previewResult } from '../operations/write-results';
 import { text, z } from '../shared/request';
 

@@ -1,5 +1,5 @@
 /**
- * Companies and contacts (interface document rules 10 and 12, design.md sections 13 and 14).
+ * Companies and contacts (interface document rules 10 and 12, docs/architecture.md, Companies, contacts and identity; Distributor).
  * Company create always matches first and never creates an unmatched company in the PSA: one match
  * answers it (and records the identity match for external_id), two or more are refused with the
  * candidates, none is refused, unless `fan_out: ["distributor"]` asks for the distributor create,
@@ -9,6 +9,7 @@
 import type { z as zod } from 'zod';
 import type { Connection } from '../../entities';
 import { isvOf, type TenantAccess } from '../access/access.service';
+import { Grant } from '../access/caller';
 import { distributorWriter } from '../connectors/registry';
 import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
 import { ServiceError } from '../errors/service-error';
@@ -54,7 +55,12 @@ function draftOf(b: Body): DistributorCompanyDraft {
 }
 
 const createCompany = defineOperation({
-  name: 'create_company', kind: 'mutation', summary: 'Create a company (match first)', tag: 'Writes', role: 'isv', grant: 'psa.company.create',
+  name: 'create_company', kind: 'mutation', summary: 'Create a company (match first)', tag: 'Writes', role: 'isv',
+  // With fan_out distributor: distributor.company.create on the distributor (none connected: the handler's
+  // 409 distributor_required comes first); otherwise psa.company.create on the PSA.
+  grant: ({ body }, { access }) => (body.fan_out?.includes('distributor')
+    ? (access.connections.some((c) => c.kind === 'distributor') ? { key: Grant.DistributorCompanyCreate, kind: 'distributor' } : null)
+    : { key: Grant.CompanyCreate, kind: 'psa' }),
   description: 'Matches first (external_id against your identity matches, then the company name, case, punctuation and legal suffixes aside): one PSA match answers it and, with external_id, records the match; two or more are 409 `company_match_ambiguous` with the candidates; none is 403 `psa_company_create_refused`, since an unmatched company is never created in the PSA. With `fan_out: ["distributor"]` (grant `distributor.company.create`; no distributor connection: 409 `distributor_required`) it matches at the distributor and creates the company there when none matches, with the fields the distributor requires (address, phone, website, the three flags): not a PSA create. Preview by default; a commit needs idempotency_key.',
   http: { method: 'post', path: '/tenants/{tenant_id}/companies', documented: true },
   path: TenantPath, body: S.CreateCompanyBody,
@@ -68,10 +74,11 @@ const createCompany = defineOperation({
     const isvId = isvOf(ctx.caller);
     const distributorAsked = body.fan_out?.includes('distributor') ?? false;
     const distributors = access.connections.filter((c) => c.kind === 'distributor');
-    // A distributor grant needs a distributor connection: that is checked first (design.md section 14).
+    // A distributor grant needs a distributor connection: that is checked first (docs/architecture.md, Distributor).
     if (distributorAsked && distributors.length === 0) throw new ServiceError('distributor_required', 'This tenant has no connected distributor: company create at a distributor is not possible.');
-    const distributor = distributorAsked ? services.access.requireGrant(access, 'distributor.company.create', 'distributor')[0] : null;
-    const psa = distributorAsked ? services.access.holding(access, 'psa.company.create', 'psa') : services.access.requireGrant(access, 'psa.company.create', 'psa');
+    const distributor = distributorAsked ? ctx.granted[0] : null;
+    // Beside a distributor create, the PSA match runs where the caller also holds psa.company.create.
+    const psa = distributorAsked ? services.access.holding(access, Grant.CompanyCreate, 'psa') : [...ctx.granted];
     return services.pipeline.write({
       caller: ctx.caller, access, operation: 'company.create', subjectRef: body.name, request: body,
       prepare: async () => {
@@ -173,7 +180,7 @@ const matchContacts = defineOperation({
 });
 
 const createContact = defineOperation({
-  name: 'create_contact', kind: 'mutation', summary: 'There is no contact create', tag: 'Reads', role: 'reader', graph: false,
+  name: 'create_contact', kind: 'mutation', summary: 'There is no contact create', tag: 'Reads', role: 'reader', graph: false, grant: 'none', // Always refused: nothing is written.
   description: 'Contacts are list and match only (interface document rule 10): 405 `method_not_allowed`.',
   http: { method: 'post', path: '/tenants/{tenant_id}/contacts', documented: false },
   path: TenantPath,

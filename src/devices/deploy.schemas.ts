@@ -1,5 +1,5 @@
 /**
- * Device deploy (interface document DeployBody, design.md section 16): the request body and its typed
+ * Device deploy (interface document DeployBody, docs/architecture.md, Device write and ask): the request body and its typed
  * results. A commit (dry_run false) must carry its idempotency_key, as every keyed write.
  */
 import { commitResult, keyedWrite, previewResult } from '../operations/write-results';

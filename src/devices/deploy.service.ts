@@ -1,5 +1,5 @@
 /**
- * Device deploy (design.md section 16): run a package of the RMM's catalogue on one device, through
+ * Device deploy (docs/architecture.md, Device write and ask): run a package of the RMM's catalogue on one device, through
  * the one write skeleton. Checks, all before anything is sent: the grant `rmm.device.write` on the
  * device's RMM connection, the device (our id or its source_id; 404 when not visible), the package
  * in that connection's synced catalogue for the device's OS (422 naming package_name), and
@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
 import type { AccessService, TenantAccess } from '../access/access.service';
-import type { Caller } from '../access/caller';
+import { Grant, type Caller } from '../access/caller';
 import type { DeployDraft } from '../connectors/device-write-types';
 import { capabilitiesOf, deviceWriter } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
@@ -47,7 +47,7 @@ export class DeployService {
   ) {}
 
   /** The device by our id or its source_id, on one of the tenant's RMM connections; 404 otherwise. */
-  private async device(access: TenantAccess, deviceId: string, granted: Connection[]): Promise<{ d: DeviceRow; c: Connection }> {
+  private async device(access: TenantAccess, deviceId: string, granted: readonly Connection[]): Promise<{ d: DeviceRow; c: Connection }> {
     const rmm = access.connections.filter((c) => c.kind === 'rmm');
     const rows: DeviceRow[] = storable(deviceId) && rmm.length > 0
       ? await this.ds.query(
@@ -58,13 +58,13 @@ export class DeployService {
     // The id is echoed only when it is storable text (the refusal is audited).
     if (rows.length === 0) throw new ServiceError('not_found', storable(deviceId) ? `Device ${deviceId} not found.` : 'Device not found.');
     const d = rows.find((r) => granted.some((c) => c.id === r.connection_id));
-    if (!d) throw ServiceError.grantMissing('rmm.device.write');
+    if (!d) throw ServiceError.grantMissing(Grant.DeviceWrite);
     return { d, c: granted.find((c) => c.id === d.connection_id)! };
   }
 
   /** Resolves and checks everything a deploy needs; nothing leaves the service here. */
   private async prepare(access: TenantAccess, deviceId: string, body: DeployInput) {
-    const granted = this.access.requireGrant(access, 'rmm.device.write', 'rmm');
+    const granted = this.access.targets(access, Grant.DeviceWrite, 'rmm');
     const { d, c } = await this.device(access, deviceId, granted);
     const writer = deviceWriter(c.connector);
     const os = capabilitiesOf(c.connector).deviceOs?.(d.raw) ?? familyOfName(d.os);

@@ -1,4 +1,5 @@
-/** Device writes (design.md section 16): deploy a catalogue package to one device. */
+/** Device writes (docs/architecture.md, Device write and ask): deploy a catalogue package to one device. */
+import { Grant } from '../access/caller';
 import type { FeatureModule } from '../feature';
 import { defineOperation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
@@ -6,7 +7,7 @@ import { writeResponses, writeStatus } from '../operations/write-results';
 import * as S from './deploy.schemas';
 
 export const deployToDevice = defineOperation({
-  name: 'deploy_to_device', kind: 'mutation', summary: 'Deploy a package to a device (preview or commit)', tag: 'Writes', role: 'isv', grant: 'rmm.device.write',
+  name: 'deploy_to_device', kind: 'mutation', summary: 'Deploy a package to a device (preview or commit)', tag: 'Writes', role: 'isv', grant: Grant.DeviceWrite,
   description: 'Runs the install of a package from GET /tenants/{tenant_id}/packages on one device. `device_id` is our id or the source_id. '
     + 'The package must be in the catalogue for the device\'s OS (422 naming package_name); `target_os`, when given, must match the device (422 naming target_os). '
     + 'Preview by default (the exact RMM request, nothing sent); a commit needs `idempotency_key` and runs once. `queued`: the device is offline and the run waits for it.',

@@ -1,6 +1,6 @@
 /**
  * Answers Node's HTTP server gives by itself, before any route runs, carry the Error envelope too
- * (issue 13, item 8): a request it cannot parse (400), headers over its limit (431) and an `Expect` it
+ * (docs/architecture.md, Errors): a request it cannot parse (400), headers over its limit (431) and an `Expect` it
  * does not take (417). Node would otherwise close with an empty body.
  */
 import type http from 'node:http';

@@ -1,13 +1,19 @@
 /**
- * MCP at the base address (design.md section 9): Streamable HTTP, stateless, JSON responses.
- * The API key is checked before the MCP layer sees the request, so a missing or bad key is the
- * same 401 Error envelope as on REST. Each POST gets its own server and transport; nothing is kept.
+ * MCP at the base address (docs/architecture.md, MCP): Streamable HTTP, stateless, JSON responses.
+ * The request is authenticated by the same authenticator as REST (src/access/authenticator.ts: key
+ * lookup, the failed-authentication limit per address, the per-key limit) before the MCP layer sees it,
+ * so a missing or bad key is the same 401 Error envelope, and 429 past either limit. The body is read
+ * after that: bad JSON is JSON-RPC's -32700 Parse error, a request whose params do not fit the SDK's own
+ * schema for its method is -32602 Invalid params with a short message (the SDK would answer -32603
+ * with its raw schema dump). Each POST gets its own server and transport; nothing is kept.
  * One message per POST: JSON-RPC batches (dropped from the MCP specification) are refused before the
  * transport sees them, and one answer is capped at MCP_MAX_ANSWER_BYTES, so a caller cannot make
  * one request cost unbounded memory and bandwidth.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Request, Response } from 'express';
+import { ClientRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import express, { type Request, type Response } from 'express';
+import type { ZodType } from 'zod';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
 import { sendError } from '../rest/http-errors';
@@ -15,7 +21,41 @@ import type { Caller } from '../access/caller';
 import { createMcpServer } from './tools';
 import { toolError } from './tool-result';
 import { runOperation } from '../operations/runner';
-import { instructionsFor, type VisibleTenant } from './tenants-resource';
+import { instructionsFor, type VisibleTenantList } from './tenants-resource';
+
+/** A JSON-RPC error answer built from the SDK's own error type. */
+function sendRpcError(res: Response, httpStatus: number, id: unknown, error: McpError): void {
+  res.status(httpStatus).json({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: error.code, message: error.message } });
+}
+
+/** The SDK's schema of each client request, by method. */
+const REQUEST_SCHEMAS: ReadonlyMap<string, ZodType> = new Map(
+  (ClientRequestSchema.options as unknown as { shape: { method: { value: string } } }[]).map((s) => [s.shape.method.value, s as unknown as ZodType]),
+);
+
+/**
+ * Invalid params of a request the SDK knows, said briefly (`params.arguments: expected record, received
+ * array`); null when the request fits, is a notification, or names a method the SDK answers itself
+ * (-32601 Method not found).
+ */
+export function invalidParams(message: unknown): McpError | null {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
+  const m = message as { method?: unknown; id?: unknown };
+  if (typeof m.method !== 'string' || m.id === undefined) return null;
+  const schema = REQUEST_SCHEMAS.get(m.method);
+  if (!schema) return null;
+  const parsed = schema.safeParse(message);
+  if (parsed.success) return null;
+  const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.length ? i.path.join('.') : 'request'}: ${i.message}`);
+  return new McpError(ErrorCode.InvalidParams, `Invalid params for ${m.method}: ${issues.join('; ')}.`);
+}
+
+const readJson = express.json({ limit: '1mb', strict: false });
+
+/** The body as JSON (express.json), read only after authentication. */
+function readBody(req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => readJson(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+}
 
 /** JSON-RPC "Invalid Request" for a batch: one request per POST. */
 function refuseBatch(res: Response): void {
@@ -83,13 +123,23 @@ export const mcpFeature: FeatureModule = {
     app.post('/', async (req: Request, res: Response) => {
       let caller: Caller;
       try {
-        caller = await services.access.authenticate(req.header('x-api-key') ?? undefined);
+        caller = await services.authenticator.authenticate(req, res);
       } catch (err) {
         if (err instanceof ServiceError) return sendError(res, publicUrl, err.code, err.message, err.extras);
         throw err;
       }
+      try {
+        await readBody(req, res);
+      } catch (err) {
+        const e = err as { type?: string };
+        if (e?.type === 'entity.too.large') return sendError(res, publicUrl, 'payload_too_large', 'The request body is over 1 MB; nothing was read.');
+        if (e?.type === 'entity.parse.failed') return sendRpcError(res, 400, null, new McpError(ErrorCode.ParseError, 'Parse error: the body is not valid JSON.'));
+        return sendRpcError(res, 400, null, new McpError(ErrorCode.InvalidRequest, `Invalid Request: ${(err as Error).message ?? 'the body could not be read'}.`));
+      }
 
       if (Array.isArray(req.body)) return refuseBatch(res);
+      const badParams = invalidParams(req.body);
+      if (badParams) return sendRpcError(res, 200, (req.body as { id?: unknown }).id, badParams);
 
       const maxBytes = services.config.mcpMaxAnswerBytes;
       const message = req.body as { id?: unknown; method?: unknown } | undefined;
@@ -105,10 +155,22 @@ export const mcpFeature: FeatureModule = {
       });
 
       const listTenants = operations.find((op) => op.name === 'list_tenants');
-      const tenants = async () => listTenants
-        ? ((await runOperation(listTenants, { path: {}, query: {} }, caller, services)) as { tenants: VisibleTenant[] }).tenants
-        : [];
-      const instructions = message?.method === 'initialize' ? instructionsFor(await tenants()) : undefined;
+      // Every page of GET /tenants, as one answer (an agent reads the resource once).
+      const tenants = async (): Promise<VisibleTenantList> => {
+        const all: VisibleTenantList = { tenants: [], sandbox: true, next_cursor: null };
+        if (!listTenants) return { ...all, sandbox: false };
+        let cursor: string | null = null;
+        for (let page = 0; page < 1000; page++) {
+          const query: Record<string, string> = { limit: '500', ...(cursor ? { cursor } : {}) };
+          const answer = await runOperation(listTenants, { path: {}, query }, caller, services) as VisibleTenantList;
+          all.tenants.push(...answer.tenants);
+          all.sandbox &&= answer.sandbox;
+          cursor = answer.next_cursor;
+          if (!cursor) break;
+        }
+        return all;
+      };
+      const instructions = message?.method === 'initialize' ? instructionsFor((await tenants()).tenants) : undefined;
       const server = createMcpServer({ services, caller, operations, log: req.log ?? services.logger, tenants, instructions });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {

@@ -1,5 +1,5 @@
 /**
- * How an agent that has only MCP begins (issue 12 part 7): every tool needs a `tenant_id`, so the
+ * How an agent that has only MCP begins (docs/architecture.md, MCP): every tool needs a `tenant_id`, so the
  * tenants the key sees are a resource (the same answer as GET /tenants) and are named in the server's
  * instructions. A resource, not a fifth tool: the tools stay exactly the four of the interface document.
  */
@@ -15,13 +15,20 @@ export interface VisibleTenant {
   connections: { id: string; kind: string; connector: string }[];
 }
 
-export function registerTenantsResource(server: McpServer, tenants: () => Promise<VisibleTenant[]>): void {
+/** The answer of GET /tenants, every page of it. */
+export interface VisibleTenantList {
+  tenants: VisibleTenant[];
+  sandbox: boolean;
+  next_cursor: string | null;
+}
+
+export function registerTenantsResource(server: McpServer, tenants: () => Promise<VisibleTenantList>): void {
   server.registerResource('tenants', TENANTS_RESOURCE_URI, {
     title: 'Tenants visible to this key',
     description: 'The tenants this API key may read, with their connections; use an `id` as `tenant_id` in every tool. Same answer as GET /tenants.',
     mimeType: 'application/json',
   }, async (uri) => ({
-    contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ tenants: await tenants() }) }],
+    contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await tenants()) }],
   }));
 }
 

@@ -1,5 +1,5 @@
 /**
- * The four MCP tools (design.md section 9), generated from the operations that name a tool: three list
+ * The four MCP tools (docs/architecture.md, MCP), generated from the operations that name a tool: three list
  * reads and route_finding. Each runs its operation through the shared runner with the caller the
  * request authenticated, so grants, tenant visibility and errors are REST's. Ticket create is
  * deliberately not offered over MCP.
@@ -18,7 +18,7 @@ import type { Services } from '../services';
 import { toPlainJson } from '../shared/raw-json';
 import { PAGE_LIMIT, z } from '../shared/request';
 import { INTERNAL_ERROR, toolError, toolSuccess } from './tool-result';
-import { registerTenantsResource, type VisibleTenant } from './tenants-resource';
+import { registerTenantsResource, type VisibleTenantList } from './tenants-resource';
 
 /**
  * The page an agent gets when it names no `limit`: a default ticket page at the REST default is about
@@ -67,7 +67,7 @@ export interface ToolContext {
   caller: Caller;
   log: Logger;
   /** The tenants the key sees, when this request needs them (initialize, the resource). */
-  tenants: () => Promise<VisibleTenant[]>;
+  tenants: () => Promise<VisibleTenantList>;
   /** Server instructions, given only when the request is `initialize` (the one place a client reads them). */
   instructions?: string;
 }

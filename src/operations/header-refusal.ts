@@ -21,6 +21,8 @@ export function headerRefusal(spec: {
     graph: false,
     description: `The service never creates ${spec.noun === 'agreement' ? 'an' : 'a'} ${spec.noun} header (interface document rule ${spec.rule}): every request answers 422 \`${spec.code}\`. ${spec.instead[0].toUpperCase()}${spec.instead.slice(1)}.`,
     http: { method: 'post', path: spec.path, documented: true },
+    // Nothing is ever written, whoever calls: no grant guards a refusal.
+    grant: 'none',
     path: TenantPath, body: spec.body,
     responses: [{ status: 422, schema: ErrorBody, description: `\`${spec.code}\`: the service never creates ${spec.noun === 'agreement' ? 'an' : 'a'} ${spec.noun} header.` }],
     errors: [spec.code, 'role_required'],

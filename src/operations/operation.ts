@@ -1,12 +1,13 @@
 /**
- * An operation is declared once (design.md section 1): its input (path, query, body), its answers (one
+ * An operation is declared once (docs/architecture.md, The picture): its input (path, query, body), its answers (one
  * schema per HTTP status), who may call it, and its handler. From this one declaration come the REST
  * route with its OpenAPI entry (src/rest), the typed GraphQL field (src/graphql) and, for the four that
  * name a tool, the MCP tool (src/mcp). Every surface calls `handle` through `runOperation`, with the same
  * caller and the same authorisation.
  */
 import type { ZodObject, ZodType } from 'zod';
-import type { OperationRole, TenantAccess } from '../access/access.service';
+import type { Connection } from '../../entities';
+import type { GrantNeed, OperationRole, TenantAccess } from '../access/access.service';
 import type { Caller, GrantKey } from '../access/caller';
 import type { ErrorCode } from '../errors/error-codes';
 import type { Services } from '../services';
@@ -14,9 +15,29 @@ import type { Services } from '../services';
 export interface OperationContext {
   caller: Caller;
   services: Services;
-  /** The tenant named by the `tenant_id` path parameter, already checked for visibility. */
+  /**
+   * The tenant named by the `tenant_id` path parameter, already checked for visibility (and, when the
+   * operation declares a grant, carrying the connections it was checked on: `access.granted`).
+   */
   access: TenantAccess | null;
+  /** The connections the caller may act on under the operation's declared grant (empty when it declares none). */
+  granted: readonly Connection[];
 }
+
+/**
+ * How an operation declares the grant it needs (enforced by the runner through src/access):
+ * - a key, or `{ key, kind }`: checked before the request body is read;
+ * - a function of the valid input and the tenant, for a grant that depends on the target (a finding's
+ *   routing target, a company create's fan-out); null: none applies and the handler answers the refusal
+ *   (e.g. `distributor_required`);
+ * - `'none'`: an ISV operation on the ISV's own configuration (its book, its routing, its webhooks),
+ *   open to an ISV that sees the tenant; said explicitly, so that a forgotten grant fails a test.
+ */
+export type GrantRule =
+  | GrantKey
+  | GrantNeed
+  | 'none'
+  | ((input: OperationInput<any, any, any>, ctx: { caller: Caller; access: TenantAccess; services: Services }) => Promise<GrantNeed | null> | GrantNeed | null);
 
 export interface OperationInput<P, Q, B> {
   path: P;
@@ -56,9 +77,14 @@ export interface Operation<P = any, Q = any, B = any, R = any> {
   summary: string;
   description?: string;
   tag: string;
+  /** Who may call it; the runner enforces exactly this on every surface. */
   role: OperationRole;
-  /** The grant this operation needs (documentation; the handler asks the access module per connection). */
-  grant?: GrantKey;
+  /**
+   * The grant it needs (or the rule deriving it from the target); the runner enforces it through
+   * src/access and hands the handler the connections it holds the grant on. Every ISV write declares
+   * one (`'none'` said explicitly); test/access-matrix.test.ts fails otherwise.
+   */
+  grant?: GrantRule;
   http?: HttpBinding;
   mcp?: McpBinding;
   path?: Shape;

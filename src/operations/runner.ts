@@ -1,10 +1,12 @@
 /**
  * How every surface runs an operation: the tenant's visibility first (an invisible tenant is 404 for
- * anyone, whatever else is wrong with the request), then the caller's role, then the request schemas
- * (every problem reported at once), then the handler.
+ * anyone, whatever else is wrong with the request), then the caller's role, then the declared grant
+ * when it is fixed, then the request schemas (every problem reported at once), then a grant that depends
+ * on the input, then the handler with the connections the caller may act on. All of it is asked of
+ * src/access; the handler decides none of it.
  */
 import type { ZodType } from 'zod';
-import { requireRole } from '../access/access.service';
+import { requireRole, staticNeed, type TenantAccess } from '../access/access.service';
 import type { Caller } from '../access/caller';
 import { RequestValidationError, type ValidationProblem } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
@@ -30,20 +32,27 @@ export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawI
   const problems: ValidationProblem[] = [];
   const path = parsePart('path', op.path, raw.path, problems) as Record<string, unknown> | undefined;
   // A path id the store cannot hold (NUL, a lone surrogate, absurd length) names nothing: 404, as any id
-  // that names nothing visible (design.md section 5), before it reaches a query.
+  // that names nothing visible (docs/architecture.md, Reads), before it reaches a query.
   for (const v of Object.values(path ?? {})) {
     if (typeof v === 'string' && (v.length > 1000 || !isSafeText(v))) throw new ServiceError(op.unknownPathId ?? 'not_found', 'Nothing of that id exists here.');
   }
   const tenantId = path?.tenant_id;
-  const access = typeof tenantId === 'string' ? await services.access.tenantAccess(caller, tenantId) : null;
+  let access: TenantAccess | null = typeof tenantId === 'string' ? await services.access.tenantAccess(caller, tenantId) : null;
   requireRole(caller, op.role);
+  const fixed = staticNeed(op.grant);
+  if (op.grant !== undefined && op.grant !== 'none' && !access) throw new Error(`operation ${op.name} declares a grant but is not tenant-scoped`);
+  if (fixed && access) access = services.access.grantedFor(access, fixed);
   const input: OperationInput<unknown, unknown, unknown> = {
     path,
     query: parsePart('query', op.query, raw.query, problems),
     body: parsePart('body', op.body, raw.body, problems),
   };
   if (problems.length) throw new RequestValidationError(problems);
-  return op.handle(input, { caller, services, access });
+  if (typeof op.grant === 'function' && access) {
+    const need = await op.grant(input, { caller, access, services });
+    if (need) access = services.access.grantedFor(access, need);
+  }
+  return op.handle(input, { caller, services, access, granted: access?.granted?.connections ?? [] });
 }
 
 /** The tenant access of a tenant-scoped operation (its path has `tenant_id`). */

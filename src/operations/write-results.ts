@@ -1,5 +1,5 @@
 /**
- * The three typed results of every write (design.md section 6), declared as schemas so that the SDL
+ * The three typed results of every write (docs/architecture.md, Writes), declared as schemas so that the SDL
  * and the OpenAPI document describe them exactly: Preview (200), Commit (201 when it created something
  * at the vendor, 200 otherwise) and FanOut (one result per target, 201). The HTTP status follows the
  * result, through `writeStatus`.
@@ -14,7 +14,7 @@ const idempotencyKey = text(200).min(1).nullable().optional()
 
 /**
  * A write's request body: its fields, `dry_run` (default true: a preview) and `idempotency_key`, which
- * a commit must carry (design.md section 6): without it the request is a 422 and nothing is written.
+ * a commit must carry (docs/architecture.md, Writes): without it the request is a 422 and nothing is written.
  * `check` adds the body's own cross-field rules.
  */
 export function keyedWrite<S extends ZodRawShape>(name: string, shape: S, check?: (body: z.infer<z.ZodObject<S>>, ctx: RefinementCtx) => void) {

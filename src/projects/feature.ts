@@ -1,8 +1,9 @@
 /**
- * Projects (design.md section 15): the store-served list lives with the other lists (src/records);
+ * Projects (docs/architecture.md, Projects): the store-served list lives with the other lists (src/records);
  * here the writes on existing projects (a note, an item) and the header create the service refuses.
  */
 import type { ErrorCode } from '../errors/error-codes';
+import { Grant } from '../access/caller';
 import type { FeatureModule } from '../feature';
 import { headerRefusal } from '../operations/header-refusal';
 import { defineOperation } from '../operations/operation';
@@ -20,7 +21,7 @@ const createProject = headerRefusal({
 });
 
 const addProjectNote = defineOperation({
-  name: 'add_project_note', kind: 'mutation', summary: 'Add a note to an existing project (preview or commit)', tag: 'Writes', role: 'isv', grant: 'psa.project.write',
+  name: 'add_project_note', kind: 'mutation', summary: 'Add a note to an existing project (preview or commit)', tag: 'Writes', role: 'isv', grant: Grant.ProjectWrite,
   unknownPathId: 'project_requires_existing',
   description: 'A note on the project in the PSA (the limited PSA connector commits only on its fixture host). Unknown project 404 `project_requires_existing`; baseline project 409 `project_not_writable`.',
   http: { method: 'post', path: '/tenants/{tenant_id}/projects/{project_source_id}/notes', documented: false },
@@ -32,7 +33,7 @@ const addProjectNote = defineOperation({
 });
 
 const addProjectItem = defineOperation({
-  name: 'add_project_item', kind: 'mutation', summary: 'Add an item to an existing project (preview or commit)', tag: 'Writes', role: 'isv', grant: 'psa.project.write',
+  name: 'add_project_item', kind: 'mutation', summary: 'Add an item to an existing project (preview or commit)', tag: 'Writes', role: 'isv', grant: Grant.ProjectWrite,
   unknownPathId: 'project_requires_existing',
   description: 'A project ticket (in `phase`, by id or name, or the first open phase), a task, or on the limited PSA connector a note on the project: `item_kind` says which. Unknown project 404 `project_requires_existing`; baseline project 409 `project_not_writable`; a `company_name` other than the project\'s 409 `project_company_cannot_update`.',
   http: { method: 'post', path: '/tenants/{tenant_id}/projects/{project_source_id}/items', documented: false },

@@ -1,5 +1,5 @@
 /**
- * Project writes (interface document rule 9, design.md section 15): a note or an item on an existing
+ * Project writes (interface document rule 9, docs/architecture.md, Projects): a note or an item on an existing
  * project, and the header create the service refuses. A commit (dry_run false) must carry its
  * idempotency_key (body or Idempotency-Key header); without it, 422 HTTPValidationError.
  */

@@ -1,5 +1,5 @@
 /**
- * Notes and items on existing projects (interface document rule 9, design.md section 15), through the
+ * Notes and items on existing projects (interface document rule 9, docs/architecture.md, Projects), through the
  * one write skeleton: the caller needs `psa.project.write` on the PSA connection the project lives on;
  * an unknown project is 404 `project_requires_existing`, a baseline project 409 `project_not_writable`,
  * a body naming another company 409 `project_company_cannot_update`; the service never creates a
@@ -9,7 +9,7 @@
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
-import type { Caller } from '../access/caller';
+import { Grant, type Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { projectWriter } from '../connectors/registry';
 import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
@@ -53,7 +53,7 @@ export class ProjectsService {
    * looked up or refused without a query) and not a baseline (409).
    */
   async target(access: TenantAccess, projectSourceId: string): Promise<{ c: Connection; project: ProjectRow }> {
-    const held = this.access.requireGrant(access, 'psa.project.write', 'psa');
+    const held = this.access.targets(access, Grant.ProjectWrite, 'psa');
     const rows: ProjectRow[] = safeId(projectSourceId)
       ? await this.ds.query(
         'SELECT connection_id, source_id, baseline, company_name, company_source_id FROM projects WHERE tenant_id = $1 AND source_id = $2 ORDER BY connection_id',
@@ -62,7 +62,7 @@ export class ProjectsService {
       : [];
     const row = rows.find((r) => held.some((c) => c.id === r.connection_id));
     if (!row) {
-      if (rows.some((r) => access.connections.some((c) => c.id === r.connection_id))) throw ServiceError.grantMissing('psa.project.write');
+      if (rows.some((r) => access.connections.some((c) => c.id === r.connection_id))) throw ServiceError.grantMissing(Grant.ProjectWrite);
       const named = safeId(projectSourceId) ? `Project ${JSON.stringify(projectSourceId)}` : 'The project';
       throw new ServiceError('project_requires_existing', `${named} does not exist in this tenant's PSA; the service never creates a project header.`);
     }

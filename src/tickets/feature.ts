@@ -1,4 +1,5 @@
 /** Ticket create, write-back, time and findings, and the routing configuration: one operation each. */
+import { Grant } from '../access/caller';
 import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
 import { defineOperation } from '../operations/operation';
@@ -11,7 +12,7 @@ const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'status_unmapp
   'not_supported', 'rate_limited', 'vendor_error', 'vendor_unavailable', 'company_match_ambiguous', 'role_required'];
 
 const createTicket = defineOperation({
-  name: 'create_ticket', kind: 'mutation', summary: 'Create a ticket (preview or commit)', tag: 'Writes', role: 'isv', grant: 'psa.ticket.create',
+  name: 'create_ticket', kind: 'mutation', summary: 'Create a ticket (preview or commit)', tag: 'Writes', role: 'isv', grant: Grant.TicketCreate,
   description: 'Preview by default; a commit needs `idempotency_key` and lands once. Fans out to every PSA connection the key may create on; `partial_failure` says when a target failed. Not offered over MCP.',
   http: { method: 'post', path: '/tenants/{tenant_id}/tickets', documented: true },
   path: TenantPath, body: S.CreateTicketBody,
@@ -22,7 +23,7 @@ const createTicket = defineOperation({
 });
 
 const writeTicket = defineOperation({
-  name: 'write_ticket', kind: 'mutation', summary: 'Update, note, close or reopen a linked ticket', tag: 'Writes', role: 'isv', grant: 'psa.ticket.update',
+  name: 'write_ticket', kind: 'mutation', summary: 'Update, note, close or reopen a linked ticket', tag: 'Writes', role: 'isv', grant: Grant.TicketUpdate,
   description: 'Only tickets in the link store. Close needs `evidence` (written as a resolution note). A commit that adds a note answers 201, an update 200.',
   http: { method: 'post', path: '/tenants/{tenant_id}/tickets/write', documented: true },
   path: TenantPath, body: S.TicketWriteBody,
@@ -33,7 +34,7 @@ const writeTicket = defineOperation({
 });
 
 const createTimeEntry = defineOperation({
-  name: 'create_time_entry', kind: 'mutation', summary: 'Post hours on a linked ticket', tag: 'Writes', role: 'isv', grant: 'psa.time.create',
+  name: 'create_time_entry', kind: 'mutation', summary: 'Post hours on a linked ticket', tag: 'Writes', role: 'isv', grant: Grant.TimeCreate,
   description: '`hours` finite and > 0; `billable` required; `member` from the members list (required for a live commit where the connector says so). Time has no notes field.',
   http: { method: 'post', path: '/tenants/{tenant_id}/time-entries', documented: false },
   path: TenantPath, body: S.CreateTimeEntryBody,
@@ -45,6 +46,8 @@ const createTimeEntry = defineOperation({
 
 export const routeFinding = defineOperation({
   name: 'route_finding', kind: 'mutation', summary: 'Route a finding to a ticket or project', tag: 'Writes', role: 'isv',
+  // The grant of the finding's effective routing target: psa.project.write for a project, else psa.ticket.create.
+  grant: async ({ body }, { caller, access, services }) => ({ key: await services.findings.routeGrant(caller, access, body.kind), kind: 'psa' }),
   description: 'Per the routing configuration: `service_ticket` creates a ticket (grant psa.ticket.create); `project` writes to an existing project (grant psa.project.write; the limited connector: a note on `project_source_id`). `idempotency_key` is the finding id.',
   http: { method: 'post', path: '/tenants/{tenant_id}/findings/route', documented: true },
   mcp: {
@@ -62,6 +65,8 @@ export const routeFinding = defineOperation({
 
 const resolveFinding = defineOperation({
   name: 'resolve_finding', kind: 'mutation', summary: 'A finding was fixed', tag: 'Writes', role: 'isv',
+  // Records the fix on the tenant; the close it may make asks psa.ticket.auto_close per connection.
+  grant: 'none',
   description: 'Records the fix and writes a `resolved` health row; closes the linked ticket only when `psa.ticket.auto_close` is on.',
   http: { method: 'post', path: '/tenants/{tenant_id}/findings/{finding_id}/resolve', documented: false },
   path: TenantPath.extend({ finding_id: pathId('finding_id', 'The idempotency_key the finding was routed with.') }).strict(),
@@ -82,6 +87,8 @@ const getRouting = defineOperation({
 
 const setRouting = defineOperation({
   name: 'set_routing', kind: 'mutation', summary: 'Set write-back target overrides', tag: 'Writes', role: 'isv',
+  // The ISV's own routing preference on the tenant; each write it later leads to needs its own grant.
+  grant: 'none',
   description: 'A value sets the override for this tenant; null reverts to the recommendation; a target outside the supported ones is 422.',
   http: { method: 'put', path: '/tenants/{tenant_id}/routing', documented: true },
   path: TenantPath, body: S.RoutingConfigBody,

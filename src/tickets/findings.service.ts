@@ -14,7 +14,7 @@ import { capabilitiesOf, writeConnector } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import type { FindingResolveResult, FindingRoutePreview, FindingRouteResult, ResolveFindingBody, RouteFindingBody, RoutingConfig, RoutingConfigBody } from './ticket.schemas';
 import { SEVERITY_PRIORITY, WRITE_BACK_TARGETS } from './ticket.schemas';
-import type { Caller } from '../access/caller';
+import { Grant, type Caller, type GrantKey } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { fieldError } from './references';
 import { targetPreview } from '../operations/write-results';
@@ -39,6 +39,11 @@ export class FindingsService {
     private readonly events: EventsService,
     private readonly projects: ProjectsService,
   ) {}
+
+  /** The grant a finding of `kind` needs: its effective routing target's (the operation's declared rule). */
+  async routeGrant(caller: Caller, access: TenantAccess, kind: RouteFindingInput['kind']): Promise<GrantKey> {
+    return (await this.view(isvOf(caller), access.tenant.id)).effective[kind] === 'project' ? Grant.ProjectWrite : Grant.TicketCreate;
+  }
 
   async routing(caller: Caller, access: TenantAccess): Promise<RoutingView> {
     return this.view(isvOf(caller), access.tenant.id);
@@ -92,9 +97,9 @@ export class FindingsService {
           priority: SEVERITY_PRIORITY[body.severity],
           project_source_id: body.project_source_id ?? null,
         };
-        const grant = target === 'project' ? 'psa.project.write' : 'psa.ticket.create';
+        const grant = target === 'project' ? Grant.ProjectWrite : Grant.TicketCreate;
         const prepared: { c: Connection; draft: TicketDraft; projectRef: string | null; item: ProjectItemDraft | null }[] = [];
-        for (const c of this.access.requireGrant(access, grant, 'psa')) {
+        for (const c of this.access.targets(access, grant, 'psa')) {
           const { draft } = await this.tickets.ticketDraft(access, c, ticketBody, marker);
           let projectRef: string | null = null;
           if (target === 'project') {
@@ -139,7 +144,8 @@ export class FindingsService {
       const links = await this.ds.getRepository(TicketLink).find({ where: { tenantId: access.tenant.id, findingId } });
       if (links.length === 0) throw new ServiceError('not_found', `Finding ${findingId} was not routed through this service.`);
       const closable = links.filter((l) => l.target === 'service_ticket');
-      const autoClose = closable.filter((l) => this.access.holds(access, l.connectionId, 'psa.ticket.auto_close'));
+      // Auto-close is a switch of its own, per connection (an explicit nuance beside the declared grant).
+      const autoClose = closable.filter((l) => this.access.holds(access, l.connectionId, Grant.TicketAutoClose));
       const closed: z.infer<typeof FindingResolveResult>['closed'] = [];
       for (const l of autoClose) {
         // The close is keyed by the finding, so resolving twice closes once.

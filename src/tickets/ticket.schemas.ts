@@ -1,6 +1,6 @@
 /**
- * Ticket writes, time and findings: request bodies (interface document "Request bodies", design.md
- * section 6) and their typed results. A commit (dry_run false) of a write that takes idempotency_key
+ * Ticket writes, time and findings: request bodies (interface document "Request bodies", docs/architecture.md,
+ * Writes) and their typed results. A commit (dry_run false) of a write that takes idempotency_key
  * must carry one; without it the request is a 422 HTTPValidationError and nothing is written.
  */
 import { commitResult, fanOutResult, keyedWrite, previewResult, WritePreview } from '../operations/write-results';
@@ -46,7 +46,7 @@ export const CreateTimeEntryBody = keyedWrite('CreateTimeEntryBody', {
   member: text(100).min(1).nullable().optional().openapi({ description: 'An id from the members list; required for a live commit on the connector that says so.' }),
 });
 
-/** A finding's severity and the ticket priority it becomes: the one mapping (issue 12 part 7: no silent guess). */
+/** A finding's severity and the ticket priority it becomes: the one mapping (no silent guess). */
 export const SEVERITY_PRIORITY = {
   critical: 'critical', high: 'high', medium: 'medium', moderate: 'medium', low: 'low', info: 'low', informational: 'low',
 } as const;

@@ -158,7 +158,8 @@ export async function benchFuzz(databaseUrl: string | undefined, total: number):
       mspKey: /MSP key (sk_msp_[A-Za-z0-9_]+)/.exec(svc.out().split('\n').find((l) => l.includes(alpha.id)) ?? '')?.[1] ?? '',
     });
     const t0 = Date.now();
-    const report = await runner.run({ perOperation: Math.ceil(total / operations), seed: 42, concurrency: 8 });
+    const mcp = Math.ceil(total / 10);
+    const report = await runner.run({ perOperation: Math.ceil(total / operations), seed: 42, concurrency: 8, percentPaths: 3, mcp });
     const seconds = (Date.now() - t0) / 1000;
     const show = (xs: { status: number; label: string }[]) => (xs.length ? `${xs.length} (first: ${xs[0].status} ${xs[0].label})` : '0');
     return {
@@ -166,6 +167,9 @@ export async function benchFuzz(databaseUrl: string | undefined, total: number):
       'fuzz answers 5xx (500 or undocumented)': show(report.serverErrors),
       'fuzz error bodies outside the envelope': show(report.outsideEnvelope),
       'fuzz answers the OpenAPI does not document': show(report.undocumented),
+      'fuzz percent-encoded path requests (not 401/404)': `${report.percentPathRequests} (${show(report.percentPathUnexpected)})`,
+      'fuzz MCP JSON-RPC requests': report.mcpRequests,
+      'fuzz MCP JSON-RPC internal errors (-32603)': show(report.rpcInternalErrors),
       'fuzz statuses': Object.entries(report.byStatus).map(([s, n]) => `${s}:${n}`).join(' '),
       'fuzz requests/s': Math.round(report.requests / seconds),
     };
