@@ -1,5 +1,5 @@
 /**
- * Billing (design.md section 12): what an ISV reports it delivered (cost rows) and its partner
+ * Billing (docs/architecture.md, Agreements and billing): what an ISV reports it delivered (cost rows) and its partner
  * minimums, the pairing of an ISV product with an agreement line, and the charges computed from them.
  * Periods are `YYYY-MM-DD` text: they are calendar days, never instants, and compare as text.
  */

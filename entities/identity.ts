@@ -1,5 +1,5 @@
 /**
- * Identity (design.md section 13): an ISV's own customer list (its book) per tenant, the decisions
+ * Identity (docs/architecture.md, Companies, contacts and identity): an ISV's own customer list (its book) per tenant, the decisions
  * that pair a book customer with a PSA company (Match) or set a row aside (Skip), and the ISV's import
  * endpoint. Every decision records who made it (auto, the ISV's key or the MSP's key) and when.
  */

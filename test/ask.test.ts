@@ -1,5 +1,5 @@
 /**
- * Ask over the sandbox (design.md section 16). Each question of the table has its expected structured
+ * Ask over the sandbox (docs/architecture.md, Device write and ask). Each question of the table has its expected structured
  * query and an expected answer worked out HERE from the fixture files (fixtures/sandbox-*), not from
  * the service: the fixture's status mapping, the priority number in the vendor's priority names, the
  * RMM's organisations, alerts and patch rows. Every cited record must exist in the list reads the

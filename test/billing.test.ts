@@ -1,5 +1,5 @@
 /**
- * Billing over HTTP on the sandbox fixtures (design.md section 12): cost rows and partner minimums with
+ * Billing over HTTP on the sandbox fixtures (docs/architecture.md, Agreements and billing): cost rows and partner minimums with
  * their replace semantics and rules, agreement-line mappings and suggestions, charges (approve on
  * ConnectWise once per key, 501 elsewhere, dismiss changes nothing) and the reconciliation, with the
  * expected figures worked out by hand from fixtures/sandbox-alpha (isv-billing.json, isv-book.json,
@@ -85,7 +85,7 @@ describe('charges and reconciliation on the sandbox fixtures', () => {
     expect(res.status).toBe(200);
     const r = res.body;
     expect(r).toMatchObject({ months: 1, currencies: ['USD'] });
-    const row = (company: string, product: string | null) => r.rows.find((x: any) => x.company.name === company && x.product.name === product);
+    const row = (company: string, product: string | null) => r.reconciliation.find((x: any) => x.company.name === company && x.product.name === product);
     // Contoso, EDR (line 803: 46 x 6.50): ISV 48 x 3.10 = 148.80; revenue 46 x 6.5 = 299; margin 150.20.
     expect(row('Contoso Ltd', 'SentinelOne Control EDR')).toMatchObject({
       agreement_source_id: '101', line_source_ids: ['803'], isv_billable_quantity: 48, agreement_quantity: 46, unit_price: 6.5,
@@ -97,7 +97,7 @@ describe('charges and reconciliation on the sandbox fixtures', () => {
     // Woodgrove, Duo MFA (line 816: 110 x 4.50): ISV 110 x 2.50 = 275; revenue 495; margin 220; no difference.
     expect(row('Woodgrove Bank', 'Duo MFA (per user)')).toMatchObject({ isv_billable_quantity: 110, agreement_quantity: 110, isv_cost: 275, revenue: 495, margin: 220, differences: [] });
     // Northwind, awareness training: unmapped on purpose, billed on no agreement: cost 20 x 1 = 20, margin -20.
-    expect(r.rows.find((x: any) => x.company.name === 'Northwind Traders' && x.product.isv_product_refs.includes('awareness-training')))
+    expect(r.reconciliation.find((x: any) => x.company.name === 'Northwind Traders' && x.product.isv_product_refs.includes('awareness-training')))
       .toMatchObject({ isv_billable_quantity: 20, agreement_quantity: null, isv_cost: 20, revenue: 0, margin: -20, differences: ['not_billed'] });
     // Contoso, M365 Business Premium: line 804 bills 40 x 22 = 880; Pax8 holds 22 seats at the subscription's partner cost.
     const subs: any[] = fixture('sandbox-alpha/pax8/subscriptions.json');
@@ -125,8 +125,12 @@ describe('charges and reconciliation on the sandbox fixtures', () => {
     expect(r.unresolved).toEqual([]);
   });
 
-  it('is MSP-only, and refuses an impossible period', async () => {
-    expect((await svc.api(A('/charges'))).body.code).toBe('role_required');
+  it('the reconciliation is MSP-only (an ISV sees only its own charges, without prices), and refuses an impossible period', async () => {
+    const own = (await svc.api(A('/charges?status=pending'))).body;
+    expect(own.view).toBe('isv');
+    expect(own.charges.map((c: any) => c.line_source_id).sort()).toEqual(['803', '814', '815']);
+    for (const c of own.charges) expect(c).not.toHaveProperty('unit_price');
+    expect(own.unresolved).toHaveLength(4);
     expect((await svc.api(A(`/billing/reconciliation?period_start=${current.start}&period_end=${current.end}`))).status).toBe(403);
     const bad = await msp(A('/billing/reconciliation?period_start=2026-02-30&period_end=2026-01-01'));
     expect(bad.status).toBe(422);
@@ -171,9 +175,14 @@ describe('approve and dismiss', () => {
   it('dismiss leaves the PSA byte-identical and the same proposal does not come back', async () => {
     const charge = await chargeOn('815');
     const before = cwState();
-    const res = await msp(A(`/charges/${charge.id}/dismiss`), { method: 'POST', json: {} });
+    // A preview (the default) changes nothing; a commit needs its key.
+    const preview = await msp(A(`/charges/${charge.id}/dismiss`), { method: 'POST', json: {} });
+    expect(preview.body).toMatchObject({ dry_run: true, changed: true, charge: { status: 'pending' } });
+    expect(await chargeOn('815')).toBeDefined();
+    expect((await msp(A(`/charges/${charge.id}/dismiss`), { method: 'POST', json: { dry_run: false } })).status).toBe(422);
+    const res = await msp(A(`/charges/${charge.id}/dismiss`), { method: 'POST', json: { dry_run: false, idempotency_key: newKey() } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ changed: true, charge: { status: 'dismissed' } });
+    expect(res.body).toMatchObject({ dry_run: false, changed: true, charge: { status: 'dismissed' } });
     expect(cwState()).toBe(before);
     expect(await chargeOn('815')).toBeUndefined();
     // A sync and an unrelated submission recompute the charges: still dismissed, not raised again.
@@ -271,7 +280,7 @@ describe('cost rows and partner minimums', () => {
     expect((await svc.api(A('/billing/costs?customer=cust-003&period_start=2025-03-01&period_end=2025-04-30'))).body.costs).toHaveLength(1);
   });
 
-  it('refuses every rule of design.md section 12 with 422 validation and writes nothing', async () => {
+  it('refuses every value rule of a cost row and a partner minimum with 422 validation and writes nothing', async () => {
     const count = async () => Number((await svc.services.ds.query('SELECT count(*)::int AS n FROM isv_costs'))[0].n);
     const before = await count();
     const cases: [Record<string, unknown>, string][] = [
@@ -336,7 +345,7 @@ describe('agreement-line mappings', () => {
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ id: created.body.id, already_existed: true });
 
-    const count = async () => (await mappings()).body.mappings.length;
+    const count = async () => (await mappings()).body.agreement_line_mappings.length;
     const before = await count();
     const refused: [Record<string, unknown>, number, string][] = [
       [{ agreement_id: '106', agreement_line_ref: '822' }, 422, 'validation'], // cancelled agreement
@@ -358,8 +367,12 @@ describe('agreement-line mappings', () => {
     expect(await count()).toBe(before);
     // The MSP may not create one (an ISV maps its own products), but reads them all and may delete.
     expect((await msp(A('/agreement-line-mappings'), { method: 'POST', json: body })).body.code).toBe('role_required');
+    // dry_run=true answers what it would delete and deletes nothing.
+    const dry = await msp(A(`/agreement-line-mappings/${created.body.id}?dry_run=true`), { method: 'DELETE' });
+    expect(dry.body).toEqual({ id: created.body.id, deleted: false, dry_run: true });
+    expect(await count()).toBe(before);
     const del = await msp(A(`/agreement-line-mappings/${created.body.id}`), { method: 'DELETE' });
-    expect(del.body).toEqual({ id: created.body.id, deleted: true });
+    expect(del.body).toEqual({ id: created.body.id, deleted: true, dry_run: false });
     expect((await svc.api(A(`/agreement-line-mappings/${created.body.id}`), { method: 'DELETE' })).status).toBe(404);
   });
 
@@ -381,7 +394,7 @@ describe('agreement-line mappings', () => {
   });
 
   it('suggests ranked lines with reasons and never maps', async () => {
-    const before = JSON.stringify((await mappings()).body.mappings);
+    const before = JSON.stringify((await mappings()).body.agreement_line_mappings);
     const res = await svc.api(A('/agreement-line-mappings/suggest'), { method: 'POST', json: { vendor_key: isvId, vendor_product_ref: 'edr-endpoint', product_name: 'SentinelOne Control EDR', product_sku: 'EDR-S1' } });
     expect(res.status).toBe(200);
     expect(res.body.mapped).toBe(false);
@@ -394,6 +407,6 @@ describe('agreement-line mappings', () => {
     expect(res.body.candidates.find((c: any) => c.agreement_line_ref === '803').already_mapped).toBe(true);
     const byCustomer = await svc.api(A('/agreement-line-mappings/suggest'), { method: 'POST', json: { vendor_key: isvId, vendor_product_ref: 'edr-endpoint', product_sku: 'EDR-S1', external_customer_ref: 'cust-002' } });
     expect(byCustomer.body.candidates.map((c: any) => c.agreement_line_ref)).toEqual(['809']);
-    expect(JSON.stringify((await mappings()).body.mappings)).toBe(before);
+    expect(JSON.stringify((await mappings()).body.agreement_line_mappings)).toBe(before);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * One API budget per connection (design.md section 11), over HTTP against the Autotask simulator,
+ * One API budget per connection (docs/architecture.md, Vendor API budget), over HTTP against the Autotask simulator,
  * which counts every request and the most in flight at once per API user: four ISVs writing and a
  * sync reading through one connection stay inside its hourly and concurrent limits, writes go through
  * while a slowed sync runs, and a 429 storm shrinks the effective rate shown in `status`.

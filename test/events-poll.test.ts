@@ -1,5 +1,5 @@
 /**
- * Polling the events feed with `after=<last event id>` (design.md section 8): a poller that keeps only
+ * Polling the events feed with `after=<last event id>` (docs/architecture.md, Events and webhooks): a poller that keeps only
  * the id of the last event it processed never misses and never repeats one, also when `next_cursor`
  * was null and while writers keep adding events. The writers insert through EventsService.insert in
  * their own transactions, the very path sync's change listener takes (with the tenant's feed lock), and

@@ -1,8 +1,9 @@
 /**
- * Issue 12 part 6: the examples work. Every operation in /openapi.json carries an example (one entry in
+ * The examples work. Every operation in /openapi.json carries an example (one entry in
  * src/rest/examples.ts); each is run as "Try it out" would run it against a freshly started sandbox, and
  * the answer must be the documented status and schema (svc.api checks both against /openapi.json).
- * The README's curl examples are run the same way.
+ * None changes the sandbox: every read answers the same before and after all of them ran. The README's
+ * curl examples are run the same way.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -52,6 +53,13 @@ describe('the OpenAPI examples', () => {
     expect(missing).toEqual([]);
   });
 
+  it('an example that needs an earlier call says so on its operation, where /docs shows it', async () => {
+    const register = doc.paths['/tenants/{tenant_id}/ticket-events/webhook']!.post! as Op & { description?: string };
+    expect(register['x-example-needs']).toMatch(/receiver of your own/);
+    expect(register.description).toContain(register['x-example-needs']);
+    expect((await svc.api('/docs/init.js')).body).toMatch(/showExtensions: true/);
+  });
+
   it('names the running sandbox: tenant ids are the alpha tenant\'s', () => {
     const tickets = doc.paths['/tenants/{tenant_id}/tickets']!.get!;
     expect(tickets.parameters!.find((p) => p.name === 'tenant_id')!.example).toBe(svc.alphaId);
@@ -64,7 +72,8 @@ describe('the OpenAPI examples', () => {
     expect(res.status).toBeLessThan(300);
   });
 
-  it('each example answers its documented status and schema on a fresh sandbox', async () => {
+  it('each example answers its documented status and schema on a fresh sandbox, and none changes any list', async () => {
+    const before = await snapshot();
     const wrong: string[] = [];
     for (const ex of examplesOf()) {
       if (!ex.op['x-example-key']) continue;
@@ -79,8 +88,67 @@ describe('the OpenAPI examples', () => {
       if (!ok) wrong.push(`${ex.op.operationId} ${ex.method} ${ex.url} -> ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     }
     expect(wrong).toEqual([]);
-  }, 120_000);
+    const after = await snapshot();
+    const changed = Object.keys(before).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
+    expect(changed.map((k) => `${k}: ${firstDifference(before[k], after[k])}`)).toEqual([]);
+  }, 240_000);
+
+  it('names what exists once the ISV has made it: a ticket it created is the ticket_ref of write_ticket, and the click previews', async () => {
+    const created = await svc.api(`/tenants/${svc.alphaId}/tickets`, { method: 'POST', json: { company_name: 'Contoso Ltd', summary: 'Examples: a linked ticket', dry_run: false, idempotency_key: `examples-${Date.now()}` } });
+    expect(created.status).toBe(201);
+    const ref = created.body.ticket_ref;
+    const fresh = (await svc.api('/openapi.json')).body as typeof doc;
+    const write = fresh.paths['/tenants/{tenant_id}/tickets/write']!.post!;
+    expect(write['x-example-needs']).toBeUndefined();
+    const body = write.requestBody!.content['application/json']!.example as { ticket_ref: string };
+    expect(body.ticket_ref).toBe(String(ref));
+    const res = await svc.api(`/tenants/${svc.alphaId}/tickets/write`, { method: 'POST', json: body });
+    expect(res.status).toBe(200);
+    expect(res.body.dry_run).toBe(true);
+  });
 });
+
+/**
+ * Every read of the document (GET with its example's parameters, every page), keyed by operation: what a
+ * click could change. Left out: the audit log (it records every call, previews included, by design) and
+ * what moves with time or a sync run alone (sync times, lag, the API budget's use, the schedule).
+ */
+const MOVES_WITH_TIME = new Set(['last_synced_at', 'synced_at', 'last_attempt_at', 'lag_seconds', 'budget', 'sync', 'last_fetched', 'last_mode', 'request_id']);
+async function snapshot(): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const ex of examplesOf()) {
+    if (ex.method !== 'GET' || ex.op.operationId === 'list_audit') continue;
+    const key = ex.key === 'msp' ? svc.alphaMspKey : svc.key;
+    const pages: unknown[] = [];
+    const url = new URL(ex.url, 'http://x');
+    if ((ex.op.parameters ?? []).some((p) => p.in === 'query' && p.name === 'limit')) url.searchParams.set('limit', '500');
+    for (let i = 0; i < 50; i++) {
+      const res = await svc.api(url.pathname + url.search, { key });
+      pages.push({ status: res.status, body: withoutTime(res.body) });
+      const next = (res.body as { next_cursor?: string | null })?.next_cursor;
+      if (!next) break;
+      url.searchParams.delete('after');
+      url.searchParams.set('cursor', next);
+    }
+    out[ex.op.operationId] = pages;
+  }
+  return out;
+}
+function withoutTime(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutTime);
+  if (!v || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).filter(([k]) => !MOVES_WITH_TIME.has(k)).map(([k, x]) => [k, withoutTime(x)]));
+}
+function firstDifference(a: unknown, b: unknown, at = ''): string {
+  if (JSON.stringify(a) === JSON.stringify(b)) return '';
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDifference((a as any)[k], (b as any)[k], `${at}.${k}`);
+      if (d) return d;
+    }
+  }
+  return `${at}: ${JSON.stringify(a)?.slice(0, 200)} -> ${JSON.stringify(b)?.slice(0, 200)}`;
+}
 
 /** A curl line of the README, as its arguments (quotes honoured; no shell beyond that). */
 function curlArgs(line: string): string[] {

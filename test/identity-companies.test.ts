@@ -1,6 +1,6 @@
 /**
  * Companies, contacts and identity over HTTP against the simulators (interface document rules 10-12,
- * design.md sections 13-14): company create matches first and never creates in the PSA; the
+ * docs/architecture.md, Companies, contacts and identity; Distributor): company create matches first and never creates in the PSA; the
  * distributor create matches then creates once; contacts are list and match only; the ISV book
  * auto-matches exact unique names only; each decision moves its row as rule 11 says; import previews
  * without calling the ISV, commits once per key through a signed request; ticket create resolves an
@@ -154,13 +154,14 @@ describe('identity', () => {
     expect(Object.fromEntries(mappings.map((m: any) => [m.customer_ref, m.company_source_id]))).toEqual(expected);
     for (const m of mappings) expect(m.decided_by).toBe('auto');
     expect(book.length).toBe(7);
-    const rows = (await svc.api(A('/identity/unmapped'))).body.rows;
+    const rows = (await svc.api(A('/identity/unmapped'))).body.unmapped;
     const dental = rows.find((r: any) => r.side === 'isv_customer' && r.id === 'cust-004');
     expect(dental).toMatchObject({ state: 'needs_match', actions: ['match', 'skip'] });
     expect(dental.candidates.map((c: any) => c.id).sort()).toEqual(idOf('Lakeshore Family Dental').sort());
     expect(rows.find((r: any) => r.id === 'cust-005')).toMatchObject({ state: 'needs_match', candidates: [] });
     const tailspin = rows.find((r: any) => r.side === 'psa_company' && r.name === 'Tailspin Toys');
-    expect(tailspin).toMatchObject({ state: 'needs_match', actions: ['match', 'import', 'skip'] });
+    // The sandbox ISV registers no import endpoint at start: import (501 without one) is not offered.
+    expect(tailspin).toMatchObject({ state: 'needs_match', actions: ['match', 'skip'] });
     // Matched rows are not leftovers.
     expect(rows.some((r: any) => r.id === 'cust-001' || r.id === idOf('Contoso Ltd')[0])).toBe(false);
   });
@@ -181,7 +182,7 @@ describe('identity', () => {
   });
 
   it('skip sets a row aside, unset brings it back to Needs match and only unsets (no auto-match)', async () => {
-    const rowOf = async (id: string) => (await svc.api(A('/identity/unmapped'))).body.rows.find((r: any) => r.id === id);
+    const rowOf = async (id: string) => (await svc.api(A('/identity/unmapped'))).body.unmapped.find((r: any) => r.id === id);
     await svc.api(A('/identity/skip'), { method: 'POST', json: { customer_ref: 'cust-005' } });
     expect(await rowOf('cust-005')).toMatchObject({ state: 'skipped', actions: ['unset'] });
     expect((await svc.api(A('/identity/unset'), { method: 'POST', json: { customer_ref: 'cust-005' } })).body).toMatchObject({ changed: true });
@@ -208,7 +209,7 @@ describe('identity', () => {
     expect(mappings.find((m: any) => m.customer_ref === 'cust-100')).toMatchObject({ company_source_id: idOf('Tailspin Toys')[0], how: 'auto_exact_name' });
     expect(mappings.some((m: any) => m.customer_ref === 'cust-101')).toBe(false);
     expect(mappings.some((m: any) => m.how === 'import')).toBe(false);
-    expect((await svc.api(A('/identity/book'))).body.customers.map((c: any) => c.ref)).toEqual(expect.arrayContaining(['cust-100', 'cust-101']));
+    expect((await svc.api(A('/identity/book'))).body.book.map((c: any) => c.ref)).toEqual(expect.arrayContaining(['cust-100', 'cust-101']));
   });
 
   describe('import', () => {
@@ -246,6 +247,10 @@ describe('identity', () => {
       expect(reg.status).toBe(200);
       secret = reg.body.secret;
       const tailspinFree = idOf('Trey Research')[0];
+      // With an endpoint, the leftover companies offer import (book customers never do).
+      const rows = (await svc.api(A('/identity/unmapped'))).body.unmapped;
+      expect(rows.find((r: any) => r.side === 'psa_company' && r.id === tailspinFree)).toMatchObject({ actions: ['match', 'import', 'skip'] });
+      expect(rows.find((r: any) => r.side === 'isv_customer' && r.state === 'needs_match')).toMatchObject({ actions: ['match', 'skip'] });
       const preview = await svc.api(A('/identity/import'), { method: 'POST', json: { company_source_ids: [tailspinFree] } });
       expect(preview.status).toBe(200);
       expect(preview.body.companies).toEqual([{ company_source_id: tailspinFree, connection_id: expect.any(String), name: 'Trey Research', customer_ref: null }]);
@@ -264,7 +269,7 @@ describe('identity', () => {
     });
 
     it('bulk import of every unmatched company previews them all and calls nothing', async () => {
-      const unmatched = (await svc.api(A('/identity/unmapped'))).body.rows.filter((r: any) => r.side === 'psa_company' && r.state === 'needs_match');
+      const unmatched = (await svc.api(A('/identity/unmapped'))).body.unmapped.filter((r: any) => r.side === 'psa_company' && r.state === 'needs_match');
       const preview = await svc.api(A('/identity/import'), { method: 'POST', json: { all_unmatched: true } });
       expect(preview.body.companies.map((c: any) => c.company_source_id).sort()).toEqual(unmatched.map((r: any) => r.id).sort());
       expect(preview.body.preview.targets[0].requests).toHaveLength(unmatched.length);

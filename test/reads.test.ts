@@ -21,9 +21,9 @@ const LISTS: { path: string; items: string; schema: ZodType; limitedPsa501?: boo
   { path: 'devices', items: 'devices', schema: S.DeviceList },
   { path: 'agreements', items: 'agreements', schema: S.AgreementList, limitedPsa501: true },
   { path: 'members', items: 'members', schema: S.MemberList, limitedPsa501: true },
-  { path: 'ticket-boards', items: 'boards', schema: S.TicketBoardList, limitedPsa501: true },
-  { path: 'ticket-statuses', items: 'statuses', schema: S.TicketStatusList, limitedPsa501: true },
-  { path: 'ticket-priorities', items: 'priorities', schema: S.TicketPriorityList, limitedPsa501: true },
+  { path: 'ticket-boards', items: 'ticket_boards', schema: S.TicketBoardList, limitedPsa501: true },
+  { path: 'ticket-statuses', items: 'ticket_statuses', schema: S.TicketStatusList, limitedPsa501: true },
+  { path: 'ticket-priorities', items: 'ticket_priorities', schema: S.TicketPriorityList, limitedPsa501: true },
   { path: 'applications', items: 'applications', schema: S.ApplicationList },
   { path: 'incidents', items: 'incidents', schema: S.IncidentList },
 ];
@@ -97,13 +97,13 @@ describe('sandbox data as the fixtures promise', () => {
     const t = svc.alphaId;
     const tickets = await readAll(t, 'tickets', 'tickets', 500);
     expect(tickets.length).toBeGreaterThanOrEqual(60);
-    const statuses = await readAll(t, 'ticket-statuses', 'statuses', 500);
+    const statuses = await readAll(t, 'ticket-statuses', 'ticket_statuses', 500);
     expect(statuses.length).toBeGreaterThanOrEqual(8);
     // Tickets cover every status of the board list.
     expect(new Set(tickets.map((x) => x.native_status)).size).toBeGreaterThanOrEqual(8);
     expect(new Set(tickets.map((x) => x.status))).toEqual(new Set(['new', 'in_progress', 'waiting', 'resolved', 'closed']));
-    expect((await readAll(t, 'ticket-boards', 'boards', 500)).length).toBeGreaterThanOrEqual(3);
-    expect((await readAll(t, 'ticket-priorities', 'priorities', 500)).length).toBeGreaterThanOrEqual(4);
+    expect((await readAll(t, 'ticket-boards', 'ticket_boards', 500)).length).toBeGreaterThanOrEqual(3);
+    expect((await readAll(t, 'ticket-priorities', 'ticket_priorities', 500)).length).toBeGreaterThanOrEqual(4);
     const members = await readAll(t, 'members', 'members', 500);
     expect(members.length).toBeGreaterThanOrEqual(12);
     expect(members.some((m) => m.active === false)).toBe(true);
@@ -204,10 +204,10 @@ describe('connections, status and audit', () => {
     const first = await svc.api(`/tenants/${svc.alphaId}/audit?limit=1`);
     expect(first.status).toBe(200);
     S.AuditList.parse(first.body);
-    expect(first.body.entries).toHaveLength(1);
-    expect(first.body.entries[0].action).toMatch(/^sync\./);
+    expect(first.body.audit).toHaveLength(1);
+    expect(first.body.audit[0].action).toMatch(/^sync\./);
     const second = await svc.api(`/tenants/${svc.alphaId}/audit?limit=1&cursor=${first.body.next_cursor}`);
-    expect(second.body.entries[0].id).not.toBe(first.body.entries[0].id);
-    expect(second.body.entries[0].created_at <= first.body.entries[0].created_at).toBe(true);
+    expect(second.body.audit[0].id).not.toBe(first.body.audit[0].id);
+    expect(second.body.audit[0].created_at <= first.body.audit[0].created_at).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Single-record reads (design.md section 5): every list has GET /tenants/<t>/<list>/<id>, by our id or by
+ * Single-record reads (docs/architecture.md, Reads): every list has GET /tenants/<t>/<list>/<id>, by our id or by
  * the vendor's source_id, answering the record exactly as the list shows it; a record of another tenant
  * is 404 there, as is an id that names nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * Agreement line writes (interface document rule 8, design.md section 12): one body for the four verbs
+ * Agreement line writes (interface document rule 8, docs/architecture.md, Agreements and billing): one body for the four verbs
  * on an existing, active agreement, and the header create the service refuses. Which fields a verb
  * needs is checked here (422 HTTPValidationError); numbers, dates and references are the service's and
  * the vendor's rules (422 `validation`).

@@ -1,9 +1,10 @@
 /**
- * Agreements (interface document rule 8, design.md section 12): the store-served list lives with the
+ * Agreements (interface document rule 8, docs/architecture.md, Agreements and billing): the store-served list lives with the
  * other lists (src/records); here the line writes on an existing agreement and the header create the
  * service refuses.
  */
 import type { ErrorCode } from '../errors/error-codes';
+import { Grant } from '../access/caller';
 import type { FeatureModule } from '../feature';
 import { headerRefusal } from '../operations/header-refusal';
 import { defineOperation } from '../operations/operation';
@@ -21,9 +22,9 @@ const createAgreement = headerRefusal({
 
 const writeAgreementLines = defineOperation({
   name: 'write_agreement_lines', kind: 'mutation', summary: 'Add, rewrite, end or replace a line of an existing agreement (preview or commit)', tag: 'Writes',
-  role: 'isv', grant: 'psa.agreement.write',
+  role: 'isv', grant: Grant.AgreementWrite,
   unknownPathId: 'agreement_requires_existing',
-  description: 'One line write on an existing, active agreement (design.md section 12): `add`, `rewrite`, `end`, or `replace` (end then add under one key; a half-done replace answers 207 with `partial_failure` and a retry with the same key finishes it). Unknown or inactive agreement 404 `agreement_requires_existing`; unknown line or product, a line of another agreement or a bad number 422 `validation`. The limited PSA connector previews everywhere and commits only on its fixture host (else 501 `not_supported`).',
+  description: 'One line write on an existing, active agreement: `add`, `rewrite`, `end`, or `replace` (end then add under one key; a half-done replace answers 207 with `partial_failure` and a retry with the same key finishes it). Unknown or inactive agreement 404 `agreement_requires_existing`; unknown line or product, a line of another agreement or a bad number 422 `validation`. The limited PSA connector previews everywhere and commits only on its fixture host (else 501 `not_supported`).',
   http: { method: 'post', path: '/tenants/{tenant_id}/agreements/{agreement_source_id}/lines', documented: true },
   path: S.AgreementPath, body: S.AgreementLinesBody,
   responses: [

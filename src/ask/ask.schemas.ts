@@ -1,5 +1,5 @@
 /**
- * Ask (design.md section 16): the question, the structured query it becomes, and the answer. The
+ * Ask (docs/architecture.md, Device write and ask): the question, the structured query it becomes, and the answer. The
  * structured query is the one contract both engines (the deterministic parser and the optional model)
  * must produce; it is validated by `AskQuery` before anything runs, so a filter or resource that does
  * not exist is refused, never guessed at.

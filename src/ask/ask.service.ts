@@ -1,5 +1,5 @@
 /**
- * Ask (design.md section 16): a question becomes a structured query (parser, or the optional model),
+ * Ask (docs/architecture.md, Device write and ask): a question becomes a structured query (parser, or the optional model),
  * the query is validated by its zod schema, then run on the tenant's store only, on the connections
  * whose lists the caller reads, the same tables and the same tenant scope as the list reads. Every
  * figure in the answer is counted from rows here, and every row counted is cited (up to CITE_CAP).

@@ -1,12 +1,12 @@
 /**
- * Ask (design.md section 16): POST /tenants/{tenant_id}/ask and GET /tenants/{tenant_id}/ask/examples.
+ * Ask (docs/architecture.md, Device write and ask): POST /tenants/{tenant_id}/ask and GET /tenants/{tenant_id}/ask/examples.
  * Role `reader`: an ISV that sees the tenant or the tenant's MSP key; the path tenant is the only scope.
  */
 import type { FeatureModule } from '../feature';
 import { defineOperation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
 import type { Services } from '../services';
-import { TenantPath } from '../shared/request';
+import { TenantPath, z } from '../shared/request';
 import { AskAnswer, AskBody, AskExamples, AskQuery } from './ask.schemas';
 import { AskService, CITE_CAP, EXAMPLE_QUESTIONS, RECORD_WORDS } from './ask.service';
 import { PARSER_WORDS, parseQuestion } from './parser';
@@ -49,7 +49,7 @@ const askExamples = defineOperation({
   name: 'ask_examples', kind: 'query', summary: 'The question family ask understands, with examples', tag: 'Ask', role: 'reader',
   description: `Lists the documented question family, each example with the structured query it becomes today for this tenant.\n\n${FAMILY_DOC}`,
   http: { method: 'get', path: '/tenants/{tenant_id}/ask/examples', documented: false },
-  path: TenantPath,
+  path: TenantPath, query: z.object({}).strict(),
   responses: [{ status: 200, schema: AskExamples, description: 'The question family.' }],
   errors: [],
   handle: async (_input, ctx) => {

@@ -1,6 +1,10 @@
 /** The audit log: one entry per sync outcome, commit and refusal, per tenant. */
 import type { DataSource, EntityManager } from 'typeorm';
 import { AuditEntry } from '../../entities';
+import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest } from '../shared/paging';
+
+/** The audit log pages newest first on its sequence number. */
+export const AUDIT_CURSOR = listCursor('audit', ['int']);
 
 export interface AuditInput {
   tenantId: string;
@@ -35,20 +39,19 @@ export class AuditService {
   }
 
   /**
-   * Newest first; `before` is the seq of the last entry of the previous page.
+   * Newest first, keyset on `seq` (the page after `before`, the seq of the previous page's last entry).
    * `isvId` set: the system's entries and that ISV's own, never another ISV's.
    */
-  async list(tenantId: string, limit: number, before: string | null, isvId: string | null): Promise<{ items: AuditEntry[]; next: string | null }> {
+  async list(tenantId: string, q: PageRequest, isvId: string | null): Promise<Page<AuditEntry>> {
+    const before = afterKey(AUDIT_CURSOR, q)?.[0] ?? null;
     const qb = this.ds.getRepository(AuditEntry).createQueryBuilder('a')
       .where('a.tenant_id = :tenantId', { tenantId })
       .orderBy('a.seq', 'DESC')
-      .limit(limit + 1);
+      .limit(rowsToFetch(q.limit));
     if (before) qb.andWhere('a.seq < :before', { before });
+    if (q.updated_since) qb.andWhere('a.created_at >= :since', { since: new Date(q.updated_since) });
     if (isvId) qb.andWhere('(a.isv_id IS NULL OR a.isv_id = :isvId)', { isvId });
-    const rows = await qb.getMany();
-    const more = rows.length > limit;
-    if (more) rows.pop();
-    return { items: rows, next: more ? rows[rows.length - 1].seq : null };
+    return toPage(await qb.getMany(), q.limit, AUDIT_CURSOR, (e) => [String(e.seq)]);
   }
 
   async clearTenant(tenantId: string, manager: EntityManager = this.ds.manager): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The value rules of design.md section 12, in one place: periods are real calendar days with the end
+ * The value rules of docs/architecture.md, Agreements and billing, in one place: periods are real calendar days with the end
  * not before the start, amounts are finite and not negative, currencies are ISO 4217, and an extended
  * amount is its unit amount times the billable quantity within 0.01. Every problem is reported at
  * once (422 `validation`, `details.problems`).

@@ -1,11 +1,12 @@
 /**
  * Billing (interface document: SubmitIsvCostBody, SubmitPartnerMinimumBody, ApproveChargeBody,
- * CreateAgreementLineMappingBody, SuggestAgreementLineMappingBody; design.md section 12). The request
+ * CreateAgreementLineMappingBody, SuggestAgreementLineMappingBody; docs/architecture.md, Agreements and billing). The request
  * schemas take the documented fields; the rules on their values (dates, currency, the extended cost)
  * are the billing services' and answer 422 `validation` with every problem listed.
  */
-import { dryRun, previewResult, commitResult } from '../operations/write-results';
-import { limitParam, pathId, TenantPath, text, z } from '../shared/request';
+import { dryRun, keyedWrite, previewResult, commitResult } from '../operations/write-results';
+import { listCursor, listEnvelope, pageQuery } from '../shared/paging';
+import { pathId, TenantPath, text, z } from '../shared/request';
 
 const replaceKey = text(200).min(1).nullable().optional()
   .openapi({ description: 'Optional. A later submission with the same key replaces the row it wrote (never a second row).' });
@@ -44,6 +45,23 @@ export const SubmitPartnerMinimumBody = z.object({
   idempotency_key: replaceKey,
 }).strict().openapi('SubmitPartnerMinimumBody');
 
+/** What became of a cost row (docs/architecture.md, Agreements and billing), as its ISV reads it. */
+export const COST_OUTCOMES = ['landed', 'customer_unmatched', 'product_unmapped', 'agreement_inactive', 'billed_outside_agreements'] as const;
+
+export const CostRowCharge = z.object({
+  id: z.string(), status: z.enum(['pending', 'approving', 'approved', 'dismissed']),
+  current_quantity: z.number().nullable().openapi({ description: 'The line\'s quantity in the PSA when the charge was computed.' }),
+  proposed_quantity: z.number().nullable().openapi({ description: 'The quantity the charge proposes for the line; null when other ISVs\' rows land on the same line (their figures are theirs).' }),
+}).strict().openapi('CostRowCharge');
+
+export const CostResolution = z.object({
+  status: z.enum(COST_OUTCOMES).openapi({ description: '`landed`: on `line_source_id` of `agreement_source_id`; `customer_unmatched`, `product_unmapped`, `agreement_inactive`: it lands on no line, `fix` says what would change that; `billed_outside_agreements`: the product is mapped `unmapped` on purpose.' }),
+  company_source_id: z.string().nullable().openapi({ description: 'The PSA company the customer is matched with (null: customer_unmatched).' }),
+  agreement_source_id: z.string().nullable(), line_source_id: z.string().nullable(),
+  fix: z.string().nullable().openapi({ description: 'What makes the row land, in plain words (null when it landed or is billed outside agreements).' }),
+  charge: CostRowCharge.nullable().openapi({ description: 'The latest charge this row is behind (null: none; a landed row raises none when the line already bills its quantity, or when a later period\'s rows set what the line should bill).' }),
+}).strict().openapi('CostResolution');
+
 export const IsvCost = z.object({
   id: z.string(), isv_id: z.string(),
   external_customer_ref: z.string(), external_customer_name: z.string().nullable(),
@@ -56,6 +74,7 @@ export const IsvCost = z.object({
   idempotency_key: z.string().nullable(),
   revision: z.number().int().openapi({ description: 'How many submissions wrote this row (1: never replaced).' }),
   created_at: z.string(), updated_at: z.string(),
+  resolution: CostResolution,
 }).strict().openapi('IsvCost');
 
 export const PartnerMinimum = z.object({
@@ -70,6 +89,7 @@ export const IsvCostSubmitted = z.object({
   dry_run: z.boolean().openapi({ description: 'true: a preview, nothing was stored.' }),
   replaced: replacedField,
   replaces_id: z.string().nullable().openapi({ description: 'The row this submission replaces (or would replace).' }),
+  identified_by: z.enum(['idempotency_key', 'customer_product_period']).openapi({ description: 'What identifies the row: the submission\'s `idempotency_key` (body or Idempotency-Key header), else your customer, product and period. A later submission with the same identity replaces the row.' }),
   cost: IsvCost.omit({ id: true, created_at: true, updated_at: true }).extend({ id: z.string().nullable(), created_at: z.string().nullable(), updated_at: z.string().nullable() })
     .openapi({ description: 'The row as stored (a preview: as it would be stored, id null when new).' }),
 }).strict().openapi('IsvCostSubmitted');
@@ -85,21 +105,25 @@ const periodFilter = {
 };
 const isvFilter = text(100).nullable().optional().openapi({ description: 'MSP key only: one ISV\'s rows (an ISV key sees its own).' });
 
-export const CostsQuery = z.object({
+/** Cost rows and minimums page newest period first, then by customer, product and id. */
+export const COSTS_CURSOR = listCursor('billing_costs', ['text', 'text', 'text', 'uuid']);
+export const MINIMUMS_CURSOR = listCursor('partner_minimums', ['text', 'text', 'uuid']);
+
+export const CostsQuery = pageQuery(COSTS_CURSOR, { updatedSince: true }, {
   ...periodFilter,
   customer: text(200).nullable().optional().openapi({ description: 'One customer (`external_customer_ref`).' }),
   product: text(200).nullable().optional().openapi({ description: 'One product (`product_source_id`).' }),
-  isv_id: isvFilter, limit: limitParam,
-}).strict();
-export const MinimumsQuery = z.object({
-  ...periodFilter, product: text(200).nullable().optional(), isv_id: isvFilter, limit: limitParam,
-}).strict();
+  isv_id: isvFilter,
+});
+export const MinimumsQuery = pageQuery(MINIMUMS_CURSOR, { updatedSince: true }, {
+  ...periodFilter, product: text(200).nullable().optional(), isv_id: isvFilter,
+});
 
-export const IsvCostList = z.object({
-  costs: z.array(IsvCost), truncated: z.boolean().openapi({ description: 'More rows match than `limit`; narrow the filters.' }),
-  totals: z.object({ billable_quantity: z.number(), msp_cost_extended: z.number() }).strict().openapi({ description: 'Over the rows listed.' }),
-}).strict().openapi('IsvCostList');
-export const PartnerMinimumList = z.object({ partner_minimums: z.array(PartnerMinimum), truncated: z.boolean() }).strict().openapi('PartnerMinimumList');
+export const IsvCostList = listEnvelope('IsvCostList', 'billing/costs', IsvCost, { extra: {
+  totals: z.object({ billable_quantity: z.number(), msp_cost_extended: z.number() }).strict()
+    .openapi({ description: 'Over every row the filters keep (all pages), not only this page.' }),
+} });
+export const PartnerMinimumList = listEnvelope('PartnerMinimumList', 'billing/partner-minimums', PartnerMinimum);
 
 /* Agreement-line mappings */
 
@@ -133,12 +157,20 @@ export const MappingCreated = AgreementLineMappingOut.extend({
   removed_unmapped: z.boolean().openapi({ description: 'An explicit `unmapped` state of this product was replaced by this pairing.' }),
 }).strict().openapi('AgreementLineMappingCreated');
 
-export const MappingsQuery = z.object({
+/** Mappings page by product, agreement, line and id. */
+export const LINE_MAPPINGS_CURSOR = listCursor('agreement_line_mappings', ['text', 'text', 'text', 'uuid']);
+export const MappingsQuery = pageQuery(LINE_MAPPINGS_CURSOR, { updatedSince: true }, {
   vendor_product_ref: text(200).nullable().optional(), agreement_id: text(200).nullable().optional(), isv_id: isvFilter,
-}).strict();
-export const MappingList = z.object({ mappings: z.array(AgreementLineMappingOut) }).strict().openapi('AgreementLineMappingList');
+});
+export const MappingList = listEnvelope('AgreementLineMappingList', 'agreement-line-mappings', AgreementLineMappingOut);
 export const MappingPath = TenantPath.extend({ mapping_id: pathId('mapping_id', 'The mapping\'s `id`.') }).strict();
-export const MappingDeleted = z.object({ id: z.string(), deleted: z.literal(true) }).strict().openapi('AgreementLineMappingDeleted');
+export const MappingDeleteQuery = z.object({
+  dry_run: z.enum(['true', 'false']).nullable().optional().openapi({ description: '`true`: answer what would be deleted and delete nothing (default `false`: delete).' }),
+}).strict();
+export const MappingDeleted = z.object({
+  id: z.string(), deleted: z.boolean().openapi({ description: 'true: deleted; false: a preview (`dry_run=true`), nothing was deleted.' }),
+  dry_run: z.boolean(),
+}).strict().openapi('AgreementLineMappingDeleted');
 
 export const SuggestAgreementLineMappingBody = z.object({
   vendor_key: text(100).min(1).openapi({ description: 'Your own ISV id.' }),
@@ -183,6 +215,24 @@ export const Charge = z.object({
   created_at: z.string(), updated_at: z.string(),
 }).strict().openapi('Charge');
 
+/**
+ * A charge as the ISV whose rows raised it sees it: status and quantities, its own rows only. Not the
+ * line's `unit_price` (the MSP's price to its customer, from which the MSP's margin on the ISV's cost
+ * follows) nor the connection; the proposed total only when every row behind it is the ISV's own.
+ */
+export const IsvCharge = z.object({
+  id: z.string(), agreement_source_id: z.string(), line_source_id: z.string(), connector: z.string(),
+  company: z.object({ source_id: z.string().nullable(), name: z.string().nullable() }).strict(),
+  product: z.object({ source_id: z.string().nullable(), name: z.string().nullable() }).strict(),
+  current_quantity: z.number().nullable().openapi({ description: 'The line\'s quantity in the PSA when the charge was computed.' }),
+  proposed_quantity: z.number().nullable().openapi({ description: 'The quantity the charge proposes for the line; null when other ISVs\' rows land on it too.' }),
+  your_quantity: z.number().openapi({ description: 'The billable quantity of your rows behind the charge.' }),
+  period: z.object({ start: z.string(), end: z.string() }).strict(),
+  cost_rows: z.array(z.string()).openapi({ description: 'Ids of your cost rows behind the charge.' }),
+  status: z.enum(['pending', 'approving', 'approved', 'dismissed']),
+  decided_at: z.string().nullable(), created_at: z.string(), updated_at: z.string(),
+}).strict().openapi('IsvCharge');
+
 export const UnresolvedCostRow = z.object({
   cost_id: z.string(), isv_id: z.string(), external_customer_ref: z.string(), product_source_id: z.string(),
   period_start: z.string(), period_end: z.string(), billable_quantity: z.number(), msp_cost_extended: z.number(),
@@ -190,13 +240,20 @@ export const UnresolvedCostRow = z.object({
   message: z.string(),
 }).strict().openapi('UnresolvedCostRow');
 
-export const ChargesQuery = z.object({
+/** Charges page newest period first, then by agreement, line and id. */
+export const CHARGES_CURSOR = listCursor('charges', ['text', 'text', 'text', 'uuid']);
+export const ChargesQuery = pageQuery(CHARGES_CURSOR, { updatedSince: true }, {
   status: z.enum(CHARGE_STATUSES).nullable().optional().openapi({ description: 'Only charges in this state (default: all).' }),
-}).strict();
-export const ChargeList = z.object({
-  charges: z.array(Charge),
-  unresolved: z.array(UnresolvedCostRow).openapi({ description: 'Cost rows of the latest period of each customer and product that resolve to no agreement line, with the reason.' }),
-}).strict().openapi('ChargeList');
+});
+export const ChargeList = listEnvelope('ChargeList', 'charges', Charge, { extra: {
+  view: z.literal('msp').openapi({ description: 'The MSP\'s view: every charge, with prices.' }),
+  unresolved: z.array(UnresolvedCostRow).openapi({ description: 'Cost rows of the latest period of each customer and product that resolve to no agreement line, with the reason. The whole set on every page (not paged with the charges).' }),
+} });
+
+export const IsvChargeList = listEnvelope('IsvChargeList', 'charges', IsvCharge, { extra: {
+  view: z.literal('isv').openapi({ description: 'An ISV\'s view: the charges its own rows raised.' }),
+  unresolved: z.array(UnresolvedCostRow).openapi({ description: 'Your cost rows that resolve to no agreement line, with the reason. The whole set on every page.' }),
+} });
 
 export const ChargePath = TenantPath.extend({ charge_id: pathId('charge_id', 'The charge\'s `id`.') }).strict();
 
@@ -212,14 +269,21 @@ export const ApproveChargeResult = commitResult('ApproveChargeResult', {
   charge: Charge,
   line_source_id: z.string(), quantity: z.number().openapi({ description: 'The line\'s quantity now.' }),
 });
-export const DismissedCharge = z.object({ charge: Charge, changed: z.boolean().openapi({ description: 'false when it was already dismissed.' }) }).strict().openapi('DismissedCharge');
+export const DismissChargeBody = keyedWrite('DismissChargeBody', {});
+export const DismissedCharge = z.object({
+  dry_run: z.boolean().openapi({ description: 'true: a preview; the charge is as it was.' }),
+  charge: Charge,
+  changed: z.boolean().openapi({ description: 'Whether the dismissal changes (a preview: would change) the charge; false when it was already dismissed.' }),
+}).strict().openapi('DismissedCharge');
 
 /* Reconciliation */
 
-export const ReconciliationQuery = z.object({
+/** Reconciliation rows page in their order (company and product name, then ids); the cursor holds that key. */
+export const RECONCILIATION_CURSOR = listCursor('reconciliation', ['text', 'text', 'text', 'text', 'text', 'text']);
+export const ReconciliationQuery = pageQuery(RECONCILIATION_CURSOR, { updatedSince: false }, {
   period_start: day('First day of the period'),
   period_end: day('Last day of the period'),
-}).strict();
+});
 
 const sourceQty = z.number().nullable();
 export const ReconciliationRow = z.object({
@@ -244,16 +308,14 @@ export const PartnerMinimumStatus = z.object({
   shortfall: z.number().openapi({ description: 'max(0, minimum_amount - reported_cost): what the MSP owes beyond its reported cost.' }),
 }).strict().openapi('PartnerMinimumStatus');
 
-export const Reconciliation = z.object({
+export const Reconciliation = listEnvelope('Reconciliation', 'billing/reconciliation', ReconciliationRow, { extra: {
   period_start: z.string(), period_end: z.string(), months: z.number().int().openapi({ description: 'Calendar months the period touches; line and subscription figures are monthly and multiplied by it.' }),
   currencies: z.array(z.string()).openapi({ description: 'Currencies of the cost rows (figures are not converted).' }),
-  rows: z.array(ReconciliationRow),
-  partner_minimums: z.array(PartnerMinimumStatus),
-  unresolved: z.array(UnresolvedCostRow),
+  partner_minimums: z.array(PartnerMinimumStatus).openapi({ description: 'Every partner minimum of the period, on every page.' }),
+  unresolved: z.array(UnresolvedCostRow).openapi({ description: 'Every unresolved cost row of the period, on every page.' }),
   totals: z.object({
     isv_cost: z.number(), distributor_cost: z.number(), msp_cost: z.number(), revenue: z.number(), margin: z.number(),
     partner_minimum_shortfall: z.number(), margin_after_minimums: z.number(),
-    unresolved_isv_cost: z.number().openapi({ description: 'msp_cost_extended of the unresolved rows (not in `rows`).' }),
-  }).strict(),
-}).strict().openapi('Reconciliation');
-
+    unresolved_isv_cost: z.number().openapi({ description: 'msp_cost_extended of the unresolved rows (not in `reconciliation`).' }),
+  }).strict().openapi({ description: 'Over the whole period (every page), not only this page.' }),
+} });

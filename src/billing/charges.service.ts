@@ -1,5 +1,5 @@
 /**
- * Charges (design.md section 12). A charge proposes that an agreement line bill what the ISVs report:
+ * Charges (docs/architecture.md, Agreements and billing). A charge proposes that an agreement line bill what the ISVs report:
  * for each line that cost rows land on (cost-resolution.ts), the billable quantity of the latest
  * period reported for it, summed over those rows; when it differs from the line's quantity, the
  * charge is pending. Charges are recomputed whenever cost rows, mappings, identity matches or
@@ -20,8 +20,9 @@ import { targetPreview } from '../operations/write-results';
 import { isUuid } from '../shared/request';
 import type { SyncService } from '../sync/sync.service';
 import { problemsError, type CommitReservation, type WritePipeline } from '../writes/write-pipeline';
-import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargeList, DismissedCharge } from './billing.schemas';
-import { CHARGE_STATUSES } from './billing.schemas';
+import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargesQuery, DismissedCharge, IsvCharge, UnresolvedCostRow } from './billing.schemas';
+import { CHARGES_CURSOR } from './billing.schemas';
+import { afterKey, keysetAfter, rowsToFetch, toPage, type KeyColumn, type Page } from '../shared/paging';
 import { resolveCostRows, storeCostResolutions, unresolvedOut, type LandedCostRow } from './cost-resolution';
 
 type ChargeOut = z.infer<typeof Charge>;
@@ -53,6 +54,7 @@ interface LineFacts {
 }
 
 const SAME = 1e-9;
+const rowIds = (v: unknown): string[] => (typeof v === 'string' ? JSON.parse(v) : v) as string[];
 const lineKey = (connectionId: string, lineSourceId: string) => `${connectionId}|${lineSourceId}`;
 
 /** The latest period's billable quantity per line, over every row that lands on it. */
@@ -88,6 +90,8 @@ function chargeOut(r: Record<string, any>): ChargeOut {
 }
 
 const CHARGE_SELECT = 'SELECT ch.*, c.connector FROM charges ch JOIN connections c ON c.id = ch.connection_id';
+/** Charges newest period first, then by agreement, line and id (unique). */
+const CHARGE_ORDER: KeyColumn[] = [{ sql: 'ch.period_start', desc: true }, { sql: 'ch.agreement_source_id' }, { sql: 'ch.line_source_id' }, { sql: 'ch.id', cast: 'uuid' }];
 
 export class ChargesService {
   constructor(
@@ -155,20 +159,53 @@ export class ChargesService {
     return new Map(rows.map((r) => [lineKey(r.connection_id, r.source_id), r]));
   }
 
-  async list(tenantId: string, status: (typeof CHARGE_STATUSES)[number] | null | undefined): Promise<z.infer<typeof ChargeList>> {
-    const args: unknown[] = [tenantId];
-    let where = 'ch.tenant_id = $1';
-    if (status) {
-      // An approval being written is still pending to whoever lists pending charges.
-      args.push(status === 'pending' ? ['pending', 'approving'] : [status]);
-      where += ' AND ch.status = ANY($2)';
-    }
-    const rows = await this.ds.query(`${CHARGE_SELECT} WHERE ${where} ORDER BY ch.period_start DESC, ch.agreement_source_id, ch.line_source_id, ch.created_at`, args);
+  /** One page of charges (newest period first), with every unresolved cost row of the latest periods. */
+  async list(tenantId: string, q: z.infer<typeof ChargesQuery>): Promise<Page<z.infer<typeof Charge>> & { unresolved: z.infer<typeof UnresolvedCostRow>[] }> {
+    const { rows, next_cursor } = await this.page(tenantId, q, null);
     const unresolved = await resolveCostRows(this.ds, tenantId, null, true);
-    return {
-      charges: rows.map(chargeOut),
-      unresolved: unresolved.map(unresolvedOut),
-    };
+    return { items: rows.map(chargeOut), next_cursor, unresolved: unresolved.map(unresolvedOut) };
+  }
+
+  /**
+   * The charges one ISV's rows raised, as that ISV may see them (IsvCharge: its own rows and quantities,
+   * no unit price), with its own unresolved rows.
+   */
+  async listForIsv(tenantId: string, isvId: string, q: z.infer<typeof ChargesQuery>): Promise<Page<z.infer<typeof IsvCharge>> & { unresolved: z.infer<typeof UnresolvedCostRow>[] }> {
+    const { rows, next_cursor } = await this.page(tenantId, q, isvId);
+    const ids = [...new Set(rows.flatMap((r) => rowIds(r.cost_rows)))];
+    const mine: { id: string; billable_quantity: number }[] = ids.length
+      ? await this.ds.query('SELECT id, billable_quantity FROM isv_costs WHERE tenant_id = $1 AND isv_id = $2 AND id = ANY($3::uuid[])', [tenantId, isvId, ids]) : [];
+    const qty = new Map(mine.map((r) => [r.id, Number(r.billable_quantity)]));
+    const items = rows.map((r) => {
+      const { unit_price: _price, connection_id: _connection, cost_rows: all, proposed_quantity, ...rest } = chargeOut(r);
+      const own = all.filter((id) => qty.has(id));
+      return {
+        ...rest, proposed_quantity: own.length === all.length ? proposed_quantity : null,
+        your_quantity: own.reduce((sum, id) => sum + qty.get(id)!, 0), cost_rows: own,
+      };
+    });
+    const unresolved = (await resolveCostRows(this.ds, tenantId, null, true)).filter((r) => r.isvId === isvId);
+    return { items, next_cursor, unresolved: unresolved.map(unresolvedOut) };
+  }
+
+  /** One page of charge rows; with `isvId`, only the charges some row of that ISV is behind. */
+  private async page(tenantId: string, q: z.infer<typeof ChargesQuery>, isvId: string | null): Promise<{ rows: Record<string, any>[]; next_cursor: string | null }> {
+    const args: unknown[] = [tenantId];
+    const bind = (v: unknown) => { args.push(v); return `$${args.length}`; };
+    let where = 'ch.tenant_id = $1';
+    if (isvId) {
+      where += ` AND EXISTS (SELECT 1 FROM isv_costs c WHERE c.tenant_id = ch.tenant_id AND c.isv_id = ${bind(isvId)}::uuid
+                             AND c.id::text IN (SELECT jsonb_array_elements_text(ch.cost_rows)))`;
+    }
+    // An approval being written is still pending to whoever lists pending charges.
+    if (q.status) where += ` AND ch.status = ANY(${bind(q.status === 'pending' ? ['pending', 'approving'] : [q.status])})`;
+    const after = afterKey(CHARGES_CURSOR, q);
+    if (after) where += ` AND ${keysetAfter(CHARGE_ORDER, after, bind)}`;
+    if (q.updated_since) where += ` AND ch.updated_at >= ${bind(q.updated_since)}::timestamptz`;
+    const rows: Record<string, any>[] = await this.ds.query(
+      `${CHARGE_SELECT} WHERE ${where} ORDER BY ${CHARGE_ORDER.map((c) => `${c.sql}${c.desc ? ' DESC' : ''}`).join(', ')} LIMIT ${rowsToFetch(q.limit)}`, args);
+    const page = toPage(rows, q.limit, CHARGES_CURSOR, (r) => [r.period_start, r.agreement_source_id, r.line_source_id, r.id]);
+    return { rows: page.items, next_cursor: page.next_cursor };
   }
 
   private async load(tenantId: string, id: string): Promise<Record<string, any>> {
@@ -235,15 +272,20 @@ export class ChargesService {
   }
 
   /** Dismiss: the charge is set aside; nothing is sent to the PSA. */
-  async dismiss(tenantId: string, id: string): Promise<z.infer<typeof DismissedCharge>> {
+  async dismiss(tenantId: string, id: string, dryRun: boolean): Promise<z.infer<typeof DismissedCharge>> {
     const charge = await this.load(tenantId, id);
-    if (charge.status === 'dismissed') return { charge: chargeOut(charge), changed: false };
+    if (charge.status === 'dismissed') return { dry_run: dryRun, charge: chargeOut(charge), changed: false };
+    // A preview refuses what the commit would refuse, and changes nothing.
+    if (dryRun) {
+      if (charge.status !== 'pending') throw new ServiceError('request_invalid', `Charge ${id} is ${charge.status}; only a pending charge can be dismissed.`, { details: { status: charge.status } });
+      return { dry_run: true, charge: chargeOut(charge), changed: true };
+    }
     const [rows]: [unknown[], number] = await this.ds.query(
       "UPDATE charges SET status = 'dismissed', decided_at = now(), updated_at = now() WHERE id = $1 AND status = 'pending' RETURNING id", [charge.id]);
     if (!rows.length) {
       const now = await this.load(tenantId, id);
       throw new ServiceError('request_invalid', `Charge ${id} is ${now.status}; only a pending charge can be dismissed.`, { details: { status: now.status } });
     }
-    return { charge: chargeOut(await this.load(tenantId, id)), changed: true };
+    return { dry_run: false, charge: chargeOut(await this.load(tenantId, id)), changed: true };
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Where a cost row lands (design.md section 12), the one rule behind charges and reconciliation: the
+ * Where a cost row lands (docs/architecture.md, Agreements and billing), the one rule behind charges and reconciliation: the
  * customer through the ISV's identity match (a PSA company), the product through the ISV's mapping to
  * a line of an agreement of that company. A row that does not land has a reason:
  * - `customer_unmatched`: the customer has no identity match;
@@ -60,10 +60,11 @@ export function unresolvedOut(r: ResolvedCostRow) {
  * Set-based, so that it stays a few hash joins at any size: the identity match, the candidate lines
  * (mapped lines of that company's agreements; an active agreement and a running line first), and
  * whether the product is explicitly unmapped. The reconciliation aggregates over it in the same
- * statement; resolveCostRows reads it row by row.
+ * statement; resolveCostRows reads it row by row. `only.rows` narrows it to some cost rows (a condition on
+ * `c`); `only.source` resolves rows that are not stored (a submission's preview) instead of isv_costs.
  */
-export function resolvedCostsCte(withPeriod: boolean): string {
-  const where = withPeriod ? 'c.tenant_id = $1 AND c.period_start >= $2 AND c.period_end <= $3' : 'c.tenant_id = $1';
+export function resolvedCostsCte(withPeriod: boolean, only?: { rows?: string; source?: string }): string {
+  const where = (withPeriod ? 'c.tenant_id = $1 AND c.period_start >= $2 AND c.period_end <= $3' : 'c.tenant_id = $1') + (only?.rows ? ` AND ${only.rows}` : '');
   // `c` is NOT MATERIALIZED so that the planner sees through it: a materialised CTE is estimated as a
   // handful of rows and joined by nested loops (measured: 64 ms of loops over 10,000 cost rows).
   // The identity match is unique per customer (uq_identity_match_customer); the candidate lines are
@@ -73,7 +74,7 @@ export function resolvedCostsCte(withPeriod: boolean): string {
        SELECT DISTINCT ON (c.id) c.*, im.connection_id AS match_connection_id, im.company_source_id AS match_company_source_id,
               m.agreement_source_id, m.line_source_id, a.status AS agreement_status,
               NULLIF(l.effective_end, '') AS effective_end, l.product_source_id AS line_product_source_id
-         FROM isv_costs c
+         FROM ${only?.source ?? 'isv_costs'} c
          LEFT JOIN identity_matches im ON im.tenant_id = c.tenant_id AND im.isv_id = c.isv_id AND im.customer_ref = c.external_customer_ref
          LEFT JOIN (agreements a
               JOIN agreement_line_mappings m ON m.tenant_id = a.tenant_id AND m.connection_id = a.connection_id AND m.agreement_source_id = a.source_id
@@ -186,4 +187,49 @@ export async function resolveCostRows(ds: DataSource, tenantId: string, period: 
     period ? [tenantId, period.start, period.end] : [tenantId],
   );
   return rows.map(resolvedCostRow);
+}
+
+/** What a cost row became, as its ISV sees it (the submit answer and GET billing/costs). */
+export type CostOutcome = 'landed' | UnresolvedReason | 'billed_outside_agreements';
+
+export interface CostRowOutcome {
+  status: CostOutcome;
+  company_source_id: string | null;
+  agreement_source_id: string | null;
+  line_source_id: string | null;
+  fix: string | null;
+}
+
+/** The outcome of one resolved row, with what would make it land, in plain words. */
+export function costRowOutcome(r: ResolvedCostRow): CostRowOutcome {
+  const base = { company_source_id: r.companySourceId, agreement_source_id: r.agreementSourceId, line_source_id: r.lineSourceId };
+  if (r.reason === 'customer_unmatched') {
+    return { ...base, status: r.reason, fix: `We do not know which of the MSP's companies your customer ${r.customerRef} is. Match it with one: POST /tenants/{tenant_id}/identity/match {customer_ref, company_source_id} (you or the MSP; GET /tenants/{tenant_id}/identity/unmapped lists the companies left and the candidates). The row lands as soon as it is matched.` };
+  }
+  if (r.reason === 'product_unmapped') {
+    return { ...base, status: r.reason, fix: `Your product ${r.isvProductRef} is not paired with a line of an agreement of company ${r.companySourceId}. Pair it: POST /tenants/{tenant_id}/agreement-line-mappings (POST /tenants/{tenant_id}/agreement-line-mappings/suggest ranks the candidate lines), or map it with status unmapped if the MSP bills it outside agreements.` };
+  }
+  if (r.reason === 'agreement_inactive') {
+    return { ...base, status: r.reason, fix: `Your product ${r.isvProductRef} is paired with a line of an agreement of company ${r.companySourceId} that is not active, or the line ended before ${r.periodStart}. The MSP renews the agreement or the line, or you pair the product with a running line (POST /tenants/{tenant_id}/agreement-line-mappings).` };
+  }
+  if (r.lineSourceId) return { ...base, status: 'landed', fix: null };
+  return { ...base, status: 'billed_outside_agreements', fix: null };
+}
+
+/** The resolution of some stored cost rows of a tenant, by id. */
+export async function resolveCostRowsById(ds: DataSource | EntityManager, tenantId: string, ids: string[]): Promise<Map<string, ResolvedCostRow>> {
+  if (!ids.length) return new Map();
+  const rows: Record<string, any>[] = await ds.query(
+    `WITH ${resolvedCostsCte(false, { rows: 'c.id = ANY($2::uuid[])' })} SELECT * FROM resolved`, [tenantId, ids]);
+  return new Map(rows.map((r) => [r.id as string, resolvedCostRow(r)]));
+}
+
+/** The resolution a cost row not stored yet would have (a submission's preview). */
+export async function resolveUnstoredCostRow(ds: DataSource, tenantId: string, isvId: string, row: { customerRef: string; productRef: string; periodStart: string; periodEnd: string }): Promise<ResolvedCostRow> {
+  const source = `(SELECT '00000000-0000-0000-0000-000000000000'::uuid AS id, $1::uuid AS tenant_id, $2::uuid AS isv_id, $3::text AS external_customer_ref,
+                          $4::text AS product_source_id, $5::text AS period_start, $6::text AS period_end,
+                          0::double precision AS billable_quantity, 0::double precision AS msp_cost_extended, ''::text AS currency)`;
+  const rows: Record<string, any>[] = await ds.query(
+    `WITH ${resolvedCostsCte(false, { source })} SELECT * FROM resolved`, [tenantId, isvId, row.customerRef, row.productRef, row.periodStart, row.periodEnd]);
+  return resolvedCostRow(rows[0]!);
 }

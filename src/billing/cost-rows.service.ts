@@ -1,5 +1,5 @@
 /**
- * ISV cost rows and partner minimums (design.md section 12). A row is identified by the submission's
+ * ISV cost rows and partner minimums (docs/architecture.md, Agreements and billing). A row is identified by the submission's
  * `idempotency_key`, or without one by (ISV, customer, product, period) for a cost row and (ISV,
  * product, period) for a minimum; a later submission for the same identity replaces the row (its
  * `revision` grows), so a replay or a correction never counts twice. `dry_run` (the default) answers
@@ -9,11 +9,15 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import { ServiceError } from '../errors/service-error';
 import { checkAmount, checkCurrency, checkDay, checkExtended, checkPeriod, roundMoney, throwProblems, type Problem } from './billing-rules';
-import type { CostsQuery, IsvCost, IsvCostSubmitted, MinimumsQuery, PartnerMinimum, PartnerMinimumSubmitted, SubmitIsvCostBody, SubmitPartnerMinimumBody } from './billing.schemas';
+import { COSTS_CURSOR, MINIMUMS_CURSOR, type CostsQuery, type IsvCost, type IsvCostSubmitted, type MinimumsQuery, type PartnerMinimum, type PartnerMinimumSubmitted, type SubmitIsvCostBody, type SubmitPartnerMinimumBody } from './billing.schemas';
+import { afterKey, keysetAfter, rowsToFetch, toPage, type KeyColumn, type ListCursor, type Page, type PageRequest } from '../shared/paging';
+import { costRowOutcome, resolveCostRowsById, resolveUnstoredCostRow, type ResolvedCostRow } from './cost-resolution';
 
 type CostBody = z.infer<typeof SubmitIsvCostBody>;
 type MinimumBody = z.infer<typeof SubmitPartnerMinimumBody>;
 type Cost = z.infer<typeof IsvCost>;
+type StoredCost = Omit<Cost, 'resolution'>;
+type Resolution = Cost['resolution'];
 type Minimum = z.infer<typeof PartnerMinimum>;
 
 /** One replaceable table: its natural identity and the columns a submission writes. */
@@ -51,7 +55,7 @@ function minimumValues(b: MinimumBody, currency: string): Values {
   };
 }
 
-function costOut(r: Record<string, any>): Cost {
+function costOut(r: Record<string, any>): StoredCost {
   const prices = (typeof r.prices === 'string' ? JSON.parse(r.prices) : r.prices ?? {}) as Record<string, number | null>;
   return {
     id: r.id, isv_id: r.isv_id, external_customer_ref: r.external_customer_ref, external_customer_name: r.external_customer_name ?? null,
@@ -96,8 +100,17 @@ export class CostRowsService {
     const values = costValues(b, currency);
     const out = await this.submit(COSTS, tenantId, isvId, b.idempotency_key ?? null, values, b.dry_run);
     const cost = costOut({ ...values, ...out.row, isv_id: isvId, prices: values.prices });
+    // The resolution as it stands after the commit (charges were recomputed before submit returned), or
+    // for a preview as the row would resolve now.
+    const resolution = b.dry_run
+      ? this.resolutionOf(await resolveUnstoredCostRow(this.ds, tenantId, isvId, { customerRef: b.external_customer_ref, productRef: b.product_source_id, periodStart: b.period_start, periodEnd: b.period_end }), new Map())
+      : (await this.withResolutions(tenantId, isvId, [cost]))[0]!.resolution;
     // A preview has no timestamps (costOut leaves them null) and no id when the row would be new.
-    return { dry_run: b.dry_run, replaced: out.replaces != null, replaces_id: out.replaces, cost: { ...cost, id: out.row.id ?? null } };
+    return {
+      dry_run: b.dry_run, replaced: out.replaces != null, replaces_id: out.replaces,
+      identified_by: b.idempotency_key ? 'idempotency_key' : 'customer_product_period',
+      cost: { ...cost, id: out.row.id ?? null, resolution },
+    };
   }
 
   async submitMinimum(tenantId: string, isvId: string, b: MinimumBody): Promise<z.infer<typeof PartnerMinimumSubmitted>> {
@@ -170,27 +183,74 @@ export class CostRowsService {
     return { row: rows[0], replaces: null };
   }
 
-  async listCosts(tenantId: string, isvId: string | null, q: z.infer<typeof CostsQuery>): Promise<{ costs: Cost[]; truncated: boolean; totals: { billable_quantity: number; msp_cost_extended: number } }> {
+  /** Cost rows newest period first, one page; `totals` are over every row the filters keep, not only this page. */
+  async listCosts(tenantId: string, isvId: string | null, q: z.infer<typeof CostsQuery>): Promise<Page<Cost> & { totals: { billable_quantity: number; msp_cost_extended: number } }> {
     const { where, args } = filters(tenantId, isvId, q, { customer: 'external_customer_ref', product: 'product_source_id' });
-    const rows: Record<string, unknown>[] = await this.ds.query(
-      `SELECT * FROM isv_costs WHERE ${where} ORDER BY period_start DESC, external_customer_ref, product_source_id, id LIMIT ${q.limit + 1}`, args);
-    const costs = rows.slice(0, q.limit).map(costOut);
+    const [sum]: { billable_quantity: string | null; msp_cost_extended: string | null }[] = await this.ds.query(
+      `SELECT SUM(billable_quantity) AS billable_quantity, SUM(msp_cost_extended) AS msp_cost_extended FROM isv_costs WHERE ${where}`, args);
+    const page = await this.page('isv_costs', where, args, q, COSTS_CURSOR, COST_ORDER, costOut);
     return {
-      costs, truncated: rows.length > q.limit,
-      totals: {
-        billable_quantity: roundMoney(costs.reduce((s, c) => s + c.billable_quantity, 0)),
-        msp_cost_extended: roundMoney(costs.reduce((s, c) => s + c.msp_cost_extended, 0)),
-      },
+      ...page, items: await this.withResolutions(tenantId, isvId, page.items),
+      totals: { billable_quantity: roundMoney(Number(sum?.billable_quantity ?? 0)), msp_cost_extended: roundMoney(Number(sum?.msp_cost_extended ?? 0)) },
     };
   }
 
-  async listMinimums(tenantId: string, isvId: string | null, q: z.infer<typeof MinimumsQuery>): Promise<{ partner_minimums: Minimum[]; truncated: boolean }> {
+  /**
+   * The rows with their resolution (cost-resolution.ts) and the latest charge each is behind. `viewer`:
+   * the ISV reading (its charge figures hide other ISVs' rows), or null for the MSP.
+   */
+  private async withResolutions(tenantId: string, viewer: string | null, rows: StoredCost[]): Promise<Cost[]> {
+    const ids = rows.map((r) => r.id);
+    const resolved = await resolveCostRowsById(this.ds, tenantId, ids);
+    const charges: Record<string, any>[] = ids.length ? await this.ds.query(
+      `SELECT ch.id, ch.status, ch.current_quantity, ch.proposed_quantity, ch.cost_rows, ch.updated_at,
+              (SELECT bool_and(c.isv_id::text = $3) FROM isv_costs c WHERE c.id::text IN (SELECT jsonb_array_elements_text(ch.cost_rows))) AS own_rows_only
+         FROM charges ch WHERE ch.tenant_id = $1 AND ch.cost_rows ?| $2::text[]
+        ORDER BY ch.updated_at DESC, ch.id`, [tenantId, ids, viewer ?? '']) : [];
+    const chargeOf = new Map<string, Resolution['charge']>();
+    for (const ch of charges) {
+      const rowsOf = (typeof ch.cost_rows === 'string' ? JSON.parse(ch.cost_rows) : ch.cost_rows) as string[];
+      const out = {
+        id: ch.id as string, status: ch.status, current_quantity: ch.current_quantity == null ? null : Number(ch.current_quantity),
+        proposed_quantity: viewer && ch.own_rows_only !== true ? null : Number(ch.proposed_quantity),
+      };
+      for (const id of rowsOf) if (!chargeOf.has(id)) chargeOf.set(id, out);
+    }
+    return rows.map((r) => {
+      const res = resolved.get(r.id);
+      return { ...r, resolution: res ? this.resolutionOf(res, chargeOf) : this.resolutionOf(null, chargeOf) };
+    });
+  }
+
+  private resolutionOf(r: ResolvedCostRow | null, chargeOf: Map<string, Resolution['charge']>): Resolution {
+    // A row removed between its page and its resolution (a concurrent reset) has none: reported unmatched.
+    if (!r) return { status: 'customer_unmatched', company_source_id: null, agreement_source_id: null, line_source_id: null, fix: null, charge: null };
+    return { ...costRowOutcome(r), charge: chargeOf.get(r.costId) ?? null };
+  }
+
+  /** Partner minimums newest period first, one page. */
+  async listMinimums(tenantId: string, isvId: string | null, q: z.infer<typeof MinimumsQuery>): Promise<Page<Minimum>> {
     const { where, args } = filters(tenantId, isvId, q, { product: 'product_source_id' });
-    const rows: Record<string, unknown>[] = await this.ds.query(
-      `SELECT * FROM partner_minimums WHERE ${where} ORDER BY period_start DESC, product_source_id, id LIMIT ${q.limit + 1}`, args);
-    return { partner_minimums: rows.slice(0, q.limit).map(minimumOut), truncated: rows.length > q.limit };
+    return this.page('partner_minimums', where, args, q, MINIMUMS_CURSOR, MINIMUM_ORDER, minimumOut);
+  }
+
+  private async page<T>(table: string, where: string, args: unknown[], q: PageRequest, codec: ListCursor, order: KeyColumn[], out: (r: Record<string, any>) => T): Promise<Page<T>> {
+    const params = [...args];
+    const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
+    let sql = `SELECT * FROM ${table} WHERE ${where}`;
+    const after = afterKey(codec, q);
+    if (after) sql += ` AND ${keysetAfter(order, after, bind)}`;
+    if (q.updated_since) sql += ` AND updated_at >= ${bind(q.updated_since)}::timestamptz`;
+    sql += ` ORDER BY ${order.map((c) => `${c.sql}${c.desc ? ' DESC' : ''}`).join(', ')} LIMIT ${rowsToFetch(q.limit)}`;
+    const rows: Record<string, any>[] = await this.ds.query(sql, params);
+    const page = toPage(rows, q.limit, codec, (r) => order.map((c) => String(r[c.sql])));
+    return { items: page.items.map(out), next_cursor: page.next_cursor };
   }
 }
+
+/** Cost rows and minimums page newest period first, then by customer, product and id (unique). */
+const COST_ORDER: KeyColumn[] = [{ sql: 'period_start', desc: true }, { sql: 'external_customer_ref' }, { sql: 'product_source_id' }, { sql: 'id', cast: 'uuid' }];
+const MINIMUM_ORDER: KeyColumn[] = [{ sql: 'period_start', desc: true }, { sql: 'product_source_id' }, { sql: 'id', cast: 'uuid' }];
 
 /** The WHERE of a list: tenant, ISV, period containment, and the equality filters given. */
 function filters(tenantId: string, isvId: string | null, q: Record<string, unknown>, columns: Record<string, string>): { where: string; args: unknown[] } {

@@ -1,10 +1,11 @@
 /**
- * Billing (interface document rule 8 and Limits 5, design.md section 12): ISV cost rows and partner
+ * Billing (interface document rule 8 and Limits 5, docs/architecture.md, Agreements and billing): ISV cost rows and partner
  * minimums, agreement-line mappings, charges and the reconciliation. Charges are recomputed after
  * every change they derive from: a committed cost submission, a mapping created or deleted, an
  * identity decision, and a sync that changed agreements, lines or PSA companies.
  */
 import { isvOf, type TenantAccess } from '../access/access.service';
+import { Grant, isvOfCaller } from '../access/caller';
 import type { z } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
 import { ServiceError } from '../errors/service-error';
@@ -12,25 +13,22 @@ import type { FeatureModule } from '../feature';
 import { defineOperation, type OperationContext } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
 import type { Services } from '../services';
+import { envelopeOf, pageOfAll, updatedSince, type Key } from '../shared/paging';
 import { TenantPath } from '../shared/request';
-import { checkPeriod, throwProblems, type Problem } from './billing-rules';
+import { checkPeriod, compareNames, compareVendorIds, throwProblems, type Problem } from './billing-rules';
 import * as S from './billing.schemas';
 
-/** An ISV submits and maps with `billing.cost.submit` on a connection of the tenant. */
+/** An ISV submits and maps with `billing.cost.submit` on a connection of the tenant (declared, checked by the runner). */
 function submitter(ctx: OperationContext): { access: TenantAccess; isvId: string } {
-  const access = tenantOf(ctx);
-  const isvId = isvOf(ctx.caller);
-  ctx.services.access.requireGrant(access, 'billing.cost.submit');
-  return { access, isvId };
+  return { access: tenantOf(ctx), isvId: isvOf(ctx.caller) };
 }
 
-/** Whose rows a read shows: an ISV its own (with the grant); an MSP every ISV's, or the one it names. */
+/**
+ * Whose rows a read shows: an ISV its own (the declared grant billing.cost.submit, which an MSP key
+ * holds everywhere on its tenant); an MSP every ISV's, or the one it names.
+ */
 function readerScope(ctx: OperationContext, isvId: string | null | undefined): string | null {
-  if (ctx.caller.kind === 'isv') {
-    ctx.services.access.requireGrant(tenantOf(ctx), 'billing.cost.submit');
-    return ctx.caller.isvId;
-  }
-  return isvId ?? null;
+  return isvOfCaller(ctx.caller) ?? isvId ?? null;
 }
 
 const SUBMIT_ERRORS: ErrorCode[] = ['grant_missing', 'role_required', 'validation', 'idempotency_conflict'];
@@ -43,8 +41,8 @@ const submitResponses = <T extends z.ZodTypeAny>(schema: T) => [
 
 const submitCost = defineOperation({
   name: 'submit_isv_cost', kind: 'mutation', summary: 'Report what you delivered to a customer in a period (your cost and the billable quantity)', tag: 'Billing',
-  role: 'isv', grant: 'billing.cost.submit',
-  description: 'One cost row per customer, product and period. `dry_run` (default true) answers what would be stored. A later submission with the same `idempotency_key`, or for the same customer, product and period, replaces the row (200, `replaced: true`): nothing is counted twice. Rules (422 `validation`, every problem listed): real `YYYY-MM-DD` days with period_end >= period_start, quantities and amounts finite and >= 0, an ISO 4217 currency, and msp_cost_extended = msp_cost_unit x billable_quantity within 0.01 (the same for the customer price and suggested retail pairs when both are given). Charges are recomputed after a commit.',
+  role: 'isv', grant: Grant.CostSubmit,
+  description: 'One cost row per customer, product and period. `dry_run` (default true) answers what would be stored. A row is identified by its `idempotency_key` (body or `Idempotency-Key` header) or, without one, by your customer, product and period (`identified_by`): a later submission with the same identity replaces the row (200, `replaced: true`), so nothing is counted twice. The answer says what became of the row (`cost.resolution`): `landed` on an agreement line, or why not and what fixes it. Rules (422 `validation`, every problem listed): real `YYYY-MM-DD` days with period_end >= period_start, quantities and amounts finite and >= 0, an ISO 4217 currency, and msp_cost_extended = msp_cost_unit x billable_quantity within 0.01 (the same for the customer price and suggested retail pairs when both are given). Charges are recomputed after a commit.',
   http: { method: 'post', path: '/tenants/{tenant_id}/billing/costs', documented: false },
   path: TenantPath, body: S.SubmitIsvCostBody,
   responses: submitResponses(S.IsvCostSubmitted),
@@ -56,18 +54,22 @@ const submitCost = defineOperation({
 });
 
 const listCosts = defineOperation({
-  name: 'list_isv_costs', kind: 'query', summary: 'ISV cost rows', tag: 'Billing', role: 'reader',
-  description: 'The cost rows (an ISV key: its own; an MSP key: every ISV\'s, or `isv_id`\'s), newest period first. `period_start`/`period_end` keep rows whose period lies inside them.',
+  name: 'list_isv_costs', kind: 'query', summary: 'ISV cost rows', tag: 'Billing', role: 'reader', grant: Grant.CostSubmit,
+  description: 'The cost rows (an ISV key: its own; an MSP key: every ISV\'s, or `isv_id`\'s), newest period first, each with its `resolution`: `landed` with the agreement and line (and the charge it is behind), or the reason it lands nowhere and what fixes it. `period_start`/`period_end` keep rows whose period lies inside them.',
   http: { method: 'get', path: '/tenants/{tenant_id}/billing/costs', documented: false },
   path: TenantPath, query: S.CostsQuery,
-  responses: [{ status: 200, schema: S.IsvCostList, description: 'The rows and their totals.' }],
+  responses: [{ status: 200, schema: S.IsvCostList, description: 'One page of rows, and the totals of every row the filters keep.' }],
   errors: ['grant_missing', 'validation'],
-  handle: async ({ query }, ctx) => ctx.services.costRows.listCosts(tenantOf(ctx).tenant.id, readerScope(ctx, query.isv_id), query),
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    const { totals, ...page } = await ctx.services.costRows.listCosts(access.tenant.id, readerScope(ctx, query.isv_id), query);
+    return { ...envelopeOf('billing/costs', page, access.tenant.sandbox), totals };
+  },
 });
 
 const submitMinimum = defineOperation({
   name: 'submit_partner_minimum', kind: 'mutation', summary: 'Report the minimum the MSP owes you for a product in a period', tag: 'Billing',
-  role: 'isv', grant: 'billing.cost.submit',
+  role: 'isv', grant: Grant.CostSubmit,
   description: 'One row per product and period, replaced like cost rows (same `idempotency_key`, or same product and period). The reconciliation shows the shortfall: the minimum less your reported cost for the product in that period. Rules: real days, period_end >= period_start, minimum_amount finite and >= 0, ISO 4217 currency.',
   http: { method: 'post', path: '/tenants/{tenant_id}/billing/partner-minimums', documented: false },
   path: TenantPath, body: S.SubmitPartnerMinimumBody,
@@ -80,17 +82,20 @@ const submitMinimum = defineOperation({
 });
 
 const listMinimums = defineOperation({
-  name: 'list_partner_minimums', kind: 'query', summary: 'Partner minimums', tag: 'Billing', role: 'reader',
+  name: 'list_partner_minimums', kind: 'query', summary: 'Partner minimums', tag: 'Billing', role: 'reader', grant: Grant.CostSubmit,
   http: { method: 'get', path: '/tenants/{tenant_id}/billing/partner-minimums', documented: false },
   path: TenantPath, query: S.MinimumsQuery,
   responses: [{ status: 200, schema: S.PartnerMinimumList, description: 'The minimums (an ISV key: its own).' }],
   errors: ['grant_missing', 'validation'],
-  handle: async ({ query }, ctx) => ctx.services.costRows.listMinimums(tenantOf(ctx).tenant.id, readerScope(ctx, query.isv_id), query),
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    return envelopeOf('billing/partner-minimums', await ctx.services.costRows.listMinimums(access.tenant.id, readerScope(ctx, query.isv_id), query), access.tenant.sandbox);
+  },
 });
 
 const createMapping = defineOperation({
   name: 'create_agreement_line_mapping', kind: 'mutation', summary: 'Pair one of your products with an agreement line (or mark it unmapped)', tag: 'Billing',
-  role: 'isv', grant: 'billing.cost.submit',
+  role: 'isv', grant: Grant.CostSubmit,
   description: '`mapped`: the product is billed on that line of an existing, active agreement (its cost rows for that agreement\'s company land there). `unmapped`: the product is deliberately not billed through an agreement (its rows are not reported as unresolved). `vendor_key` is your own ISV id. The same pairing twice answers 200 with `already_existed`.',
   http: { method: 'post', path: '/tenants/{tenant_id}/agreement-line-mappings', documented: false },
   path: TenantPath, body: S.CreateAgreementLineMappingBody,
@@ -107,31 +112,37 @@ const createMapping = defineOperation({
 });
 
 const listMappings = defineOperation({
-  name: 'list_agreement_line_mappings', kind: 'query', summary: 'Agreement-line mappings', tag: 'Billing', role: 'reader',
+  name: 'list_agreement_line_mappings', kind: 'query', summary: 'Agreement-line mappings', tag: 'Billing', role: 'reader', grant: Grant.CostSubmit,
   http: { method: 'get', path: '/tenants/{tenant_id}/agreement-line-mappings', documented: false },
   path: TenantPath, query: S.MappingsQuery,
   responses: [{ status: 200, schema: S.MappingList, description: 'The mappings (an ISV key: its own), with the agreement\'s company and the line\'s product.' }],
   errors: ['grant_missing'],
-  handle: async ({ query }, ctx) => ({ mappings: await ctx.services.lineMappings.list(tenantOf(ctx).tenant.id, readerScope(ctx, query.isv_id), query) }),
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    const all = updatedSince(await ctx.services.lineMappings.list(access.tenant.id, readerScope(ctx, query.isv_id), query), query, (m) => m.created_at);
+    const page = pageOfAll(all, query, S.LINE_MAPPINGS_CURSOR, ['text', 'text', 'text', 'uuid'], (m) => [m.vendor_product_ref, m.agreement_id ?? '', m.agreement_line_ref ?? '', m.id]);
+    return envelopeOf('agreement-line-mappings', page, access.tenant.sandbox);
+  },
 });
 
 const deleteMapping = defineOperation({
-  name: 'delete_agreement_line_mapping', kind: 'mutation', summary: 'Delete an agreement-line mapping', tag: 'Billing', role: 'reader',
-  description: 'An ISV deletes its own mappings; an MSP key any of its tenant\'s. Charges are recomputed.',
+  name: 'delete_agreement_line_mapping', kind: 'mutation', summary: 'Delete an agreement-line mapping', tag: 'Billing', role: 'reader', grant: Grant.CostSubmit,
+  description: 'An ISV deletes its own mappings; an MSP key any of its tenant\'s. Charges are recomputed. `dry_run=true` answers whether it would delete (404 when there is nothing to delete) and deletes nothing.',
   http: { method: 'delete', path: '/tenants/{tenant_id}/agreement-line-mappings/{mapping_id}', documented: false },
-  path: S.MappingPath,
-  responses: [{ status: 200, schema: S.MappingDeleted, description: 'Deleted.' }],
+  path: S.MappingPath, query: S.MappingDeleteQuery,
+  responses: [{ status: 200, schema: S.MappingDeleted, description: 'Deleted (or, with `dry_run=true`, would be).' }],
   errors: ['grant_missing'],
-  handle: async ({ path }, ctx) => {
+  handle: async ({ path, query }, ctx) => {
     const owner = readerScope(ctx, null);
-    if (!(await ctx.services.lineMappings.remove(tenantOf(ctx).tenant.id, owner, path.mapping_id))) throw new ServiceError('not_found', 'No such mapping on this tenant.');
-    return { id: path.mapping_id, deleted: true as const };
+    const dryRun = query.dry_run === 'true';
+    if (!(await ctx.services.lineMappings.remove(tenantOf(ctx).tenant.id, owner, path.mapping_id, dryRun))) throw new ServiceError('not_found', 'No such mapping on this tenant.');
+    return { id: path.mapping_id, deleted: !dryRun, dry_run: dryRun };
   },
 });
 
 const suggestMapping = defineOperation({
   name: 'suggest_agreement_line_mapping', kind: 'query', summary: 'Candidate agreement lines for one of your products', tag: 'Billing',
-  role: 'isv', grant: 'billing.cost.submit',
+  role: 'isv', grant: Grant.CostSubmit,
   description: 'Lines of active agreements ranked by score (0 to 1) with the reasons: `same_sku` (the line\'s catalogue SKU), `same_product_name`, `similar_product_name` (shared words), `customer_reports_product` (a customer of yours matched to the agreement\'s company reports this product). It never creates a mapping.',
   http: { method: 'post', path: '/tenants/{tenant_id}/agreement-line-mappings/suggest', documented: false },
   path: TenantPath, body: S.SuggestAgreementLineMappingBody,
@@ -144,13 +155,25 @@ const suggestMapping = defineOperation({
 });
 
 const listCharges = defineOperation({
-  name: 'list_charges', kind: 'query', summary: 'Charges: where what the ISVs report differs from what the agreements bill', tag: 'Billing', role: 'msp',
-  description: 'MSP key. One charge per agreement line whose quantity differs from the billable quantity the ISVs reported for the latest period (summed over their cost rows), with the cost rows behind it; and every cost row that lands on no line, with its reason (`customer_unmatched`, `product_unmapped`, `agreement_inactive`).',
+  name: 'list_charges', kind: 'query', summary: 'Charges: where what the ISVs report differs from what the agreements bill', tag: 'Billing', role: 'reader', grant: Grant.CostSubmit,
+  description: 'One charge per agreement line whose quantity differs from the billable quantity the ISVs reported for the latest period (summed over their cost rows), with the cost rows behind it; and every cost row that lands on no line, with its reason (`customer_unmatched`, `product_unmapped`, `agreement_inactive`). An MSP key sees every charge (`ChargeList`). An ISV key sees the charges its own rows raised (`IsvChargeList`): status and quantities, its own rows only, never the line\'s unit price or another ISV\'s figures.',
   http: { method: 'get', path: '/tenants/{tenant_id}/charges', documented: false },
   path: TenantPath, query: S.ChargesQuery,
-  responses: [{ status: 200, schema: S.ChargeList, description: 'The charges and the unresolved cost rows.' }],
-  errors: ['role_required'],
-  handle: async ({ query }, ctx) => ctx.services.charges.list(tenantOf(ctx).tenant.id, query.status),
+  responses: [
+    { status: 200, schema: S.ChargeList, description: 'MSP key: the charges and the unresolved cost rows.' },
+    { status: 200, schema: S.IsvChargeList, description: 'ISV key: the charges its own rows raised, and its unresolved rows.' },
+  ],
+  errors: ['grant_missing'],
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    const isvId = isvOfCaller(ctx.caller);
+    if (isvId) {
+      const { unresolved, ...page } = await ctx.services.charges.listForIsv(access.tenant.id, isvId, query);
+      return { ...envelopeOf('charges', page, access.tenant.sandbox), view: 'isv' as const, unresolved };
+    }
+    const { unresolved, ...page } = await ctx.services.charges.list(access.tenant.id, query);
+    return { ...envelopeOf('charges', page, access.tenant.sandbox), view: 'msp' as const, unresolved };
+  },
 });
 
 const approveCharge = defineOperation({
@@ -168,12 +191,12 @@ const approveCharge = defineOperation({
 
 const dismissCharge = defineOperation({
   name: 'dismiss_charge', kind: 'mutation', summary: 'Dismiss a charge (nothing changes at the PSA)', tag: 'Billing', role: 'msp',
-  description: 'MSP key. The charge is set aside; the agreement is not touched. The same proposal is not raised again; a different billable quantity raises a new charge.',
+  description: 'MSP key. `dry_run` (default true) answers what the dismissal would do and changes nothing; a commit (`dry_run: false` with an `idempotency_key`) sets the charge aside; the agreement is not touched. The same proposal is not raised again; a different billable quantity raises a new charge.',
   http: { method: 'post', path: '/tenants/{tenant_id}/charges/{charge_id}/dismiss', documented: false },
-  path: S.ChargePath,
-  responses: [{ status: 200, schema: S.DismissedCharge, description: 'Dismissed (or already dismissed: `changed: false`).' }],
-  errors: ['role_required', 'request_invalid'],
-  handle: async ({ path }, ctx) => ctx.services.charges.dismiss(tenantOf(ctx).tenant.id, path.charge_id),
+  path: S.ChargePath, body: S.DismissChargeBody,
+  responses: [{ status: 200, schema: S.DismissedCharge, description: 'A preview, or dismissed (already dismissed: `changed: false`).' }],
+  errors: ['role_required', 'request_invalid', 'validation'],
+  handle: async ({ path, body }, ctx) => ctx.services.charges.dismiss(tenantOf(ctx).tenant.id, path.charge_id, body.dry_run),
 });
 
 const reconciliation = defineOperation({
@@ -187,9 +210,23 @@ const reconciliation = defineOperation({
     const problems: Problem[] = [];
     checkPeriod(problems, query.period_start, query.period_end);
     throwProblems(problems);
-    return ctx.services.reconciliation.reconcile(tenantOf(ctx).tenant.id, { start: query.period_start, end: query.period_end });
+    const access = tenantOf(ctx);
+    const { rows, ...report } = await ctx.services.reconciliation.reconcile(access.tenant.id, { start: query.period_start, end: query.period_end });
+    const page = pageOfAll(rows, query, S.RECONCILIATION_CURSOR, compareReconciliationKeys, reconciliationKey);
+    return { ...envelopeOf('billing/reconciliation', page, access.tenant.sandbox), ...report };
   },
 });
+
+type ReconciliationRow = z.infer<typeof S.ReconciliationRow>;
+/** A reconciliation row's place: company and product name, their ids, the ISV products, the connection (unique). */
+const reconciliationKey = (r: ReconciliationRow): Key => [
+  r.company.name ?? '', r.product.name ?? '', r.company.source_id ?? '', r.product.source_id ?? '', r.product.isv_product_refs.join(','), r.company.connection_id ?? '',
+];
+/** The service's row order (reconciliation.service.ts), as a comparison of keys. */
+function compareReconciliationKeys(a: Key, b: Key): number {
+  return compareNames(a[0], b[0]) || compareNames(a[1], b[1]) || compareVendorIds(a[2], b[2]) || compareVendorIds(a[3], b[3])
+    || compareNames(a[4], b[4]) || (a[5] < b[5] ? -1 : a[5] > b[5] ? 1 : 0);
+}
 
 /** Recomputes a tenant's charges; a failure is logged, never thrown into the change that caused it. */
 function recomputeCharges(services: Services, tenantId: string): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Agreement-line mappings (design.md section 12): an ISV pairs one of its products with a line of an
+ * Agreement-line mappings (docs/architecture.md, Agreements and billing): an ISV pairs one of its products with a line of an
  * MSP agreement (`mapped`, checked against an existing line of an active agreement on a PSA connection
  * of the tenant), or records that the product is deliberately not billed through an agreement
  * (`unmapped`). An ISV maps only its own products (`vendor_key` is its own ISV id). Suggest ranks
@@ -119,7 +119,13 @@ export class LineMappingsService {
   }
 
   /** Deletes one of the caller's mappings (an MSP key any of its tenant's); 404 for anything else. */
-  async remove(tenantId: string, isvId: string | null, id: string): Promise<boolean> {
+  async remove(tenantId: string, isvId: string | null, id: string, dryRun = false): Promise<boolean> {
+    if (dryRun) {
+      const found: unknown[] = /^[0-9a-f-]{36}$/i.test(id)
+        ? await this.ds.query(`SELECT id FROM agreement_line_mappings WHERE tenant_id = $1 AND id = $2 ${isvId ? 'AND isv_id = $3' : ''}`, isvId ? [tenantId, id, isvId] : [tenantId, id])
+        : [];
+      return found.length > 0;
+    }
     const [rows]: [{ id: string }[], number] = /^[0-9a-f-]{36}$/i.test(id)
       ? await this.ds.query(`DELETE FROM agreement_line_mappings WHERE tenant_id = $1 AND id = $2 ${isvId ? 'AND isv_id = $3' : ''} RETURNING id`, isvId ? [tenantId, id, isvId] : [tenantId, id])
       : [[], 0];

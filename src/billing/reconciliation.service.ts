@@ -1,5 +1,5 @@
 /**
- * Reconciliation of one period (design.md section 12): per PSA company and catalogue product, what
+ * Reconciliation of one period (docs/architecture.md, Agreements and billing): per PSA company and catalogue product, what
  * the ISVs report (cost rows landed on an agreement line, cost-resolution.ts), what the active
  * agreements bill (line quantity x price), and what the distributor subscriptions hold (a distributor
  * company is the PSA company of the same normalised name; a distributor product the catalogue product
@@ -15,6 +15,10 @@ import type { z } from 'zod';
 import { normalizeName } from '../identity/normalize';
 import { compareNames, compareVendorIds, monthsOf, roundMoney } from './billing-rules';
 import type { Reconciliation, ReconciliationRow } from './billing.schemas';
+
+const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export type ReconciliationReport = Omit<z.infer<typeof Reconciliation>, 'reconciliation' | 'sandbox' | 'next_cursor'> & { rows: z.infer<typeof ReconciliationRow>[] };
 import { resolvedCostRow, resolvedCostsCte, storedCostsCte, storedResolutionIsCurrent, unresolvedOut, type PeriodFilter, type ResolvedCostRow } from './cost-resolution';
 
 type Row = z.infer<typeof ReconciliationRow>;
@@ -243,7 +247,8 @@ function namesRanked(names: string[]): Map<string, number> {
 export class ReconciliationService {
   constructor(private readonly ds: DataSource) {}
 
-  async reconcile(tenantId: string, period: PeriodFilter): Promise<z.infer<typeof Reconciliation>> {
+  /** The whole period: every row (the operation pages them) and the totals over all of them. */
+  async reconcile(tenantId: string, period: PeriodFilter): Promise<ReconciliationReport> {
     const months = monthsOf(period.start, period.end);
     const range = [tenantId, period.start, period.end];
     // One snapshot for every figure (a sync that lands between two statements cannot mix two states),
@@ -332,13 +337,15 @@ export class ReconciliationService {
         isv_billable_quantity: null, agreement_quantity: null, unit_price: null,
       }, 0, 0, share, months));
     }
-    // By company and product name; rows of one name pair in a fixed order too (ids, then ISV products).
+    // By company and product name; rows of one name pair in a fixed order too (ids, ISV products, connection:
+    // the order the operation pages in, src/billing/feature.ts).
     const companyRank = namesRanked(out.map((r) => r.company.name ?? ''));
     const productRank = namesRanked(out.map((r) => r.product.name ?? ''));
     const ranked = out.map((row) => ({ row, company: companyRank.get(row.company.name ?? '')!, product: productRank.get(row.product.name ?? '')! }));
     ranked.sort((x, y) => x.company - y.company || x.product - y.product
       || compareVendorIds(x.row.company.source_id ?? '', y.row.company.source_id ?? '') || compareVendorIds(x.row.product.source_id ?? '', y.row.product.source_id ?? '')
-      || compareNames(x.row.product.isv_product_refs.join(','), y.row.product.isv_product_refs.join(',')));
+      || compareNames(x.row.product.isv_product_refs.join(','), y.row.product.isv_product_refs.join(','))
+      || compareIds(x.row.company.connection_id ?? '', y.row.company.connection_id ?? ''));
     const rows = ranked.map((r) => r.row);
 
     const partnerMinimums = minimums.map((m) => {

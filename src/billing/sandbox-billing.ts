@@ -1,5 +1,5 @@
 /**
- * The sandbox ISV's billing fixtures (fixtures/<slug>/isv-billing.json; design.md section 4): its
+ * The sandbox ISV's billing fixtures (fixtures/<slug>/isv-billing.json; docs/architecture.md, Sandbox): its
  * agreement-line mappings, cost rows and partner minimums. Cost periods are calendar months relative
  * to the day they are seeded (`month: 0` the current one, `-1` the previous one), so the sandbox always
  * shows the current and the previous month. Rows that exist stay (a restart changes nothing).

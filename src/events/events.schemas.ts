@@ -3,7 +3,9 @@
  * Event holds exactly the fields of the interface document's Event, all optional and nullable
  * except `detail`; undeclared properties are refused.
  */
-import { cursorParam, isUuid, limitParam, seqCursor, z } from '../shared/request';
+import { listEnvelope, pageQuery } from '../shared/paging';
+import { isUuid, z } from '../shared/request';
+import { EVENTS_CURSOR } from './events.service';
 import { KIND_FILTERS } from './event-kinds';
 
 const text = () => z.string().nullable().optional();
@@ -32,19 +34,13 @@ export const Event = z.object({
   position: z.string().optional().openapi({ description: "Our addition: the event's place in the tenant's feed (a decimal integer that only grows). Events are listed in this order; `after=<id>` resumes right after the event with that id." }),
 }).strict().openapi('Event');
 
-export const EventList = z.object({
-  events: z.array(Event),
-  sandbox: z.boolean(),
-  next_cursor: z.string().nullable().optional(),
-}).strict().openapi('EventList');
+export const EventList = listEnvelope('EventList', 'connections/events', Event);
 
-export const EventsQuery = z.object({
+export const EventsQuery = pageQuery(EVENTS_CURSOR, { updatedSince: true }, {
   kind: z.enum(KIND_FILTERS as [string, ...string[]]).nullable().optional()
     .openapi({ description: 'An exact kind, a family (`ticket`, `device`, `company`, `health`) or `sandbox_reset`; absent: every kind this key is granted.' }),
-  cursor: cursorParam(seqCursor),
   after: z.string().refine(isUuid, { message: 'is not an event id' }).nullable().optional()
     .openapi({ description: 'Our addition: the `id` of the last event you processed; the page starts right after it. A poller that keeps the last id it saw never misses or repeats an event, whether or not `next_cursor` was null. Not together with `cursor`.', example: '4f6c1f1e-8a0e-4a53-9a51-0d8e6f0b6c11' }),
-  limit: limitParam,
-}).strict().superRefine((q, ctx) => {
+}).superRefine((q, ctx) => {
   if (q.after && q.cursor) ctx.addIssue({ code: 'custom', path: ['after'], message: 'give either cursor or after, not both' });
 });

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { checkKindFilter, visibleWhere, type EventVisibility } from '../access/event-visibility';
 import type { EventDraft } from './change-detector';
 import { ServiceError } from '../errors/service-error';
+import { listCursor, rowsToFetch, toPage, type Page } from '../shared/paging';
 
 export type EventsCommittedHandler = (tenantId: string, eventIds: string[]) => Promise<void>;
 
@@ -44,12 +45,17 @@ const INSERT_SQL =
 export interface EventPageQuery {
   /** An exact kind, a family, sandbox_reset, or null for every kind the caller is granted. */
   kind: string | null;
-  /** seq of the last event of the previous page. */
+  /** seq of the last event of the previous page (the decoded cursor). */
   after: string | null;
   /** Or the id of the last event the caller processed: the page starts right after it. */
   afterEventId?: string | null;
   limit: number;
+  /** Only events written at or after this time (RFC 3339). */
+  updatedSince?: string | null;
 }
+
+/** The feed pages oldest first on `seq`. */
+export const EVENTS_CURSOR = listCursor('events', ['int']);
 
 export class EventsService {
   private readonly handlers: EventsCommittedHandler[] = [];
@@ -110,12 +116,13 @@ export class EventsService {
    * One page of the feed, oldest first, holding only the events the caller may see (the policy of
    * src/access/event-visibility.ts). Asking for a family the caller holds on no connection is grant_missing.
    */
-  async page(tenantId: string, visibility: EventVisibility, query: EventPageQuery): Promise<{ events: EventRow[]; next: string | null }> {
+  async page(tenantId: string, visibility: EventVisibility, query: EventPageQuery): Promise<Page<EventRow>> {
     checkKindFilter(visibility, query.kind);
     const params: unknown[] = [tenantId];
     const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
     let sql = `SELECT * FROM "events" WHERE tenant_id = $1 AND ${visibleWhere(visibility, query.kind, p)}`;
     if (query.after) sql += ` AND seq > ${p(query.after)}::bigint`;
+    if (query.updatedSince) sql += ` AND created_at >= ${p(query.updatedSince)}::timestamptz`;
     if (query.afterEventId) {
       // Only an event this caller may see is a resume point (any kind it is granted, not only this filter's).
       const at = [tenantId];
@@ -125,10 +132,8 @@ export class EventsService {
       if (!row) throw new ServiceError('validation', 'after names no event of this tenant that this key can see.', { details: { field: 'after' } });
       sql += ` AND seq > ${p(row.seq)}::bigint`;
     }
-    sql += ` ORDER BY seq LIMIT ${p(query.limit + 1)}`;
+    sql += ` ORDER BY seq LIMIT ${p(rowsToFetch(query.limit))}`;
     const rows: EventRow[] = await this.ds.query(sql, params);
-    const more = rows.length > query.limit;
-    if (more) rows.pop();
-    return { events: rows, next: more ? String(rows[rows.length - 1].seq) : null };
+    return toPage(rows, query.limit, EVENTS_CURSOR, (e) => [String(e.seq)]);
   }
 }

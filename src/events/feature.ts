@@ -1,12 +1,13 @@
 /** Events: change detection in sync (a page listener) and the events feed (one operation). */
-import { eventVisibility } from '../access/event-visibility';
 import type { FeatureModule } from '../feature';
 import { defineOperation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
-import { seqCursor, TenantPath } from '../shared/request';
+import { afterKey, envelopeOf } from '../shared/paging';
+import { TenantPath } from '../shared/request';
 import { eventsSyncListener } from './change-listener';
 import { toEvent } from './event-view';
 import { EventList, EventsQuery } from './events.schemas';
+import { EVENTS_CURSOR } from './events.service';
 
 const listEvents = defineOperation({
   name: 'list_events', kind: 'query', summary: 'Change events and health rows', tag: 'Events', role: 'reader',
@@ -23,11 +24,12 @@ const listEvents = defineOperation({
   errors: ['grant_missing', 'validation'],
   handle: async ({ query }, ctx) => {
     const access = tenantOf(ctx);
-    const visibility = eventVisibility(access.connections.map((c) => c.id), (c, k) => ctx.services.access.holds(access, c, k));
+    const visibility = ctx.services.access.eventVisibility(access);
     const page = await ctx.services.events.page(access.tenant.id, visibility, {
-      kind: query.kind ?? null, after: query.cursor ? seqCursor.decode(query.cursor) : null, afterEventId: query.after ?? null, limit: query.limit,
+      kind: query.kind ?? null, after: afterKey(EVENTS_CURSOR, query)?.[0] ?? null, afterEventId: query.after ?? null,
+      limit: query.limit, updatedSince: query.updated_since ?? null,
     });
-    return { events: page.events.map(toEvent), sandbox: access.tenant.sandbox, next_cursor: page.next ? seqCursor.encode(page.next) : null };
+    return envelopeOf('events', { items: page.items.map(toEvent), next_cursor: page.next_cursor }, access.tenant.sandbox);
   },
 });
 

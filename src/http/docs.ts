@@ -37,7 +37,8 @@ export function mountDocs(app: Express): void {
 <script src="/docs/init.js"></script></body></html>`);
   });
   app.get('/docs/init.js', (_req, res) => {
-    res.type('application/javascript').send("window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui' });");
+    // showExtensions: each operation's x-example-key and x-example-needs (what its example needs) are listed on it.
+    res.type('application/javascript').send("window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui', showExtensions: true });");
   });
   app.use('/docs/assets', express.static(getAbsoluteFSPath(), { index: false }));
 }

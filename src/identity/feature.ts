@@ -1,5 +1,5 @@
 /**
- * Identity operations (design.md section 13): the ISV book, the import endpoint, mappings and
+ * Identity operations (docs/architecture.md, Companies, contacts and identity): the ISV book, the import endpoint, mappings and
  * leftovers, and the decisions (match, skip, unset, import). ISV and MSP keys both act on the tenant's
  * rows (an MSP names the ISV whose book it decides on); an ISV sees only its own book. Auto-match runs
  * after every book change and after every sync that changed PSA companies.
@@ -8,14 +8,15 @@ import { randomBytes } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { ImportEndpoint, type DecidedBy } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
-import type { Caller } from '../access/caller';
+import { actingAsIsv, isMspCaller, isvOfCaller, type Caller } from '../access/caller';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
 import { defineOperation, type OperationContext } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import type { Services } from '../services';
-import { pathId, TenantPath, z } from '../shared/request';
+import { envelopeOf, pageOfAll, pageQuery, updatedSince } from '../shared/paging';
+import { pathId, TenantPath } from '../shared/request';
 import { checkReceiverUrl, ReceiverUrlRefused } from '../webhooks/ssrf-guard';
 import { postToReceiver } from '../webhooks/webhook-sender';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/webhooks.service';
@@ -24,22 +25,21 @@ import * as S from './identity.schemas';
 
 /** Whose book: an ISV's own; an MSP names the ISV (isv_id) of its tenant. */
 async function bookOwner(ctx: OperationContext, given: string | null | undefined): Promise<string> {
-  const { caller } = ctx;
-  if (caller.kind === 'isv') {
-    if (given && given !== caller.isvId) throw new ServiceError('not_found', 'No such book on this tenant.');
-    return caller.isvId;
+  const own = isvOfCaller(ctx.caller);
+  if (own) {
+    if (given && given !== own) throw new ServiceError('not_found', 'No such book on this tenant.');
+    return own;
   }
   if (!given) throw new ServiceError('request_invalid', 'An MSP key names the ISV whose book it decides on: isv_id.', { details: { field: 'isv_id' } });
-  const holds = await ctx.services.ds.query('SELECT 1 FROM grants WHERE tenant_id = $1 AND isv_id::text = $2 LIMIT 1', [tenantOf(ctx).tenant.id, given]);
-  if (holds.length === 0) throw new ServiceError('not_found', 'No ISV with that id works on this tenant.');
+  if (!(await ctx.services.access.isvWorksOn(tenantOf(ctx).tenant.id, given))) throw new ServiceError('not_found', 'No ISV with that id works on this tenant.');
   return given;
 }
 
-const decider = (caller: Caller): DecidedBy => (caller.kind === 'msp' ? 'msp' : 'isv');
+const decider = (caller: Caller): DecidedBy => (isMspCaller(caller) ? 'msp' : 'isv');
 const iso = (d: Date) => d.toISOString().replace('.000Z', 'Z');
 
 const putBook = defineOperation({
-  name: 'put_identity_book', kind: 'mutation', summary: 'Push your customer list (your book)', tag: 'Identity', role: 'isv',
+  name: 'put_identity_book', kind: 'mutation', summary: 'Push your customer list (your book)', tag: 'Identity', role: 'isv', grant: 'none', // The ISV's own book: no vendor write.
   description: 'Bulk upsert by `ref`. Auto-match runs before the answer: a customer and a PSA company whose names are the same (case, punctuation and legal suffixes aside) and unique on both sides are matched; nothing is ever imported.',
   http: { method: 'put', path: '/tenants/{tenant_id}/identity/book', documented: false },
   path: TenantPath, body: S.PutBookBody,
@@ -51,17 +51,20 @@ const putBook = defineOperation({
 const getBook = defineOperation({
   name: 'identity_book', kind: 'query', summary: 'Your customer list', tag: 'Identity', role: 'isv',
   http: { method: 'get', path: '/tenants/{tenant_id}/identity/book', documented: false },
-  path: TenantPath, query: z.object({}).strict(),
-  responses: [{ status: 200, schema: S.Book, description: 'Your book on this tenant.' }],
+  path: TenantPath, query: pageQuery(S.BOOK_CURSOR, { updatedSince: true }),
+  responses: [{ status: 200, schema: S.Book, description: 'Your book on this tenant, by ref.' }],
   errors: ['role_required'],
-  handle: async (_in, ctx) => ({
-    customers: (await ctx.services.identity.book(tenantOf(ctx).tenant.id, await bookOwner(ctx, null)))
-      .map((c) => ({ ref: c.ref, name: c.name, domain: c.domain, created_at: iso(c.createdAt), updated_at: iso(c.updatedAt) })),
-  }),
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    const book = (await ctx.services.identity.book(access.tenant.id, await bookOwner(ctx, null)))
+      .map((c) => ({ ref: c.ref, name: c.name, domain: c.domain, created_at: iso(c.createdAt), updated_at: iso(c.updatedAt) }));
+    const page = pageOfAll(updatedSince(book, query, (c) => c.updated_at), query, S.BOOK_CURSOR, ['text'], (c) => [c.ref]);
+    return envelopeOf('identity/book', page, access.tenant.sandbox);
+  },
 });
 
 const deleteCustomer = defineOperation({
-  name: 'delete_identity_customer', kind: 'mutation', summary: 'Remove one customer from your book', tag: 'Identity', role: 'isv',
+  name: 'delete_identity_customer', kind: 'mutation', summary: 'Remove one customer from your book', tag: 'Identity', role: 'isv', grant: 'none', // The ISV's own book: no vendor write.
   http: { method: 'delete', path: '/tenants/{tenant_id}/identity/book/{ref}', documented: false },
   path: TenantPath.extend({ ref: pathId('ref') }).strict(),
   responses: [{ status: 200, schema: S.Removed, description: 'Removed, with its match or skip.' }],
@@ -78,13 +81,15 @@ const mappings = defineOperation({
   name: 'identity_mappings', kind: 'query', summary: 'Customer mappings', tag: 'Identity', role: 'reader',
   description: 'The matches of a book customer with a PSA company, with who decided and when (`auto` for auto-match). An ISV sees its own; an MSP key every ISV\'s (filter with isv_id).',
   http: { method: 'get', path: '/tenants/{tenant_id}/identity/mappings', documented: true },
-  path: TenantPath, query: S.IdentityQuery,
+  path: TenantPath, query: S.MappingsQuery,
   responses: [{ status: 200, schema: S.MappingList, description: 'The matches.' }],
   errors: [],
   handle: async ({ query }, ctx) => {
     const access = tenantOf(ctx);
-    const isvs = ctx.caller.kind === 'isv' ? [await bookOwner(ctx, query.isv_id)] : query.isv_id ? [await bookOwner(ctx, query.isv_id)] : null;
-    return { mappings: await ctx.services.identity.mappings(access, isvs), sandbox: access.tenant.sandbox };
+    const isvs = isvOfCaller(ctx.caller) || query.isv_id ? [await bookOwner(ctx, query.isv_id)] : null;
+    const all = updatedSince(await ctx.services.identity.mappings(access, isvs), query, (m) => m.decided_at);
+    const page = pageOfAll(all, query, S.MAPPINGS_CURSOR, ['time', 'uuid', 'text'], (m) => [m.decided_at, m.isv_id, m.customer_ref]);
+    return envelopeOf('identity/mappings', page, access.tenant.sandbox);
   },
 });
 
@@ -92,13 +97,14 @@ const unmapped = defineOperation({
   name: 'identity_unmapped', kind: 'query', summary: 'Unmatched customers and companies', tag: 'Identity', role: 'reader',
   description: 'The leftovers of a book: PSA companies and book customers without a match, each with its state (needs_match or skipped), the candidates that share its name, and the actions it offers (match, import, skip, unset).',
   http: { method: 'get', path: '/tenants/{tenant_id}/identity/unmapped', documented: true },
-  path: TenantPath, query: S.IdentityQuery,
+  path: TenantPath, query: S.UnmappedQuery,
   responses: [{ status: 200, schema: S.UnmappedList, description: 'The leftovers.' }],
   errors: ['request_invalid'],
   handle: async ({ query }, ctx) => {
     const access = tenantOf(ctx);
     const isvId = await bookOwner(ctx, query.isv_id);
-    return { isv_id: isvId, rows: await ctx.services.identity.unmapped(access, isvId), sandbox: access.tenant.sandbox };
+    const page = pageOfAll(await ctx.services.identity.unmapped(access, isvId), query, S.UNMAPPED_CURSOR, ['text', 'text', 'text'], (r) => [r.side, r.connection_id ?? '', r.id]);
+    return { isv_id: isvId, ...envelopeOf('identity/unmapped', page, access.tenant.sandbox) };
   },
 });
 
@@ -111,7 +117,7 @@ async function companyOf(ctx: OperationContext, sourceId: string | null | undefi
 }
 
 const match = defineOperation({
-  name: 'identity_match', kind: 'mutation', summary: 'Match a customer with a PSA company', tag: 'Identity', role: 'reader',
+  name: 'identity_match', kind: 'mutation', summary: 'Match a customer with a PSA company', tag: 'Identity', role: 'reader', grant: 'none', // Decisions on the tenant's identity rows: no vendor write.
   http: { method: 'post', path: '/tenants/{tenant_id}/identity/match', documented: false },
   path: TenantPath, body: S.MatchBody,
   responses: [{ status: 200, schema: S.Decision, description: 'The match.' }],
@@ -127,7 +133,7 @@ const match = defineOperation({
 });
 
 const skip = defineOperation({
-  name: 'identity_skip', kind: 'mutation', summary: 'Set a leftover aside (Skip)', tag: 'Identity', role: 'reader',
+  name: 'identity_skip', kind: 'mutation', summary: 'Set a leftover aside (Skip)', tag: 'Identity', role: 'reader', grant: 'none', // Decisions on the tenant's identity rows: no vendor write.
   http: { method: 'post', path: '/tenants/{tenant_id}/identity/skip', documented: false },
   path: TenantPath, body: S.SubjectBody,
   responses: [{ status: 200, schema: S.Decision, description: 'Skipped.' }],
@@ -141,7 +147,7 @@ const skip = defineOperation({
 });
 
 const unset = defineOperation({
-  name: 'identity_unset', kind: 'mutation', summary: 'Back to Needs match (it only unsets)', tag: 'Identity', role: 'reader',
+  name: 'identity_unset', kind: 'mutation', summary: 'Back to Needs match (it only unsets)', tag: 'Identity', role: 'reader', grant: 'none', // Decisions on the tenant's identity rows: no vendor write.
   description: 'Removes the match or the skip of one row; the row goes back to Needs match. Nothing else changes, and auto-match does not run.',
   http: { method: 'post', path: '/tenants/{tenant_id}/identity/unset', documented: false },
   path: TenantPath, body: S.SubjectBody,
@@ -156,7 +162,7 @@ const unset = defineOperation({
 });
 
 const putImportEndpoint = defineOperation({
-  name: 'put_import_endpoint', kind: 'mutation', summary: 'Register your import endpoint', tag: 'Identity', role: 'isv',
+  name: 'put_import_endpoint', kind: 'mutation', summary: 'Register your import endpoint', tag: 'Identity', role: 'isv', grant: 'none', // The ISV's own endpoint: no vendor write.
   description: 'Import (identity/import) creates a leftover PSA company as a customer in your system by POSTing it here, signed the Standard Webhooks way with the secret of this answer; your answer must be JSON carrying the new customer\'s `ref`. `https://` on a public address (the webhook rules).',
   http: { method: 'put', path: '/tenants/{tenant_id}/identity/import-endpoint', documented: false },
   path: TenantPath, body: S.ImportEndpointBody,
@@ -184,7 +190,7 @@ async function guardUrl(services: Services, url: string) {
 }
 
 const importCompanies = defineOperation({
-  name: 'identity_import', kind: 'mutation', summary: 'Import leftover PSA companies into your system', tag: 'Identity', role: 'reader',
+  name: 'identity_import', kind: 'mutation', summary: 'Import leftover PSA companies into your system', tag: 'Identity', role: 'reader', grant: 'none', // Writes to the ISV's own import endpoint, not to a vendor.
   description: 'Creates each named leftover PSA company (or every unmatched one) as a customer in the ISV\'s own system through its import endpoint, then matches it. Preview first (nothing is sent); a commit needs idempotency_key and runs once per key. 501 `not_supported` without an import endpoint.',
   http: { method: 'post', path: '/tenants/{tenant_id}/identity/import', documented: false },
   path: TenantPath, body: S.ImportBody,
@@ -199,7 +205,7 @@ const importCompanies = defineOperation({
     const url = new URL(endpoint.url);
     const payload = (r: UnmappedRow) => ({ type: 'company.import', tenant_id: access.tenant.id, company: { source_id: r.id, connection_id: r.connection_id, name: r.name } });
     // The import "vendor" is the ISV itself: the skeleton still audits, checks and runs once per key.
-    const caller: Caller = ctx.caller.kind === 'msp' ? { kind: 'isv', isvId, apiKeyId: ctx.caller.apiKeyId } : ctx.caller;
+    const caller = actingAsIsv(ctx.caller, isvId);
     return ctx.services.pipeline.write({
       caller, access, operation: 'identity.import', request: body,
       prepare: async () => {

@@ -1,5 +1,6 @@
-/** Identity requests and answers (design.md section 13). */
+/** Identity requests and answers (docs/architecture.md, Companies, contacts and identity). */
 import { commitResult, keyedWrite, previewResult } from '../operations/write-results';
+import { listCursor, listEnvelope, pageQuery } from '../shared/paging';
 import { text, z } from '../shared/request';
 
 const ref = text(200).min(1);
@@ -17,9 +18,7 @@ export const BookResult = z.object({
   upserted: z.number().int(), matched: z.number().int().openapi({ description: 'Customers of the book with a match, after auto-match ran.' }),
   left_over: z.number().int(),
 }).strict().openapi('BookResult');
-export const Book = z.object({
-  customers: z.array(BookCustomer.extend({ created_at: z.string(), updated_at: z.string() }).strict().openapi('BookEntry')),
-}).strict().openapi('Book');
+export const Book = listEnvelope('Book', 'identity/book', BookCustomer.extend({ created_at: z.string(), updated_at: z.string() }).strict().openapi('BookEntry'));
 export const Removed = z.object({ ref: z.string(), removed: z.literal(true) }).strict().openapi('RemovedCustomer');
 
 export const Mapping = z.object({
@@ -28,17 +27,23 @@ export const Mapping = z.object({
   how: z.string().openapi({ description: 'auto_exact_name, manual, import or company_create.' }),
   decided_by: z.enum(['auto', 'isv', 'msp']), decided_at: z.string(),
 }).strict().openapi('IdentityMapping');
-export const MappingList = z.object({ mappings: z.array(Mapping), sandbox: z.boolean() }).strict().openapi('IdentityMappingList');
+export const MappingList = listEnvelope('IdentityMappingList', 'identity/mappings', Mapping);
 
 const side = z.enum(['psa_company', 'isv_customer']);
 export const UnmappedRow = z.object({
   side, id: z.string().openapi({ description: 'The company source_id, or the customer ref.' }), connection_id: z.string().nullable(), name: z.string(),
   state: z.enum(['needs_match', 'skipped']),
   candidates: z.array(z.object({ side, id: z.string(), connection_id: z.string().nullable(), name: z.string() }).strict().openapi('IdentityCandidate')),
-  actions: z.array(z.enum(['match', 'import', 'skip', 'unset'])),
+  actions: z.array(z.enum(['match', 'import', 'skip', 'unset'])).openapi({ description: 'The actions this row really has now: `import` only on a PSA company while the ISV has an import endpoint (PUT /tenants/{tenant_id}/identity/import-endpoint); `unset` only on a skipped row.' }),
 }).strict().openapi('UnmappedRow');
-export const UnmappedList = z.object({ isv_id: z.string(), rows: z.array(UnmappedRow), sandbox: z.boolean() }).strict().openapi('UnmappedList');
-export const IdentityQuery = z.object({ isv_id: isvIdField }).strict();
+export const UnmappedList = listEnvelope('UnmappedList', 'identity/unmapped', UnmappedRow, { extra: { isv_id: z.string() } });
+
+/** The book pages by ref; mappings by when they were decided; leftovers by side, connection and id. */
+export const BOOK_CURSOR = listCursor('identity_book', ['text']);
+export const MAPPINGS_CURSOR = listCursor('identity_mappings', ['time', 'uuid', 'text']);
+export const UNMAPPED_CURSOR = listCursor('identity_unmapped', ['text', 'text', 'text']);
+export const MappingsQuery = pageQuery(MAPPINGS_CURSOR, { updatedSince: true }, { isv_id: isvIdField });
+export const UnmappedQuery = pageQuery(UNMAPPED_CURSOR, { updatedSince: false }, { isv_id: isvIdField });
 
 export const MatchBody = z.object({
   customer_ref: ref, company_source_id: text(100).min(1), connection_id: z.string().max(100).nullable().optional(), isv_id: isvIdField,

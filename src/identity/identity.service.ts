@@ -1,11 +1,11 @@
 /**
- * Identity (interface document rules 10 and 11, design.md section 13): which of the MSP's PSA companies
+ * Identity (interface document rules 10 and 11, docs/architecture.md, Companies, contacts and identity): which of the MSP's PSA companies
  * each customer of an ISV's book is. Auto-match fills Match only (exact normal form of the name, unique
  * on both sides, never an import); a shared name stays Needs match with every candidate; the ISV or the
  * MSP decides the rest (match, skip, unset, import). One ISV sees only its own book.
  */
 import { In, type DataSource } from 'typeorm';
-import { IdentityMatch, IdentitySkip, IsvCustomer, type Connection, type DecidedBy } from '../../entities';
+import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer, type Connection, type DecidedBy } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
 import { ServiceError } from '../errors/service-error';
 import { normalizeName } from './normalize';
@@ -63,8 +63,9 @@ export class IdentityService {
         const rows = customers.slice(i, i + BATCH).map((c) => ({
           tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null,
         }));
+        // A customer pushed again unchanged is left as it is (its updated_at too): only a change is an update.
         await m.createQueryBuilder().insert().into(IsvCustomer).values(rows)
-          .orUpdate(['name', 'normalized_name', 'domain', 'updated_at'], ['tenant_id', 'isv_id', 'ref']).execute();
+          .orUpdate(['name', 'normalized_name', 'domain'], ['tenant_id', 'isv_id', 'ref'], { skipUpdateIfNoValuesChanged: true }).execute();
       }
     });
     await this.autoMatch(access, isvId);
@@ -162,14 +163,19 @@ export class IdentityService {
     }));
   }
 
-  /** The leftovers of one ISV's book: PSA companies and book customers without a match. */
+  /**
+   * The leftovers of one ISV's book: PSA companies and book customers without a match, each with the
+   * actions it really has (`import` only when the ISV registered an import endpoint: without one,
+   * import answers 501).
+   */
   async unmapped(access: TenantAccess, isvId: string): Promise<UnmappedRow[]> {
     const tenantId = access.tenant.id;
-    const [customers, companies, matches, skips] = await Promise.all([
+    const [customers, companies, matches, skips, importable] = await Promise.all([
       this.book(tenantId, isvId),
       this.psaCompanies(access),
       this.ds.getRepository(IdentityMatch).find({ where: { tenantId, isvId } }),
       this.ds.getRepository(IdentitySkip).find({ where: { tenantId, isvId } }),
+      this.ds.getRepository(ImportEndpoint).existsBy({ tenantId, isvId }),
     ]);
     const matchedCustomers = new Set(matches.map((m) => m.customerRef));
     const matchedCompanies = new Set(matches.map((m) => companyKey(m.connectionId, m.companySourceId)));
@@ -185,7 +191,7 @@ export class IdentityService {
         side: 'psa_company', id: c.source_id, connection_id: c.connection_id, name: c.name,
         state: isSkipped ? 'skipped' : 'needs_match',
         candidates: (customersByName.get(normalizeName(c.name)) ?? []).map((k) => ({ side: 'isv_customer' as const, id: k.ref, connection_id: null, name: k.name })),
-        actions: isSkipped ? ['unset'] : ['match', 'import', 'skip'],
+        actions: isSkipped ? ['unset'] : importable ? ['match', 'import', 'skip'] : ['match', 'skip'],
       });
     }
     for (const k of freeCustomers) {

@@ -1,5 +1,5 @@
 /**
- * Store-served record lists (design.md section 5), one operation each. The three MCP list tools are
+ * Store-served record lists (docs/architecture.md, Reads), one operation each. The three MCP list tools are
  * three of these operations.
  */
 import type { ZodType } from 'zod';
@@ -7,16 +7,11 @@ import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
 import { defineOperation, type McpBinding, type Operation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
-import { cursorParam, idCursor, limitParam, pathId, rfc3339, TenantPath, z } from '../shared/request';
+import { afterKey, envelopeOf, pageQuery } from '../shared/paging';
+import { pathId, TenantPath, z } from '../shared/request';
 import type { RecordListName } from './record-lists';
-import { envelope } from './records.service';
+import { recordCursor } from './records.service';
 import * as S from './record.schemas';
-
-export const ListQuery = z.object({
-  limit: limitParam,
-  cursor: cursorParam(idCursor),
-  updated_since: rfc3339.nullable().optional().openapi({ description: 'Only records updated at or after this time (RFC 3339).' }),
-}).strict();
 
 interface ListSpec {
   list: RecordListName;
@@ -40,16 +35,17 @@ function listOperation(spec: ListSpec): Operation {
     name: `list_${spec.list}`, kind: 'query', summary: spec.summary, description: spec.description, tag: 'Reads', role: 'reader',
     http: { method: 'get', path: `/tenants/{tenant_id}/${spec.path}`, documented: true },
     mcp: spec.mcp,
-    path: TenantPath, query: ListQuery,
+    path: TenantPath, query: pageQuery(recordCursor(spec.list), { updatedSince: true }),
     responses: [{ status: 200, schema: spec.schema, description: 'One page, served from the synchronised store.' }],
     errors: spec.errors ?? [],
     handle: async ({ query }, ctx) => {
-      const page = await ctx.services.records.list(tenantOf(ctx), spec.list, {
+      const access = tenantOf(ctx);
+      const page = await ctx.services.records.list(access, spec.list, {
         limit: query.limit,
-        after: query.cursor ? idCursor.decode(query.cursor) : null,
+        after: afterKey(recordCursor(spec.list), query)?.[0] ?? null,
         updatedSince: query.updated_since ? new Date(query.updated_since) : null,
       });
-      return envelope(spec.list, page);
+      return envelopeOf(spec.path, page, access.tenant.sandbox, page);
     },
   });
 }
@@ -58,7 +54,7 @@ const RecordPath = TenantPath.extend({
   record_id: pathId('record_id', "Our id of the record, or its `source_id` (the vendor's id)."),
 }).strict();
 
-/** The single-record read of a list (design.md section 5): same store, visibility and shape as the list. */
+/** The single-record read of a list (docs/architecture.md, Reads): same store, visibility and shape as the list. */
 function getOperation(spec: ListSpec): Operation {
   return defineOperation({
     name: `get_${spec.itemName}`, kind: 'query', summary: `One ${spec.itemName.replace(/_/g, ' ')}`, tag: 'Reads', role: 'reader',
@@ -66,7 +62,7 @@ function getOperation(spec: ListSpec): Operation {
       '404 for anything this key cannot see; a source_id two connections share answers 422 with the ids that settle it.' +
       (spec.errors?.includes('not_supported') ? ' 501 where the list is 501.' : ''),
     http: { method: 'get', path: `/tenants/{tenant_id}/${spec.path}/{record_id}`, documented: false },
-    path: RecordPath,
+    path: RecordPath, query: z.object({}).strict(),
     responses: [{ status: 200, schema: spec.item, description: 'The record, as the list shows it.' }],
     errors: [...(spec.errors ?? []), 'validation'],
     handle: async ({ path }, ctx) => ctx.services.records.one(tenantOf(ctx), spec.list, path.record_id),

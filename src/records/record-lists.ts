@@ -1,6 +1,6 @@
 /**
  * The store-served lists: which table feeds each list, which connector capability it needs, and how
- * a stored row becomes the documented record (design.md section 5). One definition per list; REST,
+ * a stored row becomes the documented record (docs/architecture.md, Reads). One definition per list; REST,
  * GraphQL and MCP all read through RecordsService.
  */
 import type { ConnectionKind } from '../../entities/tenancy';
@@ -23,7 +23,7 @@ function vendorFields(row: Row) {
 export interface RecordListDef {
   resource: SyncResource;
   table: string;
-  /** Items field of the envelope. */
+  /** What the list is called in messages (its items field). */
   itemsField: string;
   /** Connection kind that feeds it. */
   kind: ConnectionKind;
@@ -75,14 +75,14 @@ export const RECORD_LISTS = {
     }),
   },
   boards: {
-    resource: 'boards', table: 'ticket_boards', itemsField: 'boards', kind: 'psa', requiresCapability: true,
+    resource: 'boards', table: 'ticket_boards', itemsField: 'ticket_boards', kind: 'psa', requiresCapability: true,
     toApi: (r) => ({
       id: r.source_id, name: r.name, active: r.active, source: r.connector, connection_id: r.connection_id,
       ...vendorFields(r),
     }),
   },
   statuses: {
-    resource: 'statuses', table: 'ticket_statuses', itemsField: 'statuses', kind: 'psa', requiresCapability: true,
+    resource: 'statuses', table: 'ticket_statuses', itemsField: 'ticket_statuses', kind: 'psa', requiresCapability: true,
     toApi: (r) => ({
       id: r.source_id, name: r.name, board: r.board_source_id, closed: r.closed, canonical: r.canonical,
       source: r.connector, connection_id: r.connection_id,
@@ -90,7 +90,7 @@ export const RECORD_LISTS = {
     }),
   },
   priorities: {
-    resource: 'priorities', table: 'ticket_priorities', itemsField: 'priorities', kind: 'psa', requiresCapability: true,
+    resource: 'priorities', table: 'ticket_priorities', itemsField: 'ticket_priorities', kind: 'psa', requiresCapability: true,
     toApi: (r) => ({
       id: r.source_id, name: r.name, canonical: r.canonical, source: r.connector, connection_id: r.connection_id,
       ...vendorFields(r),

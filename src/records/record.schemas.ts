@@ -1,8 +1,9 @@
 /**
- * The synced records and their list envelopes (design.md section 5), declared once: they describe the
+ * The synced records and their list envelopes (docs/architecture.md, Reads), declared once: they describe the
  * REST answers, generate the OpenAPI document and the GraphQL types. Records are strict: undeclared
  * properties are refused.
  */
+import { listEnvelope } from '../shared/paging';
 import { z } from '../shared/request';
 
 const ts = z.string().nullable().openapi({ description: 'RFC 3339 UTC timestamp', example: '2026-11-22T10:00:00Z' });
@@ -122,25 +123,18 @@ export const Package = z.object({
   ...vendorRecord,
 }).strict().openapi('Package');
 
-export const listEnvelope = {
-  sandbox: z.boolean(),
-  last_synced_at: ts.openapi({ description: 'Oldest successful sync among the connections that fed the list.' }),
-  next_cursor: z.string().nullable().openapi({ description: 'Null when there is no further page.' }),
-  served_from: z.string().nullable().openapi({ description: '`store`: lists are served from the synchronised store.' }),
-};
-
-export const TicketList = z.object({ tickets: z.array(Ticket), ...listEnvelope }).strict().openapi('TicketList');
-export const DeviceList = z.object({ devices: z.array(Device), ...listEnvelope }).strict().openapi('DeviceList');
-export const MemberList = z.object({ members: z.array(Member), ...listEnvelope }).strict().openapi('MemberList');
-export const TicketBoardList = z.object({ boards: z.array(TicketBoard), ...listEnvelope }).strict().openapi('TicketBoardList');
-export const TicketStatusList = z.object({ statuses: z.array(TicketStatus), ...listEnvelope }).strict().openapi('TicketStatusList');
-export const TicketPriorityList = z.object({ priorities: z.array(TicketPriority), ...listEnvelope }).strict().openapi('TicketPriorityList');
-export const ApplicationList = z.object({ applications: z.array(InstalledApplication), ...listEnvelope }).strict().openapi('ApplicationList');
-export const IncidentList = z.object({ incidents: z.array(Incident), ...listEnvelope }).strict().openapi('IncidentList');
-export const ContactList = z.object({ contacts: z.array(Contact), ...listEnvelope }).strict().openapi('ContactList');
-export const ProductList = z.object({ products: z.array(Product), ...listEnvelope }).strict().openapi('ProductList');
-export const SubscriptionList = z.object({ subscriptions: z.array(Subscription), ...listEnvelope }).strict().openapi('SubscriptionList');
-export const AgreementList = z.object({ agreements: z.array(Agreement), ...listEnvelope }).strict().openapi('AgreementList');
-export const ProjectList = z.object({ projects: z.array(Project), ...listEnvelope }).strict().openapi('ProjectList');
-
-export const PackageList = z.object({ packages: z.array(Package), ...listEnvelope }).strict().openapi('PackageList');
+/** The envelope of each list (src/shared/paging.ts): items field named after the path, `sandbox`, `next_cursor`, store facts. */
+export const TicketList = listEnvelope('TicketList', 'tickets', Ticket, { store: true });
+export const DeviceList = listEnvelope('DeviceList', 'devices', Device, { store: true });
+export const MemberList = listEnvelope('MemberList', 'members', Member, { store: true });
+export const TicketBoardList = listEnvelope('TicketBoardList', 'ticket-boards', TicketBoard, { store: true });
+export const TicketStatusList = listEnvelope('TicketStatusList', 'ticket-statuses', TicketStatus, { store: true });
+export const TicketPriorityList = listEnvelope('TicketPriorityList', 'ticket-priorities', TicketPriority, { store: true });
+export const ApplicationList = listEnvelope('ApplicationList', 'applications', InstalledApplication, { store: true });
+export const IncidentList = listEnvelope('IncidentList', 'incidents', Incident, { store: true });
+export const ContactList = listEnvelope('ContactList', 'contacts', Contact, { store: true });
+export const ProductList = listEnvelope('ProductList', 'products', Product, { store: true });
+export const SubscriptionList = listEnvelope('SubscriptionList', 'subscriptions', Subscription, { store: true });
+export const AgreementList = listEnvelope('AgreementList', 'agreements', Agreement, { store: true });
+export const ProjectList = listEnvelope('ProjectList', 'projects', Project, { store: true });
+export const PackageList = listEnvelope('PackageList', 'packages', Package, { store: true });

@@ -1,5 +1,5 @@
 /**
- * Reads of synced records, always from the store (design.md section 5): keyset pagination on our id
+ * Reads of synced records, always from the store (docs/architecture.md, Reads): keyset pagination on our id
  * (complete and disjoint even while sync writes), `updated_since`, and the envelope facts
  * (`last_synced_at` of the connections that feed the list, `sandbox`).
  */
@@ -10,7 +10,8 @@ import { capabilitiesOf, connectorsListing } from '../connectors/registry';
 import type { TenantAccess } from '../access/access.service';
 import { RawJson } from '../shared/raw-json';
 import { escapeStoredText, unescapeStoredJsonText, unescapeStoredText } from '../sync/stored-text';
-import { idCursor, isUuid } from '../shared/request';
+import { isUuid } from '../shared/request';
+import { listCursor, rowsToFetch, toPage, type ListCursor, type Page } from '../shared/paging';
 import { TtlCache } from '../shared/ttl-cache';
 import { agreementLineToApi, RECORD_LISTS, toRfc3339, type RecordListName, type Row } from './record-lists';
 
@@ -23,23 +24,16 @@ export interface ListQuery {
   updatedSince?: Date | null;
 }
 
-export interface ListPage {
-  items: Record<string, unknown>[];
-  nextCursor: string | null;
+export interface ListPage extends Page<Record<string, unknown>> {
   lastSyncedAt: string | null;
-  sandbox: boolean;
-  servedFrom: 'store';
 }
 
-/** The documented list envelope of a page. */
-export function envelope(name: RecordListName, p: ListPage): Record<string, unknown> {
-  return {
-    [RECORD_LISTS[name].itemsField]: p.items,
-    sandbox: p.sandbox,
-    last_synced_at: p.lastSyncedAt,
-    next_cursor: p.nextCursor,
-    served_from: p.servedFrom,
-  };
+/** The cursor of each record list: keyset on our id. */
+const cursors = new Map<RecordListName, ListCursor>();
+export function recordCursor(name: RecordListName): ListCursor {
+  let c = cursors.get(name);
+  if (!c) cursors.set(name, (c = listCursor(name, ['uuid'])));
+  return c;
 }
 
 /** Text sync had to escape (src/sync/stored-text.ts) is read back as the vendor sent it. */
@@ -70,21 +64,16 @@ export class RecordsService {
    */
   async list(access: TenantAccess, name: RecordListName, q: ListQuery): Promise<ListPage> {
     const rawAsText = name !== 'agreements';
-    const { rows, more, lastSyncedAt } = await this.fetch(access, name, q, rawAsText);
+    const { rows: fetched, lastSyncedAt } = await this.fetch(access, name, q, rawAsText);
+    const { items: rows, next_cursor } = toPage(fetched, q.limit, recordCursor(name), (r) => [r.id as string]);
     const def = RECORD_LISTS[name];
     const items = rows.map((r) => def.toApi(rawAsText ? { ...decoded(r), raw: new RawJson(decodedJson(r.raw as string)) } : decoded(r)));
     if (name === 'agreements' && rows.length > 0) await this.attachLines(access.tenant.id, rows, items);
-    return {
-      items,
-      nextCursor: more ? idCursor.encode(rows[rows.length - 1].id) : null,
-      lastSyncedAt,
-      sandbox: access.tenant.sandbox,
-      servedFrom: 'store',
-    };
+    return { items, next_cursor, lastSyncedAt };
   }
 
   /**
-   * One record of a list by our id or by its `source_id` (design.md section 5), served like the list
+   * One record of a list by our id or by its `source_id` (docs/architecture.md, Reads), served like the list
    * (same visibility, capability rule and shape). A source_id that two connections share is ambiguous:
    * 422 with the ids that settle it.
    */
@@ -98,7 +87,7 @@ export class RecordsService {
     return page.items[0];
   }
 
-  /** One page of rows (plus one to know whether there is more); `rawAsText` leaves `raw` unparsed. */
+  /** The rows of one page, plus one to know whether there is more; `rawAsText` leaves `raw` unparsed. */
   private async fetch(access: TenantAccess, name: RecordListName, q: ListQuery, rawAsText: boolean) {
     const def = RECORD_LISTS[name];
     const feeding = connectorsListing(def.resource);
@@ -123,16 +112,14 @@ export class RecordsService {
           ${'onlyKind' in def && def.onlyKind ? 'AND r.connection_id = ANY($7::uuid[])' : ''}
         ORDER BY r.id
         LIMIT $4`,
-      [tenantId, q.after ?? null, q.updatedSince ?? null, q.limit + 1, q.recordId != null ? escapeStoredText(q.recordId) : null, q.recordId && isUuid(q.recordId) ? q.recordId : null,
+      [tenantId, q.after ?? null, q.updatedSince ?? null, rowsToFetch(q.limit), q.recordId != null ? escapeStoredText(q.recordId) : null, q.recordId && isUuid(q.recordId) ? q.recordId : null,
         ...('onlyKind' in def && def.onlyKind ? [ofKind.map((c) => c.id)] : [])],
     );
-    const more = rows.length > q.limit;
-    if (more) rows.pop();
     // The connector of each record comes from the tenant's connections, already loaded with the access.
     const connectorOf = new Map(access.connections.map((c) => [c.id, c.connector]));
     for (const r of rows) r.connector = connectorOf.get(r.connection_id);
     const lastSyncedAt = await this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id));
-    return { rows, more, lastSyncedAt };
+    return { rows, lastSyncedAt };
   }
 
   private readonly selectLists = new Map<RecordListName, string>();

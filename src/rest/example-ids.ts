@@ -1,8 +1,13 @@
-/** The ids the examples of /openapi.json name: the running sandbox's (alpha tenant, sandbox ISV), else placeholders. */
+/**
+ * The ids the examples of /openapi.json name: the running sandbox's (alpha tenant, sandbox ISV), read
+ * when the document is asked for, so every id an example names exists now; placeholders without a sandbox.
+ */
 import type { DataSource } from 'typeorm';
 import { Grant, Isv, Tenant } from '../../entities';
 import { SANDBOX_ISV_NAME, SANDBOX_TENANTS } from '../sandbox/sandbox.definition';
 import { PLACEHOLDER_IDS, type ExampleIds } from './examples';
+
+type Row = Record<string, any>;
 
 export async function sandboxExampleIds(ds: DataSource | null): Promise<ExampleIds> {
   if (!ds) return PLACEHOLDER_IDS;
@@ -10,11 +15,47 @@ export async function sandboxExampleIds(ds: DataSource | null): Promise<ExampleI
     ds.getRepository(Tenant).findOneBy({ slug: SANDBOX_TENANTS[0]!.slug }),
     ds.getRepository(Isv).findOneBy({ name: SANDBOX_ISV_NAME }),
   ]);
-  // The ISV's grants as they stand: the set_grants example re-states them, so trying it changes nothing.
-  const grants = tenant && isv ? await ds.getRepository(Grant).find({ where: { tenantId: tenant.id, isvId: isv.id }, order: { connectionId: 'ASC' } }) : [];
+  if (!tenant || !isv) return PLACEHOLDER_IDS;
+  const first = async (sql: string, args: unknown[] = [tenant.id, isv.id]): Promise<Row | null> => ((await ds.query(sql, args)) as Row[])[0] ?? null;
+  const all = async (sql: string, args: unknown[] = [tenant.id, isv.id]): Promise<Row[]> => ds.query(sql, args);
+  const [grants, event, link, finding, charge, mapping, application, webhook, routing, book, match, unmatched, skipped] = await Promise.all([
+    // The ISV's grants as they stand: the set_grants example re-states them, so trying it changes nothing.
+    ds.getRepository(Grant).find({ where: { tenantId: tenant.id, isvId: isv.id }, order: { connectionId: 'ASC' } }),
+    // The feed's first event: `after` it, the page shows the ones that follow.
+    first('SELECT id FROM events WHERE tenant_id = $1 ORDER BY seq LIMIT 1', [tenant.id]),
+    first('SELECT ticket_ref FROM ticket_links WHERE tenant_id = $1 AND isv_id = $2 ORDER BY created_at DESC, id LIMIT 1'),
+    first('SELECT finding_id FROM ticket_links WHERE tenant_id = $1 AND isv_id = $2 AND finding_id IS NOT NULL ORDER BY created_at DESC, id LIMIT 1'),
+    first("SELECT id FROM charges WHERE tenant_id = $1 AND status = 'pending' ORDER BY created_at, id LIMIT 1", [tenant.id]),
+    first("SELECT id, vendor_product_ref, agreement_source_id, line_source_id FROM agreement_line_mappings WHERE tenant_id = $1 AND isv_id = $2 AND status = 'mapped' ORDER BY created_at, id LIMIT 1"),
+    first('SELECT id FROM installed_applications WHERE tenant_id = $1 ORDER BY id LIMIT 1', [tenant.id]),
+    first('SELECT id FROM webhooks WHERE tenant_id = $1 AND isv_id = $2 ORDER BY created_at, id LIMIT 1'),
+    first('SELECT overrides FROM routing_configs WHERE tenant_id = $1 AND isv_id = $2'),
+    all('SELECT ref, name, domain FROM isv_customers WHERE tenant_id = $1 AND isv_id = $2 ORDER BY ref'),
+    first('SELECT customer_ref, company_source_id FROM identity_matches WHERE tenant_id = $1 AND isv_id = $2 ORDER BY customer_ref LIMIT 1'),
+    // A customer that needs a match: unsetting it changes nothing.
+    first(`SELECT c.ref FROM isv_customers c WHERE c.tenant_id = $1 AND c.isv_id = $2
+             AND NOT EXISTS (SELECT 1 FROM identity_matches m WHERE m.tenant_id = c.tenant_id AND m.isv_id = c.isv_id AND m.customer_ref = c.ref)
+             AND NOT EXISTS (SELECT 1 FROM identity_skips s WHERE s.tenant_id = c.tenant_id AND s.isv_id = c.isv_id AND s.side = 'isv_customer' AND s.subject = c.ref)
+           ORDER BY c.ref LIMIT 1`),
+    // A customer set aside already: skipping it again changes nothing.
+    first("SELECT subject FROM identity_skips WHERE tenant_id = $1 AND isv_id = $2 AND side = 'isv_customer' ORDER BY subject LIMIT 1"),
+  ]);
+  const overrides = typeof routing?.overrides === 'string' ? JSON.parse(routing.overrides) : routing?.overrides;
   return {
-    tenantId: tenant?.id ?? PLACEHOLDER_IDS.tenantId,
-    isvId: isv?.id ?? PLACEHOLDER_IDS.isvId,
+    tenantId: tenant.id,
+    isvId: isv.id,
     grants: grants.length ? grants.map((g) => ({ connection_id: g.connectionId, keys: g.keys })) : PLACEHOLDER_IDS.grants,
+    eventId: event?.id ?? null,
+    ticketRef: link?.ticket_ref ?? null,
+    findingId: finding?.finding_id ?? null,
+    chargeId: charge?.id ?? null,
+    mapping: mapping ? { id: mapping.id, product: mapping.vendor_product_ref, agreement: mapping.agreement_source_id, line: mapping.line_source_id } : null,
+    applicationId: application?.id ?? null,
+    webhookId: webhook?.id ?? null,
+    routingOverrides: (overrides ?? {}) as Record<string, string>,
+    book: book.map((c) => ({ ref: c.ref, name: c.name, ...(c.domain ? { domain: c.domain } : {}) })),
+    match: match ? { customer_ref: match.customer_ref, company_source_id: match.company_source_id } : null,
+    unmatchedCustomer: unmatched?.ref ?? null,
+    skippedCustomer: skipped?.subject ?? null,
   };
 }

@@ -1,12 +1,15 @@
 /**
- * One example per operation (issue 12 part 6), taken from the sandbox fixtures, so "Try it out" in /docs
- * works on the sandbox as it stands. Writes are previews (dry_run true: nothing is written). Tenant and
- * ISV ids are random per sandbox, so /openapi.json fills them from the running sandbox (alpha).
- * Adding an operation = adding one entry here; test/examples.test.ts runs every entry and fails on an
- * operation without one.
+ * One example per operation, so "Try it out" in /docs works on the sandbox as it stands and never
+ * changes it: writes are previews (dry_run true), or restate what is there (grants, routing, the book,
+ * a match), and every id is one the running sandbox (alpha) holds now (example-ids.ts). An operation
+ * with no preview whose real call would change the sandbox gets an example that is refused, with
+ * `needs` saying what to send instead. Adding an operation = adding one entry here;
+ * test/examples.test.ts runs every entry, fails on an operation without one, and fails when an
+ * example changed any list.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Grant } from '../access/caller';
 import { fixturesDir } from '../sandbox/fixtures';
 
 export interface ExampleIds {
@@ -16,6 +19,20 @@ export interface ExampleIds {
   isvId: string;
   /** The sandbox ISV's grants on the alpha tenant, per connection. */
   grants: { connection_id: string; keys: string[] }[];
+  /** Ids and values of the running sandbox (null: it holds none now). */
+  eventId: string | null;
+  /** A ticket the sandbox ISV created through the service (the link store), and a finding it routed. */
+  ticketRef: string | null;
+  findingId: string | null;
+  chargeId: string | null;
+  mapping: { id: string; product: string; agreement: string; line: string } | null;
+  applicationId: string | null;
+  webhookId: string | null;
+  routingOverrides: Record<string, string>;
+  book: { ref: string; name: string; domain?: string }[];
+  match: { customer_ref: string; company_source_id: string } | null;
+  unmatchedCustomer: string | null;
+  skippedCustomer: string | null;
 }
 
 export interface OperationExample {
@@ -33,17 +50,23 @@ export interface OperationExample {
   status?: number;
 }
 
-/** Placeholders when no sandbox runs: well-formed ids that name nothing. */
+/** The sandbox ISV's customer book on alpha, as the fixtures seed it. */
+const SANDBOX_BOOK = JSON.parse(fs.readFileSync(path.join(fixturesDir(), 'sandbox-alpha', 'isv-book.json'), 'utf8')) as ExampleIds['book'];
+
+/** Placeholders when no sandbox runs (the checked-in schema/openapi.json): well-formed ids that name nothing. */
 export const PLACEHOLDER_IDS: ExampleIds = {
   tenantId: '00000000-0000-4000-8000-000000000001',
   isvId: '00000000-0000-4000-8000-000000000002',
-  grants: [{ connection_id: '00000000-0000-4000-8000-000000000003', keys: ['psa.ticket.create', 'psa.ticket.update'] }],
+  grants: [{ connection_id: '00000000-0000-4000-8000-000000000003', keys: [Grant.TicketCreate, Grant.TicketUpdate] }],
+  eventId: null, ticketRef: null, findingId: null, chargeId: null, mapping: null, applicationId: null, webhookId: null,
+  routingOverrides: {}, book: SANDBOX_BOOK, match: null, unmatchedCustomer: null, skippedCustomer: null,
 };
 
-/** The sandbox ISV's customer book on alpha, as the fixtures seed it. */
-const SANDBOX_BOOK = JSON.parse(fs.readFileSync(path.join(fixturesDir(), 'sandbox-alpha', 'isv-book.json'), 'utf8')) as unknown[];
-
 const preview = { dry_run: true };
+/** Well-formed ids that name nothing, for examples whose real call would change the sandbox. */
+const NOTHING = '00000000-0000-4000-8000-00000000000a';
+/** A receiver host that can never resolve: refused at once, so the example registers nothing. */
+const YOUR_HOST = 'your-receiver.invalid';
 
 export function operationExamples(ids: ExampleIds): Record<string, OperationExample> {
   const t = { tenant_id: ids.tenantId };
@@ -79,7 +102,7 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     get_ticket_board: { path: { ...t, record_id: '1' } },
     get_ticket_status: { path: { ...t, record_id: '1' } },
     get_ticket_priority: { path: { ...t, record_id: '1' } },
-    get_installed_application: { path: { ...t, record_id: '00000000-0000-4000-8000-00000000000b' }, needs: 'an id from GET /tenants/{tenant_id}/applications' },
+    get_installed_application: ids.applicationId ? { path: { ...t, record_id: ids.applicationId } } : { path: { ...t, record_id: NOTHING }, needs: 'an id from GET /tenants/{tenant_id}/applications' },
     get_incident: { path: { ...t, record_id: '03c4b8b3-fd55-4ea9-9eb4-04d7ef21d40b' } },
     get_product: { path: { ...t, record_id: '1' } },
     get_subscription: { path: { ...t, record_id: '30a3cbf8-aa8e-5227-825e-0afd2b77eaf9' } },
@@ -90,28 +113,50 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     create_agreement: { path: t, body: { name: 'Managed Services - Platinum', company_name: 'Contoso Ltd', ...preview }, status: 422 },
     list_audit: { path: t, query: { limit: 5 } },
     sync_tenant: { path: t },
-    reset_sandbox: { body: { tenant_id: ids.tenantId } },
-    simulate_sandbox_change: { body: { tenant_id: ids.tenantId, change: { kind: 'ticket_note', text: 'Customer called: the printer works again.' } } },
-    write_ticket: { path: t, body: { ticket_ref: '1001', action: 'note', note: { text: 'Rebooted the print spooler; monitoring.' }, ...preview }, needs: 'a ticket this service created (POST /tenants/{tenant_id}/tickets with dry_run false); its ticket_ref' },
-    create_time_entry: { path: t, body: { ticket_ref: '1001', hours: 0.5, billable: true, ...preview }, needs: 'a ticket this service created; its ticket_ref' },
+    tenant_sync: { path: { ...t, sync_id: '00000000-0000-4000-8000-0000000000aa' }, needs: 'a sync that answered 202 (POST /tenants/{tenant_id}/sync); its sync_id' },
+    // Both exist to change the sandbox (a reset gives every record a new id and drops links, webhooks and
+    // decisions): the examples name no tenant, so a click changes nothing.
+    reset_sandbox: { body: { tenant_id: NOTHING }, needs: 'the id of the sandbox tenant to put back as seeded (GET /tenants): a reset is a real write, every record gets a new id' },
+    simulate_sandbox_change: { body: { tenant_id: NOTHING, change: { kind: 'ticket_note', text: 'Customer called: the printer works again.' } }, needs: 'the id of a sandbox tenant (GET /tenants): the change is really made in its simulator and synced' },
+    // A ticket this service created (the link store), when the ISV has created one; else the refusal.
+    write_ticket: ids.ticketRef
+      ? { path: t, body: { ticket_ref: ids.ticketRef, action: 'note', note: { text: 'Rebooted the print spooler; monitoring.' }, ...preview } }
+      : { path: t, body: { ticket_ref: '1001', action: 'note', note: { text: 'Rebooted the print spooler; monitoring.' }, ...preview }, needs: 'a ticket this service created (POST /tenants/{tenant_id}/tickets with dry_run false); its ticket_ref' },
+    create_time_entry: ids.ticketRef
+      ? { path: t, body: { ticket_ref: ids.ticketRef, hours: 0.5, billable: true, ...preview } }
+      : { path: t, body: { ticket_ref: '1001', hours: 0.5, billable: true, ...preview }, needs: 'a ticket this service created; its ticket_ref' },
     route_finding: { path: t, body: { kind: 'technical', title: 'BitLocker disabled on 3 laptops', severity: 'high', company_name: 'Contoso Ltd', idempotency_key: 'finding-example-1', ...preview } },
-    resolve_finding: { path: { ...t, finding_id: 'finding-example-1' }, body: { evidence: 'BitLocker enabled on all laptops.', ...preview }, needs: 'a finding routed with dry_run false' },
+    resolve_finding: ids.findingId
+      ? { path: { ...t, finding_id: ids.findingId }, body: { evidence: 'BitLocker enabled on all laptops.', ...preview } }
+      : { path: { ...t, finding_id: 'finding-example-1' }, body: { evidence: 'BitLocker enabled on all laptops.', ...preview }, needs: 'a finding routed with dry_run false' },
     routing: { path: t },
-    set_routing: { path: t, body: { overrides: { technical: 'service_ticket' } } },
-    list_events: { path: t, query: { limit: 5 } },
-    register_webhook: { path: t, body: { url: 'https://isv.example.com/hooks/msp-events' }, needs: 'an HTTPS receiver of your own whose host resolves' },
+    // The overrides as they stand: trying it changes nothing.
+    set_routing: { path: t, body: { overrides: ids.routingOverrides } },
+    list_events: { path: t, query: ids.eventId ? { limit: 5, after: ids.eventId } : { limit: 5 } },
+    // Registering is a real write (there is no preview): the example names a host that can never resolve.
+    register_webhook: { path: t, body: { url: `https://${YOUR_HOST}/hooks/msp-events` }, needs: 'an HTTPS receiver of your own: put its URL in place of this one (registering is a real write)' },
     list_webhooks: { path: t },
-    delete_webhook: { path: { ...t, webhook_id: '00000000-0000-4000-8000-00000000000a' }, needs: 'a webhook id from POST /tenants/{tenant_id}/ticket-events/webhook' },
-    list_webhook_deliveries: { path: { ...t, webhook_id: '00000000-0000-4000-8000-00000000000a' }, needs: 'a webhook id from POST /tenants/{tenant_id}/ticket-events/webhook' },
-    put_identity_book: { path: t, body: { customers: SANDBOX_BOOK } },
+    // Deleting is a real write (there is no preview): the example names no webhook.
+    delete_webhook: { path: { ...t, webhook_id: NOTHING }, needs: 'a webhook id from GET /tenants/{tenant_id}/ticket-events/webhook (deleting is a real write)' },
+    list_webhook_deliveries: ids.webhookId
+      ? { path: { ...t, webhook_id: ids.webhookId } }
+      : { path: { ...t, webhook_id: NOTHING }, needs: 'a webhook id from POST /tenants/{tenant_id}/ticket-events/webhook' },
+    // The book as it stands: trying it changes nothing.
+    put_identity_book: { path: t, body: { customers: ids.book } },
     identity_book: { path: t },
-    delete_identity_customer: { path: { ...t, ref: 'cust-007' } },
+    delete_identity_customer: { path: { ...t, ref: 'your-customer-ref' }, needs: 'the ref of a customer of your book (GET /tenants/{tenant_id}/identity/book; deleting is a real write)' },
     identity_mappings: { path: t },
     identity_unmapped: { path: t },
-    identity_match: { path: t, body: { customer_ref: 'cust-002', company_source_id: '19292' } },
-    identity_skip: { path: t, body: { customer_ref: 'cust-005' } },
-    identity_unset: { path: t, body: { customer_ref: 'cust-002' } },
-    put_import_endpoint: { path: t, body: { url: 'https://isv.example.com/msp-import' }, needs: 'an HTTPS endpoint of your own whose host resolves' },
+    // A match that exists: the answer is the match, unchanged.
+    identity_match: ids.match
+      ? { path: t, body: ids.match }
+      : { path: t, body: { customer_ref: 'cust-002', company_source_id: '19292' }, needs: 'a customer and a company from GET /tenants/{tenant_id}/identity/unmapped' },
+    identity_skip: ids.skippedCustomer
+      ? { path: t, body: { customer_ref: ids.skippedCustomer } }
+      : { path: t, body: { customer_ref: 'your-customer-ref' }, needs: 'the ref of a customer that needs a match (GET /tenants/{tenant_id}/identity/unmapped; skipping is a real write, undone by identity/unset)' },
+    // A customer that needs a match already: nothing to unset.
+    identity_unset: { path: t, body: { customer_ref: ids.unmatchedCustomer ?? 'cust-005' } },
+    put_import_endpoint: { path: t, body: { url: `https://${YOUR_HOST}/msp-import` }, needs: 'an HTTPS endpoint of your own: put its URL in place of this one (registering is a real write)' },
     identity_import: { path: t, body: { all_unmatched: true, ...preview }, needs: 'an import endpoint (PUT /tenants/{tenant_id}/identity/import-endpoint)' },
     create_company: { path: t, body: { name: 'Northwind Traders', phone: '+1 206 555 0142', website: 'https://northwindtraders.example', ...preview } },
     match_contacts: { path: t, body: { email: 'dana.reyes@contoso.com' } },
@@ -124,13 +169,20 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     list_isv_costs: { path: t, query: { period_start: '2026-11-01', period_end: '2026-11-30' } },
     submit_partner_minimum: { path: t, body: { product_source_id: 'edr-endpoint', period_start: '2026-11-01', period_end: '2026-11-30', currency: 'USD', minimum_amount: 700, ...preview } },
     list_partner_minimums: { path: t },
-    create_agreement_line_mapping: { path: t, body: { vendor_key: ids.isvId, vendor_product_ref: 'edr-endpoint', status: 'mapped', agreement_id: '101', agreement_line_ref: '803' } },
+    // A pairing that exists: 200 `already_existed`, nothing changes.
+    create_agreement_line_mapping: { path: t, body: { vendor_key: ids.isvId, vendor_product_ref: ids.mapping?.product ?? 'edr-endpoint', status: 'mapped', agreement_id: ids.mapping?.agreement ?? '101', agreement_line_ref: ids.mapping?.line ?? '803' } },
     list_agreement_line_mappings: { path: t },
-    delete_agreement_line_mapping: { path: { ...t, mapping_id: '00000000-0000-4000-8000-00000000000b' }, needs: 'a mapping id from GET /tenants/{tenant_id}/agreement-line-mappings' },
+    delete_agreement_line_mapping: ids.mapping
+      ? { path: { ...t, mapping_id: ids.mapping.id }, query: { dry_run: 'true' } }
+      : { path: { ...t, mapping_id: NOTHING }, query: { dry_run: 'true' }, needs: 'a mapping id from GET /tenants/{tenant_id}/agreement-line-mappings' },
     suggest_agreement_line_mapping: { path: t, body: { vendor_key: ids.isvId, vendor_product_ref: 'edr-endpoint', product_name: 'SentinelOne Control EDR', product_sku: 'EDR-S1' } },
     list_charges: { path: t, query: { status: 'pending' }, key: 'msp' },
-    approve_charge: { path: { ...t, charge_id: '00000000-0000-4000-8000-00000000000c' }, body: { ...preview }, key: 'msp', needs: 'a pending charge id from GET /tenants/{tenant_id}/charges' },
-    dismiss_charge: { path: { ...t, charge_id: '00000000-0000-4000-8000-00000000000c' }, key: 'msp', needs: 'a pending charge id from GET /tenants/{tenant_id}/charges' },
+    approve_charge: ids.chargeId
+      ? { path: { ...t, charge_id: ids.chargeId }, body: { ...preview }, key: 'msp' }
+      : { path: { ...t, charge_id: NOTHING }, body: { ...preview }, key: 'msp', needs: 'a pending charge id from GET /tenants/{tenant_id}/charges' },
+    dismiss_charge: ids.chargeId
+      ? { path: { ...t, charge_id: ids.chargeId }, body: { ...preview }, key: 'msp' }
+      : { path: { ...t, charge_id: NOTHING }, body: { ...preview }, key: 'msp', needs: 'a pending charge id from GET /tenants/{tenant_id}/charges' },
     billing_reconciliation: { path: t, query: { period_start: '2026-11-01', period_end: '2026-11-30' }, key: 'msp' },
   };
 }

@@ -1,4 +1,4 @@
-/** The two error bodies of design.md section 7: the Error envelope and HTTPValidationError. */
+/** The two error bodies of docs/architecture.md, Errors: the Error envelope and HTTPValidationError. */
 import type { Response } from 'express';
 import { ERROR_CODES, type ErrorCode } from '../errors/error-codes';
 import type { RequestValidationError } from '../errors/request-validation-error';
@@ -8,7 +8,7 @@ export function docUrl(publicUrl: string, code: string): string {
   return `${publicUrl}/docs/errors#${code}`;
 }
 
-/** The Error envelope of design.md section 7 (REST body, MCP tool error text). */
+/** The Error envelope of docs/architecture.md, Errors (REST body, MCP tool error text). */
 export function errorBody(publicUrl: string, code: ErrorCode, message: string, extras: ServiceError['extras'] = {}): Record<string, unknown> {
   return {
     code,

@@ -36,7 +36,7 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
     responses['422'] = { description: 'Request-schema failure (HTTPValidationError) or a coded refusal (Error).', content: { 'application/json': { schema: HTTPValidationError.or(ErrorBody) } } };
     // Any request may carry a body (express reads JSON for every method): an oversize one is 413.
     responses['413'] = { description: 'payload_too_large: the body is over 1 MB.', content: { 'application/json': { schema: ErrorBody } } };
-    // Our own per-key limit applies to every operation (design.md section 7).
+    // Our own per-key limit applies to every operation (docs/architecture.md, Errors).
     responses['429'] ??= { description: 'rate_limited: this key\'s own limit, or vendor throttling; wait `Retry-After` seconds.', content: { 'application/json': { schema: ErrorBody } } };
     for (const code of op.errors) {
       const status = String(ERROR_CODES[code].status);
@@ -63,7 +63,7 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
-  return withExamples(nullableRefs(generator.generateDocument({
+  return withExamples(requestDefaultsOptional(nullableRefs(generator.generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Unified MSP Integration Service',
@@ -71,10 +71,66 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
       description: 'Canonical REST layer between ISVs and MSP systems (PSA, RMM, distributor). Errors: see /docs/errors.',
     },
     servers: [{ url: publicUrl }],
-  })) as unknown as Record<string, unknown>, examples);
+  }))) as unknown as Record<string, unknown>, examples);
 }
 
-type Doc = { paths?: Record<string, Record<string, { operationId?: string; parameters?: { in: string; name: string; example?: unknown }[]; requestBody?: { content: Record<string, { example?: unknown }> }; [k: string]: unknown }>> };
+type Json = Record<string, unknown>;
+
+/** Every component a node names, transitively. */
+function refsOf(node: unknown, schemas: Record<string, Json>, out = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) for (const n of node) refsOf(n, schemas, out);
+  else if (node && typeof node === 'object') {
+    const ref = (node as Json).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+      const name = ref.slice('#/components/schemas/'.length);
+      if (!out.has(name)) { out.add(name); refsOf(schemas[name], schemas, out); }
+    }
+    for (const v of Object.values(node as Json)) refsOf(v, schemas, out);
+  }
+  return out;
+}
+
+/**
+ * A request field with a default (zod `.default()`) may be left out: it is never in `required`. Client
+ * generators go further: openapi-typescript with its default flags makes every property that has a
+ * `default` non-optional in a component schema, so a client would have to send `dry_run` on every
+ * call. In the schemas only requests use, the default moves into the description ("Default: `true`.").
+ */
+function requestDefaultsOptional<T>(doc: T): T {
+  const d = doc as { paths?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, Json> } };
+  const schemas = d.components?.schemas ?? {};
+  const requests = new Set<string>();
+  const responses = new Set<string>();
+  for (const methods of Object.values(d.paths ?? {})) {
+    for (const op of Object.values(methods)) {
+      refsOf([op.requestBody, op.parameters], schemas, requests);
+      refsOf(op.responses, schemas, responses);
+    }
+  }
+  const strip = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || Array.isArray(node)) return;
+    const n = node as Json;
+    if ('default' in n) {
+      const said = `Default: \`${JSON.stringify(n.default)}\`.`;
+      const description = typeof n.description === 'string' ? n.description : '';
+      if (n.default !== undefined && !description.includes(said)) n.description = description ? `${description} ${said}` : said;
+      delete n.default;
+    }
+    // Only the places that hold schemas (a property may itself be named "default").
+    for (const v of Object.values((n.properties ?? {}) as Json)) strip(v);
+    for (const k of ['items', 'additionalProperties', 'not'] as const) strip(n[k]);
+    for (const k of ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const) if (Array.isArray(n[k])) (n[k] as unknown[]).forEach(strip);
+  };
+  for (const name of requests) if (!responses.has(name)) strip(schemas[name]);
+  return doc;
+}
+
+type Doc = { paths?: Record<string, Record<string, { operationId?: string; description?: string; parameters?: { in: string; name: string; example?: unknown; schema?: { example?: unknown } }[]; requestBody?: { content: Record<string, { example?: unknown }> }; [k: string]: unknown }>> };
+
+/** A document built without examples, with them: a copy (the examples name ids that change as the sandbox does). */
+export function openApiWithExamples(doc: Record<string, unknown>, examples: Record<string, OperationExample>): Record<string, unknown> {
+  return withExamples(structuredClone(doc), examples);
+}
 
 /**
  * Each operation's example (src/rest/examples.ts) on its parameters and body, so "Try it out" starts
@@ -88,11 +144,18 @@ function withExamples(doc: Record<string, unknown>, examples: Record<string, Ope
       for (const p of op.parameters ?? []) {
         const value = p.in === 'path' ? ex.path?.[p.name] : p.in === 'query' ? ex.query?.[p.name] : undefined;
         if (value !== undefined) p.example = value;
+        // "Try it out" fills a query parameter from its schema's example too: only the example's own are sent.
+        else if (p.in === 'query' && p.schema) delete p.schema.example;
       }
       const json = op.requestBody?.content['application/json'];
       if (json && ex.body !== undefined) json.example = ex.body;
       op['x-example-key'] = ex.key ?? 'isv';
-      if (ex.needs) op['x-example-needs'] = ex.needs;
+      if (ex.needs) {
+        op['x-example-needs'] = ex.needs;
+        // Shown on the operation in /docs, where "Try it out" is.
+        op.description = `${op.description ? `${op.description}\n\n` : ''}**Example:** as it stands it is refused; it needs ${ex.needs}.`;
+      }
+      if (ex.key === 'msp') op.description = `${op.description ? `${op.description}\n\n` : ''}**Example:** try it with the tenant's MSP key.`;
       if (ex.status) op['x-example-status'] = ex.status;
     }
   }

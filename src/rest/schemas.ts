@@ -1,4 +1,4 @@
-/** The two error bodies of design.md section 7, as schemas for the OpenAPI document. */
+/** The two error bodies of docs/architecture.md, Errors, as schemas for the OpenAPI document. */
 import { z } from '../shared/request';
 
 const json = z.record(z.string(), z.unknown());

@@ -1,6 +1,6 @@
 /**
- * The request pieces every operation shares, in one place: ids, safe text, the page query (limit and
- * cursor), the cursor codecs, RFC 3339 timestamps and Retry-After parsing. A rule written here is
+ * The request pieces every operation shares, in one place: ids, safe text, the page size (`limit`; the
+ * rest of the list contract is src/shared/paging.ts), RFC 3339 timestamps and Retry-After parsing. A rule written here is
  * written nowhere else.
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
@@ -29,7 +29,7 @@ export function text(max = 10_000) {
 
 /**
  * A path id: any text. A value that names nothing visible (a malformed one included) is 404, never
- * 422 (design.md section 5), so the services look it up and answer not_found.
+ * 422 (docs/architecture.md, Reads), so the services look it up and answer not_found.
  */
 export function pathId(name: string, description?: string) {
   return z.string().openapi({ param: { name, in: 'path' }, description });
@@ -47,33 +47,6 @@ export function wholeNumber(min: number, max: number) {
 
 export const limitParam = wholeNumber(PAGE_LIMIT.min, PAGE_LIMIT.max).default(PAGE_LIMIT.default)
   .openapi({ type: 'integer', minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: `Page size, ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max} (default ${PAGE_LIMIT.default}).` });
-
-/** A cursor codec: what a page's last position becomes on the wire, and back (null when not ours). */
-export interface CursorCodec {
-  encode(position: string): string;
-  decode(cursor: string): string | null;
-}
-
-const base64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
-const unbase64url = (c: string) => (/^[A-Za-z0-9_-]{1,64}$/.test(c) ? Buffer.from(c, 'base64url').toString('utf8') : '');
-
-/** Keyset position on our record ids. */
-export const idCursor: CursorCodec = {
-  encode: base64url,
-  decode: (c) => { const id = unbase64url(c); return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) ? id : null; },
-};
-
-/** Position on a sequence number (events, audit). */
-export const seqCursor: CursorCodec = {
-  encode: base64url,
-  decode: (c) => { const seq = unbase64url(c); return /^\d{1,18}$/.test(seq) ? seq : null; },
-};
-
-/** The `cursor` parameter: an opaque string this service issued; decoded by the handler with its codec. */
-export function cursorParam(codec: CursorCodec) {
-  return z.string().min(1).max(200).refine((c) => codec.decode(c) !== null, { message: 'is not a next_cursor this service issued' })
-    .nullable().optional().openapi({ description: '`next_cursor` of the previous page.' });
-}
 
 /** RFC 3339 with a real calendar date: 2026-02-30 is refused, not rolled over to March. */
 export function isRfc3339(s: string): boolean {

@@ -3,6 +3,7 @@
  * removed; tenants updated and removed; grants removed; the connectors and grant keys listed.
  */
 import { CONNECTION_KINDS, type Connection } from '../../entities';
+import { sandboxVendorOrigin } from '../config/config';
 import { GRANT_KEYS } from '../access/caller';
 import { CONNECTOR_NAMES, capabilitiesOf, credentialNames, isConnectorName, readConnector } from '../connectors/registry';
 import { defineOperation, type Operation } from '../operations/operation';
@@ -55,7 +56,7 @@ const Deleted = z.object({ id: z.string(), deleted: z.boolean() }).strict().open
 /** The outbound guard's options; the server's own simulators are admitted where it mounts them. */
 const guardOptions = (services: Services) => ({
   allowLoopback: services.config.webhookAllowLoopback, resolve: services.webhooks.resolve,
-  fixturePrefix: services.simulators ? `${services.config.publicUrl}/sandbox-vendors/` : undefined,
+  fixturePrefix: services.simulators ? `${sandboxVendorOrigin(services.config)}/sandbox-vendors/` : undefined,
 });
 
 const admin = { tag: 'Admin', role: 'admin' as const, errors: [] };
@@ -85,7 +86,7 @@ async function vendorSide(connector: string, baseUrl: string, credentials: Recor
 
 async function savedAnswer(services: Services, c: Connection, side: { mapping: Record<string, string>; source: string; unmapped: string[] }, tested: boolean) {
   const access = await services.access.tenantAccess({ kind: 'admin' }, c.tenantId);
-  const info = (await connectionInfos(services.ds, access)).find((x) => x.id === c.id)!;
+  const info = (await connectionInfos(services.ds, access, services.syncJobs)).find((x) => x.id === c.id)!;
   return { ...info, status_mapping: entries(side.mapping), status_mapping_source: side.source as 'given', unmapped_statuses: side.unmapped, tested };
 }
 

@@ -7,6 +7,7 @@ import type { FeatureModule } from '../feature';
 import { defineOperation, type Operation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
 import { toRfc3339 } from '../records/record-lists';
+import { envelopeOf, pageOfAll, pageQuery } from '../shared/paging';
 import { isUuid, pathId, TenantPath, z } from '../shared/request';
 import { ServiceError } from '../errors/service-error';
 import { connectionInfos, tenantStatus } from './tenant-status';
@@ -28,29 +29,32 @@ const listTenants = defineOperation({
   name: 'list_tenants', kind: 'query', summary: 'Tenants visible to this key', tag: 'Tenants', role: 'reader',
   description: 'An ISV key sees every tenant on which it holds a grant; an MSP key sees its own tenant.',
   http: { method: 'get', path: '/tenants', documented: false },
-  query: noQuery,
-  responses: [{ status: 200, schema: S.TenantList, description: 'The tenants with their connections.' }],
+  query: pageQuery(S.TENANTS_CURSOR, { updatedSince: false }),
+  responses: [{ status: 200, schema: S.TenantList, description: 'The tenants with their connections, oldest first.' }],
   errors: [],
-  handle: async (_in, { caller, services }) => {
+  handle: async ({ query }, { caller, services }) => {
     const tenants = await services.access.visibleTenants(caller);
+    const page = pageOfAll(tenants, query, S.TENANTS_CURSOR, ['time', 'uuid'], (t) => [t.createdAt.toISOString(), t.id]);
     const out = [];
-    for (const t of tenants) {
+    for (const t of page.items) {
       const access = await services.access.tenantAccess(caller, t.id);
       out.push({ id: t.id, name: t.name, slug: t.slug, sandbox: t.sandbox, connections: access.connections.map((c) => ({ id: c.id, kind: c.kind, connector: c.connector })) });
     }
-    return { tenants: out };
+    // Not one tenant's list: `sandbox` says whether every tenant this key sees is a sandbox tenant.
+    return envelopeOf('/tenants', { items: out, next_cursor: page.next_cursor }, tenants.length > 0 && tenants.every((t) => t.sandbox));
   },
 });
 
 const listConnections = defineOperation({
   name: 'list_connections', kind: 'query', summary: 'Connections of the tenant', tag: 'Reads', role: 'reader',
   http: { method: 'get', path: '/tenants/{tenant_id}/connections', documented: true },
-  path: TenantPath, query: noQuery,
+  path: TenantPath, query: pageQuery(S.CONNECTIONS_CURSOR, { updatedSince: false }),
   responses: [{ status: 200, schema: S.ConnectionList, description: 'Connections with their sync state and your grants.' }],
   errors: [],
-  handle: async (_in, ctx) => {
+  handle: async ({ query }, ctx) => {
     const access = tenantOf(ctx);
-    return { connections: await connectionInfos(ctx.services.ds, access), sandbox: access.tenant.sandbox };
+    const page = pageOfAll(await connectionInfos(ctx.services.ds, access, ctx.services.syncJobs), query, S.CONNECTIONS_CURSOR, ['uuid'], (c) => [c.id]);
+    return envelopeOf('connections', page, access.tenant.sandbox);
   },
 });
 
@@ -60,18 +64,19 @@ const getStatus = defineOperation({
   path: TenantPath, query: noQuery,
   responses: [{ status: 200, schema: S.TenantStatus, description: 'Sync health per connection and resource.' }],
   errors: [],
-  handle: async (_in, ctx) => tenantStatus(ctx.services.ds, tenantOf(ctx), ctx.services.budgets),
+  handle: async (_in, ctx) => tenantStatus(ctx.services.ds, tenantOf(ctx), ctx.services.syncJobs, ctx.services.budgets),
 });
 
 const listGrants = defineOperation({
   name: 'list_grants', kind: 'query', summary: "Every ISV's grants on this tenant", tag: 'Grants', role: 'msp',
   http: { method: 'get', path: '/tenants/{tenant_id}/grants', documented: false },
-  path: TenantPath, query: noQuery,
+  path: TenantPath, query: pageQuery(S.GRANTS_CURSOR, { updatedSince: false }),
   responses: [{ status: 200, schema: S.GrantList, description: 'One row per ISV and connection.' }],
   errors: ['role_required'],
-  handle: async (_in, ctx) => {
+  handle: async ({ query }, ctx) => {
     const access = tenantOf(ctx);
-    return { grants: await ctx.services.admin.listGrants(access.tenant, access.connections) };
+    const page = pageOfAll(await ctx.services.admin.listGrants(access.tenant, access.connections), query, S.GRANTS_CURSOR, ['uuid', 'uuid'], (g) => [g.isv_id, g.connection_id]);
+    return envelopeOf('grants', page, access.tenant.sandbox);
   },
 });
 
@@ -87,7 +92,8 @@ const setGrants = defineOperation({
     const access = tenantOf(ctx);
     await ctx.services.admin.setGrants(access.tenant, access.connections, path.isv_id, body.connections);
     await ctx.services.audit.write({ tenantId: access.tenant.id, action: 'grants.update', outcome: 'ok', subjectRef: path.isv_id, detail: { connections: body.connections } });
-    return { grants: await ctx.services.admin.listGrants(access.tenant, access.connections) };
+    // Every row at once (one per ISV and connection of this tenant): the answer of a change is never paged.
+    return envelopeOf('grants', { items: await ctx.services.admin.listGrants(access.tenant, access.connections), next_cursor: null }, access.tenant.sandbox);
   },
 });
 

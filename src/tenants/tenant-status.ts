@@ -7,20 +7,39 @@ import { capabilitiesOf } from '../connectors/registry';
 import { toRfc3339 } from '../records/record-lists';
 import type { TenantAccess } from '../access/access.service';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
+import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
+import type { SyncJobs } from '../sync/sync-jobs';
 import type { ConnectionInfo as ConnectionInfoSchema, TenantStatus as TenantStatusSchema } from './tenant.schemas';
 
 type ConnectionInfo = z.infer<typeof ConnectionInfoSchema>;
 type TenantStatus = z.infer<typeof TenantStatusSchema>;
 
-export async function connectionInfos(ds: DataSource, access: TenantAccess): Promise<ConnectionInfo[]> {
+/** Records the store holds per connection and resource (`<connection id>|<resource>`), one statement. */
+async function storedCounts(ds: DataSource, tenantId: string, connectionIds: string[], resources: string[]): Promise<Map<string, number>> {
+  const known = [...new Set(resources)].filter((r): r is keyof typeof ENTITY_BY_RESOURCE => r in ENTITY_BY_RESOURCE);
+  if (!connectionIds.length || !known.length) return new Map();
+  const parts = known.map((r, i) =>
+    `SELECT connection_id::text AS connection_id, $${i + 3}::text AS resource, count(*)::int AS n FROM "${ds.getMetadata(ENTITY_BY_RESOURCE[r]).tableName}"
+      WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) GROUP BY connection_id`);
+  const rows: { connection_id: string; resource: string; n: number }[] = await ds.query(parts.join(' UNION ALL '), [tenantId, connectionIds, ...known]);
+  return new Map(rows.map((r) => [`${r.connection_id}|${r.resource}`, Number(r.n)]));
+}
+
+export async function connectionInfos(ds: DataSource, access: TenantAccess, syncJobs: SyncJobs): Promise<ConnectionInfo[]> {
   const now = Date.now();
   const ids = access.connections.map((c) => c.id);
   const states = ids.length ? await ds.getRepository(SyncState).find({ where: { connectionId: In(ids) }, order: { resource: 'ASC' } }) : [];
-  return access.connections.map((c) => {
+  const [stored, schedules] = await Promise.all([
+    storedCounts(ds, access.tenant.id, ids, states.map((s) => s.resource)),
+    Promise.all(access.connections.map((c) => syncJobs.scheduleOf(c))),
+  ]);
+  return access.connections.map((c, i) => {
     const mine = states.filter((s) => s.connectionId === c.id);
     const synced = mine.map((s) => s.lastSyncedAt).filter((d): d is Date => d != null);
     const failing = mine.some((s) => s.lastStatus === 'failed');
-    const running = mine.some((s) => s.lastStatus === 'running');
+    const runningSince = mine.filter((s) => s.lastStatus === 'running').map((s) => s.lastAttemptAt?.getTime() ?? now);
+    const running = runningSince.length > 0;
+    const schedule = schedules[i]!;
     return {
       id: c.id,
       kind: c.kind,
@@ -38,10 +57,17 @@ export async function connectionInfos(ds: DataSource, access: TenantAccess): Pro
         last_attempt_at: toRfc3339(s.lastAttemptAt),
         last_mode: s.lastMode,
         last_error: s.lastError,
-        records: s.recordsSeen,
+        records: stored.get(`${c.id}|${s.resource}`) ?? 0,
+        last_fetched: s.recordsSeen,
         quarantined: s.quarantined,
         lag_seconds: lagSeconds(s, now),
       })),
+      sync: {
+        running,
+        running_since: running ? toRfc3339(new Date(Math.min(...runningSince))) : null,
+        next_at: toRfc3339(schedule.nextAt),
+        interval_seconds: schedule.intervalMs == null ? null : Math.round(schedule.intervalMs / 1000),
+      },
     };
   });
 }
@@ -55,8 +81,8 @@ function lagSeconds(s: SyncState, now: number): number | null {
   return asOf ? Math.max(0, Math.round((now - asOf.getTime()) / 1000)) : null;
 }
 
-export async function tenantStatus(ds: DataSource, access: TenantAccess, budgets?: ConnectionBudgets): Promise<TenantStatus> {
-  const connections = await connectionInfos(ds, access);
+export async function tenantStatus(ds: DataSource, access: TenantAccess, syncJobs: SyncJobs, budgets?: ConnectionBudgets): Promise<TenantStatus> {
+  const connections = await connectionInfos(ds, access, syncJobs);
   if (budgets) {
     for (const info of connections) {
       const connection = access.connections.find((c) => c.id === info.id)!;

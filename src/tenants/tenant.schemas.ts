@@ -1,26 +1,32 @@
-/** Tenants, connections and their sync state, grants and MSP keys (design.md section 3). */
+/** Tenants, connections and their sync state, grants and MSP keys (docs/architecture.md, Tenancy, keys and grants). */
 import { GRANT_KEYS } from '../access/caller';
+import { listCursor, listEnvelope } from '../shared/paging';
 import { text, z } from '../shared/request';
 
 const ts = z.string().nullable().openapi({ description: 'RFC 3339 UTC timestamp', example: '2026-11-22T10:00:00Z' });
 
-export const TenantList = z.object({
-  tenants: z.array(z.object({
-    id: z.string(), name: z.string(), slug: z.string(), sandbox: z.boolean(),
-    connections: z.array(z.object({ id: z.string(), kind: z.string(), connector: z.string() }).strict().openapi('ConnectionSummary')),
-  }).strict().openapi('TenantInfo')),
-}).strict().openapi('TenantList');
+export const TenantList = listEnvelope('TenantList', '/tenants', z.object({
+  id: z.string(), name: z.string(), slug: z.string(), sandbox: z.boolean(),
+  connections: z.array(z.object({ id: z.string(), kind: z.string(), connector: z.string() }).strict().openapi('ConnectionSummary')),
+}).strict().openapi('TenantInfo'));
+
+/** Tenants page oldest first; connections by id; grants by ISV and connection. */
+export const TENANTS_CURSOR = listCursor('tenants', ['time', 'uuid']);
+export const CONNECTIONS_CURSOR = listCursor('connections', ['uuid']);
+export const GRANTS_CURSOR = listCursor('grants', ['uuid', 'uuid']);
 
 const ResourceSyncState = z.object({
   resource: z.string(), last_status: z.string(), last_synced_at: ts, last_attempt_at: ts,
-  last_mode: z.string().nullable(), last_error: z.string().nullable(), records: z.number().int(),
+  last_mode: z.string().nullable(), last_error: z.string().nullable(),
+  records: z.number().int().openapi({ description: 'Records of this resource the store holds now for the connection (what the lists serve).' }),
+  last_fetched: z.number().int().openapi({ description: 'Records the last sync fetched (an incremental sync fetches only what changed). Addition of this service.' }),
   quarantined: z.number().int().openapi({ description: 'Records of the last sync the store could not hold (kept aside, audited).' }),
   lag_seconds: z.number().int().nullable().openapi({
     description: 'How old the stored copy of this resource may be: seconds since the start of the last successful sync (null: never synced). Addition of this service.',
   }),
 }).strict().openapi('ResourceSyncState');
 
-/** The connection's one API budget (design.md section 11), shared by every ISV, job and process. */
+/** The connection's one API budget (docs/architecture.md, Vendor API budget), shared by every ISV, job and process. */
 export const ConnectionBudget = z.object({
   requests_per_hour: z.number().int().openapi({ description: 'The hourly limit of this connection (connector default from the vendor\'s published limit, or set by the MSP or operator).' }),
   used_last_hour: z.number().int().openapi({ description: 'Vendor calls made in the last rolling hour, by everyone.' }),
@@ -32,10 +38,16 @@ export const ConnectionBudget = z.object({
 export const ConnectionInfo = z.object({
   id: z.string(), kind: z.string(), connector: z.string(), base_url: z.string(), limited: z.boolean(),
   grants: z.array(z.string()), last_synced_at: ts, sync_status: z.string(), resources: z.array(ResourceSyncState),
+  sync: z.object({
+    running: z.boolean().openapi({ description: 'A sync of this connection is running now.' }),
+    running_since: ts.openapi({ description: 'When the running sync started (null: none running).' }),
+    next_at: ts.openapi({ description: 'When the schedule syncs the connection next (null: no schedule, e.g. SYNC_INTERVAL_SECONDS=0).' }),
+    interval_seconds: z.number().int().nullable().openapi({ description: 'The schedule\'s interval (configured, or what the connection\'s API budget allows).' }),
+  }).strict().openapi('ConnectionSync', { description: 'The running and the next sync. Addition of this service.' }),
   budget: ConnectionBudget.optional().openapi({ description: 'In `status` only. Addition of this service.' }),
 }).strict().openapi('Connection');
 
-export const ConnectionList = z.object({ connections: z.array(ConnectionInfo), sandbox: z.boolean() }).strict().openapi('ConnectionList');
+export const ConnectionList = listEnvelope('ConnectionList', 'connections', ConnectionInfo);
 
 export const TenantStatus = z.object({
   tenant_id: z.string(), name: z.string(), sandbox: z.boolean(), healthy: z.boolean(), last_synced_at: ts,
@@ -50,7 +62,7 @@ export const GrantRow = z.object({
   keys: z.array(z.string()).openapi({ description: 'Grant keys the ISV holds on this connection.' }),
 }).strict().openapi('GrantRow');
 
-export const GrantList = z.object({ grants: z.array(GrantRow) }).strict().openapi('GrantList');
+export const GrantList = listEnvelope('GrantList', 'grants', GrantRow);
 
 export const SetGrantsBody = z.object({
   connections: z.array(z.object({

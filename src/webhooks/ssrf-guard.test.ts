@@ -88,6 +88,17 @@ describe('checkReceiverUrl', () => {
     expect((await refusal('http://93.184.216.34/hook', true)).message).toBe('url must use https://.');
     expect((await refusal('http://localhost/x', true, dnsAnswer('127.0.0.1', '10.0.0.1'))).reason).toBe('private');
   });
+
+  it('under the flag, admits no other http host: a public one, or one that does not resolve, needs https as without it', async () => {
+    const nxdomain: HostResolver = async () => { throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }); };
+    for (const resolve of [nxdomain, dnsAnswer()]) {
+      const err = await refusal('http://example.com/hook', true, resolve);
+      expect([err.reason, err.message]).toEqual(['invalid', 'url must use https://.']);
+    }
+    expect((await refusal('http://example.com/hook', true, dnsAnswer('93.184.216.34'))).message).toBe('url must use https://.');
+    // https to a host that does not resolve yet stays "may be passing", with or without the flag.
+    expect((await refusal('https://example.com/hook', true, nxdomain)).reason).toBe('unresolvable');
+  });
 });
 
 describe('pinnedLookup', () => {

@@ -1,5 +1,5 @@
 /**
- * Receiver URL guard (design.md section 8): a webhook may only reach a public address over https.
+ * Receiver URL guard (docs/architecture.md, Events and webhooks): a webhook may only reach a public address over https.
  * Checked at registration and again before every delivery; the delivery then connects to the exact
  * address that was checked (pinnedLookup), so a DNS answer that changes between check and connect
  * (rebinding) cannot steer it to a private address. `allowLoopback` (WEBHOOK_ALLOW_LOOPBACK) admits
@@ -127,12 +127,15 @@ export async function checkReceiverUrl(raw: string, opts: GuardOptions): Promise
     if (url.protocol === 'http:' && !opts.allowLoopback) throw mustUseHttps();
     if (INVALID_NAME.test(host)) throw new ReceiverUrlRefused(`url host "${host}" can never resolve.`, 'invalid');
     if (PRIVATE_NAME.test(host) || (LOOPBACK_NAME.test(host) && !opts.allowLoopback)) throw new ReceiverUrlRefused(BLOCKED_PRIVATE, 'private');
+    // Under the local-testing flag plain http is admitted for a loopback receiver only: a host that does not
+    // resolve is not known to be loopback, so it is refused outright (never kept as "may be passing").
+    const unresolvable = () => url.protocol === 'http:' ? mustUseHttps() : new ReceiverUrlRefused(`url host "${host}" does not resolve.`, 'unresolvable');
     try {
       addresses = await (opts.resolve ?? systemResolver)(host);
     } catch {
-      throw new ReceiverUrlRefused(`url host "${host}" does not resolve.`, 'unresolvable');
+      throw unresolvable();
     }
-    if (addresses.length === 0) throw new ReceiverUrlRefused(`url host "${host}" does not resolve.`, 'unresolvable');
+    if (addresses.length === 0) throw unresolvable();
   }
 
   // Every answer must pass: a host with one public and one private address could be steered to the latter.

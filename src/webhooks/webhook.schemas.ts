@@ -1,4 +1,5 @@
 /** Webhook registration, listing and the delivery log, as the API answers them. */
+import { listEnvelope } from '../shared/paging';
 import { text, z } from '../shared/request';
 
 const ts = z.string().nullable().openapi({ description: 'RFC 3339 UTC timestamp', example: '2026-11-22T10:00:00Z' });
@@ -23,7 +24,7 @@ export const WebhookInfo = z.object({
   deliveries: z.object({ delivered: z.number().int(), failed: z.number().int(), pending: z.number().int() }).strict(),
 }).strict().openapi('WebhookInfo');
 
-export const WebhookList = z.object({ webhooks: z.array(WebhookInfo), sandbox: z.boolean() }).strict().openapi('WebhookList');
+export const WebhookList = listEnvelope('WebhookList', '/tenants/{tenant_id}/ticket-events/webhook', WebhookInfo);
 
 export const WebhookDelivery = z.object({
   id: z.string(),
@@ -35,8 +36,5 @@ export const WebhookDelivery = z.object({
   delivered_at: ts, created_at: z.string(), updated_at: z.string(),
 }).strict().openapi('WebhookDelivery');
 
-export const WebhookDeliveryList = z.object({
-  deliveries: z.array(WebhookDelivery),
-  next_cursor: z.string().nullable().openapi({ description: 'Null when there is no further page.' }),
-}).strict().openapi('WebhookDeliveryList');
+export const WebhookDeliveryList = listEnvelope('WebhookDeliveryList', '/tenants/{tenant_id}/ticket-events/webhook/{webhook_id}/deliveries', WebhookDelivery);
 
