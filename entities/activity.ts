@@ -1,7 +1,7 @@
 import { Column, Entity, Index, Unique } from 'typeorm';
 import { BaseEntityWithId } from './base';
 
-/** Change events and health rows (design.md section 8). `seq` orders the feed for cursors. */
+/** Change events and health rows (docs/architecture.md, Events and webhooks). `seq` orders the feed for cursors. */
 @Entity('events')
 @Index('ix_events_tenant_seq', ['tenantId', 'seq'])
 @Unique('uq_events_dedupe', ['tenantId', 'dedupeKey'])
@@ -69,6 +69,8 @@ export class IdempotencyRecord extends BaseEntityWithId {
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil!: Date | null;
   /** Vendor calls made under this reservation (any generation): a later one reconciles first. */
   @Column({ name: 'vendor_attempts', type: 'integer', default: 0 }) vendorAttempts!: number;
+  /** No vendor request sent under this reservation can land after this; a take-over waits for it (write-fence.ts). */
+  @Column({ name: 'land_by', type: 'timestamptz', nullable: true }) landBy!: Date | null;
 }
 
 /** Tickets created through the service; only these take write-back and time. */
@@ -107,6 +109,7 @@ export class Webhook extends BaseEntityWithId {
 
 @Entity('webhook_deliveries')
 @Index('ix_webhook_deliveries_webhook', ['webhookId', 'createdAt'])
+@Index('ix_webhook_deliveries_pending', ['webhookId'], { where: `"status" = 'pending'` })
 @Unique('uq_webhook_deliveries_event', ['webhookId', 'eventId'])
 export class WebhookDelivery extends BaseEntityWithId {
   @Column({ name: 'webhook_id', type: 'uuid' }) webhookId!: string;
@@ -117,4 +120,6 @@ export class WebhookDelivery extends BaseEntityWithId {
   @Column({ name: 'last_status_code', type: 'integer', nullable: true }) lastStatusCode!: number | null;
   @Column({ name: 'last_error', type: 'text', nullable: true }) lastError!: string | null;
   @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true }) deliveredAt!: Date | null;
+  /** When the next try is due after a failed one (null: not tried yet, or no further try). */
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true }) nextAttemptAt!: Date | null;
 }

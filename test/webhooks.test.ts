@@ -11,7 +11,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Connection, EventRecord, WebhookDelivery } from '../entities';
 import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
 import { systemResolver } from '../src/webhooks/ssrf-guard';
-import { deliverJobId } from '../src/webhooks/webhooks.service';
+import { settledDelivery } from './support/webhook-deliveries';
 import { startTestService, type TestService } from './support/service';
 
 interface Received {
@@ -113,12 +113,12 @@ async function deliveryOf(webhookId: string, eventId: string): Promise<WebhookDe
   return svc.services.ds.getRepository(WebhookDelivery).findOne({ where: { webhookId, eventId } });
 }
 
-/** Waits until the delivery's job has finished (delivered, or failed for good). */
+/** Waits until the delivery has been delivered or failed for good; `outcome` as a job's would be. */
 async function settled(webhookId: string, eventId: string) {
   const d = await deliveryOf(webhookId, eventId);
   expect(d).not.toBeNull();
-  const outcome = await svc.services.queue.waitFor(deliverJobId(d!.id), 20_000);
-  return { outcome, delivery: (await deliveryOf(webhookId, eventId))! };
+  const delivery = await settledDelivery(svc.services.ds, d!.id, 20_000);
+  return { outcome: { state: delivery.status === 'delivered' ? 'completed' : 'failed', attemptsMade: delivery.attempts }, delivery };
 }
 
 async function remove(id: string, tenantId = svc.alphaId) {
@@ -136,7 +136,7 @@ describe('registration', () => {
     const list = await svc.api(hookPath(svc.alphaId));
     expect(list.status).toBe(200);
     expect(list.body.sandbox).toBe(true);
-    const mine = list.body.webhooks.find((w: any) => w.id === hook.id);
+    const mine = list.body.webhook.find((w: any) => w.id === hook.id);
     expect(mine).toEqual({ id: hook.id, url: hook.url, enabled: true, disabled_reason: null, created_at: expect.any(String),
       deliveries: { delivered: 0, failed: 0, pending: 0 } });
     expect(JSON.stringify(list.body)).not.toContain(hook.secret.slice(6));
@@ -161,6 +161,18 @@ describe('registration', () => {
     const http = await svc.api(hookPath(svc.alphaId), { method: 'POST', json: { url: 'http://93.184.216.34/hook' } });
     expect(http.status).toBe(422);
     expect(http.body).toMatchObject({ code: 'validation', details: { field: 'url' } });
+    // The local-testing flag (on here) admits loopback only: a public name over http, resolvable or not, is refused.
+    expect(svc.services.config.webhookAllowLoopback).toBe(true);
+    for (const resolve of [async () => { throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }); }, async () => [{ address: '93.184.216.34', family: 4 as const }]]) {
+      svc.services.webhooks.resolve = resolve;
+      try {
+        const res = await svc.api(hookPath(svc.alphaId), { method: 'POST', json: { url: 'http://example.com/hook' } });
+        expect(res.status).toBe(422);
+        expect(res.body).toMatchObject({ code: 'validation', details: { field: 'url', reason: 'url must use https://.' } });
+      } finally {
+        svc.services.webhooks.resolve = systemResolver;
+      }
+    }
     svc.services.config.webhookAllowLoopback = false;
     try {
       for (const url of ['https://127.0.0.1/x', 'https://[::1]/x', `${receiver.url}/hook`]) {
@@ -172,7 +184,7 @@ describe('registration', () => {
       svc.services.config.webhookAllowLoopback = true;
     }
     const list = await svc.api(hookPath(svc.alphaId));
-    expect(list.body.webhooks).toEqual([]);
+    expect(list.body.webhook).toEqual([]);
   });
 
   it('accepts a name that does not resolve yet (the README example); each delivery resolves it again and logs why it failed', async () => {
@@ -209,7 +221,7 @@ describe('registration', () => {
     } finally {
       svc.services.webhooks.resolve = systemResolver;
     }
-    expect((await svc.api(hookPath(svc.alphaId))).body.webhooks).toEqual([]);
+    expect((await svc.api(hookPath(svc.alphaId))).body.webhook).toEqual([]);
   });
 
   it('needs an event grant: grant_missing naming psa.ticket.events', async () => {
@@ -222,15 +234,15 @@ describe('registration', () => {
     const hook = await register('/isolated');
     const list = await svc.api(hookPath(svc.alphaId), { key: otherKey });
     expect(list.status).toBe(200);
-    expect(list.body.webhooks).toEqual([]);
+    expect(list.body.webhook).toEqual([]);
     expect((await svc.api(`${hookPath(svc.alphaId)}/${hook.id}/deliveries`, { key: otherKey })).status).toBe(404);
     const del = await svc.api(`${hookPath(svc.alphaId)}/${hook.id}`, { method: 'DELETE', key: otherKey });
     expect(del.status).toBe(404);
     expect(del.body.code).toBe('not_found');
     // Still there for its owner; then the owner deletes it and it is gone.
-    expect((await svc.api(hookPath(svc.alphaId))).body.webhooks.map((w: any) => w.id)).toEqual([hook.id]);
+    expect((await svc.api(hookPath(svc.alphaId))).body.webhook.map((w: any) => w.id)).toEqual([hook.id]);
     await remove(hook.id);
-    expect((await svc.api(hookPath(svc.alphaId))).body.webhooks).toEqual([]);
+    expect((await svc.api(hookPath(svc.alphaId))).body.webhook).toEqual([]);
     expect((await svc.api(`${hookPath(svc.alphaId)}/${hook.id}/deliveries`)).status).toBe(404);
   });
 });
@@ -262,7 +274,7 @@ describe('delivery', () => {
     const log = await svc.api(`${hookPath(svc.alphaId)}/${hook.id}/deliveries`);
     expect(log.status).toBe(200);
     expect(log.body).toEqual({ deliveries: [{ id: delivery.id, event_id: eventId, status: 'delivered', attempts: 1, last_status_code: 200,
-      last_error: null, delivered_at: expect.any(String), created_at: expect.any(String), updated_at: expect.any(String) }], next_cursor: null });
+      last_error: null, delivered_at: expect.any(String), created_at: expect.any(String), updated_at: expect.any(String) }], sandbox: true, next_cursor: null });
     await remove(hook.id);
   });
 
@@ -316,7 +328,7 @@ describe('delivery', () => {
       expect(receiver.requests.filter((r) => r.path === '/moved')).toHaveLength(10);
       expect(receiver.requests.some((r) => r.path === '/elsewhere')).toBe(false);
       const list = await svc.api(hookPath(svc.alphaId));
-      expect(list.body.webhooks.find((w: any) => w.id === hook.id).deliveries).toEqual({ delivered: 0, failed: 1, pending: 0 });
+      expect(list.body.webhook.find((w: any) => w.id === hook.id).deliveries).toEqual({ delivered: 0, failed: 1, pending: 0 });
       await remove(hook.id);
     } finally {
       svc.services.webhooks.retryScale = 0.0001;
@@ -333,7 +345,7 @@ describe('delivery', () => {
     await settled(alive.id, first);
 
     const list = await svc.api(hookPath(svc.alphaId));
-    expect(list.body.webhooks.find((w: any) => w.id === gone.id)).toMatchObject({ enabled: false, disabled_reason: 'receiver answered 410' });
+    expect(list.body.webhook.find((w: any) => w.id === gone.id)).toMatchObject({ enabled: false, disabled_reason: 'receiver answered 410' });
 
     const later = await emit('device.updated');
     await settled(alive.id, later);

@@ -1,25 +1,27 @@
 /**
- * The `webhook.deliver` job: one try of one delivery. A failed try is thrown as RetryAfterError with
- * the webhook schedule's delay (the queue's own backoff is not used); a refusal that no retry can
- * change (private address, webhook disabled) fails the job at once; the last failed try fails it.
+ * The `webhook.deliver` job: wakes one webhook's delivery lane (src/webhooks/delivery-lanes.ts), which
+ * sends what is due in feed order and queues its own wake-up for a retry that is due later. Every try is
+ * counted (metrics) and a receiver's failures go to the failure log; a lane that fails itself (the store,
+ * a bug) fails the job, and the queue wakes it again on its backoff.
  */
-import { RetryAfterError, UnrecoverableJobError, type JobContext } from '../queue/types';
-import type { DeliveryOutcome, WebhookDeliverJob, WebhooksService } from '../../src/webhooks/webhooks.service';
+import type { JobContext } from '../queue/types';
+import type { WebhookDeliverJob, WebhooksService } from '../../src/webhooks/webhooks.service';
+import type { DeliveryFailureLog } from '../../src/webhooks/delivery-log';
+import { recordDelivery } from '../../src/http/metrics';
 
-export function webhookDeliverProcessor(webhooks: WebhooksService) {
-  return async (job: JobContext<WebhookDeliverJob>): Promise<DeliveryOutcome> => {
-    const outcome = await webhooks.attemptDelivery(job.data, job.attempt, job.attempts);
-    switch (outcome.kind) {
-      case 'retry':
-        throw new RetryAfterError(outcome.delayMs, new Error(outcome.error));
-      case 'gave_up':
-        throw new UnrecoverableJobError(`gave up: ${outcome.error}`);
-      case 'blocked':
-        throw new UnrecoverableJobError('blocked: private address');
-      case 'failed':
-        throw new UnrecoverableJobError(outcome.error);
-      default:
-        return outcome;
+/** `log`: what the receiver's failures write to the service log (delivery-log.ts; the queue's own lines are at debug). */
+export function webhookDeliverProcessor(webhooks: WebhooksService, log: DeliveryFailureLog) {
+  return async (job: JobContext<WebhookDeliverJob>): Promise<{ tries: number }> => {
+    try {
+      return await webhooks.lanes.run(job.data, (delivery, outcome, started) => {
+        recordDelivery(outcome.kind, started);
+        if (outcome.kind === 'delivered') log.delivered(delivery);
+        else if (outcome.kind !== 'skipped' && outcome.kind !== 'failed') log.failed(delivery, outcome.kind, 'error' in outcome ? outcome.error : outcome.kind);
+      });
+    } catch (err) {
+      // Not the receiver: the store or a bug. The operator's to see.
+      log.unexpected(job.data, err);
+      throw err;
     }
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Change detection: what a synced page changed, as events (design.md section 8). Pure: it gets the
+ * Change detection: what a synced page changed, as events (docs/architecture.md, Events and webhooks). Pure: it gets the
  * stored row before the write and the fetched record after it, and says which event (if any) each
  * change is. Only changes a consumer could notice count: a canonical field, a vendor field that is
  * not bookkeeping (last-updated stamps, heartbeats), or a new note.
@@ -57,6 +57,13 @@ function stableJson(v: unknown): string {
     : x));
 }
 
+/** Whether two JSON values are equal; primitives are compared as they are, objects key order aside. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  return stableJson(a) === stableJson(b);
+}
+
 /** Equality of a fetched field and its stored column (timestamps as instants, numerics as numbers). */
 function sameValue(next: unknown, stored: unknown): boolean {
   if (next == null || stored == null) return (next == null) === (stored == null);
@@ -82,7 +89,7 @@ function changedVendorFields(connector: string, native: Record<string, unknown>,
   // Keys the vendor stamps on every edit: a change to these alone is not a change to the record.
   const skip = new Set(capabilitiesOf(connector).bookkeepingFields);
   const keys = new Set([...Object.keys(native), ...Object.keys(old)]);
-  return [...keys].filter((k) => !skip.has(k) && stableJson(native[k]) !== stableJson(old[k])).sort();
+  return [...keys].filter((k) => !skip.has(k) && !sameJson(native[k], old[k])).sort();
 }
 
 
@@ -120,7 +127,19 @@ export interface DetectScope {
 }
 
 export class ChangeDetector {
+  /** Payload hashes of this page's records: a record's hash serves its payload check and its dedupe key. */
+  private readonly hashes = new WeakMap<object, string>();
+
   constructor(private readonly scope: DetectScope, private readonly now: Date = new Date()) {}
+
+  private hashOf(record: FetchedRecord): string {
+    let hash = this.hashes.get(record);
+    if (hash === undefined) {
+      hash = payloadHash(record.native);
+      this.hashes.set(record, hash);
+    }
+    return hash;
+  }
 
   detect(result: PageWriteResult): EventDraft[] {
     const { resource, connection } = this.scope;
@@ -131,7 +150,7 @@ export class ChangeDetector {
     for (const c of result.created) out.push(...this.created(c.record, c.id));
     for (const u of result.updated) {
       // A forced full sync rewrites unchanged rows too; the payload (or a measured field) decides whether anything changed.
-      const payloadMoved = u.before.raw_hash !== payloadHash(u.record.native);
+      const payloadMoved = u.before.raw_hash !== this.hashOf(u.record);
       if (!payloadMoved && !u.measuredChanged) continue;
       out.push(...this.updated(u.record, u.id, u.before, payloadMoved));
     }
@@ -185,7 +204,7 @@ export class ChangeDetector {
    * measured any (a note in the same second leaves the payload as it was): a repeated or retried sync finds it taken.
    */
   private dedupeKey(record: FetchedRecord, kind: string): string {
-    const key = `${this.scope.connection.id}:${record.sourceId}:${payloadHash(record.native)}:${kind}`;
+    const key = `${this.scope.connection.id}:${record.sourceId}:${this.hashOf(record)}:${kind}`;
     if (!record.measured?.length) return key;
     const fields = record.fields as unknown as Record<string, unknown>;
     return `${key}:${record.measured.map((f) => String(fields[f] ?? '')).join(',')}`;

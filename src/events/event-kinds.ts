@@ -1,8 +1,8 @@
 /**
  * Event kinds, the families the feed filters by, and the grant each needs (interface document,
- * Events table; design.md section 8). Health rows are one kind, `health`, told apart by `type`.
+ * Events table; docs/architecture.md, Events and webhooks). Health rows are one kind, `health`, told apart by `type`.
  */
-import type { GrantKey } from '../access/caller';
+import { Grant, type GrantKey } from '../access/caller';
 
 export const TICKET_KINDS = ['ticket.created', 'ticket.updated', 'ticket.noted', 'ticket.closed', 'ticket.reopened', 'ticket.deleted'] as const;
 export const DEVICE_KINDS = ['device.created', 'device.updated', 'device.deleted'] as const;
@@ -33,10 +33,10 @@ export function isKindFilter(value: string): boolean {
  * of routed findings (detail.finding_id) are ticket-side, so either grant shows them.
  */
 export const FAMILY_GRANTS: Record<EventFamily, readonly GrantKey[]> = {
-  ticket: ['psa.ticket.events'],
-  device: ['rmm.device.events'],
-  company: ['psa.company.events'],
-  health: ['rmm.device.events', 'psa.ticket.events'],
+  ticket: [Grant.TicketEvents],
+  device: [Grant.DeviceEvents],
+  company: [Grant.CompanyEvents],
+  health: [Grant.DeviceEvents, Grant.TicketEvents],
 };
 
 /** The family of a kind filter or stored kind; null for sandbox_reset (visible to anyone who sees the tenant). */

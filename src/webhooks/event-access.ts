@@ -1,16 +1,15 @@
 /**
  * Which events an ISV's webhook receives: exactly what its key would see in the events feed, through
- * the one visibility policy (src/access/event-visibility.ts) built from the ISV's grant rows.
+ * the one visibility policy (src/access/event-visibility.ts), built by the access module from the ISV's grants.
  */
-import type { Grant } from '../../entities';
-import { canSee, eventVisibility, type EventVisibility } from '../access/event-visibility';
-import { isGrantKey, type GrantKey } from '../access/caller';
+import { canSee, type EventVisibility } from '../access/event-visibility';
+import { Grant, type GrantKey } from '../access/caller';
 import {
   COMPANY_KINDS, DEVICE_KINDS, EVENT_FAMILIES, FAMILY_GRANTS, HEALTH_KIND, SANDBOX_RESET_KIND, TICKET_KINDS, type EventFamily,
 } from '../events/event-kinds';
 
 /** Registering a webhook needs at least one of these on the tenant. */
-export const EVENT_GRANTS = ['psa.ticket.events', 'rmm.device.events', 'psa.company.events'] as const satisfies readonly GrantKey[];
+export const EVENT_GRANTS = [Grant.TicketEvents, Grant.DeviceEvents, Grant.CompanyEvents] as const satisfies readonly GrantKey[];
 
 const KINDS_OF_FAMILY: Record<EventFamily, readonly string[]> = {
   ticket: TICKET_KINDS, device: DEVICE_KINDS, company: COMPANY_KINDS, health: [HEALTH_KIND],
@@ -20,14 +19,6 @@ const KINDS_OF_FAMILY: Record<EventFamily, readonly string[]> = {
 export function kindsForGrants(held: Iterable<string>): string[] {
   const keys = new Set(held);
   return [...EVENT_FAMILIES.filter((f) => FAMILY_GRANTS[f].some((k) => keys.has(k))).flatMap((f) => KINDS_OF_FAMILY[f]), SANDBOX_RESET_KIND];
-}
-
-/** The feed's visibility for an ISV, from its grant rows on the tenant; null when it sees no tenant. */
-export function visibilityOfGrants(grants: Grant[]): EventVisibility | null {
-  const held = grants.filter((g) => g.keys.length > 0);
-  if (held.length === 0) return null;
-  const keys = new Map(held.map((g) => [g.connectionId, new Set(g.keys.filter(isGrantKey))]));
-  return eventVisibility([...keys.keys()], (c, k) => keys.get(c)?.has(k) ?? false);
 }
 
 export interface RoutableEvent {

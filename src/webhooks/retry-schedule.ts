@@ -1,5 +1,5 @@
 /**
- * When a delivery is tried (design.md section 8): at once, then after 5 s, 5 min, 30 min, 2 h, 5 h,
+ * When a delivery is tried (docs/architecture.md, Events and webhooks): at once, then after 5 s, 5 min, 30 min, 2 h, 5 h,
  * 10 h, 14 h, 20 h and 24 h; ten tries in all, then the delivery gives up. A receiver's Retry-After
  * replaces the next delay when it asks for longer (capped at a day, so a receiver cannot park a
  * delivery forever). `scale` shrinks the unit for tests (WEBHOOK_RETRY_SCALE); 1 in production.

@@ -1,30 +1,30 @@
 /**
- * Signed webhooks (design.md section 8): an ISV registers a receiver per tenant, every committed event
- * its grants cover becomes one delivery (one row in the delivery log, one `webhook.deliver` job), and
- * each try signs the Event the Standard Webhooks way. The signing secret is shown once and kept only
+ * Signed webhooks (docs/architecture.md, Events and webhooks): an ISV registers a receiver per tenant, every committed event
+ * its grants cover becomes one delivery (one row in the delivery log), sent in feed order by the
+ * webhook's delivery lane (delivery-lanes.ts), and each try signs the Event the Standard Webhooks way. The signing secret is shown once and kept only
  * encrypted; it is never logged.
  */
 import { randomBytes } from 'node:crypto';
-import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { In, type DataSource } from 'typeorm';
-import { EventRecord, Grant, Webhook, WebhookDelivery } from '../../entities';
+import { EventRecord, Webhook, WebhookDelivery } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
 import type { AppConfig } from '../config/config';
 import { ServiceError } from '../errors/service-error';
 import type { SecretBox } from '../security/secret-box';
-import type { TenantAccess } from '../access/access.service';
-import { toEvent } from '../events/event-view';
-import type { EventRow } from '../events/events.service';
-import { entitledTo, EVENT_GRANTS, kindsForGrants, visibilityOfGrants } from './event-access';
-import { DELIVERY_ATTEMPTS, nextDelayMs, RETRY_SCHEDULE_SECONDS } from './retry-schedule';
+import type { AccessService, TenantAccess } from '../access/access.service';
+import { entitledTo, EVENT_GRANTS, kindsForGrants } from './event-access';
 import { BLOCKED_PRIVATE, checkReceiverUrl, parseReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
-import { postToReceiver } from './webhook-sender';
+import { DeliveryLanes } from './delivery-lanes';
+import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest } from '../shared/paging';
 
+/** Webhooks page oldest first on (created_at, id); their deliveries newest first on the delivery id's stored position. */
+export const WEBHOOKS_CURSOR = listCursor('webhooks', ['time', 'uuid']);
+export const DELIVERIES_CURSOR = listCursor('webhook_deliveries', ['uuid']);
+
+/** Wakes one webhook's delivery lane (delivery-lanes.ts): it sends whatever of that webhook is due, in order. */
 export interface WebhookDeliverJob {
   tenantId: string;
   webhookId: string;
-  eventId: string;
-  deliveryId: string;
   [key: string]: unknown;
 }
 
@@ -47,12 +47,11 @@ export interface DeliveryCounts {
 /** Enough for any honest use; a runaway client cannot fan one event out without bound. */
 export const MAX_WEBHOOKS_PER_ISV_TENANT = 10;
 export const DELIVERY_TIMEOUT_MS = 15_000;
-export const GONE_REASON = 'receiver answered 410';
+export { GONE_REASON } from './delivery-lanes';
 const FAN_OUT_CHUNK = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const USER_AGENT = 'msp-integration-service-webhooks/1';
-
-export const deliverJobId = (deliveryId: string) => `webhook-delivery-${deliveryId}`;
+/** Tries of a lane wake-up the queue makes when the lane itself failed (the store, not a receiver). */
+const WAKE_ATTEMPTS = 5;
 
 export class WebhooksService {
   /** Multiplies every retry delay (WEBHOOK_RETRY_SCALE); tests shrink it, production keeps 1. */
@@ -61,14 +60,19 @@ export class WebhooksService {
   /** DNS for the SSRF guard; tests inject their own answers. */
   resolve: HostResolver = systemResolver;
 
-  constructor(readonly ds: DataSource, readonly box: SecretBox, readonly queue: JobQueue, readonly config: AppConfig) {}
+  /** One ordered lane per webhook: what the `webhook.deliver` job runs. */
+  readonly lanes: DeliveryLanes;
+
+  constructor(readonly ds: DataSource, readonly box: SecretBox, readonly queue: JobQueue, readonly config: AppConfig, private readonly access: AccessService) {
+    this.lanes = new DeliveryLanes(ds, this);
+  }
 
   // ---- registration -------------------------------------------------------------------------
 
   async register(access: TenantAccess, isvId: string, url: string): Promise<{ webhook: Webhook; secret: string; kinds: string[] }> {
     const held = heldEventGrants(access);
-    if (held.size === 0) throw ServiceError.grantMissing('psa.ticket.events');
-    // Refused here only what is refused for certain (design.md section 8): not https, credentials, a
+    if (held.size === 0) throw ServiceError.grantMissing(EVENT_GRANTS[0]);
+    // Refused here only what is refused for certain (docs/architecture.md, Events and webhooks): not https, credentials, a
     // private literal or special-use name, a name that resolves to a private address now. A name that
     // does not resolve now is accepted (the sandbox has no outside DNS); every delivery resolves it again.
     let normalised: string;
@@ -123,23 +127,22 @@ export class WebhooksService {
     });
   }
 
-  /** The delivery log, newest first; `afterId` is the last delivery of the previous page. */
-  async deliveryLog(
-    access: TenantAccess, isvId: string | null, webhookId: string, limit: number, afterId: string | null,
-  ): Promise<{ items: WebhookDelivery[]; next: string | null }> {
+  /**
+   * The delivery log, newest first: keyset on (created_at, id) of the cursor's delivery, compared against
+   * the stored row (no timestamp precision is lost in a cursor).
+   */
+  async deliveryLog(access: TenantAccess, isvId: string | null, webhookId: string, q: PageRequest): Promise<Page<WebhookDelivery>> {
     const hook = await this.owned(access, isvId, webhookId);
+    const afterId = afterKey(DELIVERIES_CURSOR, q)?.[0] ?? null;
     const qb = this.ds.getRepository(WebhookDelivery).createQueryBuilder('d')
       .where('d.webhook_id = :hook', { hook: hook.id })
       .orderBy('d.created_at', 'DESC').addOrderBy('d.id', 'DESC')
-      .limit(limit + 1);
+      .limit(rowsToFetch(q.limit));
     if (afterId) {
-      // Compare against the stored row, not a timestamp in the cursor: no precision is lost.
       qb.andWhere('(d.created_at, d.id) < (SELECT c.created_at, c.id FROM webhook_deliveries c WHERE c.id = :after AND c.webhook_id = :hook)', { after: afterId });
     }
-    const rows = await qb.getMany();
-    const more = rows.length > limit;
-    const items = more ? rows.slice(0, limit) : rows;
-    return { items, next: more ? items[items.length - 1].id : null };
+    if (q.updated_since) qb.andWhere('d.updated_at >= :since', { since: new Date(q.updated_since) });
+    return toPage(await qb.getMany(), q.limit, DELIVERIES_CURSOR, (d) => [d.id]);
   }
 
   private async owned(access: TenantAccess, isvId: string | null, webhookId: string): Promise<Webhook> {
@@ -154,15 +157,15 @@ export class WebhooksService {
   // ---- fan-out ------------------------------------------------------------------------------
 
   /**
-   * After events committed: one delivery per (enabled webhook, event its ISV is granted), queued.
-   * Re-running for the same events adds nothing (unique per webhook and event).
+   * After events committed: one delivery per (enabled webhook, event its ISV is granted), and each
+   * webhook that got one has its lane woken at once. Re-running for the same events adds nothing
+   * (unique per webhook and event).
    */
   async enqueueForEvents(tenantId: string, eventIds: string[]): Promise<number> {
     if (eventIds.length === 0) return 0;
     const hooks = await this.ds.getRepository(Webhook).find({ where: { tenantId, enabled: true } });
     if (hooks.length === 0) return 0;
-    const grants = await this.ds.getRepository(Grant).find({ where: { tenantId, isvId: In([...new Set(hooks.map((h) => h.isvId))]) } });
-    const visibility = new Map([...new Set(hooks.map((h) => h.isvId))].map((isv) => [isv, visibilityOfGrants(grants.filter((g) => g.isvId === isv))]));
+    const visibility = await this.access.eventVisibilityOfIsvs(tenantId, hooks.map((h) => h.isvId));
     let queued = 0;
     // Bounded statements: a large sync announces thousands of events at once.
     for (const ids of chunks(eventIds, FAN_OUT_CHUNK)) {
@@ -179,113 +182,36 @@ export class WebhooksService {
       }
       for (const batch of chunks(rows, FAN_OUT_CHUNK)) {
         const inserted = await this.ds.createQueryBuilder().insert().into(WebhookDelivery).values(batch).orIgnore()
-          .returning(['id', 'webhook_id', 'event_id']).execute();
-        for (const d of (inserted.raw as { id: string; webhook_id: string; event_id: string }[]) ?? []) {
-          await this.queueTry({ tenantId, webhookId: d.webhook_id, eventId: d.event_id, deliveryId: d.id }, 0, RETRY_SCHEDULE_SECONDS[0] * 1000 * this.retryScale);
-          queued++;
-        }
+          .returning(['id', 'webhookId', 'eventId']).execute(); // property names: TypeORM drops any other
+        const rowsIn = (inserted.raw as { id: string; webhook_id: string; event_id: string }[]) ?? [];
+        queued += rowsIn.length;
+        const hooksIn = [...new Set(rowsIn.map((d) => d.webhook_id))];
+        // Each batch's lanes are woken as soon as it is stored: the first deliveries leave while later batches are written.
+        await this.wake(tenantId, hooksIn);
       }
     }
     return queued;
   }
 
-  /**
-   * Queues the remaining tries of deliveries still pending, each when its next try is due. The
-   * embedded queue keeps delayed retries in memory only, so a restart would otherwise strand them;
-   * on Redis a job that still exists makes this a no-op (same job id).
-   */
-  async resumePending(limit = 10_000): Promise<number> {
-    const pending = await this.ds.getRepository(WebhookDelivery).find({ where: { status: 'pending' }, order: { createdAt: 'ASC' }, take: limit });
-    for (const d of pending) {
-      const due = d.attempts === 0 ? 0 : d.updatedAt.getTime() + nextDelayMs(d.attempts, null, this.retryScale) - Date.now();
-      await this.queueTry({ tenantId: d.tenantId, webhookId: d.webhookId, eventId: d.eventId, deliveryId: d.id }, d.attempts, Math.max(0, due));
+  /** Queues a wake-up of each webhook's lane, now or after `delayMs` (a retry that is due then). */
+  async wake(tenantId: string, webhookIds: string[], delayMs = 0): Promise<void> {
+    for (const webhookId of webhookIds) {
+      await this.queue.add('webhook.deliver', { tenantId, webhookId }, {
+        attempts: WAKE_ATTEMPTS, backoff: { type: 'exponential', delay: 1_000, jitter: 0.5 }, delay: Math.max(0, Math.round(delayMs)),
+      });
     }
-    return pending.length;
   }
-
-  private async queueTry(job: WebhookDeliverJob, attemptsMade: number, delayMs: number): Promise<void> {
-    await this.queue.add('webhook.deliver', job, {
-      jobId: deliverJobId(job.deliveryId), attempts: Math.max(1, DELIVERY_ATTEMPTS - attemptsMade), delay: delayMs,
-    });
-  }
-
-  // ---- one try ------------------------------------------------------------------------------
 
   /**
-   * One try of one delivery; records the outcome in the log. The schedule follows the tries on
-   * record (the log is the truth, also for a delivery resumed after a restart); `jobAttempt` of
-   * `jobAttempts` only tells whether the queue has a further try to give.
+   * Wakes every lane with pending deliveries. The embedded queue keeps delayed wake-ups in memory
+   * only, so a restart would otherwise strand them; a lane whose head is not due yet queues its own
+   * wake-up for when it is.
    */
-  async attemptDelivery(job: WebhookDeliverJob, jobAttempt: number, jobAttempts: number): Promise<DeliveryOutcome> {
-    const deliveries = this.ds.getRepository(WebhookDelivery);
-    const delivery = await deliveries.findOne({ where: { id: job.deliveryId } });
-    if (!delivery) return { kind: 'skipped', reason: 'delivery no longer exists (webhook deleted)' };
-    if (delivery.status !== 'pending') return { kind: 'skipped', reason: `delivery already ${delivery.status}` };
-    const hook = await this.ds.getRepository(Webhook).findOne({ where: { id: delivery.webhookId } });
-    if (!hook) return { kind: 'skipped', reason: 'webhook deleted' };
-    const record = (patch: Partial<WebhookDelivery>) => deliveries.update({ id: delivery.id }, patch);
-
-    if (!hook.enabled) {
-      await record({ status: 'failed', lastError: `webhook disabled (${hook.disabledReason ?? 'no reason'})` });
-      return { kind: 'failed', error: 'webhook disabled' };
-    }
-    const [event]: EventRow[] = await this.ds.query('SELECT * FROM "events" WHERE id = $1 AND tenant_id = $2', [delivery.eventId, delivery.tenantId]);
-    if (!event) {
-      await record({ status: 'failed', lastError: 'event no longer exists' });
-      return { kind: 'failed', error: 'event no longer exists' };
-    }
-    const attemptsMade = delivery.attempts + 1;
-    const lastTry = attemptsMade >= DELIVERY_ATTEMPTS || jobAttempt >= jobAttempts;
-
-    // The guard runs again at every try: the name may resolve elsewhere now, or the flag may be off.
-    let target;
-    try {
-      target = await checkReceiverUrl(hook.url, { allowLoopback: this.config.webhookAllowLoopback, resolve: this.resolve });
-    } catch (err) {
-      if (!(err instanceof ReceiverUrlRefused)) throw err;
-      if (err.reason === 'unresolvable') return this.failedTry(delivery.id, attemptsMade, lastTry, null, err.message, null);
-      const lastError = err.reason === 'private' ? BLOCKED_PRIVATE : `blocked: ${err.message}`;
-      await record({ status: 'failed', attempts: attemptsMade, lastStatusCode: null, lastError });
-      return { kind: 'blocked' };
-    }
-
-    // Exactly the Event the feed shows for this row.
-    const body = JSON.stringify(toEvent(event));
-    const now = new Date();
-    const signature = new StandardWebhook(this.box.open(hook.secretEncrypted)).sign(event.id, now, body);
-    const result = await postToReceiver(target, body, {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'webhook-id': event.id,
-      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-      'webhook-signature': signature,
-      'Service-Signature': signature,
-    }, this.timeoutMs);
-
-    const code = result.statusCode;
-    if (code !== null && code >= 200 && code < 300) {
-      await record({ status: 'delivered', attempts: attemptsMade, lastStatusCode: code, lastError: null, deliveredAt: new Date() });
-      return { kind: 'delivered', statusCode: code };
-    }
-    if (code === 410) {
-      // The receiver says it is gone for good: stop at once, for this delivery and every later event.
-      await this.ds.getRepository(Webhook).update({ id: hook.id }, { enabled: false, disabledReason: GONE_REASON });
-      await record({ status: 'failed', attempts: attemptsMade, lastStatusCode: 410, lastError: `${GONE_REASON}; webhook disabled` });
-      return { kind: 'disabled' };
-    }
-    const error = code === null ? result.error ?? 'no answer'
-      : code >= 300 && code < 400 ? `redirect not followed (HTTP ${code})` : `HTTP ${code}`;
-    return this.failedTry(delivery.id, attemptsMade, lastTry, code, error, result.retryAfter);
-  }
-
-  private async failedTry(
-    deliveryId: string, attemptsMade: number, last: boolean, code: number | null, error: string, retryAfter: string | null,
-  ): Promise<DeliveryOutcome> {
-    await this.ds.getRepository(WebhookDelivery).update({ id: deliveryId }, {
-      status: last ? 'gave_up' : 'pending', attempts: attemptsMade, lastStatusCode: code, lastError: error,
-    });
-    if (last) return { kind: 'gave_up', error };
-    return { kind: 'retry', delayMs: nextDelayMs(attemptsMade, retryAfter, this.retryScale), error };
+  async resumePending(): Promise<number> {
+    const rows: { webhook_id: string; tenant_id: string }[] = await this.ds.query(
+      "SELECT DISTINCT webhook_id, tenant_id FROM webhook_deliveries WHERE status = 'pending'");
+    for (const r of rows) await this.wake(r.tenant_id, [r.webhook_id]);
+    return rows.length;
   }
 }
 

@@ -1,0 +1,290 @@
+/**
+ * Ordered webhook delivery (docs/architecture.md, Events and webhooks): one lane per webhook sends its
+ * pending deliveries in feed order (`position`, the event's seq), up to `window` at a time over
+ * keep-alive connections, and a `webhook.deliver` job only wakes a lane up. A lane is woken as soon as
+ * deliveries are committed (the fan-out after an event commit queues the job at once; nothing polls),
+ * and again when a retry is due.
+ *
+ * What a receiver can rely on, per webhook:
+ * - Tries are sent in feed order: the try of position n is sent only after the request of every earlier
+ *   pending position was written in full to its connection.
+ * - At most `window` tries are unanswered at any time: when position n is sent, at most `window` - 1
+ *   earlier positions are still waiting for the receiver's answer. Requests on different connections
+ *   may be read by the receiver in another order, so a position can arrive before at most `window` - 1
+ *   earlier ones, never before any other.
+ * - A failed try holds the lane: from the moment the lane reads the failed answer (or its timeout),
+ *   nothing that has not been sent yet is sent until the failed one was tried again and delivered (or
+ *   gave up, or the webhook was disabled). Tries already on their way, and those sent while the failed
+ *   answer was on its way back, still arrive: at most 2 x (`window` - 1) later positions in all.
+ * - With a window of 1 the receiver sees exactly the feed order. Every body carries its `position`, for
+ *   a receiver that must apply events strictly in order with a larger window.
+ * One lane runs per webhook at a time: within a process by a map of running lanes, across worker
+ * processes on PostgreSQL by a session advisory lock on a connection of its own while it runs. A wake-up
+ * that finds the lane taken leaves it to the holder, which looks again for due work after it lets go.
+ */
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { Webhook } from '../../entities';
+import { toEvent } from '../events/event-view';
+import type { EventRow } from '../events/events.service';
+import { DELIVERY_ATTEMPTS, nextDelayMs } from './retry-schedule';
+import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, type CheckedReceiver } from './ssrf-guard';
+import { postToReceiver, ReceiverAgents, type SendResult } from './webhook-sender';
+import type { DeliveryOutcome, WebhookDeliverJob, WebhooksService } from './webhooks.service';
+
+/** Tries in flight per webhook unless WebhooksService.lanes.window says otherwise. */
+export const DEFAULT_DELIVERY_WINDOW = 8;
+/** Pending deliveries a lane reads at once. */
+const LANE_BATCH = 200;
+/** Delivered tries recorded in one statement (a failed try is recorded at once: it holds the lane). */
+const RECORD_BATCH = 64;
+const RECORD_DELIVERED_SQL =
+  `UPDATE webhook_deliveries d SET status = 'delivered', attempts = x.attempts, last_status_code = x.code, last_error = NULL,
+   delivered_at = x.at, next_attempt_at = NULL, updated_at = now()
+   FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, attempts integer, code integer, at timestamptz) WHERE d.id = x.id`;
+
+interface DeliveredTry { id: string; attempts: number; code: number; at: string }
+const USER_AGENT = 'msp-integration-service-webhooks/1';
+/** Namespace of the lane's advisory lock (first key of the two-key form): 'WHLN'. */
+const LANE_LOCK_NAMESPACE = 0x57484c4e & 0x7fffffff;
+export const GONE_REASON = 'receiver answered 410';
+
+/** Told about every try a lane makes (metrics and the failure log, jobs/processors/webhook-deliver.processor.ts). */
+export type TryObserver = (job: WebhookDeliverJob & { deliveryId: string; eventId: string }, outcome: DeliveryOutcome, startedAt: number) => void;
+
+interface PendingRow extends EventRow {
+  delivery_id: string;
+  delivery_attempts: number;
+  next_attempt_at: Date | null;
+}
+
+export class DeliveryLanes {
+  /** Tries in flight per webhook. */
+  window = DEFAULT_DELIVERY_WINDOW;
+  /** PostgreSQL: several worker processes may wake the same lane; an advisory lock keeps it single. */
+  crossProcess = false;
+  private agents = new ReceiverAgents(DEFAULT_DELIVERY_WINDOW);
+  private readonly running = new Map<string, { again: boolean }>();
+
+  constructor(private readonly ds: DataSource, private readonly webhooks: WebhooksService) {}
+
+  /** Runs the webhook's lane until nothing is due; a no-op when it already runs (it will look again). */
+  async run(job: WebhookDeliverJob, observe: TryObserver = () => undefined): Promise<{ tries: number }> {
+    const here = this.running.get(job.webhookId);
+    if (here) {
+      here.again = true;
+      return { tries: 0 };
+    }
+    const state = { again: false };
+    this.running.set(job.webhookId, state);
+    let tries = 0;
+    try {
+      do {
+        state.again = false;
+        const lock = await this.lock(job.webhookId);
+        if (!lock) return { tries };
+        try {
+          tries += await this.drain(job, observe);
+        } finally {
+          await lock.release();
+        }
+        // A wake-up that came while the lane was held (here, or in another process) left its work to us.
+      } while (state.again || await this.headDue(job.webhookId));
+      return { tries };
+    } finally {
+      this.running.delete(job.webhookId);
+    }
+  }
+
+  close(): void {
+    this.agents.close();
+  }
+
+  private async lock(webhookId: string): Promise<{ release(): Promise<void> } | null> {
+    if (!this.crossProcess) return { release: async () => undefined };
+    const runner: QueryRunner = this.ds.createQueryRunner();
+    try {
+      await runner.connect();
+      const [row]: { ok: boolean }[] = await runner.query('SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok', [LANE_LOCK_NAMESPACE, webhookId]);
+      if (!row?.ok) {
+        await runner.release();
+        return null;
+      }
+    } catch (err) {
+      await runner.release().catch(() => undefined);
+      throw err;
+    }
+    return {
+      release: async () => {
+        try {
+          await runner.query('SELECT pg_advisory_unlock($1::int, hashtext($2))', [LANE_LOCK_NAMESPACE, webhookId]);
+        } finally {
+          await runner.release();
+        }
+      },
+    };
+  }
+
+  /** Whether the lane's first pending delivery (in feed order) may be tried now. */
+  private async headDue(webhookId: string): Promise<boolean> {
+    const [head]: { next_attempt_at: Date | null }[] = await this.ds.query(
+      `SELECT d.next_attempt_at FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+       WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY e.seq LIMIT 1`, [webhookId]);
+    return head !== undefined && (head.next_attempt_at === null || new Date(head.next_attempt_at).getTime() <= Date.now());
+  }
+
+  /** Sends what is due, in order, until the lane is empty or held by a failed try. Returns the tries made. */
+  private async drain(job: WebhookDeliverJob, observe: TryObserver): Promise<number> {
+    let tries = 0;
+    for (;;) {
+      const hook = await this.ds.getRepository(Webhook).findOne({ where: { id: job.webhookId } });
+      if (!hook) return tries;
+      const rows: PendingRow[] = await this.ds.query(
+        `SELECT e.*, d.id AS delivery_id, d.attempts AS delivery_attempts, d.next_attempt_at FROM webhook_deliveries d
+         JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY e.seq LIMIT ${LANE_BATCH}`, [hook.id]);
+      if (rows.length === 0) return tries;
+      if (!hook.enabled) {
+        const lastError = `webhook disabled (${hook.disabledReason ?? 'no reason'})`;
+        await this.ds.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, updated_at = now()
+          WHERE webhook_id = $1 AND status = 'pending'`, [hook.id, lastError]);
+        return tries;
+      }
+      const due = rows[0].next_attempt_at;
+      if (due !== null && new Date(due).getTime() > Date.now()) {
+        await this.webhooks.wake(hook.tenantId, [hook.id], new Date(due).getTime() - Date.now());
+        return tries;
+      }
+      const secret = this.webhooks.box.open(hook.secretEncrypted);
+      const held = await this.sendWindow(hook, secret, rows, job, observe);
+      tries += held.tries;
+      if (held.stop) return tries;
+    }
+  }
+
+  /**
+   * One batch, in order, `window` at a time. Stops starting tries at the first one that did not end the
+   * delivery for good (a retry is due later) or that disabled the webhook; the tries in flight finish.
+   */
+  private async sendWindow(
+    hook: Webhook, secret: string, rows: PendingRow[], job: WebhookDeliverJob, observe: TryObserver,
+  ): Promise<{ tries: number; stop: boolean }> {
+    const inFlight = new Set<Promise<void>>();
+    let stop = false;
+    let retryAt: number | null = null;
+    let tries = 0;
+    let failure: unknown = null;
+    // Delivered tries are recorded in batches, in order; `recorded` is the chain of those statements.
+    let delivered: DeliveredTry[] = [];
+    let recorded: Promise<void> = Promise.resolve();
+    const flush = () => {
+      if (delivered.length === 0) return;
+      const batch = delivered;
+      delivered = [];
+      recorded = recorded.then(() => this.ds.query(RECORD_DELIVERED_SQL, [JSON.stringify(batch)]).then(() => undefined));
+      recorded.catch(() => undefined);
+    };
+    const onDelivered = (t: DeliveredTry) => { delivered.push(t); if (delivered.length >= RECORD_BATCH) flush(); };
+    for (const row of rows) {
+      while (inFlight.size >= this.window && !stop) await Promise.race(inFlight);
+      if (stop) break;
+      const startedAt = performance.now();
+      let written!: () => void;
+      const onWire = new Promise<void>((resolve) => { written = resolve; });
+      tries++;
+      const hold = () => { stop = true; };
+      const done = this.tryOne(hook, secret, row, written, onDelivered, hold).then((outcome) => {
+        if (outcome.kind === 'retry') {
+          stop = true;
+          const at = Date.now() + outcome.delayMs;
+          retryAt = retryAt === null ? at : Math.min(retryAt, at);
+        } else if (outcome.kind === 'disabled') {
+          stop = true;
+        }
+        observe({ ...job, tenantId: hook.tenantId, webhookId: hook.id, deliveryId: row.delivery_id, eventId: row.id }, outcome, startedAt);
+      }).catch((err: unknown) => { stop = true; failure ??= err; })
+        .finally(() => { written(); inFlight.delete(done); });
+      inFlight.add(done);
+      // The next position starts only once this one is on the wire (or already ended).
+      await onWire;
+    }
+    await Promise.all(inFlight);
+    flush();
+    await recorded;
+    // Not the receiver (the store, a bug): the job fails and the queue tries the lane again.
+    if (failure !== null) throw failure;
+    if (retryAt !== null) await this.webhooks.wake(hook.tenantId, [hook.id], Math.max(0, retryAt - Date.now()));
+    return { tries, stop };
+  }
+
+  /**
+   * One try of one delivery. A failure is on record in the delivery log when this returns; a success is
+   * handed to `onDelivered`, which records it with others before the lane reads its next batch.
+   */
+  private async tryOne(
+    hook: Webhook, secret: string, row: PendingRow, written: () => void, onDelivered: (t: DeliveredTry) => void, hold: () => void,
+  ): Promise<DeliveryOutcome> {
+    const attemptsMade = Number(row.delivery_attempts) + 1;
+    const lastTry = attemptsMade >= DELIVERY_ATTEMPTS;
+    // The guard runs again at every try: the name may resolve elsewhere now, or the flag may be off.
+    let target: CheckedReceiver;
+    try {
+      target = await checkReceiverUrl(hook.url, { allowLoopback: this.webhooks.config.webhookAllowLoopback, resolve: this.webhooks.resolve });
+    } catch (err) {
+      if (!(err instanceof ReceiverUrlRefused)) throw err;
+      if (err.reason === 'unresolvable') return this.failedTry(row.delivery_id, attemptsMade, lastTry, null, err.message, null);
+      const lastError = err.reason === 'private' ? BLOCKED_PRIVATE : `blocked: ${err.message}`;
+      await this.record(row.delivery_id, { status: 'failed', attempts: attemptsMade, last_status_code: null, last_error: lastError });
+      return { kind: 'blocked' };
+    }
+    // Exactly the Event the feed shows for this row.
+    const body = JSON.stringify(toEvent(row));
+    const now = new Date();
+    const signature = new StandardWebhook(secret).sign(row.id, now, body);
+    const result: SendResult = await postToReceiver(target, body, {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'webhook-id': row.id,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': signature,
+      'Service-Signature': signature,
+    }, this.webhooks.timeoutMs, { agent: this.agents.for(target), onWritten: written });
+
+    const code = result.statusCode;
+    // A try that will be retried (or a 410) holds the lane from now on, before its outcome is on record.
+    if (code === 410 || ((code === null || code < 200 || code >= 300) && !lastTry)) hold();
+    if (code !== null && code >= 200 && code < 300) {
+      onDelivered({ id: row.delivery_id, attempts: attemptsMade, code, at: new Date().toISOString() });
+      return { kind: 'delivered', statusCode: code };
+    }
+    if (code === 410) {
+      // The receiver says it is gone for good: stop at once, for this delivery and every later event.
+      await this.ds.getRepository(Webhook).update({ id: hook.id }, { enabled: false, disabledReason: GONE_REASON });
+      await this.record(row.delivery_id, { status: 'failed', attempts: attemptsMade, last_status_code: 410, last_error: `${GONE_REASON}; webhook disabled` });
+      return { kind: 'disabled' };
+    }
+    const error = code === null ? result.error ?? 'no answer'
+      : code >= 300 && code < 400 ? `redirect not followed (HTTP ${code})` : `HTTP ${code}`;
+    return this.failedTry(row.delivery_id, attemptsMade, lastTry, code, error, result.retryAfter);
+  }
+
+  private async failedTry(
+    deliveryId: string, attemptsMade: number, last: boolean, code: number | null, error: string, retryAfter: string | null,
+  ): Promise<DeliveryOutcome> {
+    if (last) {
+      await this.record(deliveryId, { status: 'gave_up', attempts: attemptsMade, last_status_code: code, last_error: error });
+      return { kind: 'gave_up', error };
+    }
+    const delayMs = nextDelayMs(attemptsMade, retryAfter, this.webhooks.retryScale);
+    await this.record(deliveryId, { status: 'pending', attempts: attemptsMade, last_status_code: code, last_error: error, next_attempt_at: new Date(Date.now() + delayMs) });
+    return { kind: 'retry', delayMs, error };
+  }
+
+  private async record(deliveryId: string, patch: Record<string, unknown>): Promise<void> {
+    const values = { next_attempt_at: null, ...patch };
+    const columns = Object.keys(values);
+    await this.ds.query(
+      `UPDATE webhook_deliveries SET ${columns.map((c, i) => `"${c}" = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1`,
+      [deliveryId, ...columns.map((c) => (values as Record<string, unknown>)[c])],
+    );
+  }
+}
