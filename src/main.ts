@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config';
 import { startServer } from './server';
+import { startupBanner } from './config/banner';
 
 async function main(): Promise<void> {
   let config;
@@ -15,17 +16,11 @@ async function main(): Promise<void> {
     throw err;
   }
   const running = await startServer(config);
-  const lines = [
-    '',
-    `MSP integration service ${config.role === 'worker' ? 'worker' : 'listening'} on ${config.publicUrl}`,
-    `  store: ${running.services.db.kind === 'embedded' ? `embedded PostgreSQL (PGlite) in ${config.dataDir}` : 'PostgreSQL'}; jobs: ${running.services.queue.driver}`,
-  ];
-  if (running.sandbox) {
-    lines.push(`  sandbox API key: ${running.sandbox.apiKey ?? '(none: set SANDBOX_API_KEY)'}`);
-    for (const t of running.sandbox.tenants) lines.push(`  sandbox tenant ${t.slug}: ${t.id}  (MSP key ${t.mspKey})`);
-  }
-  if (config.adminTokenGenerated) lines.push(`  admin token (GraphQL at /graphql, this run only): ${config.adminToken}`);
-  lines.push(`  try: curl -H 'X-API-Key: ${running.sandbox?.apiKey ?? '<key>'}' ${config.publicUrl}/tenants`, '');
+  const lines = startupBanner(config, {
+    storeKind: running.services.db.kind === 'embedded' ? 'embedded' : 'postgres',
+    queueDriver: running.services.queue.driver,
+    sandbox: running.sandbox,
+  });
   process.stdout.write(lines.join('\n') + '\n');
 
   const shutdown = (signal: string) => {

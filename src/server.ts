@@ -17,6 +17,8 @@ import { createSandboxSimulators } from './simulators';
 import type { SandboxInfo } from './sandbox/sandbox.service';
 import { createServices, type Services } from './services';
 import { createLogger } from './shared/logger';
+import { watchService } from './http/metrics';
+import { queueLogger } from './webhooks/delivery-log';
 import type { VendorHttpClient } from './connectors/vendor-http';
 
 export interface RunningServer {
@@ -45,11 +47,13 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
     dataDir: config.ephemeral ? undefined : config.dataDir,
   });
   const queue = createJobQueue({
-    redisUrl: config.redisUrl, prefix: config.queuePrefix, logger,
+    redisUrl: config.redisUrl, prefix: config.queuePrefix, logger: queueLogger(logger),
     lockDurationMs: config.queueLockMs, stalledIntervalMs: config.queueStalledMs,
   });
   const simulators = config.sandboxEnabled ? createSandboxSimulators(config.adminToken) : null;
   const services = createServices(config, db, queue, logger, simulators, opts.http);
+  // Said once, never a secret: where a generated encryption key went (config/key-store.ts).
+  for (const notice of config.startupNotices) logger.warn({ dataDir: config.dataDir }, notice);
   registerProcessors(queue, services);
   for (const f of FEATURES) f.install?.(services);
   try {
@@ -87,18 +91,30 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   if (worker) await queue.start();
 
   // The API side owns the sandbox (its simulators are the fixture hosts); a worker only runs jobs.
+  // /readyz answers 503 until this is done (the sandbox seeded, reset after a restart and synced once).
   let sandbox: SandboxInfo | null = null;
   if (services.sandbox && config.role !== 'worker') {
-    services.sandbox.seedSimulators();
-    sandbox = await services.sandbox.ensure(config.sandboxApiKey);
-    // The simulators start from fixtures on every start: a store that outlived them is reset (sandbox.service.ts).
-    if (!config.ephemeral) await services.sandbox.resetAfterRestart();
-    if (opts.awaitInitialSync !== false) await services.sandbox.syncUnsynced();
+    const owned = services.sandbox;
+    owned.onStoreEmptied(() => services.records.invalidateSyncedAt());
+    owned.seedSimulators();
+    sandbox = await owned.ensure(config.sandboxApiKey);
+    const firstSync = (async () => {
+      // The simulators start from fixtures on every start: a store that outlived them is reset (sandbox.service.ts).
+      if (!config.ephemeral) await owned.resetAfterRestart();
+      await owned.syncUnsynced();
+      owned.markReady();
+    })();
+    if (opts.awaitInitialSync !== false) await firstSync;
+    else firstSync.catch((err: Error) => services.logger.error({ err: err.message }, 'the first sandbox sync failed'));
+  } else {
+    services.sandbox?.markReady();
   }
   if (worker) await services.syncJobs.scheduleAll();
 
   let closing: Promise<void> | undefined;
+  const unwatch = watchService(services); // /metrics reads its store, queue and budgets when scraped
   const close = () => (closing ??= (async () => {
+    unwatch();
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     // A job in flight may be parked on a spent hourly budget: it ends unsent instead of holding the close.

@@ -1,5 +1,5 @@
 /**
- * POST /sandbox/simulate (issue 12): each change kind made in the simulator as the MSP would, synced,
+ * POST /sandbox/simulate (docs/architecture.md, Sandbox): each change kind made in the simulator as the MSP would, synced,
  * answered with the events it produced; a webhook on a loopback receiver gets the delivery.
  */
 import http from 'node:http';

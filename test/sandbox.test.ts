@@ -27,7 +27,7 @@ describe('POST /sandbox/reset', () => {
     cw.update('sandbox-alpha', 'tickets', Number(original.source_id), { summary: 'Changed by the MSP' });
     await svc.api(`/tenants/${svc.alphaId}/sync`, { method: 'POST', json: {} });
     expect((await find()).summary).toBe('Changed by the MSP');
-    expect((await svc.api(`/tenants/${svc.alphaId}/audit`)).body.entries.length).toBeGreaterThan(0);
+    expect((await svc.api(`/tenants/${svc.alphaId}/audit`)).body.audit.length).toBeGreaterThan(0);
 
     const res = await svc.api('/sandbox/reset', { method: 'POST', json: { tenant_id: svc.alphaId } });
     expect(res.status).toBe(200);
@@ -35,10 +35,10 @@ describe('POST /sandbox/reset', () => {
     expect(res.body.connections.every((c: any) => c.ok)).toBe(true);
 
     expect((await find()).summary).toBe(original.summary);
-    expect((await svc.api(`/tenants/${svc.alphaId}/audit`)).body.entries).toEqual([]);
+    expect((await svc.api(`/tenants/${svc.alphaId}/audit`)).body.audit).toEqual([]);
     const events = await svc.services.ds.query('SELECT kind FROM events WHERE tenant_id = $1', [svc.alphaId]);
     expect(events).toEqual([{ kind: 'sandbox_reset' }]);
     // Beta untouched.
-    expect((await svc.api(`/tenants/${svc.betaId}/audit`)).body.entries.length).toBeGreaterThan(0);
+    expect((await svc.api(`/tenants/${svc.betaId}/audit`)).body.audit.length).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown finishes the jobs in flight (design.md section 10), but a job parked on a spent
+ * Graceful shutdown finishes the jobs in flight (docs/architecture.md, Operations), but a job parked on a spent
  * hourly API budget could hold it for up to an hour: at close, a vendor call that would wait for its
  * budget is not sent, and the close completes. (The bench hung here: refresh syncs after its commits
  * had spent the bench connection's sync share, and the service's close waited on them.)

@@ -127,7 +127,7 @@ describe('a failed sync', () => {
       expect(cw.resources.find((r: any) => r.resource === 'tickets')).toMatchObject({ last_status: 'failed', last_error: expect.stringMatching(/503/) });
 
       const audit = await svc.api(`/tenants/${svc.alphaId}/audit?limit=20`);
-      expect(audit.body.entries.some((e: any) => e.action === 'sync.failed' && e.outcome === 'failed')).toBe(true);
+      expect(audit.body.audit.some((e: any) => e.action === 'sync.failed' && e.outcome === 'failed')).toBe(true);
 
       const after = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`);
       expect(after.status).toBe(200);

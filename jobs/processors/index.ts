@@ -4,9 +4,12 @@ import type { Services } from '../../src/services';
 import { syncConnectionProcessor } from './sync-connection.processor';
 import { vendorWriteProcessor } from './vendor-write.processor';
 import { webhookDeliverProcessor } from './webhook-deliver.processor';
+import { countedJob } from '../../src/http/metrics';
+import { DeliveryFailureLog } from '../../src/webhooks/delivery-log';
 
 export function registerProcessors(queue: JobQueue, services: Services): void {
-  queue.register('sync.connection', syncConnectionProcessor(services.sync), { concurrency: 2 });
-  queue.register('vendor.write', vendorWriteProcessor(services.access, services.box, services.http, services.budgets, services.writeFence), { concurrency: 8 });
-  queue.register('webhook.deliver', webhookDeliverProcessor(services.webhooks), { concurrency: 4 });
+  // Every try counted for /metrics (src/http/metrics.ts).
+  queue.register('sync.connection', countedJob('sync.connection', syncConnectionProcessor(services.sync)), { concurrency: 2 });
+  queue.register('vendor.write', countedJob('vendor.write', vendorWriteProcessor(services.access, services.box, services.http, services.budgets, services.writeFence)), { concurrency: 8 });
+  queue.register('webhook.deliver', countedJob('webhook.deliver', webhookDeliverProcessor(services.webhooks, new DeliveryFailureLog(services.logger))), { concurrency: 4 });
 }

@@ -24,9 +24,12 @@ import {
   JobHandler,
   JobName,
   JobOutcome,
+  JobCounts,
   JobPayload,
   JobPayloads,
   JobQueue,
+  JobWaitTimeoutError,
+  UnknownJobError,
 } from './types';
 
 export interface BullMqJobQueueOptions {
@@ -40,6 +43,15 @@ export interface BullMqJobQueueOptions {
   /** How often workers look for jobs whose lock expired (stalled). Tests shorten it. */
   stalledIntervalMs?: number;
 }
+
+/**
+ * A dead worker's job runs again once its lock lapsed (within DEFAULT_LOCK_MS of the death: the lock is
+ * renewed every half of it) and a stalled check saw it twice: about 25 s at most, so a caller waiting on a
+ * sync (SYNC_WAIT_MS, 60 s) still gets its answer. BullMQ's 30 s + 30 s took up to 90 s. A live worker
+ * loses its lock only if its event loop stops for the whole lock time.
+ */
+export const DEFAULT_LOCK_MS = 15_000;
+export const DEFAULT_STALLED_INTERVAL_MS = 5_000;
 
 const BACKOFF_TYPE = { exponential: 'retry-exponential', fixed: 'retry-fixed', none: 'retry-none' } as const;
 
@@ -74,8 +86,8 @@ export class BullMqJobQueue implements JobQueue {
     this.logger = opts.logger ?? consoleQueueLogger;
     this.prefix = opts.prefix ?? 'msp-jobs';
     this.keep = opts.keepFinished ?? DEFAULT_KEEP_FINISHED;
-    this.lockDurationMs = opts.lockDurationMs ?? 30_000;
-    this.stalledIntervalMs = opts.stalledIntervalMs ?? 30_000;
+    this.lockDurationMs = opts.lockDurationMs ?? DEFAULT_LOCK_MS;
+    this.stalledIntervalMs = opts.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS;
     this.client = new IORedis(opts.redisUrl, { maxRetriesPerRequest: 3 });
     this.blockingClient = new IORedis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
     for (const client of [this.client, this.blockingClient]) {
@@ -141,7 +153,7 @@ export class BullMqJobQueue implements JobQueue {
         reject,
         timer: setTimeout(() => {
           this.dropWaiter(jobId, waiter);
-          reject(new Error(`Timed out after ${timeoutMs} ms waiting for job "${jobId}"`));
+          reject(new JobWaitTimeoutError(jobId, timeoutMs));
         }, timeoutMs),
       };
       waiters.add(waiter);
@@ -149,7 +161,7 @@ export class BullMqJobQueue implements JobQueue {
       this.lookup(jobId).then(
         (found) => {
           if (found.found === 'finished') this.settle(jobId, found.outcome);
-          else if (found.found === 'none') this.fail(jobId, new Error(`No job with id "${jobId}"`));
+          else if (found.found === 'none') this.fail(jobId, new UnknownJobError(jobId));
         },
         (err) => this.fail(jobId, toError(err)),
       );
@@ -166,6 +178,21 @@ export class BullMqJobQueue implements JobQueue {
 
   async removeScheduler(schedulerId: string): Promise<void> {
     for (const queue of this.queues.values()) await queue.removeJobScheduler(schedulerId);
+  }
+
+  async nextRun(schedulerId: string): Promise<Date | null> {
+    for (const queue of this.queues.values()) {
+      const next = (await queue.getJobScheduler(schedulerId))?.next;
+      if (next != null) return new Date(next);
+    }
+    return null;
+  }
+
+  async counts(): Promise<JobCounts[]> {
+    return Promise.all([...this.queues].map(async ([name, queue]) => {
+      const c = await queue.getJobCounts('waiting', 'delayed', 'active', 'failed');
+      return { name, waiting: c.waiting ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, failed: c.failed ?? 0 };
+    }));
   }
 
   async ping(): Promise<boolean> {

@@ -15,9 +15,12 @@ import {
   JobHandler,
   JobName,
   JobOutcome,
+  JobCounts,
   JobPayload,
   JobPayloads,
   JobQueue,
+  JobWaitTimeoutError,
+  UnknownJobError,
 } from './types';
 
 type JobState = 'waiting' | 'delayed' | 'active' | 'completed' | 'failed';
@@ -55,6 +58,9 @@ interface Waiter {
 
 interface Scheduler {
   timer: NodeJS.Timeout;
+  /** When the interval started and its period: the next run is the next multiple after now. */
+  startedAt: number;
+  everyMs: number;
   pendingJob?: { name: JobName; id: string };
 }
 
@@ -110,7 +116,7 @@ export class InProcessJobQueue implements JobQueue {
   async waitFor<R = unknown>(jobId: string, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS): Promise<JobOutcome<R>> {
     if (this.closed) throw new Error('Job queue is closed');
     const job = this.find(jobId);
-    if (!job) throw new Error(`No job with id "${jobId}"`);
+    if (!job) throw new UnknownJobError(jobId);
     if (job.state === 'completed' || job.state === 'failed') return outcomeOf(job) as JobOutcome<R>;
     return new Promise<JobOutcome<R>>((resolve, reject) => {
       const waiters = this.waiters.get(jobId) ?? new Set<Waiter>();
@@ -119,7 +125,7 @@ export class InProcessJobQueue implements JobQueue {
         reject,
         timer: setTimeout(() => {
           waiters.delete(waiter);
-          reject(new Error(`Timed out after ${timeoutMs} ms waiting for job "${jobId}"`));
+          reject(new JobWaitTimeoutError(jobId, timeoutMs));
         }, timeoutMs),
       };
       waiters.add(waiter);
@@ -132,7 +138,7 @@ export class InProcessJobQueue implements JobQueue {
     if (!(everyMs > 0)) throw new Error('everyMs must be > 0');
     this.lane(name);
     this.stopScheduler(schedulerId);
-    const scheduler: Scheduler = { timer: setInterval(() => this.fireScheduler(schedulerId, scheduler, name, data), everyMs) };
+    const scheduler: Scheduler = { timer: setInterval(() => this.fireScheduler(schedulerId, scheduler, name, data), everyMs), startedAt: Date.now(), everyMs };
     this.schedulers.set(schedulerId, scheduler);
     // Like BullMQ's `every` schedulers: the first job is due at once.
     this.fireScheduler(schedulerId, scheduler, name, data);
@@ -142,8 +148,23 @@ export class InProcessJobQueue implements JobQueue {
     this.stopScheduler(schedulerId);
   }
 
+  async nextRun(schedulerId: string): Promise<Date | null> {
+    const s = this.schedulers.get(schedulerId);
+    if (!s) return null;
+    const elapsed = Date.now() - s.startedAt;
+    return new Date(s.startedAt + (Math.floor(elapsed / s.everyMs) + 1) * s.everyMs);
+  }
+
   async ping(): Promise<boolean> {
     return !this.closed;
+  }
+
+  async counts(): Promise<JobCounts[]> {
+    return [...this.lanes].map(([name, lane]) => {
+      const jobs = [...lane.jobs.values()];
+      const inState = (state: JobState) => jobs.filter((j) => j.state === state).length;
+      return { name, waiting: inState('waiting'), delayed: inState('delayed'), active: inState('active'), failed: inState('failed') };
+    });
   }
 
   async close(): Promise<void> {

@@ -15,7 +15,9 @@ import {
   JobName,
   JobPayload,
   JobQueue,
+  JobWaitTimeoutError,
   RetryAfterError,
+  UnknownJobError,
   UnrecoverableJobError,
 } from './types';
 
@@ -448,8 +450,10 @@ describe.each(drivers)('job queue contract: %s', (driver, make) => {
     const queue = await started({});
     const { id } = await untyped(queue).add('sync.connection', { tenantId: 't1' }, { delay: 10_000 });
 
+    // Typed, so a caller tells "still going" (answer 202 and let it run) from "no such job" (404).
+    await expect(queue.waitFor(id, 50)).rejects.toBeInstanceOf(JobWaitTimeoutError);
+    await expect(queue.waitFor('no-such-job', 1000)).rejects.toBeInstanceOf(UnknownJobError);
     await expect(queue.waitFor(id, 50)).rejects.toThrow(/Timed out/);
-    await expect(queue.waitFor('no-such-job', 1000)).rejects.toThrow(/No job/);
   });
 
   it("rejects job ids BullMQ cannot store (integers, ':')", async () => {

@@ -80,6 +80,22 @@ export class UnrecoverableJobError extends Error {
   }
 }
 
+/** waitFor's timeout ran out while the job was still waiting, delayed or running: it goes on. */
+export class JobWaitTimeoutError extends Error {
+  constructor(readonly jobId: string, timeoutMs: number) {
+    super(`Timed out after ${timeoutMs} ms waiting for job "${jobId}"`);
+    this.name = 'JobWaitTimeoutError';
+  }
+}
+
+/** waitFor was asked for an id the queue does not know (never added, or its finished record was dropped). */
+export class UnknownJobError extends Error {
+  constructor(readonly jobId: string) {
+    super(`No job with id "${jobId}"`);
+    this.name = 'UnknownJobError';
+  }
+}
+
 export interface JobOutcome<R = unknown> {
   id: string;
   state: 'completed' | 'failed';
@@ -89,6 +105,14 @@ export interface JobOutcome<R = unknown> {
   attemptsMade: number;
 }
 
+export interface JobCounts {
+  name: JobName;
+  waiting: number;
+  delayed: number;
+  active: number;
+  failed: number;
+}
+
 export interface JobQueue {
   readonly driver: 'in-process' | 'bullmq';
   /** Register the handler for a job name. Must happen before start(). */
@@ -96,13 +120,20 @@ export interface JobQueue {
   /** Start processing (worker role). Throws if any JobName lacks a handler. */
   start(): Promise<void>;
   add<N extends JobName>(name: N, data: JobPayloads[N], opts?: AddJobOptions): Promise<{ id: string }>;
-  /** Wait for a job to finish (completed or failed after its last attempt). Rejects on timeout. */
+  /**
+   * Wait for a job to finish (completed or failed after its last attempt). Rejects with JobWaitTimeoutError
+   * on timeout (the job goes on) and UnknownJobError for an id it does not know.
+   */
   waitFor<R = unknown>(jobId: string, timeoutMs?: number): Promise<JobOutcome<R>>;
   /** A repeating job (BullMQ job scheduler). Re-upserting the same id replaces the schedule. */
   upsertScheduler<N extends JobName>(schedulerId: string, everyMs: number, name: N, data: JobPayloads[N]): Promise<void>;
   removeScheduler(schedulerId: string): Promise<void>;
+  /** When a repeating job is next due (null: no such scheduler), for the tenant status. */
+  nextRun(schedulerId: string): Promise<Date | null>;
   /** Readiness: true when the backing store answers. */
   ping(): Promise<boolean>;
+  /** Jobs per name and state, for /metrics (src/http/metrics.ts); `failed` counts the failed jobs still kept. */
+  counts(): Promise<JobCounts[]>;
   /** Stop taking jobs, let the ones in flight finish, release connections. */
   close(): Promise<void>;
 }

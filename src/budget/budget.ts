@@ -1,5 +1,5 @@
 /**
- * One API budget per connection (design.md section 11): requests per rolling hour and calls in flight,
+ * One API budget per connection (docs/architecture.md, Vendor API budget): requests per rolling hour and calls in flight,
  * shared by every ISV, job and process that reaches the connection's vendor account. The rules live
  * here once; a BudgetStore (in-process, or Redis so every process shares it) only keeps the state and
  * applies one admission step atomically.
@@ -73,4 +73,6 @@ export interface BudgetLease {
 /** What the vendor HTTP client holds: one connection's budget at one priority. */
 export interface BudgetGate {
   acquire(): Promise<BudgetLease>;
+  /** The connection's connector: the label of its vendor calls in /metrics. */
+  readonly connector?: string;
 }

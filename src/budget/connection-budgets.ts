@@ -45,7 +45,7 @@ export class ConnectionBudgets {
 
   /** `answerBy`: see VendorBudget.gate (a write's request answers then). */
   gate(connection: BudgetConnection, priority: BudgetPriority, answerBy?: number): BudgetGate {
-    return this.budget.gate(connection.id, this.limits(connection), priority, answerBy);
+    return { ...this.budget.gate(connection.id, this.limits(connection), priority, answerBy), connector: connection.connector };
   }
 
   snapshot(connection: BudgetConnection): Promise<BudgetSnapshot> {

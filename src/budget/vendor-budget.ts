@@ -19,7 +19,7 @@ const WRITE_WAIT_TTL_MS = 5_000;
 /**
  * A call that could not be admitted before its caller answers (a write's request): the connection's
  * budget is spent for `retryInMs`. Nothing was sent; the caller answers 429 with that Retry-After at
- * once rather than waiting to the end and answering 503 (issue 13 item 5, for our own budget).
+ * once rather than waiting to the end and answering 503 (docs/architecture.md, Vendor API budget).
  */
 export class BudgetSpent extends Error {
   constructor(readonly retryInMs: number) {

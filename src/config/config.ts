@@ -1,8 +1,9 @@
-/** Typed configuration, validated once at start (design.md section 2). */
+/** Typed configuration, validated once at start (docs/architecture.md, Running it). */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { KeyStoreError, loadOrCreateEncryptionKey } from './key-store';
 
 const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
@@ -18,11 +19,16 @@ const envSchema = z.object({
   /** Unset: derived per connection from its API budget (60 s at least, 60 s on the sandbox); 0 turns the scheduler off. */
   SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(0).optional(),
   /**
-   * Operator's API budgets (design.md section 11), JSON keyed by connector name or "*":
+   * Operator's API budgets (docs/architecture.md, Vendor API budget), JSON keyed by connector name or "*":
    * {"*": {"requests_per_hour": 2000, "concurrent": 2}}. A connection's settings.budget wins over it.
    */
   VENDOR_BUDGET: z.string().optional(),
   SANDBOX: z.enum(['true', 'false']).default('true'),
+  /**
+   * Where every process reaches the sandbox's simulators (they live on the api): `http://api:3000` in
+   * docker-compose.yml, where PUBLIC_URL is the callers' address and not one the worker's container can reach.
+   */
+  SANDBOX_VENDOR_BASE_URL: z.string().url().refine((u) => /^https?:$/.test(new URL(u).protocol) && ['', '/'].includes(new URL(u).pathname) && !new URL(u).search, 'must be an http(s) origin without a path').optional(),
   QUEUE_PREFIX: z.string().default('msp'),
   /** Run inside this PostgreSQL schema (isolated test databases; a worker process joins the API's). */
   DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
@@ -38,13 +44,22 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).optional(),
   /** Failed authentications a minute from one client address before it gets 429 without a lookup. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /** How long a sync call (sync now, sandbox reset and simulate) waits before answering 202 with the sync to poll. */
+  SYNC_WAIT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   /** How long a committing request waits for its vendor write (tests shorten it); the job sends nothing after. */
   WRITE_WAIT_MS: z.coerce.number().int().min(2000).max(600_000).default(120_000),
   /** How often a process says it is alive; one silent for three beats is gone, and its commits are released. */
   INSTANCE_HEARTBEAT_MS: z.coerce.number().int().min(200).max(60_000).default(5_000),
+  /** Per-request timeout of every vendor call. */
+  VENDOR_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(30_000),
+  /**
+   * How long after our timeout a vendor may still carry out a request it received (its processing margin):
+   * a write whose outcome is unknown is looked up by marker until then, and a take-over waits for it.
+   */
+  VENDOR_LANDING_MARGIN_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
   /** Largest single MCP answer in bytes; a tool answer over it becomes a tool error asking for a lower `limit`. */
   MCP_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
-  /** Optional ask engine (design.md section 16): an OpenAI-compatible chat model; off unless the base URL is set. */
+  /** Optional ask engine (docs/architecture.md, Device write and ask): an OpenAI-compatible chat model; off unless the base URL is set. */
   ASK_MODEL_BASE_URL: z.string().url().refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be http(s)').optional(),
   ASK_MODEL_API_KEY: z.string().min(1).optional(),
   ASK_MODEL_NAME: z.string().min(1).max(200).optional(),
@@ -67,6 +82,8 @@ export interface AppConfig {
   ephemeral: boolean;
   sandboxEnabled: boolean;
   sandboxApiKey: string | undefined;
+  /** SANDBOX_VENDOR_BASE_URL without its trailing slash; unset: the simulators are reached at publicUrl (see sandboxVendorOrigin). */
+  sandboxVendorBaseUrl: string | undefined;
   adminToken: string;
   adminTokenGenerated: boolean;
   encryptionKey: Buffer;
@@ -84,9 +101,25 @@ export interface AppConfig {
   authFailuresPerMinute: number;
   mcpMaxAnswerBytes: number;
   writeWaitMs: number;
+  /** How long a sync call waits for its jobs before answering 202 with the sync to poll (SYNC_WAIT_MS). */
+  syncWaitMs: number;
+  /** What the start should log once (a generated or moved encryption key). Never a secret. */
+  startupNotices: string[];
   instanceHeartbeatMs: number;
+  /** VENDOR_TIMEOUT_MS and VENDOR_LANDING_MARGIN_MS. */
+  vendorTimeoutMs: number;
+  vendorLandingMarginMs: number;
   /** The ask model engine, or null (the deterministic parser answers). The key is never logged. */
   askModel: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
+}
+
+/**
+ * The origin the sandbox connections name and every process (api and worker) calls the simulators at: the
+ * configured internal URL, else the public one (one process, or processes on one host). Read it late: the
+ * public URL is known only after listen when PORT is 0.
+ */
+export function sandboxVendorOrigin(config: Pick<AppConfig, 'sandboxVendorBaseUrl' | 'publicUrl'>): string {
+  return config.sandboxVendorBaseUrl ?? config.publicUrl;
 }
 
 /** The development sandbox key used when SANDBOX_API_KEY is unset (public, like the sandbox data). */
@@ -94,20 +127,10 @@ export const DEFAULT_SANDBOX_API_KEY = 'sk_sandbox_0000000000000000000000000000d
 
 export class ConfigError extends Error {}
 
-function loadOrCreateKey(dataDir: string, ephemeral: boolean): Buffer {
-  if (ephemeral) return randomBytes(32);
-  const file = path.join(dataDir, 'encryption.key');
-  // DATA_DIR holds the key and the embedded database: owner only, and the key file 0600 even if it
-  // was created (or copied in) looser.
+/** DATA_DIR holds the embedded database: owner only, even if it was created (or copied in) looser. */
+function ensurePrivateDataDir(dataDir: string): void {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dataDir, 0o700);
-  if (fs.existsSync(file)) {
-    fs.chmodSync(file, 0o600);
-    return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
-  }
-  const key = randomBytes(32);
-  fs.writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
-  return key;
 }
 
 const budgetOverride = z.object({
@@ -135,14 +158,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const ephemeral = overrides.ephemeral ?? false;
   const dataDir = path.resolve(overrides.dataDir ?? e.DATA_DIR);
 
+  const startupNotices: string[] = [];
   let encryptionKey: Buffer;
   if (e.ENCRYPTION_KEY) {
     encryptionKey = Buffer.from(e.ENCRYPTION_KEY, 'base64');
     if (encryptionKey.length !== 32) throw new ConfigError('invalid configuration: ENCRYPTION_KEY must be 32 bytes, base64');
   } else if (production && !ephemeral && env.NODE_ENV === 'production') {
     throw new ConfigError('invalid configuration: ENCRYPTION_KEY is required in production');
+  } else if (ephemeral) {
+    encryptionKey = randomBytes(32);
   } else {
-    encryptionKey = loadOrCreateKey(dataDir, ephemeral);
+    // Generated once and kept outside DATA_DIR (key-store.ts); a legacy DATA_DIR/encryption.key is moved out.
+    ensurePrivateDataDir(dataDir);
+    try {
+      const loaded = loadOrCreateEncryptionKey(dataDir, env);
+      encryptionKey = loaded.key;
+      if (loaded.notice) startupNotices.push(loaded.notice);
+    } catch (err) {
+      if (err instanceof KeyStoreError) throw new ConfigError(`invalid configuration: ENCRYPTION_KEY: ${err.message}`);
+      throw err;
+    }
   }
   const adminToken = e.ADMIN_TOKEN ?? `adm_${randomBytes(24).toString('base64url')}`;
   const port = overrides.port ?? e.PORT;
@@ -162,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ephemeral,
     sandboxEnabled: e.SANDBOX === 'true',
     sandboxApiKey: e.SANDBOX_API_KEY ?? (e.SANDBOX === 'true' ? DEFAULT_SANDBOX_API_KEY : undefined),
+    sandboxVendorBaseUrl: e.SANDBOX_VENDOR_BASE_URL?.replace(/\/+$/, ''),
     adminToken,
     adminTokenGenerated: !e.ADMIN_TOKEN,
     encryptionKey,
@@ -176,7 +212,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     mcpMaxAnswerBytes: e.MCP_MAX_ANSWER_BYTES,
     writeWaitMs: e.WRITE_WAIT_MS,
+    syncWaitMs: e.SYNC_WAIT_MS,
+    startupNotices,
     instanceHeartbeatMs: e.INSTANCE_HEARTBEAT_MS,
+    vendorTimeoutMs: e.VENDOR_TIMEOUT_MS,
+    vendorLandingMarginMs: e.VENDOR_LANDING_MARGIN_MS,
     askModel: e.ASK_MODEL_BASE_URL
       ? { baseUrl: e.ASK_MODEL_BASE_URL.replace(/\/+$/, ''), apiKey: e.ASK_MODEL_API_KEY ?? null, model: e.ASK_MODEL_NAME!, timeoutMs: e.ASK_MODEL_TIMEOUT_MS }
       : null,

@@ -1,8 +1,9 @@
 /**
- * Request logging (issue 12 part 9): one line per request, never its headers (they carry keys and
+ * Request logging (docs/architecture.md, Operations): one line per request, never its headers (they carry keys and
  * tokens, and are noise). Requests the service makes to itself — the sandbox's connectors calling
  * the vendor simulators mounted on the same server — log at `debug`, so the default `info` level
- * shows only what callers from outside the process asked.
+ * shows only what callers from outside the process asked. `error` is for what an operator must act on
+ * (a 500); a 501 `not_supported` is info, a vendor's 502-504 warn (docs/architecture.md, Operations).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +21,11 @@ const pathOf = (req: IncomingMessage): string => (((req as { originalUrl?: strin
 
 const QUIET = new Set(['/healthz', '/metrics']);
 
+/** The Error pino-http makes up for a 5xx answer when nothing was thrown. */
+const isSynthetic = (err: Error) => /^failed with status code \d+$/.test(err.message);
+
+const withoutErr = (val: Record<string, unknown>) => Object.fromEntries(Object.entries(val).filter(([k]) => k !== 'err'));
+
 export function requestLogOptions(logger: Logger): Options {
   return {
     logger,
@@ -32,9 +38,15 @@ export function requestLogOptions(logger: Logger): Options {
     },
     autoLogging: { ignore: (req) => QUIET.has(pathOf(req)) },
     customLogLevel: (req, res, err) => {
-      if (err || res.statusCode >= 500) return 'error';
+      if (err || res.statusCode === 500) return 'error';
+      if (res.statusCode > 500 && res.statusCode !== 501) return 'warn';
       return isInternalRequest(req) ? 'debug' : 'info';
     },
+    // pino-http makes up an Error (with its own stack) for every 5xx. Only a 500 is ours to explain (the
+    // error handler logs the real error with the request id); a 501 is a refusal we meant to give, and
+    // 502-504 are the vendor's or a write's wait (the answer says which): no stack for them.
+    customErrorObject: (_req, res, err, val) => (res.statusCode === 500 || !isSynthetic(err) ? val : withoutErr(val)),
+    customErrorMessage: (_req, res, err) => (res.statusCode === 500 || !isSynthetic(err) ? 'request errored' : 'request completed'),
     // Method, path and id only: no headers, no remote port, no query (it may carry ids worth keeping out of logs).
     serializers: {
       req: (req: IncomingMessage & { id?: unknown; raw?: IncomingMessage }) => ({

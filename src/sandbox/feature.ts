@@ -2,42 +2,54 @@
 import type { FeatureModule } from '../feature';
 import { ServiceError } from '../errors/service-error';
 import { defineOperation } from '../operations/operation';
-import { SandboxResetBody, SandboxResetResult } from '../sync/sync.schemas';
-import { eventVisibility } from '../access/event-visibility';
+import { SandboxResetBody, SandboxResetResult, SyncRunning } from '../sync/sync.schemas';
+import { RUNNING_DESCRIPTION, syncRunningAnswer } from '../sync/feature';
 import { toEvent } from '../events/event-view';
 import { SimulateBody, SimulateResult } from './simulate.schemas';
 
 const resetSandbox = defineOperation({
-  name: 'reset_sandbox', kind: 'mutation', summary: 'Re-seed a sandbox tenant', tag: 'Sandbox', role: 'reader',
+  name: 'reset_sandbox', kind: 'mutation', summary: 'Re-seed a sandbox tenant', tag: 'Sandbox', role: 'reader', grant: 'none', // Sandbox tenants only; nothing reaches a real vendor.
   description: 'Sandbox tenants only: re-seeds the simulators from fixtures, re-syncs, clears the audit log and writes one `sandbox_reset` event. A production tenant gives 422 `request_invalid`.',
   http: { method: 'post', path: '/sandbox/reset', documented: true },
   body: SandboxResetBody,
-  responses: [{ status: 200, schema: SandboxResetResult, description: 'The tenant was re-seeded and synced.' }],
+  responses: [
+    // First: the GraphQL union tells its members apart by SyncRunning's `status` literal.
+    { status: 202, schema: SyncRunning, description: `The tenant was re-seeded; its re-sync is still running. ${RUNNING_DESCRIPTION}` },
+    { status: 200, schema: SandboxResetResult, description: 'The tenant was re-seeded and synced.' },
+  ],
   errors: ['request_invalid'],
+  statusOf: (r: object) => ('status' in r && r.status === 'running' ? 202 : 200),
   handle: async ({ body }, { caller, services }) => {
     const access = await services.access.tenantAccess(caller, body.tenant_id);
     if (!services.sandbox) throw new ServiceError('request_invalid', 'The sandbox is not enabled on this server.');
-    const r = await services.sandbox.reset(access.tenant.id);
-    return { tenant_id: r.tenant_id, sandbox: true as const, connections: r.synced };
+    const r = await services.sandbox.reset(access.tenant.id, services.config.syncWaitMs);
+    if (r.synced.state === 'running') return syncRunningAnswer(access.tenant, r.synced);
+    return { tenant_id: r.tenant_id, sandbox: true as const, connections: r.synced.connections };
   },
 });
 
 const simulateChange = defineOperation({
-  name: 'simulate_sandbox_change', kind: 'mutation', summary: 'Make an MSP-side change in a sandbox simulator', tag: 'Sandbox', role: 'reader',
+  name: 'simulate_sandbox_change', kind: 'mutation', summary: 'Make an MSP-side change in a sandbox simulator', tag: 'Sandbox', role: 'reader', grant: 'none', // Sandbox simulators only.
   description: 'Sandbox tenants only (our addition): makes the change in the simulator behind the tenant\'s PSA (ticket and company ' +
     'changes) or RMM (`device_offline`) as the MSP would in the vendor\'s UI, syncs the tenant, and answers the events the change ' +
     'produced (they go to webhooks too). A production tenant, an unknown `target_id`, or a record already in that state gives 422 `request_invalid`.',
   http: { method: 'post', path: '/sandbox/simulate', documented: false },
   body: SimulateBody,
-  responses: [{ status: 200, schema: SimulateResult, description: 'The change was made and synced; its events.' }],
+  responses: [
+    // First: the GraphQL union tells its members apart by SyncRunning's `status` literal.
+    { status: 202, schema: SyncRunning, description: `The change was made; the sync that reads it is still running (its events then appear in the feed and go to webhooks). ${RUNNING_DESCRIPTION}` },
+    { status: 200, schema: SimulateResult, description: 'The change was made and synced; its events.' },
+  ],
   errors: ['request_invalid', 'vendor_unavailable'],
+  statusOf: (r: object) => ('status' in r && r.status === 'running' ? 202 : 200),
   handle: async ({ body }, { caller, services }) => {
     const access = await services.access.tenantAccess(caller, body.tenant_id);
     if (!services.sandbox) throw new ServiceError('request_invalid', 'The sandbox is not enabled on this server.');
-    const r = await services.sandbox.simulate(access.tenant, body.change);
-    const visibility = eventVisibility(access.connections.map((c) => c.id), (c, k) => services.access.holds(access, c, k));
+    const r = await services.sandbox.simulate(access.tenant, body.change, services.config.syncWaitMs);
+    if (r.running) return syncRunningAnswer(access.tenant, r.running);
+    const visibility = services.access.eventVisibility(access);
     const page = await services.events.page(access.tenant.id, visibility, { kind: null, after: r.afterSeq, limit: 500 });
-    return { tenant_id: access.tenant.id, connection_id: r.connectionId, target_id: r.targetId, events: page.events.map(toEvent) };
+    return { tenant_id: access.tenant.id, connection_id: r.connectionId, target_id: r.targetId, events: page.items.map(toEvent) };
   },
 });
 

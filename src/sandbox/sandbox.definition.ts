@@ -1,4 +1,4 @@
-/** The sandbox (design.md section 4), read from fixtures/sandbox.json: the ISV, the tenants, their connections. */
+/** The sandbox (docs/architecture.md, Sandbox), read from fixtures/sandbox.json: the ISV, the tenants, their connections. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';

@@ -14,7 +14,7 @@ import { ServiceError } from '../errors/service-error';
 import { displayPrefix, hashApiKey } from '../security/api-keys';
 import type { SecretBox } from '../security/secret-box';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
-import type { SyncJobs, ConnectionSyncResult } from '../sync/sync-jobs';
+import type { SyncJobs, TenantSyncOutcome } from '../sync/sync-jobs';
 import type { AccessService } from '../access/access.service';
 import { loadVendorFixtures } from './fixtures';
 import type { EventsService } from '../events/events.service';
@@ -29,16 +29,39 @@ export interface SandboxInfo {
   tenants: { id: string; slug: string; name: string; mspKey: string }[];
 }
 
+type RunningSync = Extract<TenantSyncOutcome, { state: 'running' }>;
+
 export class SandboxService {
+  private readyState = false;
+  private readonly storeEmptiedListeners: ((tenantId: string) => void)[] = [];
+
   constructor(
     private readonly ds: DataSource,
     private readonly box: SecretBox,
     private readonly access: AccessService,
     private readonly simulators: SandboxSimulators,
     private readonly syncJobs: SyncJobs,
-    private readonly publicUrl: () => string,
+    /** Where every process reaches the simulators (config.ts, sandboxVendorOrigin). */
+    private readonly simulatorOrigin: () => string,
     private readonly events: EventsService,
   ) {}
+
+  /**
+   * Readiness (docs/architecture.md, Sandbox): false until this start has seeded the sandbox and finished
+   * its first sync, the restart reset included; /readyz answers 503 until then.
+   */
+  get ready(): boolean {
+    return this.readyState;
+  }
+
+  markReady(): void {
+    this.readyState = true;
+  }
+
+  /** Called when a reset has emptied a tenant's store (the records' last_synced_at cache drops it). */
+  onStoreEmptied(listener: (tenantId: string) => void): void {
+    this.storeEmptiedListeners.push(listener);
+  }
 
   /** Creates what is missing (idempotent) and points the sandbox connections at this server. */
   async ensure(apiKey: string | undefined): Promise<SandboxInfo> {
@@ -86,7 +109,7 @@ export class SandboxService {
     const tenant = (await tenantRepo.findOneBy({ slug: def.slug })) ?? (await tenantRepo.save({ name: def.name, slug: def.slug, sandbox: true }));
     const connRepo = this.ds.getRepository(Connection);
     for (const c of def.connections) {
-      const baseUrl = `${this.publicUrl()}${c.path}`;
+      const baseUrl = `${this.simulatorOrigin()}${c.path}`;
       const statusMapping = c.kind === 'psa' ? loadVendorFixtures(def.slug, c.connector).statusMapping : {};
       let conn = await connRepo.findOneBy({ tenantId: tenant.id, connector: c.connector });
       if (!conn) {
@@ -158,7 +181,7 @@ export class SandboxService {
    * changes) or RMM (device changes) as the MSP would, then syncs the tenant. Answers the connection,
    * the changed record's vendor id and the feed position before the change (the events after it are its events).
    */
-  async simulate(tenant: Tenant, change: SimulatedChange): Promise<{ connectionId: string; targetId: string; afterSeq: string }> {
+  async simulate(tenant: Tenant, change: SimulatedChange, waitMs?: number): Promise<{ connectionId: string; targetId: string; afterSeq: string; running: RunningSync | null }> {
     const def = tenant.sandbox ? SANDBOX_TENANTS.find((d) => d.slug === tenant.slug) : undefined;
     if (!def) throw new ServiceError('request_invalid', 'Only sandbox tenants can simulate a change; this is a production tenant.');
     const kind = change.kind === 'device_offline' ? 'rmm' : 'psa';
@@ -175,10 +198,12 @@ export class SandboxService {
       if (err instanceof SimulationRefused) throw new ServiceError('request_invalid', err.message);
       throw err;
     }
-    const synced = await this.syncJobs.syncTenantNow(tenant.id);
-    const failed = synced.find((s) => s.connection_id === connection.id && !s.ok);
+    const synced = await this.syncJobs.syncTenantNow(tenant.id, { waitMs });
+    const base = { connectionId: connection.id, targetId, afterSeq: String(seq) };
+    if (synced.state === 'running') return { ...base, running: synced };
+    const failed = synced.connections.find((s) => s.connection_id === connection.id && !s.ok);
     if (failed) throw new ServiceError('vendor_unavailable', `The change was made, but the sync failed: ${failed.error}`);
-    return { connectionId: connection.id, targetId, afterSeq: String(seq) };
+    return { ...base, running: null };
   }
 
   /** Syncs every sandbox tenant that has never synced (first start). */
@@ -194,7 +219,7 @@ export class SandboxService {
    * Re-seeds a sandbox tenant: fixtures back into its simulators, its store emptied and synced again
    * in full, its audit log cleared, and one `sandbox_reset` event written.
    */
-  async reset(tenantId: string): Promise<{ tenant_id: string; sandbox: true; synced: ConnectionSyncResult[] }> {
+  async reset(tenantId: string, waitMs?: number): Promise<{ tenant_id: string; sandbox: true; synced: TenantSyncOutcome }> {
     const tenant = await this.ds.getRepository(Tenant).findOneByOrFail({ id: tenantId });
     if (!tenant.sandbox) {
       throw new ServiceError('request_invalid', 'Only sandbox tenants can be reset; this is a production tenant.');
@@ -211,12 +236,14 @@ export class SandboxService {
         await m.getRepository(entity).delete({ tenantId } as never);
       }
     });
+    // Lists read no cached last_synced_at of the records just removed (they answer null until the sync below).
+    for (const listener of this.storeEmptiedListeners) listener(tenantId);
     const isv = await this.ds.getRepository(Isv).findOneBy({ name: SANDBOX_ISV_NAME });
     if (isv) {
       await this.seedBook(def, tenantId, isv.id);
       await this.seedBilling(def, tenantId, isv.id);
     }
-    const synced = await this.syncJobs.syncTenantNow(tenantId, { full: true });
+    const synced = await this.syncJobs.syncTenantNow(tenantId, { full: true, waitMs });
     const eventIds = await this.ds.transaction(async (m) => {
       await m.getRepository(AuditEntry).delete({ tenantId });
       return this.events.insert(m, tenantId, [eventDraft({

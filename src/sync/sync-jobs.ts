@@ -1,11 +1,12 @@
 /**
  * Sync as jobs: a job scheduler per connection (every SYNC_INTERVAL_SECONDS), and on-demand syncs that
- * wait for their jobs. Job ids derive from the connection id.
+ * wait for their jobs for a bounded time, then answer with the sync to poll. Job ids derive from the
+ * connection id.
  */
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { Connection } from '../../entities';
-import type { JobQueue } from '../../jobs/queue/types';
+import { JobWaitTimeoutError, UnknownJobError, type JobQueue } from '../../jobs/queue/types';
 import type { SyncReport } from './sync.service';
 
 export interface ConnectionSyncResult {
@@ -15,6 +16,14 @@ export interface ConnectionSyncResult {
   error: string | null;
   resources: { resource: string; mode: string; fetched: number; created: number; updated: number; unchanged: number }[];
 }
+
+/** A sync call's wait when the caller names none (the start's own sandbox sync): SYNC_WAIT_MS is the callers'. */
+const DEFAULT_SYNC_WAIT_MS = 10 * 60_000;
+
+/** A tenant sync as a caller sees it: finished (every connection's result) or still running after the wait. */
+export type TenantSyncOutcome =
+  | { state: 'finished'; syncId: string; connections: ConnectionSyncResult[] }
+  | { state: 'running'; syncId: string; connections: ConnectionSyncResult[]; pending: string[] };
 
 export class SyncJobs {
   constructor(
@@ -29,6 +38,13 @@ export class SyncJobs {
     await this.queue.upsertScheduler(
       `sync-${connection.id}`, intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id },
     );
+  }
+
+  /** The connection's schedule as it stands: its interval and when it runs next (null: no schedule). */
+  async scheduleOf(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<{ intervalMs: number | null; nextAt: Date | null }> {
+    const intervalMs = this.intervalMs(connection);
+    if (intervalMs <= 0) return { intervalMs: null, nextAt: null };
+    return { intervalMs, nextAt: await this.queue.nextRun(`sync-${connection.id}`) };
   }
 
   /** Stops the schedule of a removed connection (its one-off jobs find no connection and end). */
@@ -52,30 +68,60 @@ export class SyncJobs {
     );
   }
 
-  /** Runs a sync of every connection of the tenant now and waits for all of them. */
-  async syncTenantNow(tenantId: string, opts: { full?: boolean; timeoutMs?: number } = {}): Promise<ConnectionSyncResult[]> {
+  /**
+   * Runs a sync of every connection of the tenant now and waits for it up to `waitMs`. Past that the
+   * answer is `running` with the sync's id: its jobs go on (a dead worker's job is re-run by another,
+   * jobs/queue/bullmq.ts) and `awaitTenantSync` answers once they have finished.
+   */
+  async syncTenantNow(tenantId: string, opts: { full?: boolean; waitMs?: number } = {}): Promise<TenantSyncOutcome> {
     const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
-    const jobs = await Promise.all(connections.map(async (c) => {
-      const { id } = await this.queue.add(
-        'sync.connection',
-        { tenantId, connectionId: c.id, full: opts.full === true },
-        // On demand: one attempt; the vendor client already retried 429/503 inside it.
-        { jobId: `sync-${c.id}-${randomUUID()}`, attempts: 1 },
-      );
-      return { c, id };
+    const syncId = randomUUID();
+    await Promise.all(connections.map((c) => this.queue.add(
+      'sync.connection',
+      { tenantId, connectionId: c.id, full: opts.full === true },
+      // On demand: one attempt; the vendor client already retried 429/503 inside it.
+      { jobId: syncJobId(c.id, syncId), attempts: 1 },
+    )));
+    return (await this.awaitTenantSync(tenantId, syncId, opts.waitMs ?? DEFAULT_SYNC_WAIT_MS))!;
+  }
+
+  /**
+   * Waits up to `waitMs` for the jobs of sync `syncId` (one per connection the tenant had when it
+   * started). null: no such sync (never started, its finished records were dropped after an hour, or
+   * the in-process runner that held it restarted).
+   */
+  async awaitTenantSync(tenantId: string, syncId: string, waitMs: number): Promise<TenantSyncOutcome | null> {
+    const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+    const waited = await Promise.all(connections.map(async (c) => {
+      try {
+        return { c, outcome: await this.queue.waitFor<SyncReport>(syncJobId(c.id, syncId), waitMs) };
+      } catch (err) {
+        if (err instanceof JobWaitTimeoutError) return { c, outcome: 'running' as const };
+        if (err instanceof UnknownJobError) return { c, outcome: null };
+        throw err;
+      }
     }));
-    const results: ConnectionSyncResult[] = [];
-    for (const { c, id } of jobs) {
-      const outcome = await this.queue.waitFor<SyncReport>(id, opts.timeoutMs ?? 10 * 60_000);
-      const report = outcome.result;
-      results.push({
+    const mine = waited.filter((w) => w.outcome !== null);
+    if (mine.length === 0 && connections.length > 0) return null;
+    const connectionsDone: ConnectionSyncResult[] = [];
+    const pending: string[] = [];
+    for (const { c, outcome } of mine) {
+      if (outcome === 'running') { pending.push(c.id); continue; }
+      connectionsDone.push({
         connection_id: c.id,
         connector: c.connector,
-        ok: outcome.state === 'completed',
-        error: outcome.state === 'completed' ? null : (outcome.error ?? 'sync failed'),
-        resources: report?.resources ?? [],
+        ok: outcome!.state === 'completed',
+        error: outcome!.state === 'completed' ? null : (outcome!.error ?? 'sync failed'),
+        resources: outcome!.result?.resources ?? [],
       });
     }
-    return results;
+    return pending.length === 0
+      ? { state: 'finished', syncId, connections: connectionsDone }
+      : { state: 'running', syncId, connections: connectionsDone, pending };
   }
+}
+
+/** One on-demand sync's job for one connection: the sync id ties a tenant's jobs together for the poll. */
+function syncJobId(connectionId: string, syncId: string): string {
+  return `sync-${connectionId}-${syncId}`;
 }

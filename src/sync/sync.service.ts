@@ -17,6 +17,7 @@ import { RecordWriter, type PageWriteResult } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 import { DeletionScanner, listIds, removeVanished } from './deletions';
 import { escapeStoredText } from './stored-text';
+import { recordSync } from '../http/metrics';
 
 export interface SyncOptions {
   /** Ignore watermarks and rewrite every record. */
@@ -83,6 +84,7 @@ export class SyncService {
   }
 
   async syncConnection(connectionId: string, opts: SyncOptions = {}): Promise<SyncReport> {
+    const syncStarted = performance.now(); // /metrics
     const connection = await this.ds.getRepository(Connection).findOneByOrFail({ id: connectionId });
     const connector = readConnector(connection.connector);
     const credentials = this.box.openJson<Record<string, string>>(connection.credentialsEncrypted);
@@ -107,6 +109,9 @@ export class SyncService {
 
       const r: ResourceReport = { resource, mode, fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 };
       let watermark = state.watermark;
+      // What each committed page owes its listeners (webhook fan-out), in page order, while the next page is
+      // fetched and written; the resource is not done (nor its watermark saved) before all of it ran.
+      let announced: Promise<void> = Promise.resolve();
       try {
         const ctx: SyncContext = {
           baseUrl: connection.baseUrl.replace(/\/$/, ''),
@@ -135,7 +140,9 @@ export class SyncService {
             }
             return res;
           });
-          for (const after of afterCommit) await after();
+          if (afterCommit.length > 0) announced = announced.then(async () => { for (const after of afterCommit) await after(); });
+          // A page's announcement that failed surfaces at the end of the resource; keep it handled meanwhile.
+          announced.catch(() => undefined);
           r.created += result.created.length;
           r.updated += result.updated.length;
           r.unchanged += result.unchanged;
@@ -152,6 +159,7 @@ export class SyncService {
             if (rec.vendorUpdatedAt && (!watermark || rec.vendorUpdatedAt > watermark)) watermark = rec.vendorUpdatedAt;
           }
         }
+        await announced;
         // Every page arrived: what the vendor no longer lists leaves the store (deletions.ts).
         const present = seen ?? (this.deletions.due(connectionId, resource)
           ? await listIds(connector, resource, { ...ctx, since: null }) : null);
@@ -169,6 +177,8 @@ export class SyncService {
         await states.save(state);
         report.resources.push(r);
       } catch (err) {
+        // Pages that committed before the failure are announced all the same.
+        await announced.catch(() => undefined);
         const message = describeSyncError(err);
         state.lastStatus = 'failed';
         state.lastError = message;
@@ -182,6 +192,7 @@ export class SyncService {
         });
         this.logger.warn({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
         await this.ended(connection);
+        recordSync(connection.kind, report, syncStarted);
         throw new SyncFailedError(report);
       }
     }
@@ -193,6 +204,7 @@ export class SyncService {
       },
     });
     await this.ended(connection);
+    recordSync(connection.kind, report, syncStarted);
     return report;
   }
 

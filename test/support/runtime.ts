@@ -19,3 +19,16 @@ export function uniqueSuffix(): string {
 export function testDatabaseOptions(): DatabaseOptions {
   return runtime.databaseUrl ? { databaseUrl: runtime.databaseUrl, schema: `t_${uniqueSuffix()}`, dropSchemaOnClose: true } : {};
 }
+
+/** A loopback port free right now, for a test that must reach a service before its start has finished. */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as import('node:net').AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

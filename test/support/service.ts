@@ -44,7 +44,7 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
     database: opts.database ?? testDatabaseOptions(),
     logger: opts.logger ?? createLogger(config.logLevel),
     // Short backoff so that injected faults resolve quickly; Retry-After is still honoured.
-    http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500 }),
+    http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500, timeoutMs: config.vendorTimeoutMs }),
   });
   const alpha = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-alpha')!;
   const beta = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-beta')!;
