@@ -1,5 +1,5 @@
 /**
- * Deletions (issue 11 part 5): a ticket and a device the MSP deletes at the vendor leave every list
+ * Deletions (docs/architecture.md, Events and webhooks): a ticket and a device the MSP deletes at the vendor leave every list
  * after the next complete listing, with one `<family>.deleted` event each; a listing that fails midway
  * drops nothing.
  */

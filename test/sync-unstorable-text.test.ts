@@ -104,7 +104,7 @@ describe('a sync meeting text the database cannot hold', () => {
     expect(state).toEqual({ quarantined: 1, last_status: 'ok' });
 
     const audit = await svc.api(`/tenants/${svc.alphaId}/audit?limit=50`);
-    const entry = audit.body.entries.find((e: any) => e.action === 'sync.record_quarantined');
+    const entry = audit.body.audit.find((e: any) => e.action === 'sync.record_quarantined');
     expect(entry).toBeDefined();
     expect(JSON.stringify(entry)).toContain(String(unstorableId));
   });

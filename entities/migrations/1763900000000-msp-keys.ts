@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from "typeorm";
 
-/** MSP keys: an API key is an ISV's or a tenant's own (design.md section 3). */
+/** MSP keys: an API key is an ISV's or a tenant's own (docs/architecture.md, Tenancy, keys and grants). */
 export class MspKeys1763900000000 implements MigrationInterface {
   name = "MspKeys1763900000000";
 

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from "typeorm";
 
-/** Identity: the ISV book, match and skip decisions, import endpoints (design.md section 13). */
+/** Identity: the ISV book, match and skip decisions, import endpoints (docs/architecture.md, Companies, contacts and identity). */
 export class Identity1763910000000 implements MigrationInterface {
   name = "Identity1763910000000";
 

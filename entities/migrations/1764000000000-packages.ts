@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from "typeorm";
 
-/** The RMM's catalogue of installable packages (design.md section 16: device deploy). */
+/** The RMM's catalogue of installable packages (docs/architecture.md, Device write and ask: device deploy). */
 export class Packages1764000000000 implements MigrationInterface {
   name = "Packages1764000000000";
 

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from "typeorm";
 
-/** ISV cost rows, partner minimums, agreement-line mappings and charges (design.md section 12). */
+/** ISV cost rows, partner minimums, agreement-line mappings and charges (docs/architecture.md, Agreements and billing). */
 export class Billing1764200000000 implements MigrationInterface {
   name = "Billing1764200000000";
 

@@ -1,5 +1,5 @@
 /**
- * Issue 11 (freshness): an incremental sync of 50,000 ConnectWise tickets with 5,000 changed, events
+ * Freshness: an incremental sync of 50,000 ConnectWise tickets with 5,000 changed, events
  * written per second, with no added vendor latency and with 100 ms on every vendor answer (the note
  * counts of changed tickets run as many at once as the connection's budget admits); then the lag from
  * a change in the simulator to its event in the feed with the scheduler running every 60 s.
