@@ -95,11 +95,16 @@ function tenantIn(op: Operation): 'path' | 'body' | null {
   return null;
 }
 
+/** The admin token (internal support) may run every query, whatever its role; never a mutation of another role. */
+function adminMayRun(op: Operation, c: MatrixCaller): boolean {
+  return c.kind === 'admin' && op.kind === 'query';
+}
+
 /** What the declaration says this caller gets. */
 function expected(op: Operation, c: MatrixCaller): Outcome {
   if (c.kind === 'none') return 'unauthenticated';
   if (tenantIn(op) === 'path' && !c.seesAlpha) return 'tenant_not_found';
-  if (op.role !== 'reader' && op.role !== c.kind) return 'role_required';
+  if (op.role !== 'reader' && op.role !== c.kind && !adminMayRun(op, c)) return 'role_required';
   if (tenantIn(op) === 'body' && !c.seesAlpha) return 'tenant_not_found';
   if (c.kind !== 'isv' || op.grant === undefined || op.grant === 'none') return 'allowed';
   if (typeof op.grant === 'function') return grantFor(c, null);
@@ -289,5 +294,53 @@ describe('the webhook removal', () => {
     expect(JSON.stringify(listed.body)).toContain(reg.body.id);
     const own = await svc.api(`/tenants/${svc.alphaId}/ticket-events/webhook/${reg.body.id}`, { method: 'DELETE' });
     expect(own.status).toBe(204);
+  });
+});
+
+describe('the admin token reads what a customer sees (docs/architecture.md, Tenancy, keys and grants)', () => {
+  it('states the rule: admin may run every query, and no mutation that is not its own', () => {
+    const queries = allOperations().filter((op) => op.kind === 'query');
+    expect(queries.every((op) => expected(op, callers.find((c) => c.admin)!) !== 'role_required')).toBe(true);
+    const foreignWrites = allOperations().filter((op) => op.kind === 'mutation' && op.role !== 'admin' && op.role !== 'reader');
+    expect(foreignWrites.length).toBeGreaterThan(0);
+    expect(foreignWrites.every((op) => expected(op, callers.find((c) => c.admin)!) === 'role_required')).toBe(true);
+  });
+
+  it('reads charges, grants, reconciliation, identity book and routing of a sandbox tenant in the graph, audited as admin.read; writes stay 403', async () => {
+    const isvId = (await svc.services.access.authenticate(svc.key) as { isvId: string }).isvId;
+    const t = svc.alphaId;
+    const q = await svc.graphql(`query($t: ID!, $isv: ID!) {
+      list_charges(tenant_id: $t) { __typename ... on ChargeList { charges { id } } }
+      list_grants(tenant_id: $t) { grants { isv_id connection_id keys } }
+      billing_reconciliation(tenant_id: $t, period_start: "2026-11-01", period_end: "2026-11-30") { reconciliation { company { name } } totals { __typename } }
+      identity_book(tenant_id: $t, isv_id: $isv) { book { ref name } }
+      routing(tenant_id: $t, isv_id: $isv) { effective { technical organizational } }
+    }`, { t, isv: isvId });
+    expect(q.errors).toBeUndefined();
+    // The same as the customer's own keys see over REST.
+    const msp = { key: svc.alphaMspKey };
+    const charges = await svc.api(`/tenants/${t}/charges?limit=500`, msp);
+    expect(q.data.list_charges.__typename).toBe('ChargeList');
+    expect(q.data.list_charges.charges.map((c: { id: string }) => c.id)).toEqual(charges.body.charges.slice(0, 100).map((c: { id: string }) => c.id));
+    const grants = await svc.api(`/tenants/${t}/grants`, msp);
+    expect(q.data.list_grants.grants.length).toBe(grants.body.grants.length);
+    const rec = await svc.api(`/tenants/${t}/billing/reconciliation?period_start=2026-11-01&period_end=2026-11-30`, msp);
+    expect(q.data.billing_reconciliation.reconciliation.length).toBe(rec.body.reconciliation.length);
+    const book = await svc.api(`/tenants/${t}/identity/book`);
+    expect(q.data.identity_book.book.length).toBeGreaterThan(0);
+    expect(q.data.identity_book.book.map((c: { ref: string }) => c.ref)).toEqual(book.body.book.map((c: { ref: string }) => c.ref));
+    const routing = await svc.api(`/tenants/${t}/routing`);
+    expect(q.data.routing.effective).toEqual(routing.body.effective);
+
+    // The MSP sees that support looked.
+    const audit = await svc.api(`/tenants/${t}/audit?limit=500`, msp);
+    const looked = audit.body.audit.filter((e: { action: string }) => e.action === 'admin.read').map((e: { subject_ref: string }) => e.subject_ref);
+    expect(looked).toEqual(expect.arrayContaining(['list_charges', 'list_grants', 'billing_reconciliation', 'identity_book', 'routing']));
+
+    // Without naming the ISV, the admin is told which argument is missing; a write is still the customer's.
+    const unnamed = await svc.graphql('query($t: ID!) { routing(tenant_id: $t) { supported_targets } }', { t });
+    expect(unnamed.errors?.[0]?.extensions?.code).toBe('request_invalid');
+    const write = await svc.graphql('mutation($t: ID!) { set_routing(tenant_id: $t, input: { overrides: { technical: null } }) { supported_targets } }', { t });
+    expect(write.errors?.[0]?.extensions?.code).toBe('role_required');
   });
 });

@@ -50,10 +50,11 @@ describe('tools', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['list_devices', 'list_installed_applications', 'list_tickets', 'route_finding']);
   });
 
-  it('list tools take {tenant_id, limit 1..500, cursor}', async () => {
+  it('list tools take {tenant_id, limit 1..500, cursor, fields, view}', async () => {
     const { tools } = await client.listTools();
     const schema = tools.find((t) => t.name === 'list_tickets')!.inputSchema as any;
-    expect(Object.keys(schema.properties).sort()).toEqual(['cursor', 'limit', 'tenant_id']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['cursor', 'fields', 'limit', 'tenant_id', 'view']);
+    expect(schema.properties.view).toMatchObject({ enum: ['summary', 'full'], default: 'summary' });
     expect(schema.required).toEqual(['tenant_id']);
     expect(schema.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 500, default: 10 });
   });
@@ -85,7 +86,7 @@ describe('list tools answer what REST answers', () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 40; page++) {
-      const result = await call(client, tool, { tenant_id: tenant, limit: 25, ...(cursor ? { cursor } : {}) });
+      const result = await call(client, tool, { tenant_id: tenant, limit: 25, view: 'full', ...(cursor ? { cursor } : {}) });
       expect(result.isError).toBeFalsy();
       const rest = await svc.api(`/tenants/${tenant}/${path}?limit=25${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       expect(rest.status).toBe(200);

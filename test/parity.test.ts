@@ -411,10 +411,13 @@ describe('MCP answers what REST answers', () => {
   it('the three list tools', async () => {
     for (const [name, list] of [['list_tickets', 'tickets'], ['list_devices', 'devices'], ['list_installed_applications', 'applications']]) {
       const rest = await svc.api(`/tenants/${svc.alphaId}/${list}?limit=4`);
-      const r = await tool(name, { tenant_id: svc.alphaId, limit: 4 });
+      const r = await tool(name, { tenant_id: svc.alphaId, limit: 4, view: 'full' });
       expect(r.isError).toBeFalsy();
       expect(r.structuredContent).toEqual(rest.body);
       expect(text(r)).toEqual(rest.body);
+      // The MCP default (view summary) is the same page without the vendor payload.
+      const summary = await tool(name, { tenant_id: svc.alphaId, limit: 4 });
+      expect(summary.structuredContent).toEqual({ ...rest.body, [list]: rest.body[list].map(({ raw: _r, vendor: _v, ...canonical }: Record<string, unknown>) => canonical) });
     }
   });
 

@@ -24,7 +24,8 @@ const api = createClient<paths>({ baseUrl: 'http://127.0.0.1:3000', headers: { '
 export async function tour(tenant: string): Promise<string[]> {
   const out: string[] = [];
   const tickets = await api.GET('/tenants/{tenant_id}/tickets', { params: { path: { tenant_id: tenant }, query: { limit: 5 } } });
-  for (const t of tickets.data?.tickets ?? []) out.push(t.id, t.summary);
+  // A record's fields other than its id are optional in the type: \`fields=\` may narrow the answer.
+  for (const t of tickets.data?.tickets ?? []) out.push(t.id, t.summary ?? '');
   // No dry_run: a preview by default.
   const preview = await api.POST('/tenants/{tenant_id}/tickets', { params: { path: { tenant_id: tenant } }, body: { company_name: 'Contoso Ltd', summary: 'Printer offline' } });
   // An Error envelope has a code; a request-schema failure (HTTPValidationError) lists the fields.

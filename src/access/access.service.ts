@@ -188,6 +188,20 @@ export class AccessService {
     }));
   }
 
+  /**
+   * The ISV whose own data (book, routing) a read or decision is about: an ISV caller's own (another id
+   * names nothing); for the MSP key or the admin token, the ISV it names with `isv_id`, which must work on the tenant.
+   */
+  async isvInScope(caller: Caller, tenantId: string, given: string | null | undefined): Promise<string> {
+    if (caller.kind === 'isv') {
+      if (given && given !== caller.isvId) throw new ServiceError('not_found', 'No such ISV on this tenant.');
+      return caller.isvId;
+    }
+    if (!given) throw new ServiceError('request_invalid', 'An MSP key or the admin token names the ISV it means: isv_id.', { details: { field: 'isv_id' } });
+    if (!(await this.isvWorksOn(tenantId, given))) throw new ServiceError('not_found', 'No ISV with that id works on this tenant.');
+    return given;
+  }
+
   /** Whether the ISV holds any grant row on the tenant (an MSP names only ISVs that work on it). */
   async isvWorksOn(tenantId: string, isvId: string): Promise<boolean> {
     const rows = await this.ds.query('SELECT 1 FROM grants WHERE tenant_id = $1 AND isv_id::text = $2 LIMIT 1', [tenantId, isvId]);
@@ -235,9 +249,14 @@ function callerScope(caller: Caller): string {
   return caller.kind === 'isv' ? `isv:${caller.isvId}` : caller.kind === 'msp' ? `msp:${caller.tenantId}` : 'admin';
 }
 
-/** `role_required` when the caller is not of a kind the operation is for. */
-export function requireRole(caller: Caller, role: OperationRole): void {
+/**
+ * `role_required` when the caller is not of a kind the operation is for. The admin token (internal
+ * support) may run every read (`kind: 'query'`) so it sees what a customer sees; writes stay with the
+ * ISV and MSP callers (docs/architecture.md, Tenancy, keys and grants). The runner audits such reads.
+ */
+export function requireRole(caller: Caller, role: OperationRole, kind: 'query' | 'mutation'): void {
   if (role === 'reader' || caller.kind === role) return;
+  if (caller.kind === 'admin' && kind === 'query') return;
   const wanted: CallerKind = role;
   throw new ServiceError('role_required', wanted === 'msp'
     ? "This operation is the MSP's: call it with the tenant's MSP key (sk_msp_...)."

@@ -52,6 +52,11 @@ export function isMspOf(caller: Caller, tenantId: string): boolean {
   return caller.kind === 'msp' && caller.tenantId === tenantId;
 }
 
+/** Whether the caller is internal tooling (the admin token): its reads of tenant data are audited as `admin.read`. */
+export function isAdminCaller(caller: Caller): boolean {
+  return caller.kind === 'admin';
+}
+
 /** The API key a caller came with (per-key limits, audit); null for the admin token. */
 export function apiKeyOf(caller: Caller): string | null {
   return caller.kind === 'admin' ? null : caller.apiKeyId;

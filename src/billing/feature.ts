@@ -149,7 +149,9 @@ const suggestMapping = defineOperation({
   responses: [{ status: 200, schema: S.MappingSuggestions, description: 'Ranked candidates; nothing was mapped.' }],
   errors: ['grant_missing', 'role_required', 'validation'],
   handle: async ({ body }, ctx) => {
-    const { access, isvId } = submitter(ctx);
+    const access = tenantOf(ctx);
+    // The admin token (support) reads as the ISV the body names in vendor_key.
+    const isvId = isvOfCaller(ctx.caller) ?? await ctx.services.access.isvInScope(ctx.caller, access.tenant.id, body.vendor_key);
     return { vendor_product_ref: body.vendor_product_ref, candidates: await ctx.services.lineMappings.suggest(access, isvId, body), mapped: false as const };
   },
 });

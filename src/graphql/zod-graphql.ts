@@ -12,6 +12,7 @@ import { Arg, createUnionType, Ctx, Field, Float, ID, InputType, Int, Mutation, 
 import type { ZodType } from 'zod';
 import type { Operation } from '../operations/operation';
 import { runOperation } from '../operations/runner';
+import { selectableFields } from '../shared/field-selection';
 import { RawJson } from '../shared/raw-json';
 import type { GraphContext } from './context';
 
@@ -231,6 +232,8 @@ export function operationResolver(op: Operation, types: GraphTypeFactory): Funct
   };
   const addArgs = (where: 'path' | 'query' | 'body', shape: Record<string, ZodType> | undefined) => {
     for (const [key, schema] of Object.entries(shape ?? {})) {
+      // REST's `fields=` is the graph's own selection set: not an argument here.
+      if (selectableFields(schema)) continue;
       const f = types.field(schema, pascal(op.name), key, 'input');
       const type = f.type;
       Arg(key, type, { nullable: f.nullable, description: f.description })(cls.prototype, 'run', parts.length);

@@ -15,7 +15,7 @@ import { defineOperation, type OperationContext } from '../operations/operation'
 import { tenantOf } from '../operations/runner';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import type { Services } from '../services';
-import { envelopeOf, pageOfAll, pageQuery, updatedSince } from '../shared/paging';
+import { envelopeOf, pageOfAll, updatedSince } from '../shared/paging';
 import { pathId, TenantPath } from '../shared/request';
 import { checkReceiverUrl, ReceiverUrlRefused } from '../webhooks/ssrf-guard';
 import { postToReceiver } from '../webhooks/webhook-sender';
@@ -25,14 +25,7 @@ import * as S from './identity.schemas';
 
 /** Whose book: an ISV's own; an MSP names the ISV (isv_id) of its tenant. */
 async function bookOwner(ctx: OperationContext, given: string | null | undefined): Promise<string> {
-  const own = isvOfCaller(ctx.caller);
-  if (own) {
-    if (given && given !== own) throw new ServiceError('not_found', 'No such book on this tenant.');
-    return own;
-  }
-  if (!given) throw new ServiceError('request_invalid', 'An MSP key names the ISV whose book it decides on: isv_id.', { details: { field: 'isv_id' } });
-  if (!(await ctx.services.access.isvWorksOn(tenantOf(ctx).tenant.id, given))) throw new ServiceError('not_found', 'No ISV with that id works on this tenant.');
-  return given;
+  return ctx.services.access.isvInScope(ctx.caller, tenantOf(ctx).tenant.id, given);
 }
 
 const decider = (caller: Caller): DecidedBy => (isMspCaller(caller) ? 'msp' : 'isv');
@@ -51,12 +44,12 @@ const putBook = defineOperation({
 const getBook = defineOperation({
   name: 'identity_book', kind: 'query', summary: 'Your customer list', tag: 'Identity', role: 'isv',
   http: { method: 'get', path: '/tenants/{tenant_id}/identity/book', documented: false },
-  path: TenantPath, query: pageQuery(S.BOOK_CURSOR, { updatedSince: true }),
+  path: TenantPath, query: S.BookQuery,
   responses: [{ status: 200, schema: S.Book, description: 'Your book on this tenant, by ref.' }],
   errors: ['role_required'],
   handle: async ({ query }, ctx) => {
     const access = tenantOf(ctx);
-    const book = (await ctx.services.identity.book(access.tenant.id, await bookOwner(ctx, null)))
+    const book = (await ctx.services.identity.book(access.tenant.id, await bookOwner(ctx, query.isv_id)))
       .map((c) => ({ ref: c.ref, name: c.name, domain: c.domain, created_at: iso(c.createdAt), updated_at: iso(c.updatedAt) }));
     const page = pageOfAll(updatedSince(book, query, (c) => c.updated_at), query, S.BOOK_CURSOR, ['text'], (c) => [c.ref]);
     return envelopeOf('identity/book', page, access.tenant.sandbox);

@@ -44,6 +44,9 @@ export const MAPPINGS_CURSOR = listCursor('identity_mappings', ['time', 'uuid', 
 export const UNMAPPED_CURSOR = listCursor('identity_unmapped', ['text', 'text', 'text']);
 export const MappingsQuery = pageQuery(MAPPINGS_CURSOR, { updatedSince: true }, { isv_id: isvIdField });
 export const UnmappedQuery = pageQuery(UNMAPPED_CURSOR, { updatedSince: false }, { isv_id: isvIdField });
+export const BookQuery = pageQuery(BOOK_CURSOR, { updatedSince: true }, {
+  isv_id: z.string().max(100).nullable().optional().openapi({ description: 'Admin token only (GraphQL): whose book to read (an ISV key reads its own).' }),
+});
 
 export const MatchBody = z.object({
   customer_ref: ref, company_source_id: text(100).min(1), connection_id: z.string().max(100).nullable().optional(), isv_id: isvIdField,

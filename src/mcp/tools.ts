@@ -15,6 +15,8 @@ import type { Operation } from '../operations/operation';
 import { runOperation } from '../operations/runner';
 import { API_VERSION } from '../rest/openapi';
 import type { Services } from '../services';
+import { selectableFields, summaryFields } from '../shared/field-selection';
+import { itemsFieldOf } from '../shared/paging';
 import { toPlainJson } from '../shared/raw-json';
 import { PAGE_LIMIT, z } from '../shared/request';
 import { INTERNAL_ERROR, toolError, toolSuccess } from './tool-result';
@@ -22,7 +24,8 @@ import { registerTenantsResource, type VisibleTenantList } from './tenants-resou
 
 /**
  * The page an agent gets when it names no `limit`: a default ticket page at the REST default is about
- * 285,000 characters (some 80,000 tokens); a sandbox ticket with its vendor `raw` is about 4,000, so 10 records stay under 50,000 (records are kept whole; the page is smaller). The maximum is REST's.
+ * 285,000 characters (some 80,000 tokens); a sandbox ticket with its vendor `raw` is about 4,000, so 10
+ * whole records stay under 50,000, and 10 in the default `summary` view under 8,000. The maximum is REST's.
  */
 export const MCP_DEFAULT_LIMIT = 10;
 
@@ -48,17 +51,54 @@ function jsonSide(schema: ZodType): ZodType {
 const toolLimit = () => z.number().int().min(PAGE_LIMIT.min).max(PAGE_LIMIT.max).default(MCP_DEFAULT_LIMIT)
   .describe(`Page size, ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max} (default ${MCP_DEFAULT_LIMIT}, sized for an agent's context).`);
 
+/** The field names a list tool's records can be narrowed to (undefined: the operation has no field selection). */
+function fieldNamesOfTool(op: Operation): readonly string[] | undefined {
+  const param = shapeOf(op.query).fields;
+  return param ? selectableFields(param) : undefined;
+}
+
+/**
+ * `fields` and `view` of a list tool. The MCP default is `summary`: a record's canonical fields without
+ * the vendor payload (`raw` and `vendor`, the same payload twice, are some 85 % of a ticket), so a default
+ * page fits an agent's context; `full` is REST's answer. `fields` (an array here, REST's comma list
+ * there) narrows further and wins over `view`.
+ */
+function toolFieldArgs(names: readonly string[]) {
+  return {
+    fields: z.array(z.enum(names as [string, ...string[]])).min(1).max(names.length).optional()
+      .describe('Only these fields of each record (id and source_id are always included).'),
+    view: z.enum(['summary', 'full']).default('summary')
+      .describe('summary (default): canonical fields only, no `raw` or `vendor` payload; full: the whole record, as REST answers it.'),
+  };
+}
+
 /** A tool's input: the operation's path, query and body fields side by side. */
 export function toolInput(op: Operation) {
-  const query = Object.fromEntries(Object.entries(shapeOf(op.query)).filter(([k]) => !op.mcp?.omit?.includes(k))
+  const names = fieldNamesOfTool(op);
+  const query = Object.fromEntries(Object.entries(shapeOf(op.query)).filter(([k]) => !op.mcp?.omit?.includes(k) && k !== 'fields')
     .map(([k, v]) => [k, k === 'limit' ? toolLimit() : jsonSide(v)]));
-  return z.object({ ...shapeOf(op.path), ...query, ...shapeOf(op.body) }).strict();
+  return z.object({ ...shapeOf(op.path), ...query, ...(names ? toolFieldArgs(names) : {}), ...shapeOf(op.body) }).strict();
+}
+
+/** The REST `fields=` value of a list tool's `fields`/`view` arguments (undefined: the whole record). */
+function restFields(names: readonly string[], args: Record<string, unknown>): string | undefined {
+  if (Array.isArray(args.fields)) return args.fields.join(',');
+  return args.view === 'full' ? undefined : summaryFields(names).join(',');
+}
+
+/** The line a list tool's answer starts its text with: how many records and how big, so an agent can budget. */
+function sizeLine(op: Operation, body: Record<string, unknown>, text: string): string {
+  const field = op.http ? itemsFieldOf(op.http.path) : undefined;
+  const items = field && Array.isArray(body[field]) ? (body[field] as unknown[]).length : 0;
+  return `${items} ${field ?? 'items'}, ${text.length} characters${body.next_cursor ? '; pass cursor for more' : '; no further page'}.`;
 }
 
 /** What a tool's description adds to its operation's: the default page of a list tool. */
 function toolDescription(op: Operation): string {
   const base = op.mcp!.description;
-  return 'limit' in shapeOf(op.query) ? `${base} Default page: ${MCP_DEFAULT_LIMIT} records (max ${PAGE_LIMIT.max}).` : base;
+  const paged = 'limit' in shapeOf(op.query) ? ` Default page: ${MCP_DEFAULT_LIMIT} records (max ${PAGE_LIMIT.max}).` : '';
+  const viewed = fieldNamesOfTool(op) ? ' Default view: summary (no vendor payload); view "full" adds `raw` and `vendor`, `fields` picks fields.' : '';
+  return `${base}${paged}${viewed}`;
 }
 
 export interface ToolContext {
@@ -92,8 +132,10 @@ export function createMcpServer(ctx: ToolContext): McpServer {
   registerTenantsResource(server, ctx.tenants);
   for (const op of toolOperations(ctx.operations)) {
     const binding = op.mcp!;
-    const single = [...new Set(op.responses.map((r) => r.schema))];
+    // A list tool's default view narrows its records: its output schema is the narrowed answer.
+    const single = [...new Set(op.responses.map((r) => r.narrowed ?? r.schema))];
     const input = toolInput(op);
+    const names = fieldNamesOfTool(op);
     server.registerTool(binding.tool, {
       title: binding.title,
       description: toolDescription(op),
@@ -109,8 +151,14 @@ export function createMcpServer(ctx: ToolContext): McpServer {
       const args = parsed.data as Record<string, unknown>;
       const pick = (s: ZodType | undefined) => Object.fromEntries(Object.keys(shapeOf(s)).filter((k) => k in args).map((k) => [k, args[k]]));
       try {
-        const result = await runOperation(op, { path: pick(op.path), query: pick(op.query), body: op.body ? pick(op.body) : undefined }, ctx.caller, ctx.services);
-        return toolSuccess(toPlainJson<Record<string, unknown>>(result));
+        const query = pick(op.query);
+        if (names) { delete query.fields; const fields = restFields(names, args); if (fields) query.fields = fields; }
+        const result = await runOperation(op, { path: pick(op.path), query, body: op.body ? pick(op.body) : undefined }, ctx.caller, ctx.services);
+        const body = toPlainJson<Record<string, unknown>>(result);
+        if (!names) return toolSuccess(body);
+        const answer = toolSuccess(body);
+        const text = (answer.content[0] as { text: string }).text;
+        return { ...answer, content: [...answer.content, { type: 'text', text: sizeLine(op, body, text) }] };
       } catch (err) {
         return toolFailure(err, ctx);
       }

@@ -49,6 +49,8 @@ export interface OperationResponse {
   status: number;
   schema: ZodType;
   description: string;
+  /** The same answer narrowed by `fields=` (src/shared/field-selection.ts): documented beside `schema`, not a graph type. */
+  narrowed?: ZodType;
 }
 
 export interface HttpBinding {

@@ -7,7 +7,7 @@
  */
 import type { ZodType } from 'zod';
 import { requireRole, staticNeed, type TenantAccess } from '../access/access.service';
-import type { Caller } from '../access/caller';
+import { isAdminCaller, type Caller } from '../access/caller';
 import { RequestValidationError, type ValidationProblem } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
 import { isSafeText } from '../shared/request';
@@ -38,7 +38,7 @@ export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawI
   }
   const tenantId = path?.tenant_id;
   let access: TenantAccess | null = typeof tenantId === 'string' ? await services.access.tenantAccess(caller, tenantId) : null;
-  requireRole(caller, op.role);
+  requireRole(caller, op.role, op.kind);
   const fixed = staticNeed(op.grant);
   if (op.grant !== undefined && op.grant !== 'none' && !access) throw new Error(`operation ${op.name} declares a grant but is not tenant-scoped`);
   if (fixed && access) access = services.access.grantedFor(access, fixed);
@@ -51,6 +51,10 @@ export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawI
   if (typeof op.grant === 'function' && access) {
     const need = await op.grant(input, { caller, access, services });
     if (need) access = services.access.grantedFor(access, need);
+  }
+  // Support looked: an admin read of a tenant's data is in that tenant's audit log (its own tooling's reads are not).
+  if (isAdminCaller(caller) && op.kind === 'query' && op.role !== 'admin' && access) {
+    await services.audit.write({ tenantId: access.tenant.id, action: 'admin.read', outcome: 'ok', subjectRef: op.name, detail: { operation: op.name, by: 'admin' } });
   }
   return op.handle(input, { caller, services, access, granted: access?.granted?.connections ?? [] });
 }

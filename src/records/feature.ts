@@ -2,11 +2,13 @@
  * Store-served record lists (docs/architecture.md, Reads), one operation each. The three MCP list tools are
  * three of these operations.
  */
-import type { ZodType } from 'zod';
+import { getRefId } from '@asteasolutions/zod-to-openapi';
+import type { ZodObject, ZodType } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
 import { defineOperation, type McpBinding, type Operation } from '../operations/operation';
 import { tenantOf } from '../operations/runner';
+import { fieldsParam, narrowedAnswer, selectFields } from '../shared/field-selection';
 import { afterKey, envelopeOf, pageQuery } from '../shared/paging';
 import { pathId, TenantPath, z } from '../shared/request';
 import type { RecordListName } from './record-lists';
@@ -29,14 +31,21 @@ interface ListSpec {
 /** Every list's spec, in declaration order: each also gets its single-record read. */
 const LIST_SPECS: ListSpec[] = [];
 
+/** The OpenAPI component name of a schema (its narrowed answer is named after it). */
+function schemaName(schema: ZodType): string {
+  const id = getRefId(schema as never);
+  if (!id) throw new Error('a record schema must be a named OpenAPI component');
+  return id;
+}
+
 function listOperation(spec: ListSpec): Operation {
   LIST_SPECS.push(spec);
   return defineOperation({
     name: `list_${spec.list}`, kind: 'query', summary: spec.summary, description: spec.description, tag: 'Reads', role: 'reader',
     http: { method: 'get', path: `/tenants/{tenant_id}/${spec.path}`, documented: true },
     mcp: spec.mcp,
-    path: TenantPath, query: pageQuery(recordCursor(spec.list), { updatedSince: true }),
-    responses: [{ status: 200, schema: spec.schema, description: 'One page, served from the synchronised store.' }],
+    path: TenantPath, query: pageQuery(recordCursor(spec.list), { updatedSince: true }, { fields: fieldsParam(spec.item) }),
+    responses: [{ status: 200, schema: spec.schema, narrowed: narrowedAnswer(spec.schema as ZodObject, `${schemaName(spec.schema)}Selection`), description: 'One page, served from the synchronised store (with `fields=`, each record narrowed to those fields).' }],
     errors: spec.errors ?? [],
     handle: async ({ query }, ctx) => {
       const access = tenantOf(ctx);
@@ -45,7 +54,8 @@ function listOperation(spec: ListSpec): Operation {
         after: afterKey(recordCursor(spec.list), query)?.[0] ?? null,
         updatedSince: query.updated_since ? new Date(query.updated_since) : null,
       });
-      return envelopeOf(spec.path, page, access.tenant.sandbox, page);
+      const items = page.items.map((item) => selectFields(item, query.fields));
+      return envelopeOf(spec.path, { ...page, items }, access.tenant.sandbox, page);
     },
   });
 }
@@ -62,10 +72,10 @@ function getOperation(spec: ListSpec): Operation {
       '404 for anything this key cannot see; a source_id two connections share answers 422 with the ids that settle it.' +
       (spec.errors?.includes('not_supported') ? ' 501 where the list is 501.' : ''),
     http: { method: 'get', path: `/tenants/{tenant_id}/${spec.path}/{record_id}`, documented: false },
-    path: RecordPath, query: z.object({}).strict(),
-    responses: [{ status: 200, schema: spec.item, description: 'The record, as the list shows it.' }],
+    path: RecordPath, query: z.object({ fields: fieldsParam(spec.item) }).strict(),
+    responses: [{ status: 200, schema: spec.item, narrowed: narrowedAnswer(spec.item as ZodObject, `${schemaName(spec.item)}Selection`), description: 'The record, as the list shows it (with `fields=`, only those fields).' }],
     errors: [...(spec.errors ?? []), 'validation'],
-    handle: async ({ path }, ctx) => ctx.services.records.one(tenantOf(ctx), spec.list, path.record_id),
+    handle: async ({ path, query }, ctx) => selectFields(await ctx.services.records.one(tenantOf(ctx), spec.list, path.record_id), query.fields),
   });
 }
 

@@ -22,6 +22,7 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
     for (const r of op.responses) {
       const entry = byStatus.get(r.status) ?? { schemas: [], descriptions: [] };
       if (!entry.schemas.includes(r.schema)) entry.schemas.push(r.schema);
+      if (r.narrowed && !entry.schemas.includes(r.narrowed)) entry.schemas.push(r.narrowed);
       entry.descriptions.push(r.description);
       byStatus.set(r.status, entry);
     }

@@ -79,10 +79,12 @@ const resolveFinding = defineOperation({
 const getRouting = defineOperation({
   name: 'routing', kind: 'query', summary: 'Write-back routing configuration', tag: 'Writes', role: 'isv',
   http: { method: 'get', path: '/tenants/{tenant_id}/routing', documented: true },
-  path: TenantPath, query: z.object({}).strict(),
+  path: TenantPath, query: z.object({
+    isv_id: z.string().max(100).nullable().optional().openapi({ description: 'Admin token only (GraphQL): whose routing to read (an ISV key reads its own).' }),
+  }).strict(),
   responses: [{ status: 200, schema: S.RoutingConfig, description: 'Recommendation, overrides, effective targets.' }],
   errors: ['role_required'],
-  handle: async (_in, ctx) => ctx.services.findings.routing(ctx.caller, tenantOf(ctx)),
+  handle: async ({ query }, ctx) => ctx.services.findings.routing(ctx.caller, tenantOf(ctx), query.isv_id),
 });
 
 const setRouting = defineOperation({

@@ -45,8 +45,9 @@ export class FindingsService {
     return (await this.view(isvOf(caller), access.tenant.id)).effective[kind] === 'project' ? Grant.ProjectWrite : Grant.TicketCreate;
   }
 
-  async routing(caller: Caller, access: TenantAccess): Promise<RoutingView> {
-    return this.view(isvOf(caller), access.tenant.id);
+  /** The routing of the caller's own ISV, or (admin token) of the ISV it names. */
+  async routing(caller: Caller, access: TenantAccess, isvId?: string | null): Promise<RoutingView> {
+    return this.view(await this.access.isvInScope(caller, access.tenant.id, isvId), access.tenant.id);
   }
 
   private async view(isvId: string, tenantId: string): Promise<RoutingView> {
