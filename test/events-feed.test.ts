@@ -120,13 +120,14 @@ describe('grants', () => {
   it('a key granted no event kinds gets grant_missing for each, and only sandbox_reset without kind', async () => {
     const isv = (await svc.graphql('mutation { create_isv(name: "Quiet ISV") { id } }')).data.create_isv.id;
     const key = (await svc.graphql('mutation($i: ID!) { issue_api_key(isv_id: $i, label: "t") { key } }', { i: isv })).data.issue_api_key.key;
-    const connections = (await svc.api(`/tenants/${svc.alphaId}/connections`)).body.connections as { id: string; connector: string }[];
+    const connections = (await svc.api(`/tenants/${svc.alphaId}/connections`)).body.connections as { id: string; connector: string; kind: string }[];
     const grant = async (connector: string, keys: string[]) => {
       const c = connections.find((x) => x.connector === connector)!;
       const r = await svc.graphql('mutation($i: ID!, $c: ID!, $k: [String!]!) { set_grant(isv_id: $i, connection_id: $c, keys: $k) { id } }', { i: isv, c: c.id, k: keys });
       expect(r.errors).toBeUndefined();
     };
-    for (const c of connections) await grant(c.connector, ['psa.ticket.create']);
+    // A key of no event kind, where its connection takes it: the tenant is visible, no feed kind is granted.
+    for (const c of connections) await grant(c.connector, c.kind === 'psa' ? ['psa.ticket.create'] : c.kind === 'rmm' ? [] : ['distributor.company.create']);
 
     const needed: Record<string, string> = {
       ticket: 'psa.ticket.events', 'ticket.created': 'psa.ticket.events', 'ticket.updated': 'psa.ticket.events',
@@ -147,9 +148,11 @@ describe('grants', () => {
     expect(kinds(await feed(svc.alphaId, {}, key))).toEqual(['device.updated', 'health']);
     expect((await feed(svc.alphaId, { kind: 'health' }, key)).map((e) => e.vendor_id)).toEqual(['106']);
     expect((await svc.api(path(svc.alphaId, { kind: 'ticket' }), { key })).body.needed).toBe('psa.ticket.events');
-    // The ticket grant on the RMM connection does not show the PSA connection's tickets.
-    await grant('ninjaone', ['rmm.device.events', 'psa.ticket.events']);
-    expect(await feed(svc.alphaId, { kind: 'ticket' }, key)).toEqual([]);
+    // A ticket grant on the RMM connection is not offered there (422), so it cannot show the PSA connection's tickets.
+    const rmm = connections.find((x) => x.kind === 'rmm')!;
+    const misplaced = await svc.graphql('mutation($i: ID!, $c: ID!, $k: [String!]!) { set_grant(isv_id: $i, connection_id: $c, keys: $k) { id } }', { i: isv, c: rmm.id, k: ['rmm.device.events', 'psa.ticket.events'] });
+    expect(misplaced.errors?.[0]?.extensions).toMatchObject({ code: 'request_invalid', status: 422, details: { refused: ['psa.ticket.events'] } });
+    expect((await svc.api(path(svc.alphaId, { kind: 'ticket' }), { key })).body.needed).toBe('psa.ticket.events');
   });
 
   it('a tenant the key cannot see is 404, as for any read', async () => {

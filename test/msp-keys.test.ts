@@ -40,6 +40,25 @@ describe('what an MSP key sees', () => {
   });
 });
 
+describe('the keys each connection kind takes', () => {
+  it('each connection shows only the keys of its kind, and a key of another kind is refused naming the allowed ones', async () => {
+    const rows = (await svc.api(`/tenants/${svc.alphaId}/grants`, msp())).body.grants.filter((g: any) => g.isv_id === isvId);
+    const keysOf = (kind: string): string[] => rows.find((g: any) => g.kind === kind).keys;
+    expect(keysOf('psa').every((k) => k.startsWith('psa.') || k.startsWith('billing.'))).toBe(true);
+    expect(keysOf('rmm').sort()).toEqual(['rmm.device.events', 'rmm.device.write']);
+    expect(keysOf('distributor').every((k) => k.startsWith('distributor.') || k.startsWith('billing.'))).toBe(true);
+    expect(keysOf('distributor')).toContain('distributor.company.create');
+
+    const rmm = rows.find((g: any) => g.kind === 'rmm').connection_id;
+    const wrong = await svc.api(`/tenants/${svc.alphaId}/grants/${isvId}`, { ...msp(), method: 'PUT', json: { connections: [{ connection_id: rmm, keys: ['rmm.device.events', 'psa.ticket.create'] }] } });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body).toMatchObject({ code: 'request_invalid', details: { kind: 'rmm', refused: ['psa.ticket.create'], allowed: ['rmm.device.events', 'rmm.device.write'] } });
+    // Nothing was written: the RMM keeps its keys.
+    expect((await svc.api(`/tenants/${svc.alphaId}/grants`, msp())).body.grants.find((g: any) => g.isv_id === isvId && g.kind === 'rmm').keys.sort())
+      .toEqual(['rmm.device.events', 'rmm.device.write']);
+  });
+});
+
 describe('turning grants off and on', () => {
   it('the ISV sees a grant turned off at once (grant_missing), and turned on again at once (success)', async () => {
     expect((await preview()).status).toBe(200);

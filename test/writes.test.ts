@@ -505,7 +505,8 @@ describe('grants', () => {
     ['finding to a ticket', 'psa.ticket.create', '/findings/route', async () => ({ kind: 'technical', title: 't', severity: 'low', company_name: await aCompany(), idempotency_key: 'g1' })],
     ['vendor_native company move', 'psa.company.create', '/tickets', async () => ({ company_name: await aCompany(), summary: 'x', vendor_native: { company: { id: 1 } } })],
   ])('%s without %s gives grant_missing with needed', async (_n, needed, path, body) => {
-    await grant(needed === 'psa.company.create' ? ['psa.ticket.create'] : ['rmm.device.events']);
+    // Another key the PSA takes keeps the tenant visible without the one needed.
+    await grant(needed === 'psa.company.create' ? ['psa.ticket.create'] : ['psa.company.events']);
     const res = await svc.api(alpha(path), { method: 'POST', key, json: await body() });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'grant_missing', needed, details: { needed } });

@@ -47,6 +47,33 @@ export interface GrantNeed {
 
 const KIND_OF_PREFIX: Record<string, Connection['kind'] | undefined> = { psa: 'psa', rmm: 'rmm', distributor: 'distributor' };
 
+/**
+ * The grant keys that make sense on a connection of `kind` (docs/architecture.md, Tenancy, keys and
+ * grants): a key's prefix names its kind; the billing keys (cost rows land on agreement lines and are
+ * reconciled with distributor subscriptions) sit on a PSA or a distributor, never on an RMM. The one
+ * rule behind what the MSP is offered, what it may set, and what a stored grant counts for.
+ */
+export function grantKeysFor(kind: Connection['kind']): GrantKey[] {
+  return GRANT_KEYS.filter((k) => {
+    const keyKind = KIND_OF_PREFIX[k.split('.')[0]];
+    return keyKind ? keyKind === kind : kind !== 'rmm';
+  });
+}
+
+/**
+ * The keys of `keys` that are not offered on a connection of `kind`: a 422 naming the allowed ones
+ * when any is (a PSA key on an RMM grants nothing and would only mislead whoever reads the grants).
+ */
+export function refuseKeysNotOffered(kind: Connection['kind'], keys: readonly string[], connectionId: string): void {
+  const offered = grantKeysFor(kind);
+  const wrong = keys.filter((k) => !(offered as string[]).includes(k));
+  if (wrong.length) {
+    throw new ServiceError('request_invalid', `${wrong.join(', ')} ${wrong.length === 1 ? 'is' : 'are'} not offered on a ${kind} connection; it takes ${offered.join(', ')}.`, {
+      details: { connection_id: connectionId, kind, refused: wrong, allowed: offered },
+    });
+  }
+}
+
 /** The need a declaration states when it is fixed (a key or a need); undefined for anything else. */
 export function staticNeed(rule: unknown): GrantNeed | undefined {
   if (typeof rule === 'string') return isGrantKey(rule) ? { key: rule } : undefined;
@@ -105,7 +132,13 @@ export class AccessService {
       return { tenant, caller, connections, grants };
     }
     const rows = await this.ds.getRepository(GrantRow).find({ where: { tenantId, isvId: caller.isvId } });
-    for (const g of rows) if (g.keys.length > 0) grants.set(g.connectionId, new Set(g.keys.filter((k): k is GrantKey => ALL_KEYS.has(k as GrantKey))));
+    const kindOf = new Map(connections.map((c) => [c.id, c.kind]));
+    for (const g of rows) {
+      const kind = kindOf.get(g.connectionId);
+      const offered: ReadonlySet<string> = new Set(kind ? grantKeysFor(kind) : []);
+      const held = g.keys.filter((k): k is GrantKey => ALL_KEYS.has(k as GrantKey) && offered.has(k));
+      if (held.length > 0) grants.set(g.connectionId, new Set(held));
+    }
     if (grants.size === 0) return null;
     return { tenant, caller, connections, grants };
   }

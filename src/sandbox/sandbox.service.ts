@@ -15,7 +15,7 @@ import { displayPrefix, hashApiKey } from '../security/api-keys';
 import type { SecretBox } from '../security/secret-box';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 import type { SyncJobs, TenantSyncOutcome } from '../sync/sync-jobs';
-import type { AccessService } from '../access/access.service';
+import { grantKeysFor, type AccessService } from '../access/access.service';
 import { loadVendorFixtures } from './fixtures';
 import type { EventsService } from '../events/events.service';
 import { eventDraft } from '../events/change-detector';
@@ -122,7 +122,7 @@ export class SandboxService {
         await connRepo.update({ id: conn.id }, { baseUrl });
       }
       await this.ds.getRepository(Grant).upsert(
-        { isvId, connectionId: conn.id, tenantId: tenant.id, keys: [...def.grants] }, ['isvId', 'connectionId'],
+        { isvId, connectionId: conn.id, tenantId: tenant.id, keys: def.grants.filter((k) => grantKeysFor(conn!.kind).includes(k)) }, ['isvId', 'connectionId'],
       );
     }
     return tenant;

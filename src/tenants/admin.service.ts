@@ -13,7 +13,7 @@ import { generateApiKey, generateMspKey } from '../security/api-keys';
 import type { SecretBox } from '../security/secret-box';
 import { isUuid } from '../shared/request';
 import { isGrantKey, type GrantKey } from '../access/caller';
-import type { AccessService } from '../access/access.service';
+import { grantKeysFor, refuseKeysNotOffered, type AccessService } from '../access/access.service';
 
 const slugTaken = (slug: string) => new ServiceError('validation', `A tenant with slug "${slug}" exists already.`, { details: { field: 'slug' } });
 
@@ -168,6 +168,7 @@ export class AdminService {
     await this.isv(isvId);
     const connection = isUuid(connectionId) ? await this.ds.getRepository(Connection).findOneBy({ id: connectionId }) : null;
     if (!connection) throw ServiceError.notFound('Connection');
+    refuseKeysNotOffered(connection.kind, keys, connection.id);
     const repo = this.ds.getRepository(Grant);
     await repo.upsert({ isvId, connectionId, tenantId: connection.tenantId, keys: [...new Set(keys)] }, ['isvId', 'connectionId']);
     this.access.invalidate();
@@ -182,7 +183,9 @@ export class AdminService {
     const byId = new Map(connections.map((c) => [c.id, c]));
     return rows.filter((g) => byId.has(g.connectionId)).map((g) => ({
       isv_id: g.isvId, isv_name: nameOf.get(g.isvId) ?? '', connection_id: g.connectionId,
-      kind: byId.get(g.connectionId)!.kind, connector: byId.get(g.connectionId)!.connector, keys: [...g.keys].sort(),
+      kind: byId.get(g.connectionId)!.kind, connector: byId.get(g.connectionId)!.connector,
+      // A key stored before its kind's rule (or by hand) grants nothing there: not shown as held.
+      keys: g.keys.filter((k) => (grantKeysFor(byId.get(g.connectionId)!.kind) as string[]).includes(k)).sort(),
     }));
   }
 
@@ -191,6 +194,8 @@ export class AdminService {
     await this.isv(isvId);
     const ids = new Set(connections.map((c) => c.id));
     for (const e of entries) if (!ids.has(e.connection_id)) throw new ServiceError('not_found', `Connection ${e.connection_id} is not a connection of this tenant.`);
+    const byId = new Map(connections.map((c) => [c.id, c]));
+    for (const e of entries) refuseKeysNotOffered(byId.get(e.connection_id)!.kind, e.keys, e.connection_id);
     await this.ds.transaction(async (m) => {
       for (const e of entries) {
         await m.getRepository(Grant).upsert({ isvId, connectionId: e.connection_id, tenantId: tenant.id, keys: [...new Set(e.keys)] }, ['isvId', 'connectionId']);
