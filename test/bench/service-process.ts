@@ -121,7 +121,12 @@ export async function benchServiceRss(
         credentials: { companyId: 'rss', publicKey: 'sandbox-public', privateKey: 'sandbox-private', clientId: '00000000-0000-0000-0000-000000000000' } },
     })).create_connection.id;
     await graphql(svc, 'mutation($isv: ID!, $c: ID!) { set_grant(isv_id: $isv, connection_id: $c, keys: ["psa.ticket.events"]) { id } }', { isv, c: conn });
-    const sync = await fetch(`${svc.url}/tenants/${tenant}/sync`, { method: 'POST', headers: { 'x-api-key': key } });
+    let sync = await fetch(`${svc.url}/tenants/${tenant}/sync`, { method: 'POST', headers: { 'x-api-key': key } });
+    // A sync longer than SYNC_WAIT_MS answers 202 with its poll; the poll waits again (bounded: 60 polls).
+    for (let polls = 0; sync.status === 202 && polls < 60; polls++) {
+      const { poll } = await sync.json() as { poll: string };
+      sync = await fetch(`${svc.url}${poll}`, { headers: { 'x-api-key': key } });
+    }
     if (sync.status !== 200) throw new Error(`sync answered ${sync.status}: ${await sync.text()}`);
     const afterSyncKb = procKb(pid, 'VmRSS');
     const peakSyncKb = procKb(pid, 'VmHWM');
