@@ -9,6 +9,7 @@ import type { Caller } from './access/caller';
 import type { GraphContext } from './graphql/context';
 import { domainSchema } from './graphql/schema';
 import { mountDocs } from './http/docs';
+import { mountPageAssets } from './pages/assets';
 import { sendExplorer } from './graphql/explorer';
 import { requestLogger } from './http/request-log';
 import { Metrics } from './http/metrics';
@@ -85,6 +86,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     res.json(openApiWithExamples(openapi, operationExamples(ids)));
   });
   mountDocs(app);
+  mountPageAssets(app);
 
   // A path that cannot be percent-decoded names nothing: authentication first (401 without a valid key,
   // 429 past the limits), then 404 `not_found`, never a 422 on a body it did not read.

@@ -1,0 +1,64 @@
+/**
+ * Browser tests of the service's own pages (docs/architecture.md, Pages): playwright-core driving Debian's
+ * Chromium at /usr/bin/chromium (no browser download), headless. `.ci/run` installs Chromium with apt-get;
+ * without it `npm test` skips these tests and says how to run them. Screenshots go under
+ * test-output/<suite>/ so that a person can look at every step.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export const browserAvailable = fs.existsSync(CHROMIUM_PATH);
+
+/** `describe`, or `describe.skip` with a line saying why and how to run the suite. */
+export function describeInBrowser(name: string, fn: () => void): void {
+  if (browserAvailable) {
+    describe(name, fn);
+    return;
+  }
+  // eslint-disable-next-line no-console
+  console.warn(`skipped browser tests "${name}": no Chromium at ${CHROMIUM_PATH}. Install it with \`apt-get install -y chromium\` (bash .ci/run does) and run npm test again.`);
+  describe.skip(name, fn);
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    // The machine has no network but loopback: Chromium's own background connections are turned off.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}
+
+export const LAPTOP = { width: 1366, height: 900 } as const;
+export const PHONE = { width: 390, height: 844 } as const;
+
+export async function newContext(browser: Browser, viewport: { width: number; height: number } = LAPTOP): Promise<BrowserContext> {
+  return browser.newContext({ viewport, acceptDownloads: true });
+}
+
+/** Where a suite's screenshots and downloads go: test-output/<suite>/ (ignored by git). */
+export function outputDir(suite: string): string {
+  const dir = path.join(__dirname, '..', '..', 'test-output', suite);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A full-page screenshot named `<step>.png` under the suite's output folder. */
+export async function screenshot(page: Page, suite: string, step: string): Promise<string> {
+  const file = path.join(outputDir(suite), `${step}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** axe-core's serious and critical violations on the page as it is now (WCAG 2 A/AA rules). */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  const { AxeBuilder } = await import('@axe-core/playwright');
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
