@@ -33,12 +33,12 @@
 import {
   commonLineProblems, endBeforeStart, type AgreementLineDraft, type AgreementLineWriter, type SyncedLine, type WrittenLine,
 } from '../agreement-write-types';
-import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
+import { VendorValidationError, type FieldMap } from '../vendor-errors';
+import { writerCall, type WriterRequest } from '../writer-http';
 import { VendorHttpError } from '../vendor-http';
 import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId } from '../write-support';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
-import { AUTOTASK_PAGE_SIZE, type FilterItem, type Native } from './client';
-import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
+import { AUTOTASK_PAGE_SIZE, autotaskDialect, type FilterItem, type Native } from './client';
 
 type Body = Record<string, unknown>;
 
@@ -84,26 +84,9 @@ const unitDelta = (target: number, current: SyncedLine | null): number | string 
 
 // ---- HTTP ----
 
-function headers(credentials: Record<string, string>): Record<string, string> {
-  const { username, secret, integrationCode } = credentials;
-  if (!username || !secret || !integrationCode) throw new Error('autotask credentials need username, secret and integrationCode');
-  return { ApiIntegrationCode: integrationCode, UserName: username, Secret: secret };
-}
-
-/** One Autotask call; a 500/400 with `{errors}` is a refusal (VendorValidationError), never retried. */
-async function call<T>(ctx: WriteContext, req: VendorRequestPreview & { read?: boolean }, fallback: string): Promise<T> {
-  try {
-    const res = await ctx.http.request<T>({
-      method: req.method, url: `${ctx.baseUrl}${req.path}`, headers: headers(ctx.credentials), json: req.body,
-      retry: req.read ?? req.method === 'GET',
-    });
-    return res.body;
-  } catch (err) {
-    if (!isAutotaskValidationError(err)) throw err;
-    const problems = autotaskErrorMessages(err.body).map((message) => ({ field: fieldNamedIn(message, LINE_FIELDS, fallback), message }));
-    throw new VendorValidationError('autotask', problems, err.status, err.body);
-  }
-}
+/** One Autotask call (writer-http.ts); a 500/400 with `{errors}` is a refusal (VendorValidationError), never retried. */
+const send = writerCall(autotaskDialect);
+const call = <T>(ctx: WriteContext, req: WriterRequest, fallback: string) => send<T>(ctx, req, LINE_FIELDS, fallback);
 
 async function query(ctx: WriteContext, entity: string, filter: FilterItem[]): Promise<Native[]> {
   const body = await call<{ items?: Native[] }>(ctx, {
