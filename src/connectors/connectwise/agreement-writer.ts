@@ -16,13 +16,14 @@
  * Writes are sent once (`retry: false`); lookups retry throttling as reads do.
  */
 import {
-  commonLineProblems, endBeforeStart, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
+  type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
   type AgreementLineWriter, type WrittenLine,
 } from '../agreement-write-types';
 import type { FieldMap } from '../vendor-errors';
 import { writerCall, type WriterRequest } from '../writer-http';
-import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, vendorId } from '../write-support';
-import type { FieldProblem, WriteContext } from '../write-types';
+import { commonLineProblems, endProblems, lineIdProblems, rewriteProblems, type LineVendor } from '../agreement-line-rules';
+import { defined, hasMarker, markerLine, markerSearchText, quoted, vendorId } from '../write-support';
+import type { WriteContext } from '../write-types';
 import { cwDialect, CW_MAX_PAGE_SIZE, type CwNative } from './client';
 
 type Body = Record<string, unknown>;
@@ -89,9 +90,7 @@ function written(rec: CwNative): WrittenLine {
 
 // ---- Rules ----
 
-function idProblems(ids: [string, string][]): FieldProblem[] {
-  return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(id)} is not a ConnectWise id.` }));
-}
+const VENDOR: LineVendor = { name: 'ConnectWise', anId: 'a ConnectWise id' };
 
 // ---- The writer ----
 
@@ -100,7 +99,7 @@ export const connectwiseAgreementWriter: AgreementLineWriter = {
 
   checkAdd(d) {
     const problems = [
-      ...idProblems([['agreement_source_id', d.agreementSourceId], ['product_source_id', d.productSourceId]]),
+      ...lineIdProblems(VENDOR, [['agreement_source_id', d.agreementSourceId], ['product_source_id', d.productSourceId]]),
       ...commonLineProblems(d, [['effective_date', d.effectiveDate]]),
     ];
     if (!d.product) {
@@ -115,22 +114,11 @@ export const connectwiseAgreementWriter: AgreementLineWriter = {
   },
 
   checkRewrite(c) {
-    const problems = [
-      ...idProblems([['agreement_source_id', c.agreementSourceId], ['line_source_id', c.lineSourceId]]),
-      ...commonLineProblems(c, []),
-    ];
-    if (c.quantity === undefined && c.unitPrice === undefined && c.unitCost === undefined) {
-      problems.push({ field: 'quantity', message: 'A rewrite changes the quantity, the unit price or the unit cost; none was given.' });
-    }
-    return problems;
+    return rewriteProblems(VENDOR, c, { dated: false });
   },
 
   checkEnd(e) {
-    return [
-      ...idProblems([['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
-      ...commonLineProblems({}, [['effective_date', e.endDate]]),
-      ...endBeforeStart('ConnectWise', e.endDate, e.current?.effectiveStart),
-    ];
+    return endProblems(VENDOR, e);
   },
 
   previewAdd(d) {

@@ -18,13 +18,14 @@
  *   invoice is unconfirmed), found again by reading the contract's invoice lines.
  */
 import {
-  commonLineProblems, endBeforeStart, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
+  type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
   type AgreementLineWriter, type WrittenLine,
 } from '../agreement-write-types';
 import { VendorValidationError, type FieldMap } from '../vendor-errors';
 import { writerCall, type WriterRequest } from '../writer-http';
+import { commonLineProblems, endProblems, lineIdProblems, rewriteProblems, type LineVendor } from '../agreement-line-rules';
 import { defined, hasMarker, isNumericId, markerLine, quoted, resolvedAtCommit, vendorId } from '../write-support';
-import type { FieldProblem, WriteContext } from '../write-types';
+import type { WriteContext } from '../write-types';
 import { haloDialect, type HaloRecord } from './client';
 
 type Body = Record<string, unknown>;
@@ -93,9 +94,7 @@ async function send(ctx: WriteContext, body: Body[], fallback: string): Promise<
 
 // ---- Rules ----
 
-function idProblems(ids: [string, string][]): FieldProblem[] {
-  return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(id)} is not a HaloPSA id.` }));
-}
+const VENDOR: LineVendor = { name: 'HaloPSA', anId: 'a HaloPSA id' };
 
 // ---- The writer ----
 
@@ -104,7 +103,7 @@ export const haloPsaAgreementWriter: AgreementLineWriter = {
 
   checkAdd(d) {
     const problems = [
-      ...idProblems([['agreement_source_id', d.agreementSourceId]]),
+      ...lineIdProblems(VENDOR, [['agreement_source_id', d.agreementSourceId]]),
       ...commonLineProblems(d, [['effective_date', d.effectiveDate]]),
     ];
     if (!d.product) problems.push({ field: 'product_source_id', message: `Item ${quoted(d.productSourceId)} is not a HaloPSA item.` });
@@ -113,22 +112,11 @@ export const haloPsaAgreementWriter: AgreementLineWriter = {
   },
 
   checkRewrite(c) {
-    const problems = [
-      ...idProblems([['agreement_source_id', c.agreementSourceId], ['line_source_id', c.lineSourceId]]),
-      ...commonLineProblems(c, []),
-    ];
-    if (c.quantity === undefined && c.unitPrice === undefined && c.unitCost === undefined) {
-      problems.push({ field: 'quantity', message: 'A rewrite changes the quantity, the unit price or the unit cost; none was given.' });
-    }
-    return problems;
+    return rewriteProblems(VENDOR, c, { dated: false });
   },
 
   checkEnd(e) {
-    return [
-      ...idProblems([['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
-      ...commonLineProblems({}, [['effective_date', e.endDate]]),
-      ...endBeforeStart('HaloPSA', e.endDate, e.current?.effectiveStart),
-    ];
+    return endProblems(VENDOR, e);
   },
 
   previewAdd(d) {
