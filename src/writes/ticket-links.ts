@@ -4,9 +4,15 @@
  * answer, so a write-back sent the moment the answer arrives finds them.
  */
 import type { StoredWith } from './idempotency.service';
-import type { TargetOutcome } from './write-pipeline';
 
-export function ticketLinkRows(tenantId: string, isvId: string, outcomes: TargetOutcome[], findingId: string | null, target: string): StoredWith[] {
+/** What a link needs of a target's outcome (write-pipeline.ts, TargetOutcome). */
+interface Landed {
+  ok: boolean;
+  connection: { id: string };
+  result: { ticketRef: string | null } | null;
+}
+
+export function ticketLinkRows(tenantId: string, isvId: string, outcomes: Landed[], findingId: string | null, target: string): StoredWith[] {
   return outcomes.filter((o) => o.ok && o.result?.ticketRef).map((o) => {
     const params = [tenantId, o.connection.id, isvId, o.result!.ticketRef, findingId, target];
     return (first: number) => ({
