@@ -100,7 +100,7 @@ export function createServices(
   const identity = new IdentityService(ds);
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync, identity);
   const projects = new ProjectsService(ds, access, pipeline, tickets);
-  const findings = new FindingsService(ds, access, pipeline, tickets, events, projects);
+  const findings = new FindingsService(ds, access, pipeline, tickets, events);
   const rateLimits = RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute });
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),

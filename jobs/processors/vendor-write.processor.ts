@@ -9,16 +9,17 @@
 import type { AccessService } from '../../src/access/access.service';
 import { computeBackoffDelay } from '../queue/retry-policy';
 import { RetryAfterError, type JobContext } from '../queue/types';
-import type { TimeEntryDraft, WriteConnector, WriteContext } from '../../src/connectors/write-types';
+import type { WriteContext } from '../../src/connectors/write-types';
+import type { VendorWrite, WriteCall, WriteRefs } from '../../src/connectors/vendor-writes';
 import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/vendor-http';
 import { VendorValidationError } from '../../src/connectors/vendor-errors';
-import { agreementLineWriter, deviceWriter, distributorWriter, projectWriter, writeConnector } from '../../src/connectors/registry';
+import { lookupWrite, type WriteNotSupported } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
 import type { WriteFence } from '../../src/writes/write-fence';
 import type { ConnectionBudgets } from '../../src/budget/connection-budgets';
 import { BudgetSpent } from '../../src/budget/vendor-budget';
 import {
-  VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult,
+  VENDOR_WRITE_BACKOFF, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteResult,
 } from '../../src/writes/vendor-write';
 
 function asProblems(err: unknown): { field: string; message: string }[] | null {
@@ -99,6 +100,7 @@ export function vendorWriteProcessor(connections: Pick<AccessService, 'connectio
           .withFence({ beforeSend, unknown: (sentAt) => { landing.sentAt = Math.max(landing.sentAt ?? 0, sentAt); } }),
       };
       const p = plan(connection.connector, job.data.write);
+      if ('refused' in p) return answer(failure('not_supported', 501, p.message));
       return answer(await settle(p, ctx, job.redelivered || job.data.reconcile === true || lease?.reconcile === true, landing, landingMs, answerBy));
     } catch (err) {
       if (err instanceof BudgetSpent) return answer(failure('budget_spent', 429, err.message, { retryAfterSeconds: Math.max(1, Math.ceil(err.retryInMs / 1000)) }));
@@ -181,68 +183,18 @@ interface WritePlan {
   send: (ctx: WriteContext) => Promise<VendorWriteDone>;
 }
 
-function plan(connector: string, w: VendorWriteOp): WritePlan {
-  const result: VendorWriteDone = { ok: true, ticketRef: null, noteRef: null, timeEntryRef: null, companyRef: null, native: null, reconciled: false };
-  const found = <T>(f: (x: T) => VendorWriteDone) => (x: T | null) => (x ? { ...f(x), reconciled: true } : null);
-  if (w.op === 'device.deploy') {
-    // The RMM write side. No marker on a script run: the connector finds an earlier run in the
-    // device's activity log since the commit was first reserved.
-    const dw = deviceWriter(connector);
-    const done = (run: { native: Record<string, unknown> | null; queued: boolean }) => ({ ...result, native: run.native, queued: run.queued });
-    return { find: async (ctx) => found(done)(await dw.findDeploy(ctx, w.draft, new Date(w.since))), send: async (ctx) => done(await dw.deploy(ctx, w.draft)) };
-  }
-  if (w.op === 'agreement.line.add' || w.op === 'agreement.line.rewrite' || w.op === 'agreement.line.end') {
-    // Rewrite and end set absolute values, so sending them again is harmless; an add is found by its marker first.
-    const lines = agreementLineWriter(connector);
-    const done = (line: { lineRef: string | null; native: Record<string, unknown> | null }) => ({ ...result, lineRef: line.lineRef, native: line.native });
-    if (w.op === 'agreement.line.add') {
-      return { find: async (ctx) => found(done)(await lines.findLineByMarker(ctx, w.draft.agreementSourceId, w.draft.marker)), send: async (ctx) => done(await lines.addLine(ctx, w.draft)) };
-    }
-    if (w.op === 'agreement.line.rewrite') return { find: null, send: async (ctx) => done(await lines.rewriteLine(ctx, w.change)) };
-    return { find: null, send: async (ctx) => done(await lines.endLine(ctx, w.end)) };
-  }
-  if (w.op === 'company.create') {
-    const companies = distributorWriter(connector);
-    const done = (c: { companyRef: string; native: Record<string, unknown> | null }) => ({ ...result, companyRef: c.companyRef, native: c.native });
-    return { find: async (ctx) => found(done)(await companies.findCompany(ctx, w.draft)), send: async (ctx) => done(await companies.createCompany(ctx, w.draft)) };
-  }
-  const writer: WriteConnector = writeConnector(connector);
-  switch (w.op) {
-    case 'ticket.create': {
-      const done = (t: { ticketRef: string; native: Record<string, unknown> | null }) => ({ ...result, ticketRef: t.ticketRef, native: t.native });
-      return { find: async (ctx) => found(done)(await writer.findTicketByMarker(ctx, w.draft.marker)), send: async (ctx) => done(await writer.createTicket(ctx, w.draft)) };
-    }
-    case 'ticket.update': {
-      // The patch sets absolute values (harmless again); the note is found by its marker.
-      const note = w.note;
-      const send = async (ctx: WriteContext) => {
-        const r: VendorWriteDone = { ...result, ticketRef: w.ticketRef };
-        if (w.patch && Object.keys(w.patch).length > 0) r.native = await writer.updateTicket(ctx, w.ticketRef, w.patch);
-        if (note) r.noteRef = (await writer.addNote(ctx, w.ticketRef, note)).noteRef;
-        return r;
-      };
-      if (!note) return { find: null, send };
-      return {
-        // Found: the patch went before the note, so it landed too.
-        find: async (ctx) => found((n: { noteRef: string }) => ({ ...result, ticketRef: w.ticketRef, noteRef: n.noteRef }))(await writer.findNoteByMarker(ctx, w.ticketRef, note.marker)),
-        send,
-      };
-    }
-    case 'time.create': {
-      const entry: TimeEntryDraft = { ...w.entry, start: new Date(w.entry.start) };
-      const done = (t: { timeEntryRef: string }) => ({ ...result, timeEntryRef: t.timeEntryRef, ticketRef: entry.ticketRef });
-      return { find: async (ctx) => found(done)(await writer.findTimeEntryByMarker(ctx, entry)), send: async (ctx) => done(await writer.createTimeEntry(ctx, entry)) };
-    }
-    case 'project.note': {
-      const pw = projectWriter(writer.name);
-      const done = (r: { ref: string }) => ({ ...result, noteRef: r.ref, itemRef: r.ref });
-      return { find: async (ctx) => found(done)(await pw.findNote(ctx, w.projectRef, w.note.marker)), send: async (ctx) => done(await pw.addNote(ctx, w.projectRef, w.note)) };
-    }
-    case 'project.item': {
-      const pw = projectWriter(writer.name);
-      // The limited connector's item is a note on the project: report it where findings read notes.
-      const done = (r: { ref: string; ticketRef: string | null }) => ({ ...result, ticketRef: r.ticketRef, noteRef: pw.itemKind === 'project_note' ? r.ref : null, itemRef: r.ref });
-      return { find: async (ctx) => found(done)(await pw.findItem(ctx, w.projectRef, w.item)), send: async (ctx) => done(await pw.addItem(ctx, w.projectRef, w.item)) };
-    }
-  }
+const NOTHING: VendorWriteDone = { ok: true, ticketRef: null, noteRef: null, timeEntryRef: null, companyRef: null, native: null, reconciled: false };
+
+/** The declared write of the connection's connector (src/connectors/registry.ts), as a plan; or the typed refusal. */
+function plan(connector: string, call: WriteCall): WritePlan | WriteNotSupported {
+  const found = lookupWrite(connector, call.name);
+  if ('refused' in found) return found;
+  // The registry is keyed by name; the call's input is the input of that name (WriteCall pairs them).
+  const w = found.write as VendorWrite<unknown>;
+  const done = (refs: WriteRefs, reconciled: boolean): VendorWriteDone => ({ ...NOTHING, ...refs, reconciled });
+  const marked = w.find && (w.marked?.(call.input) ?? true);
+  return {
+    find: marked ? async (ctx) => { const hit = await w.find!(ctx, call.input); return hit ? done(hit, true) : null; } : null,
+    send: async (ctx) => done(await w.send(ctx, call.input), false),
+  };
 }

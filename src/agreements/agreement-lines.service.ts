@@ -17,14 +17,10 @@ import type { Connection } from '../../entities';
 import { Grant, type Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import type { AgreementLineChange, AgreementLineDraft, AgreementLineEnd, CatalogueProduct, SyncedLine } from '../connectors/agreement-write-types';
-import { agreementLineWriter } from '../connectors/registry';
-import type { FieldProblem, VendorRequestPreview } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
 import { isSafeText } from '../shared/request';
 import type { SyncService } from '../sync/sync.service';
-import { targetPreview } from '../operations/write-results';
-import type { VendorWriteOp } from '../writes/vendor-write';
-import { problemsError, UnfinishedWrite, type CommitReservation, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
+import { checkWrite, previewWrites, UnfinishedWrite, type CommitRun, type PlannedWrite, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
 import type { AgreementLinesBody, AgreementLinesPreview, AgreementLinesResult, AgreementVerb } from './agreement.schemas';
 
 type Body = z.infer<typeof AgreementLinesBody>;
@@ -133,7 +129,6 @@ export class AgreementLinesService {
   /** References resolved, the writes planned and checked against the vendor's rules. */
   private async prepare(access: TenantAccess, agreementSourceId: string, b: Body, marker: string): Promise<Prepared> {
     const c = await this.agreement(access, agreementSourceId);
-    const writer = agreementLineWriter(c.connector);
     const date = b.effective_date ?? todayUtc();
     const writes: Planned[] = [];
     const current = b.line_source_id != null ? syncedLine(await this.line(c, agreementSourceId, b.line_source_id)) : null;
@@ -156,16 +151,9 @@ export class AgreementLinesService {
         ...(b.unit_cost != null ? { unitCost: b.unit_cost } : {}),
       } });
     }
-    const problems: FieldProblem[] = writes.flatMap((w) =>
-      w.step === 'add' ? writer.checkAdd(w.draft) : w.step === 'rewrite' ? writer.checkRewrite(w.change) : writer.checkEnd(w.end));
-    if (problems.length) throw problemsError(c.connector, problems);
+    // Every step's vendor rules before anything is reserved or sent (the registry's write, 501 where the connector has none).
+    for (const w of writes) checkWrite(planned(c, w), !b.dry_run);
     return { c, writes };
-  }
-
-  private requests(c: Connection, writes: Planned[]): VendorRequestPreview[] {
-    const writer = agreementLineWriter(c.connector);
-    return writes.flatMap((w) =>
-      w.step === 'add' ? writer.previewAdd(w.draft) : w.step === 'rewrite' ? writer.previewRewrite(w.change) : writer.previewEnd(w.end));
   }
 
   async write(caller: Caller, access: TenantAccess, agreementSourceId: string, body: Body): Promise<Preview | Result> {
@@ -176,23 +164,23 @@ export class AgreementLinesService {
       targets: (p) => [p.c],
       preview: (p): Preview => ({
         dry_run: true as const, verb: body.verb, agreement_source_id: agreementSourceId,
-        preview: { targets: [targetPreview(p.c, this.requests(p.c, p.writes))] },
+        preview: { targets: previewWrites(p.writes.map((w) => planned(p.c, w))) },
       }),
-      commit: (p, reservation) => this.commit(access, agreementSourceId, body.verb, p, reservation),
+      commit: (p, run) => this.commit(agreementSourceId, body.verb, p, run),
     });
   }
 
   /** The planned writes one after the other; the store is synced after any write landed. */
-  private async commit(access: TenantAccess, agreementSourceId: string, verb: AgreementVerb, p: Prepared, reservation: CommitReservation): Promise<Result> {
+  private async commit(agreementSourceId: string, verb: AgreementVerb, p: Prepared, run: CommitRun): Promise<Result> {
     const steps: Step[] = [];
     let failure: ServiceError | null = null;
     for (const w of p.writes) {
       // A taken-over replace whose end landed before: the synced line already ends that day.
-      if (w.step === 'end' && reservation.takeover && w.end.current?.effectiveEnd === w.end.endDate) {
+      if (w.step === 'end' && run.takeover && w.end.current?.effectiveEnd === w.end.endDate) {
         steps.push({ step: 'end', ok: true, line_source_id: w.end.lineSourceId, reconciled: true, error: null });
         continue;
       }
-      const [o]: TargetOutcome[] = await this.pipeline.run(access.tenant.id, reservation, [{ connection: p.c, write: op(w), step: w.step }]);
+      const [o]: TargetOutcome[] = await run.send([planned(p.c, w)]);
       if (!o.ok) {
         failure = o.error ?? new ServiceError('vendor_error', `The ${p.c.connector} write failed.`);
         steps.push({ step: w.step, ok: false, line_source_id: w.step === 'add' ? null : lineOf(w), reconciled: false, error: { code: failure.code, message: failure.message, status: failure.status } });
@@ -215,10 +203,11 @@ export class AgreementLinesService {
   }
 }
 
-function op(w: Planned): VendorWriteOp {
-  if (w.step === 'add') return { op: 'agreement.line.add', draft: w.draft };
-  if (w.step === 'rewrite') return { op: 'agreement.line.rewrite', change: w.change };
-  return { op: 'agreement.line.end', end: w.end };
+/** A step as the registered write it is; `step` keeps several writes of one reservation on one connection apart. */
+function planned(connection: Connection, w: Planned): PlannedWrite {
+  if (w.step === 'add') return { connection, step: w.step, name: 'agreement.line.add', input: w.draft };
+  if (w.step === 'rewrite') return { connection, step: w.step, name: 'agreement.line.rewrite', input: w.change };
+  return { connection, step: w.step, name: 'agreement.line.end', input: w.end };
 }
 
 function lineOf(w: Planned): string | null {

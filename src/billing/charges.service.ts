@@ -14,12 +14,11 @@ import type { TenantAccess } from '../access/access.service';
 import type { Caller } from '../access/caller';
 import { syncedLine, todayUtc } from '../agreements/agreement-lines.service';
 import type { AgreementLineChange } from '../connectors/agreement-write-types';
-import { agreementLineWriter, capabilitiesOf } from '../connectors/registry';
+import { declares } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
-import { targetPreview } from '../operations/write-results';
 import { isUuid } from '../shared/request';
 import type { SyncService } from '../sync/sync.service';
-import { problemsError, type CommitReservation, type WritePipeline } from '../writes/write-pipeline';
+import { checkWrite, previewWrites, type CommitRun, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargesQuery, DismissedCharge, IsvCharge, UnresolvedCostRow } from './billing.schemas';
 import { CHARGES_CURSOR } from './billing.schemas';
 import { afterKey, keysetAfter, rowsToFetch, toPage, type KeyColumn, type Page } from '../shared/paging';
@@ -223,7 +222,7 @@ export class ChargesService {
         const charge = await this.load(tenantId, id);
         const c = access.connections.find((x) => x.id === charge.connection_id);
         if (!c) throw new ServiceError('not_found', 'No such charge on this tenant.');
-        if (!capabilitiesOf(c.connector).writes.includes('charge.approve')) {
+        if (!declares(c.connector, 'charge.approve')) {
           throw ServiceError.notSupported(`Approving a charge rewrites the agreement line at the PSA, which the ${c.connector} connector does not do; change the line there, or dismiss the charge.`);
         }
         // Pending (or ours, half-done, when a retry takes its key over): anything else was decided.
@@ -235,29 +234,29 @@ export class ChargesService {
           marker, agreementSourceId: charge.agreement_source_id, lineSourceId: charge.line_source_id, effectiveDate: todayUtc(),
           quantity: Number(charge.proposed_quantity), current: line ? syncedLine(line) : null,
         };
-        const problems = agreementLineWriter(c.connector).checkRewrite(change);
-        if (problems.length) throw problemsError(c.connector, problems);
-        return { charge, c, change };
+        const write: PlannedWrite = { connection: c, name: 'agreement.line.rewrite', input: change };
+        checkWrite(write, !body.dry_run);
+        return { charge, c, change, write };
       },
       targets: (p) => [p.c],
       preview: (p): Preview => ({
         dry_run: true as const, charge: chargeOut(p.charge),
-        preview: { targets: [targetPreview(p.c, agreementLineWriter(p.c.connector).previewRewrite(p.change))] },
+        preview: { targets: previewWrites([p.write]) },
       }),
-      commit: (p, reservation) => this.commitApproval(tenantId, p.charge, p.c, p.change, reservation),
+      commit: (p, run) => this.commitApproval(tenantId, p.charge, p.c, p.write, p.change, run),
     });
   }
 
-  private async commitApproval(tenantId: string, charge: Record<string, any>, c: Connection, change: AgreementLineChange, reservation: CommitReservation): Promise<Result> {
+  private async commitApproval(tenantId: string, charge: Record<string, any>, c: Connection, write: PlannedWrite, change: AgreementLineChange, run: CommitRun): Promise<Result> {
     // Claim the charge: a second approval (another key) finds it taken and writes nothing.
     const [claimed]: [unknown[], number] = await this.ds.query(
       `UPDATE charges SET status = 'approving', updated_at = now() WHERE id = $1 AND (status = 'pending' OR (status = 'approving' AND $2::boolean)) RETURNING id`,
-      [charge.id, reservation.takeover]);
+      [charge.id, run.takeover]);
     if (!claimed.length) {
       const now = await this.load(tenantId, charge.id);
       throw new ServiceError('request_invalid', `Charge ${charge.id} is ${now.status}; only a pending charge can be approved.`, { details: { status: now.status } });
     }
-    const [o] = await this.pipeline.run(tenantId, reservation, [{ connection: c, write: { op: 'agreement.line.rewrite', change } }]);
+    const [o] = await run.send([write]);
     if (!o.ok) {
       await this.ds.query("UPDATE charges SET status = 'pending', updated_at = now() WHERE id = $1 AND status = 'approving'", [charge.id]);
       throw o.error ?? new ServiceError('vendor_error', `The ${c.connector} write failed.`);

@@ -10,7 +10,6 @@ import type { z as zod } from 'zod';
 import type { Connection } from '../../entities';
 import { isvOf, type TenantAccess } from '../access/access.service';
 import { Grant } from '../access/caller';
-import { distributorWriter } from '../connectors/registry';
 import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
@@ -23,7 +22,7 @@ import { RECORD_LISTS } from '../records/record-lists';
 import { ContactList } from '../records/record.schemas';
 import { ErrorBody } from '../rest/schemas';
 import type { Services } from '../services';
-import { problemsError } from '../writes/write-pipeline';
+import { checkWrite, previewWrites, type PlannedWrite } from '../writes/write-pipeline';
 import { TenantPath, z } from '../shared/request';
 import * as S from './company.schemas';
 
@@ -101,16 +100,13 @@ const createCompany = defineOperation({
         if (!psaMatch && !distributor) {
           throw new ServiceError('psa_company_create_refused', `No PSA company is named "${body.name}", and the service never creates an unmatched company in the PSA.`);
         }
-        let side: { connection: Connection; match: PsaCompany | null; draft: DistributorCompanyDraft } | null = null;
+        let side: { connection: Connection; match: PsaCompany | null; write: PlannedWrite } | null = null;
         if (distributor) {
           const found = await byName(services, access, [distributor], body.name);
           if (found.length > 1) throw ambiguous(body.name, found);
-          const draft = draftOf(body);
-          if (!found[0]) {
-            const problems = distributorWriter(distributor.connector).checkCompany(draft);
-            if (problems.length) throw problemsError(distributor.connector, problems);
-          }
-          side = { connection: distributor, match: found[0] ?? null, draft };
+          const write: PlannedWrite = { connection: distributor, name: 'company.create', input: draftOf(body) };
+          if (!found[0]) checkWrite(write, !body.dry_run);
+          side = { connection: distributor, match: found[0] ?? null, write };
         }
         return { psaMatch, side };
       },
@@ -118,15 +114,15 @@ const createCompany = defineOperation({
       preview: (p) => ({
         dry_run: true as const,
         matched: p.psaMatch !== null, company: p.psaMatch && ref(p.psaMatch), mapping_recorded: Boolean(p.psaMatch && body.external_id),
-        preview: { targets: p.side && !p.side.match ? [{ connection_id: p.side.connection.id, connector: p.side.connection.connector, requests: distributorWriter(p.side.connection.connector).previewCreateCompany(p.side.draft) }] : [] },
+        preview: { targets: p.side && !p.side.match ? previewWrites([p.side.write]) : [] },
         distributor: p.side && { connection_id: p.side.connection.id, connector: p.side.connection.connector, matched: p.side.match !== null, created: false, company: p.side.match && ref(p.side.match) },
       }),
-      commit: async (p, reservation) => {
+      commit: async (p, run) => {
         let distributorSide: Side | null = null;
         if (p.side) {
           distributorSide = { connection_id: p.side.connection.id, connector: p.side.connection.connector, matched: p.side.match !== null, created: false, company: p.side.match && ref(p.side.match) };
           if (!p.side.match) {
-            const [o] = await services.pipeline.run(access.tenant.id, reservation, [{ connection: p.side.connection, write: { op: 'company.create', draft: p.side.draft } }]);
+            const [o] = await run.send([p.side.write]);
             if (!o.ok) throw o.error!;
             distributorSide = { ...distributorSide, created: true, company: { source_id: o.result!.companyRef!, name: body.name, identifier: body.external_id ?? null } };
             // The new company is read back into the store (a later create matches it instead of creating again).

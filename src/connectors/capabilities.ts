@@ -7,8 +7,12 @@
  */
 import type { SyncResource } from './types';
 
-/** `charge.approve`: an approved charge rewrites the agreement line's quantity at this PSA (docs/architecture.md, Agreements and billing). */
-export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'company.create' | 'device.deploy' | 'charge.approve';
+/**
+ * What a connector declares it writes; each vendor write needs one (vendor-writes.ts, WRITE_CAPABILITY).
+ * `charge.approve`: an approved charge rewrites the agreement line's quantity at this PSA (docs/architecture.md,
+ * Agreements and billing), with its `agreement.write`.
+ */
+export type WriteCapability = 'ticket.create' | 'ticket.update' | 'time.create' | 'project.write' | 'agreement.write' | 'company.create' | 'device.deploy' | 'charge.approve';
 
 export type LinkedRecord = 'ticket' | 'device' | 'company';
 

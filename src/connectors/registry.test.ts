@@ -1,20 +1,31 @@
 import { ServiceError } from '../errors/service-error';
-import { capabilitiesOf, CONNECTOR_NAMES, deviceWriter, readConnector, recordUrl, writeConnector } from './registry';
+import { capabilitiesOf, CONNECTOR_NAMES, connectorModule, lookupWrite, readConnector, recordUrl, vendorWrite } from './registry';
+import { WRITE_CAPABILITY, WRITE_NAMES } from './vendor-writes';
 
 describe('connector registry', () => {
-  it('has a writer for each connector that declares writes, under its own name', () => {
-    const writers = CONNECTOR_NAMES.filter((n) => capabilitiesOf(n).writes.includes('ticket.create'));
-    for (const name of writers) expect(writeConnector(name).name).toBe(name);
-    expect([...writers].sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
-    const deployers = CONNECTOR_NAMES.filter((n) => capabilitiesOf(n).writes.includes('device.deploy'));
-    for (const name of deployers) expect(deviceWriter(name).name).toBe(name);
-    expect(deployers).toEqual(['ninjaone']);
+  it('answers each write where the connector declares its capability, and registers exactly the writes it declares', () => {
+    for (const name of CONNECTOR_NAMES) {
+      const declared = capabilitiesOf(name).writes;
+      const registered = Object.keys(connectorModule(name).writes) as (keyof typeof WRITE_CAPABILITY)[];
+      // Nothing registered that the capabilities do not declare, nothing declared without its writes.
+      for (const w of registered) expect([name, w, declared.includes(WRITE_CAPABILITY[w])]).toEqual([name, w, true]);
+      for (const w of WRITE_NAMES.filter((x) => declared.includes(WRITE_CAPABILITY[x]))) {
+        expect([name, w, registered.includes(w)]).toEqual([name, w, true]);
+        expect(vendorWrite(name, w)).toBe(connectorModule(name).writes[w]);
+      }
+    }
+    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'ticket.create'))).sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
+    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'device.deploy')))).toEqual(['ninjaone']);
+    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'agreement.line.add'))).sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
+    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'company.create')))).toEqual(['pax8']);
   });
 
-  it('answers not_supported for connectors that do not write tickets', () => {
+  it('refuses a write a connector does not declare: typed, and 501 not_supported when thrown', () => {
+    expect(lookupWrite('pax8', 'ticket.create')).toMatchObject({ refused: 'not_supported', connector: 'pax8', write: 'ticket.create', capability: 'ticket.create' });
+    expect(lookupWrite('ninjaone', 'agreement.line.end')).toMatchObject({ refused: 'not_supported', capability: 'agreement.write' });
     for (const name of CONNECTOR_NAMES.filter((n) => !capabilitiesOf(n).writes.includes('ticket.create'))) {
       let err: unknown;
-      try { writeConnector(name); } catch (e) { err = e; }
+      try { vendorWrite(name, 'ticket.create'); } catch (e) { err = e; }
       expect(err).toBeInstanceOf(ServiceError);
       expect((err as ServiceError).code).toBe('not_supported');
     }

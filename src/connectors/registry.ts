@@ -3,55 +3,38 @@
  * do. The one place that lists the vendors; everything else asks it.
  */
 import { ServiceError } from '../errors/service-error';
-import type { ConnectorCapabilities, LinkedRecord } from './capabilities';
+import type { ConnectorCapabilities, LinkedRecord, WriteCapability } from './capabilities';
 import type { ReadConnector, SyncResource } from './types';
-import type { WriteConnector } from './write-types';
-import type { DistributorCompanyWriter } from './distributor-write-types';
-import type { AgreementLineWriter } from './agreement-write-types';
-import type { ProjectWriter } from './project-write-types';
-import { autotaskProjectWriter } from './autotask/project-writer';
-import { connectwiseProjectWriter } from './connectwise/project-writer';
-import { haloPsaProjectWriter } from './halopsa/project-writer';
-import { autotaskAgreementWriter } from './autotask/agreement-writer';
-import { connectwiseAgreementWriter } from './connectwise/agreement-writer';
-import { haloPsaAgreementWriter } from './halopsa/agreement-writer';
-import type { DeviceWriter } from './device-write-types';
+import { WRITE_CAPABILITY, type ConnectorWrites, type VendorWrites, type WriteName } from './vendor-writes';
 import { autotaskCapabilities } from './autotask/capabilities';
 import { autotaskConnector } from './autotask/connector';
-import { autotaskWriter } from './autotask/writer';
+import { autotaskWrites } from './autotask/writes';
 import { connectwiseCapabilities } from './connectwise/capabilities';
 import { connectwiseConnector } from './connectwise/connector';
-import { connectwiseWriter } from './connectwise/writer';
+import { connectwiseWrites } from './connectwise/writes';
 import { haloPsaCapabilities } from './halopsa/capabilities';
 import { haloPsaConnector } from './halopsa/connector';
-import { haloPsaWriter } from './halopsa/writer';
+import { haloPsaWrites } from './halopsa/writes';
 import { ninjaOneCapabilities } from './ninjaone/capabilities';
 import { ninjaOneConnector } from './ninjaone/connector';
-import { ninjaOneWriter } from './ninjaone/writer';
+import { ninjaOneWrites } from './ninjaone/writes';
 import { pax8Capabilities } from './pax8/capabilities';
 import { pax8Connector } from './pax8/connector';
-import { pax8CompanyWriter } from './pax8/company-writer';
+import { pax8Writes } from './pax8/writes';
 
 export interface ConnectorModule {
   read: ReadConnector;
-  write: WriteConnector | null;
-  /** Company create at a distributor. */
-  companies?: DistributorCompanyWriter;
-  /** Line items on existing agreements (rule 8); whether commits go live is `capabilities.commits`. */
-  agreements?: AgreementLineWriter;
-  /** Notes and items on existing projects (rule 9). */
-  projects?: ProjectWriter;
-  /** The RMM write side (device deploy), where the connector declares `device.deploy`. */
-  deviceWrite?: DeviceWriter;
+  /** The vendor writes it makes, registered beside it (`<vendor>/writes.ts`); answered only where `capabilities.writes` declares them. */
+  writes: ConnectorWrites;
   capabilities: ConnectorCapabilities;
 }
 
 const CONNECTORS: Record<string, ConnectorModule> = {
-  connectwise: { read: connectwiseConnector, write: connectwiseWriter, agreements: connectwiseAgreementWriter, projects: connectwiseProjectWriter, capabilities: connectwiseCapabilities },
-  autotask: { read: autotaskConnector, write: autotaskWriter, agreements: autotaskAgreementWriter, projects: autotaskProjectWriter, capabilities: autotaskCapabilities },
-  halopsa: { read: haloPsaConnector, write: haloPsaWriter, agreements: haloPsaAgreementWriter, projects: haloPsaProjectWriter, capabilities: haloPsaCapabilities },
-  ninjaone: { read: ninjaOneConnector, write: null, deviceWrite: ninjaOneWriter, capabilities: ninjaOneCapabilities },
-  pax8: { read: pax8Connector, write: null, companies: pax8CompanyWriter, capabilities: pax8Capabilities },
+  connectwise: { read: connectwiseConnector, writes: connectwiseWrites, capabilities: connectwiseCapabilities },
+  autotask: { read: autotaskConnector, writes: autotaskWrites, capabilities: autotaskCapabilities },
+  halopsa: { read: haloPsaConnector, writes: haloPsaWrites, capabilities: haloPsaCapabilities },
+  ninjaone: { read: ninjaOneConnector, writes: ninjaOneWrites, capabilities: ninjaOneCapabilities },
+  pax8: { read: pax8Connector, writes: pax8Writes, capabilities: pax8Capabilities },
 };
 
 export const CONNECTOR_NAMES: readonly string[] = Object.keys(CONNECTORS);
@@ -73,39 +56,38 @@ export function capabilitiesOf(name: string): ConnectorCapabilities {
   return connectorModule(name).capabilities;
 }
 
-/** The write side of a connector; 501 `not_supported` for a connector that has none (RMM, distributor). */
-export function writeConnector(name: string): WriteConnector {
-  const c = connectorModule(name).write;
-  if (!c) throw ServiceError.notSupported(`The ${name} connector does not write tickets.`);
-  return c;
+/** The expected refusal of a write a connector does not make (501 `not_supported` when thrown). */
+export interface WriteNotSupported {
+  refused: 'not_supported';
+  connector: string;
+  write: WriteName;
+  /** The capability the connector does not declare. */
+  capability: WriteCapability;
+  message: string;
 }
 
-/** The company writer of a distributor connector; 501 `not_supported` for one that has none. */
-export function distributorWriter(name: string): DistributorCompanyWriter {
-  const w = connectorModule(name).companies;
-  if (!w) throw ServiceError.notSupported(`The ${name} connector does not create companies.`);
-  return w;
+/**
+ * The write `name` as `connector` registered it, or the typed refusal: a write is answered only where the
+ * connector's capabilities declare its capability (and the connector registered it).
+ */
+export function lookupWrite<K extends WriteName>(connector: string, name: K): { write: VendorWrites[K] } | WriteNotSupported {
+  const capability = WRITE_CAPABILITY[name];
+  const m = connectorModule(connector);
+  const write = m.writes[name] as VendorWrites[K] | undefined;
+  if (write && m.capabilities.writes.includes(capability)) return { write };
+  return { refused: 'not_supported', connector, write: name, capability, message: `The ${connector} connector does not make the ${name} write (it does not declare ${capability}).` };
 }
 
-/** The agreement-line writer of a connector; 501 `not_supported` for one that has none. */
-export function agreementLineWriter(name: string): AgreementLineWriter {
-  const w = connectorModule(name).agreements;
-  if (!w) throw ServiceError.notSupported(`The ${name} connector does not write agreement lines.`);
-  return w;
+/** The write `name` of `connector`; its refusal thrown as 501 `not_supported`. */
+export function vendorWrite<K extends WriteName>(connector: string, name: K): VendorWrites[K] {
+  const found = lookupWrite(connector, name);
+  if ('refused' in found) throw ServiceError.notSupported(found.message);
+  return found.write;
 }
 
-/** The project writer of a connector; 501 `not_supported` for one that has none. */
-export function projectWriter(name: string): ProjectWriter {
-  const w = connectorModule(name).projects;
-  if (!w) throw ServiceError.notSupported(`The ${name} connector does not write to projects.`);
-  return w;
-}
-
-/** The device write side of an RMM connector; 501 `not_supported` for one that has none. */
-export function deviceWriter(name: string): DeviceWriter {
-  const c = connectorModule(name).deviceWrite;
-  if (!c || !capabilitiesOf(name).writes.includes('device.deploy')) throw ServiceError.notSupported(`The ${name} connector does not deploy to devices.`);
-  return c;
+/** Whether `connector` declares `capability` (a feature's own question, such as charge.approve). */
+export function declares(connector: string, capability: WriteCapability): boolean {
+  return capabilitiesOf(connector).writes.includes(capability);
 }
 
 export function connectorsSyncing(resource: SyncResource): string[] {

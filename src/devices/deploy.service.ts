@@ -12,11 +12,10 @@ import type { Connection } from '../../entities';
 import type { AccessService, TenantAccess } from '../access/access.service';
 import { Grant, type Caller } from '../access/caller';
 import type { DeployDraft } from '../connectors/device-write-types';
-import { capabilitiesOf, deviceWriter } from '../connectors/registry';
+import { capabilitiesOf, vendorWrite } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import { fieldError } from '../tickets/references';
-import { targetPreview } from '../operations/write-results';
-import type { WritePipeline } from '../writes/write-pipeline';
+import { previewWrites, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 import type { DeployBody, DeployPreview, DeployResult } from './deploy.schemas';
 
 export type DeployInput = z.infer<typeof DeployBody>;
@@ -66,7 +65,8 @@ export class DeployService {
   private async prepare(access: TenantAccess, deviceId: string, body: DeployInput) {
     const granted = this.access.targets(access, Grant.DeviceWrite, 'rmm');
     const { d, c } = await this.device(access, deviceId, granted);
-    const writer = deviceWriter(c.connector);
+    // Answered only where the connector declares device.deploy (501 otherwise), before anything is looked up.
+    vendorWrite(c.connector, 'device.deploy');
     const os = capabilitiesOf(c.connector).deviceOs?.(d.raw) ?? familyOfName(d.os);
     if (body.target_os) {
       const wanted = body.target_os.trim().toLowerCase();
@@ -90,7 +90,7 @@ export class DeployService {
       throw fieldError('package_name', `Package "${active[0].name}" has no package for ${os}, the OS of device ${d.source_id} (it runs on ${runsOn}).`);
     }
     const draft: DeployDraft = { deviceRef: d.source_id, packageRef: pkg.source_id, packageName: pkg.name };
-    return { c, d, os, draft, writer };
+    return { c, d, os, draft };
   }
 
   async deploy(caller: Caller, access: TenantAccess, deviceId: string, body: DeployInput): Promise<z.infer<typeof DeployPreview> | z.infer<typeof DeployResult>> {
@@ -102,17 +102,16 @@ export class DeployService {
       targets: (p) => [p.c],
       preview: (p) => ({
         dry_run: true as const,
-        preview: { targets: [targetPreview(p.c, p.writer.previewDeploy(p.draft))] },
+        preview: { targets: previewWrites([{ connection: p.c, name: 'device.deploy', input: { draft: p.draft, since: null } }]) },
         device_id: p.d.id, device_source_id: p.d.source_id, package_name: p.draft.packageName, package_source_id: p.draft.packageRef,
         os: p.os, queued: !p.d.online,
       }),
-      commit: async (p, reservation) => {
+      commit: async (p, run) => {
         // A retried send looks for a run from the first reservation of this key on (a take-over keeps it).
-        const [row]: { created_at: Date }[] = await this.ds.query('SELECT created_at FROM idempotency_records WHERE id = $1', [reservation.id]);
+        const [row]: { created_at: Date }[] = await this.ds.query('SELECT created_at FROM idempotency_records WHERE id = $1', [run.id]);
         const since = new Date((row ? new Date(row.created_at).getTime() : Date.now()) - CLOCK_SKEW_MS).toISOString();
-        const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
-          connection: p.c, write: { op: 'device.deploy', draft: p.draft, since },
-        }]);
+        const write: PlannedWrite = { connection: p.c, name: 'device.deploy', input: { draft: p.draft, since } };
+        const [o] = await run.send([write]);
         if (!o.ok) throw o.error!;
         return {
           // A script run is not a record the vendor creates for us: 200.

@@ -3,23 +3,20 @@
  * one write skeleton: the caller needs `psa.project.write` on the PSA connection the project lives on;
  * an unknown project is 404 `project_requires_existing`, a baseline project 409 `project_not_writable`,
  * a body naming another company 409 `project_company_cannot_update`; the service never creates a
- * project header (422 `project_header_not_supported`). Findings routed to `project` write their item
- * through `itemDraft`/`itemPreview`/`itemOp` here, so there is one way to write a project item.
+ * project header (422 `project_header_not_supported`). Findings routed to `project` plan the same
+ * registered `project.item` write (src/connectors/vendor-writes.ts), so there is one way to write a project item.
  */
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
 import { Grant, type Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
-import { projectWriter } from '../connectors/registry';
-import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
-import type { VendorRequestPreview } from '../connectors/write-types';
+import { vendorWrite } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import { isSafeText } from '../shared/request';
-import { targetPreview } from '../operations/write-results';
 import type { TicketsService } from '../tickets/tickets.service';
-import type { VendorWriteOp } from '../writes/vendor-write';
-import { problemsError, type WritePipeline } from '../writes/write-pipeline';
+import { ticketLinkRows } from '../writes/ticket-links';
+import { checkWrite, previewWrites, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 import type { ProjectItemBody, ProjectItemPreview, ProjectItemResult, ProjectNoteBody, ProjectNotePreview, ProjectNoteResult } from './project.schemas';
 
 type Out<T extends z.ZodType> = z.infer<T>;
@@ -82,18 +79,10 @@ export class ProjectsService {
   }
 
   /** The item draft checked against the connector's vendor rules (422 `validation`). */
-  itemDraft(c: Connection, draft: ProjectItemDraft): ProjectItemDraft {
-    const problems = projectWriter(c.connector).checkItem(draft);
-    if (problems.length) throw problemsError(c.connector, problems);
-    return draft;
-  }
-
-  itemPreview(c: Connection, projectRef: string, draft: ProjectItemDraft): VendorRequestPreview[] {
-    return projectWriter(c.connector).previewItem(projectRef, draft);
-  }
-
-  itemOp(projectRef: string, draft: ProjectItemDraft): VendorWriteOp {
-    return { op: 'project.item', projectRef, item: draft };
+  /** The planned write, checked against its vendor's rules (422 before anything is reserved or sent). */
+  private planned(write: PlannedWrite, live: boolean): PlannedWrite {
+    checkWrite(write, live);
+    return write;
   }
 
   async addNote(caller: Caller, access: TenantAccess, projectSourceId: string, body: z.infer<typeof ProjectNoteBody>): Promise<Out<typeof ProjectNotePreview> | Out<typeof ProjectNoteResult>> {
@@ -102,20 +91,16 @@ export class ProjectsService {
       caller, access, operation: 'project.note', subjectRef: safeId(projectSourceId) ? projectSourceId : null, request: body,
       prepare: async (marker) => {
         const { c } = await this.target(access, projectSourceId);
-        const note: ProjectNoteDraft = { marker, text: body.text };
-        const problems = projectWriter(c.connector).checkNote(note);
-        if (problems.length) throw problemsError(c.connector, problems);
-        return { c, note };
+        const write = this.planned({ connection: c, name: 'project.note', input: { projectRef: projectSourceId, note: { marker, text: body.text } } }, !body.dry_run);
+        return { c, write };
       },
       targets: (p) => [p.c],
       preview: (p) => ({
         dry_run: true as const, project_source_id: projectSourceId,
-        preview: { targets: [targetPreview(p.c, projectWriter(p.c.connector).previewNote(projectSourceId, p.note))] },
+        preview: { targets: previewWrites([p.write]) },
       }),
-      commit: async (p, reservation) => {
-        const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
-          connection: p.c, write: { op: 'project.note', projectRef: projectSourceId, note: p.note },
-        }]);
+      commit: async (p, run) => {
+        const [o] = await run.send([p.write]);
         if (!o.ok) throw o.error!;
         return {
           dry_run: false as const, idempotent_replay: false, created: true, project_source_id: projectSourceId,
@@ -132,23 +117,25 @@ export class ProjectsService {
       prepare: async (marker) => {
         const { c, project } = await this.target(access, projectSourceId);
         await this.sameCompany(c, project, body.company_name);
-        const item = this.itemDraft(c, { marker, summary: body.summary, description: body.description ?? null, phase: body.phase ?? null });
-        return { c, item };
+        const item = { marker, summary: body.summary, description: body.description ?? null, phase: body.phase ?? null };
+        const write = this.planned({ connection: c, name: 'project.item', input: { projectRef: projectSourceId, item } }, !body.dry_run);
+        return { c, write, itemKind: vendorWrite(c.connector, 'project.item').itemKind };
       },
       targets: (p) => [p.c],
       preview: (p) => ({
-        dry_run: true as const, project_source_id: projectSourceId, item_kind: projectWriter(p.c.connector).itemKind,
-        preview: { targets: [targetPreview(p.c, this.itemPreview(p.c, projectSourceId, p.item))] },
+        dry_run: true as const, project_source_id: projectSourceId, item_kind: p.itemKind,
+        preview: { targets: previewWrites([p.write]) },
       }),
-      commit: async (p, reservation) => {
-        const outcomes = await this.pipeline.run(access.tenant.id, reservation, [{ connection: p.c, write: this.itemOp(projectSourceId, p.item) }]);
+      commit: async (p, run) => {
+        const outcomes = await run.send([p.write]);
         const [o] = outcomes;
         if (!o.ok) throw o.error!;
         // A project ticket is a ticket the service created: write-back and time may follow.
-        await this.tickets.link(reservation, access, isvId, outcomes, null, 'project');
+        for (const row of ticketLinkRows(access.tenant.id, isvId, outcomes, null, 'project')) run.storeWithAnswer(row);
+        await this.tickets.refreshCreated(access.tenant.id, [{ ok: o.ok, ticket_ref: o.result?.ticketRef ?? null, connection_id: p.c.id }]);
         return {
           dry_run: false as const, idempotent_replay: false, created: true, project_source_id: projectSourceId,
-          connection_id: p.c.id, connector: p.c.connector, item_kind: projectWriter(p.c.connector).itemKind,
+          connection_id: p.c.id, connector: p.c.connector, item_kind: p.itemKind,
           item_ref: o.result?.itemRef ?? null, ticket_ref: o.result?.ticketRef ?? null, reconciled: o.result?.reconciled ?? false,
         };
       },

@@ -6,22 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
-import { type Connection, Isv, RoutingConfig as RoutingConfigRow, TicketLink } from '../../entities';
+import { Isv, RoutingConfig as RoutingConfigRow, TicketLink } from '../../entities';
 import type { EventsService } from '../events/events.service';
 import { eventDraft } from '../events/change-detector';
-import type { TicketDraft } from '../connectors/write-types';
-import { capabilitiesOf, writeConnector } from '../connectors/registry';
+import { capabilitiesOf } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import type { FindingResolveResult, FindingRoutePreview, FindingRouteResult, ResolveFindingBody, RouteFindingBody, RoutingConfig, RoutingConfigBody } from './ticket.schemas';
 import { SEVERITY_PRIORITY, WRITE_BACK_TARGETS } from './ticket.schemas';
 import { Grant, type Caller, type GrantKey } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { fieldError } from './references';
-import { targetPreview } from '../operations/write-results';
-import { fanOut, type TicketsService } from './tickets.service';
-import type { WritePipeline } from '../writes/write-pipeline';
-import type { ProjectItemDraft } from '../connectors/project-write-types';
-import type { ProjectsService } from '../projects/projects.service';
+import type { TicketsService } from './tickets.service';
+import { markerFor } from '../writes/marker';
+import { checkWrite, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 
 export type RouteFindingInput = z.infer<typeof RouteFindingBody>;
 export type RoutingInput = z.infer<typeof RoutingConfigBody>;
@@ -37,7 +34,6 @@ export class FindingsService {
     private readonly pipeline: WritePipeline,
     private readonly tickets: TicketsService,
     private readonly events: EventsService,
-    private readonly projects: ProjectsService,
   ) {}
 
   /** The grant a finding of `kind` needs: its effective routing target's (the operation's declared rule). */
@@ -84,59 +80,58 @@ export class FindingsService {
     });
   }
 
+  /** A finding routed in one direction, like a ticket create: planned here, checked, previewed or committed by the skeleton. */
   async route(caller: Caller, access: TenantAccess, body: RouteFindingInput): Promise<z.infer<typeof FindingRoutePreview> | z.infer<typeof FindingRouteResult>> {
     const isvId = isvOf(caller);
     const findingId = body.idempotency_key;
     const target = (await this.view(isvId, access.tenant.id)).effective[body.kind];
-    return this.pipeline.write({
-      caller, access, operation: 'finding.route', subjectRef: findingId, request: body,
-      prepare: async (marker) => {
-        const ticketBody = {
-          company_name: body.company_name,
-          summary: body.title,
-          description: [body.description, `Severity: ${body.severity}`].filter(Boolean).join('\n\n'),
-          priority: SEVERITY_PRIORITY[body.severity],
-          project_source_id: body.project_source_id ?? null,
-        };
-        const grant = target === 'project' ? Grant.ProjectWrite : Grant.TicketCreate;
-        const prepared: { c: Connection; draft: TicketDraft; projectRef: string | null; item: ProjectItemDraft | null }[] = [];
-        for (const c of this.access.targets(access, grant, 'psa')) {
-          const { draft } = await this.tickets.ticketDraft(access, c, ticketBody, marker);
-          let projectRef: string | null = null;
-          if (target === 'project') {
-            if (capabilitiesOf(c.connector).projectWrite === 'project_note' && !body.project_source_id) {
-              throw fieldError('project_source_id', `The ${c.connector} connector writes findings as a note on an existing project: name it in project_source_id.`);
-            }
-            projectRef = body.project_source_id
-              ? await this.tickets.refs.project(c, body.project_source_id)
-              : await this.tickets.refs.projectOfCompany(c, draft.companySourceId);
-          }
-          // A project target writes a project item, the same write as POST .../projects/{id}/items.
-          const item = projectRef
-            ? this.projects.itemDraft(c, { marker, summary: draft.summary, description: draft.description, phase: null })
-            : null;
-          prepared.push({ c, draft, projectRef, item });
-        }
-        return prepared;
-      },
-      targets: (prepared) => prepared.map((p) => p.c),
-      preview: (prepared) => ({
-        dry_run: true as const, finding_id: findingId, target,
-        preview: { targets: prepared.map((p) => targetPreview(p.c, p.projectRef && p.item
-          ? this.projects.itemPreview(p.c, p.projectRef, p.item)
-          : writeConnector(p.c.connector).previewCreateTicket(p.draft))) },
-      }),
-      commit: async (prepared, reservation) => {
-        const outcomes = await this.pipeline.run(access.tenant.id, reservation, prepared.map((p) => ({
-          connection: p.c,
-          write: p.projectRef && p.item ? this.projects.itemOp(p.projectRef, p.item) : { op: 'ticket.create' as const, draft: p.draft },
-        })));
-        await this.tickets.link(reservation, access, isvId, outcomes, findingId, target);
-        const answer = { ...fanOut(outcomes), finding_id: findingId, target, project_source_id: prepared[0].projectRef, ignored_fields: [] };
-        await this.healthRow(access, findingId, 'attention_needed', `Finding routed to ${target}: ${body.title}`, { kind: body.kind, severity: body.severity, target });
-        return answer;
-      },
+    const operation = 'finding.route';
+    const answer = await this.pipeline.fanOut({
+      caller, access, operation, subjectRef: findingId, request: body,
+      plan: this.planRoute(access, body, target, markerFor(caller, access.tenant.id, operation, findingId)),
+      link: { target, findingId },
     });
+    if (!answer.dry_run && !answer.idempotent_replay) {
+      await this.tickets.refreshCreated(access.tenant.id, answer.results);
+      await this.healthRow(access, findingId, 'attention_needed', `Finding routed to ${target}: ${body.title}`, { kind: body.kind, severity: body.severity, target });
+    }
+    return answer;
+  }
+
+  /** Per PSA connection the grant reaches: a ticket, or for a project target the same project item as POST .../projects/{id}/items. */
+  private async planRoute(access: TenantAccess, body: RouteFindingInput, target: (typeof WRITE_BACK_TARGETS)[number], marker: string) {
+    const ticketBody = {
+      company_name: body.company_name,
+      summary: body.title,
+      description: [body.description, `Severity: ${body.severity}`].filter(Boolean).join('\n\n'),
+      priority: SEVERITY_PRIORITY[body.severity],
+      project_source_id: body.project_source_id ?? null,
+    };
+    const grant = target === 'project' ? Grant.ProjectWrite : Grant.TicketCreate;
+    const writes: PlannedWrite[] = [];
+    let projectSourceId: string | null = null;
+    for (const c of this.access.targets(access, grant, 'psa')) {
+      const { draft } = await this.tickets.ticketDraft(access, c, ticketBody, marker);
+      if (target !== 'project') {
+        writes.push({ connection: c, name: 'ticket.create', input: draft });
+        continue;
+      }
+      if (capabilitiesOf(c.connector).projectWrite === 'project_note' && !body.project_source_id) {
+        throw fieldError('project_source_id', `The ${c.connector} connector writes findings as a note on an existing project: name it in project_source_id.`);
+      }
+      // The finding's text is held to a ticket's vendor rules on either target.
+      checkWrite({ connection: c, name: 'ticket.create', input: draft }, !body.dry_run);
+      const projectRef = body.project_source_id
+        ? await this.tickets.refs.project(c, body.project_source_id)
+        : await this.tickets.refs.projectOfCompany(c, draft.companySourceId);
+      projectSourceId ??= projectRef;
+      writes.push({ connection: c, name: 'project.item', input: { projectRef, item: { marker, summary: draft.summary, description: draft.description, phase: null } } });
+    }
+    return {
+      writes,
+      fields: { finding_id: body.idempotency_key, target },
+      committed: { project_source_id: projectSourceId, ignored_fields: [] as string[] },
+    };
   }
 
   async resolve(caller: Caller, access: TenantAccess, findingId: string, body: ResolveFindingInput): Promise<z.infer<typeof FindingResolveResult>> {
@@ -172,3 +167,4 @@ export class FindingsService {
     await this.events.emitCommitted(access.tenant.id, ids);
   }
 }
+

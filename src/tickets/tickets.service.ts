@@ -7,18 +7,18 @@ import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import { type Connection, TicketLink } from '../../entities';
 import type { SyncJobs } from '../sync/sync-jobs';
-import { capabilitiesOf, writeConnector } from '../connectors/registry';
-import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
+import { capabilitiesOf } from '../connectors/registry';
+import type { TicketUpdate, TimeEntryInput as TimeEntryWrite } from '../connectors/vendor-writes';
+import type { NoteDraft, TicketDraft, TicketPatch } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
-import { targetPreview } from '../operations/write-results';
-import { timeEntryHoursProblems } from '../connectors/write-support';
 import type { CreateTicketBody, CreateTimeEntryBody, TicketCreatePreview, TicketCreateResult, TicketWriteBody, TicketWritePreview, TicketWriteResult, TimeEntryPreview, TimeEntryResult } from './ticket.schemas';
 import { Grant, isvOfCaller, type Caller, type GrantKey } from '../access/caller';
-import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
+import type { AccessService, TenantAccess } from '../access/access.service';
 import { fieldError, ReferenceResolver } from './references';
 import type { IdentityService } from '../identity/identity.service';
 import type { SyncService } from '../sync/sync.service';
-import { problemsError, type CommitReservation, type TargetOutcome, type WritePipeline } from '../writes/write-pipeline';
+import { markerFor } from '../writes/marker';
+import { checkWrite, previewWrites, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 
 export type CreateTicketInput = z.infer<typeof CreateTicketBody>;
 export type TicketWriteInput = z.infer<typeof TicketWriteBody>;
@@ -57,7 +57,10 @@ export class TicketsService {
     return { native, ignored };
   }
 
-  /** Builds and checks the draft for one target connection; nothing leaves the service here. */
+  /**
+   * Builds the draft for one target connection from the store; nothing leaves the service here. Its vendor
+   * rules are the registered write's, checked by the skeleton (src/writes/write-pipeline.ts).
+   */
   async ticketDraft(access: TenantAccess, c: Connection, b: {
     company_name: string; summary: string; description?: string | null; priority?: string | null; status?: string | null;
     board?: string | null; project_source_id?: string | null; vendor_native?: Record<string, unknown> | null;
@@ -87,54 +90,40 @@ export class TicketsService {
       vendorNative: native,
     };
     if (draft.projectSourceId) await this.refs.project(c, draft.projectSourceId);
-    const problems = writeConnector(c.connector).checkTicket(draft);
-    if (problems.length) throw problemsError(c.connector, problems);
     return { draft, ignored };
   }
 
+  /**
+   * Ticket create, in one direction: the drafts are planned here, then the skeleton checks them against
+   * each vendor's rules and previews, or commits once per key through the write registry; a commit's
+   * created tickets are linked with its answer and synced in soon.
+   */
   async createTicket(caller: Caller, access: TenantAccess, body: CreateTicketInput): Promise<Preview<typeof TicketCreatePreview> | Preview<typeof TicketCreateResult>> {
-    const isvId = isvOf(caller);
-    return this.pipeline.write({
-      caller, access, operation: 'ticket.create', request: body,
-      prepare: async (marker) => {
-        const targets = this.access.targets(access, Grant.TicketCreate, 'psa');
-        const prepared: { c: Connection; draft: TicketDraft; ignored: string[] }[] = [];
-        for (const c of targets) prepared.push({ c, ...(await this.ticketDraft(access, c, body, marker)) });
-        return { prepared, ignored: [...new Set(prepared.flatMap((p) => p.ignored))] };
-      },
-      targets: (p) => p.prepared.map((x) => x.c),
-      preview: (p) => ({
-        dry_run: true as const, ignored_fields: p.ignored,
-        preview: { targets: p.prepared.map((x) => targetPreview(x.c, writeConnector(x.c.connector).previewCreateTicket(x.draft))) },
-      }),
-      commit: async (p, reservation) => {
-        const outcomes = await this.pipeline.run(access.tenant.id, reservation, p.prepared.map((x) => ({
-          connection: x.c, write: { op: 'ticket.create' as const, draft: x.draft },
-        })));
-        await this.link(reservation, access, isvId, outcomes, null, 'service_ticket');
-        return { ...fanOut(outcomes), ignored_fields: p.ignored };
-      },
-      auditDetail: (r) => ({ dry_run: r.dry_run, ticket_refs: 'results' in r ? r.results.map((x) => x.ticket_ref) : [] }),
+    const operation = 'ticket.create';
+    const answer = await this.pipeline.fanOut({
+      caller, access, operation, request: body,
+      plan: this.planCreate(access, body, markerFor(caller, access.tenant.id, operation, body.idempotency_key)),
+      link: { target: 'service_ticket', findingId: null },
     });
+    if (!answer.dry_run && !answer.idempotent_replay) await this.refreshCreated(access.tenant.id, answer.results);
+    return answer;
   }
 
-  /**
-   * Link-store entries for created tickets, stored with the commit's answer (so a write-back sent the
-   * moment the answer arrives finds them), then a sync soon so the store shows the tickets.
-   */
-  async link(reservation: CommitReservation, access: TenantAccess, isvId: string, outcomes: TargetOutcome[], findingId: string | null, target: string): Promise<void> {
-    for (const o of outcomes) {
-      if (!o.ok || !o.result?.ticketRef) continue;
-      const params = [access.tenant.id, o.connection.id, isvId, o.result.ticketRef, findingId, target];
-      reservation.storeWithAnswer((first) => ({
-        sql: `INSERT INTO ticket_links (tenant_id, connection_id, isv_id, ticket_ref, finding_id, target)
-              VALUES (${params.map((_, i) => `$${first + i}`).join(', ')})
-              ON CONFLICT ON CONSTRAINT uq_ticket_links_ref DO UPDATE
-                SET isv_id = EXCLUDED.isv_id, finding_id = EXCLUDED.finding_id, target = EXCLUDED.target, updated_at = now()`,
-        params,
-      }));
-      await this.syncJobs.refreshTicketsSoon(access.tenant.id, o.connection.id);
+  /** One ticket.create per PSA connection on which the ISV holds psa.ticket.create. */
+  private async planCreate(access: TenantAccess, body: CreateTicketInput, marker: string): Promise<{ writes: PlannedWrite[]; fields: { ignored_fields: string[] } }> {
+    const writes: PlannedWrite[] = [];
+    const ignored = new Set<string>();
+    for (const c of this.access.targets(access, Grant.TicketCreate, 'psa')) {
+      const planned = await this.ticketDraft(access, c, body, marker);
+      writes.push({ connection: c, name: 'ticket.create', input: planned.draft });
+      for (const f of planned.ignored) ignored.add(f);
     }
+    return { writes, fields: { ignored_fields: [...ignored] } };
+  }
+
+  /** The store shows the tickets a commit created after a sync soon (their links were stored with the answer). */
+  async refreshCreated(tenantId: string, results: { ok: boolean; ticket_ref: string | null; connection_id: string }[]): Promise<void> {
+    for (const r of results) if (r.ok && r.ticket_ref) await this.syncJobs.refreshTicketsSoon(tenantId, r.connection_id);
   }
 
   /** A linked ticket on a connection where the caller holds `grant`; 404 when it is not in the link store. */
@@ -165,7 +154,6 @@ export class TicketsService {
       caller, access, operation: 'ticket.write', subjectRef: body.ticket_ref, request: body,
       prepare: async (marker) => {
         const { c } = await this.linked(access, body.ticket_ref, Grant.TicketUpdate);
-        const writer = writeConnector(c.connector);
         const { native, ignored } = this.vendorNative(access, c, body.vendor_native);
         const boardSourceId = body.board ? await this.refs.board(c, body.board) : undefined;
         // Statuses belong to a board: resolve them on the board the ticket is on (or moves to).
@@ -197,25 +185,18 @@ export class TicketsService {
             patch.statusSourceId = await status(body.status ?? 'in_progress');
             break;
         }
-        const problems = [...writer.checkPatch(patch), ...(note ? writer.checkNote(note) : [])];
-        if (problems.length) throw problemsError(c.connector, problems);
-        return { c, patch: Object.keys(patch).length ? patch : null, note, ignored };
+        const update: TicketUpdate = { ticketRef: body.ticket_ref, patch: Object.keys(patch).length ? patch : null, note };
+        const write: PlannedWrite = { connection: c, name: 'ticket.update', input: update };
+        checkWrite(write, !body.dry_run);
+        return { c, write, ignored };
       },
       targets: (p) => [p.c],
-      preview: (p) => {
-        const writer = writeConnector(p.c.connector);
-        return {
-          dry_run: true as const, action: body.action, ticket_ref: body.ticket_ref, ignored_fields: p.ignored,
-          preview: { targets: [targetPreview(p.c, [
-            ...(p.patch ? writer.previewUpdateTicket(body.ticket_ref, p.patch) : []),
-            ...(p.note ? writer.previewAddNote(body.ticket_ref, p.note) : []),
-          ])] },
-        };
-      },
-      commit: async (p, reservation) => {
-        const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
-          connection: p.c, write: { op: 'ticket.update', ticketRef: body.ticket_ref, patch: p.patch, note: p.note },
-        }]);
+      preview: (p) => ({
+        dry_run: true as const, action: body.action, ticket_ref: body.ticket_ref, ignored_fields: p.ignored,
+        preview: { targets: previewWrites([p.write]) },
+      }),
+      commit: async (p, run) => {
+        const [o] = await run.send([p.write]);
         if (!o.ok) throw o.error!;
         await this.syncJobs.refreshTicketsSoon(access.tenant.id, p.c.id);
         return {
@@ -232,26 +213,23 @@ export class TicketsService {
       caller, access, operation: 'time.create', subjectRef: body.ticket_ref, request: body,
       prepare: async (marker) => {
         const { c } = await this.linked(access, body.ticket_ref, Grant.TimeCreate);
-        const writer = writeConnector(c.connector);
         let memberRef: string | null = null;
         if (body.member) memberRef = (await this.refs.hasList(c, 'members')) ? await this.refs.member(c, body.member) : body.member;
-        const entry: TimeEntryDraft = {
+        const entry: TimeEntryWrite = {
           marker, ticketRef: body.ticket_ref, hours: body.hours, billable: body.billable, memberRef,
-          start: new Date(Date.now() - body.hours * 3_600_000),
+          start: new Date(Date.now() - body.hours * 3_600_000).toISOString(),
         };
-        const problems = [...timeEntryHoursProblems(entry.hours), ...writer.checkTimeEntry(entry, !body.dry_run)];
-        if (problems.length) throw problemsError(c.connector, problems);
-        return { c, entry };
+        const write: PlannedWrite = { connection: c, name: 'time.create', input: entry };
+        checkWrite(write, !body.dry_run);
+        return { c, entry, write };
       },
       targets: (p) => [p.c],
       preview: (p) => ({
         dry_run: true as const, ticket_ref: body.ticket_ref,
-        preview: { targets: [targetPreview(p.c, writeConnector(p.c.connector).previewTimeEntry(p.entry))] },
+        preview: { targets: previewWrites([p.write]) },
       }),
-      commit: async (p, reservation) => {
-        const [o] = await this.pipeline.run(access.tenant.id, reservation, [{
-          connection: p.c, write: { op: 'time.create', entry: { ...p.entry, start: p.entry.start.toISOString() } },
-        }]);
+      commit: async (p, run) => {
+        const [o] = await run.send([p.write]);
         if (!o.ok) throw o.error!;
         return {
           dry_run: false as const, idempotent_replay: false, created: true, time_entry_ref: o.result?.timeEntryRef ?? null, ticket_ref: body.ticket_ref,
@@ -260,21 +238,6 @@ export class TicketsService {
       },
     });
   }
-}
-
-/** One result per target; partial failure explicit; all failed -> the (first) failure itself. */
-export function fanOut(outcomes: TargetOutcome[]) {
-  const ok = outcomes.filter((o) => o.ok);
-  if (ok.length === 0) throw outcomes[0].error!;
-  const results = outcomes.map((o) => ({
-    connection_id: o.connection.id, connector: o.connection.connector, ok: o.ok,
-    ticket_ref: o.result?.ticketRef ?? null, note_ref: o.result?.noteRef ?? null, reconciled: o.result?.reconciled ?? false,
-    error: o.error ? { code: o.error.code, message: o.error.message, status: o.error.status } : null,
-  }));
-  return {
-    dry_run: false as const, idempotent_replay: false, partial_failure: ok.length < outcomes.length,
-    ticket_ref: ok[0].result?.ticketRef ?? null, results,
-  };
 }
 
 /** The value of a settled lookup, or its refusal thrown. */

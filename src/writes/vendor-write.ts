@@ -3,32 +3,13 @@
  * A final failure crosses the job boundary as a typed field of the result, not as text in an error.
  */
 import type { JobPayload } from '../../jobs/queue/types';
-import type { NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft } from '../connectors/write-types';
-import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
-import type { ProjectItemDraft, ProjectNoteDraft } from '../connectors/project-write-types';
-import type { DeployDraft } from '../connectors/device-write-types';
-import type { AgreementLineChange, AgreementLineDraft, AgreementLineEnd } from '../connectors/agreement-write-types';
-
-export type VendorWriteOp =
-  | { op: 'ticket.create'; draft: TicketDraft }
-  | { op: 'ticket.update'; ticketRef: string; patch: TicketPatch | null; note: NoteDraft | null }
-  | { op: 'time.create'; entry: Omit<TimeEntryDraft, 'start'> & { start: string } }
-  | { op: 'company.create'; draft: DistributorCompanyDraft }
-  /** A note or an item on an existing project (src/projects, docs/architecture.md, Projects). */
-  | { op: 'project.note'; projectRef: string; note: ProjectNoteDraft }
-  | { op: 'project.item'; projectRef: string; item: ProjectItemDraft }
-
-  /** `since`: when the commit was first reserved (ISO); a retried send looks for a run from then on. */
-  | { op: 'device.deploy'; draft: DeployDraft; since: string }
-  /** Line items on an existing agreement (rule 8, docs/architecture.md, Agreements and billing); `replace` is an end then an add, two jobs. */
-  | { op: 'agreement.line.add'; draft: AgreementLineDraft }
-  | { op: 'agreement.line.rewrite'; change: AgreementLineChange }
-  | { op: 'agreement.line.end'; end: AgreementLineEnd };
+import type { WriteCall } from '../connectors/vendor-writes';
 
 export interface VendorWriteJob extends JobPayload {
   tenantId: string;
   connectionId: string;
-  write: VendorWriteOp;
+  /** The write by name and its input; the processor asks the registry for it (src/connectors/vendor-writes.ts). */
+  write: WriteCall;
   /** An earlier commit under the same idempotency key failed or died: reconcile before sending. */
   reconcile?: boolean;
   /** The reservation (idempotency record) and its generation: the fence the job takes (write-fence.ts). */
@@ -83,8 +64,11 @@ export interface VendorWriteDone extends LeaseHandBack {
  */
 export interface VendorWriteFailure extends LeaseHandBack {
   ok: false;
-  /** `budget_spent`: our budget for the connection (shared by every ISV of the MSP) admits no call in time; nothing was sent. */
-  kind: 'throttled' | 'budget_spent' | 'unavailable' | 'validation' | 'refused' | 'unknown';
+  /**
+   * `budget_spent`: our budget for the connection (shared by every ISV of the MSP) admits no call in time;
+   * `not_supported`: the connector does not declare the write; nothing was sent in either.
+   */
+  kind: 'throttled' | 'budget_spent' | 'unavailable' | 'validation' | 'refused' | 'not_supported' | 'unknown';
   status: number;
   retryAfterSeconds: number | null;
   problems: { field: string; message: string }[];

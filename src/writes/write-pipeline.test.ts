@@ -32,6 +32,11 @@ describe('failure mapping', () => {
     expect(failureToError('autotask', failure({ kind: 'validation', message: 'bad' })).extras.details).toMatchObject({ field: 'body' });
   });
 
+  it('a write the connector does not make (the registry\'s typed refusal) is 501 not_supported', () => {
+    expect(failureToError('pax8', failure({ kind: 'not_supported', status: 501, message: 'The pax8 connector does not make the ticket.create write.' })))
+      .toMatchObject({ code: 'not_supported', status: 501, message: 'The pax8 connector does not make the ticket.create write.' });
+  });
+
   it('any other definite refusal is 502 vendor_error with the vendor status', () => {
     expect(failureToError('pax8', failure({ kind: 'refused', status: 409 }))).toMatchObject({ code: 'vendor_error', status: 502, extras: { details: { vendor_status: 409 } } });
   });

@@ -5,21 +5,46 @@
  * and wait for it, and store the answer so that a replay returns it. The answer is one of the typed
  * results of src/operations/write-results.ts.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Connection } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
 import { auditInsert, type AuditInput, type AuditService } from '../audit/audit.service';
 import { isvOf, type TenantAccess } from '../access/access.service';
-import { isMspOf, isvOfCaller, type Caller } from '../access/caller';
-import { capabilitiesOf } from '../connectors/registry';
+import { isvOfCaller, type Caller } from '../access/caller';
+import { capabilitiesOf, vendorWrite } from '../connectors/registry';
+import type { WriteCall } from '../connectors/vendor-writes';
 import type { FieldProblem } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
-import { writeStatus } from '../operations/write-results';
+import { targetPreview, writeStatus } from '../operations/write-results';
 import { IdempotencyService, requestHash, type StoredWith } from './idempotency.service';
+import { writeMarker, writeOwner } from './marker';
+import { ticketLinkRows } from './ticket-links';
 import type { ReservedLease } from './write-fence';
-import { VENDOR_WRITE_JOB_OPTIONS, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteOp, type VendorWriteResult } from './vendor-write';
+import { VENDOR_WRITE_JOB_OPTIONS, type VendorWriteDone, type VendorWriteFailure, type VendorWriteJob, type VendorWriteResult } from './vendor-write';
 
-export interface CommitReservation {
+/**
+ * One vendor write of a commit: the write by name and its input (src/connectors/vendor-writes.ts), on a
+ * connection; `step` when one reservation writes more than once on one connection (an agreement-line replace).
+ */
+export type PlannedWrite = WriteCall & { connection: Connection; step?: string };
+
+/**
+ * What a feature's commit may do under its reservation, and nothing of the fence: the lease, its hand-back
+ * and landing time stay in the skeleton (and the job).
+ */
+export interface CommitRun {
+  /** The reservation (idempotency record) the commit runs under. */
+  readonly id: string;
+  /** An earlier commit under the same key failed or died: this one takes it over (and reconciles). */
+  readonly takeover: boolean;
+  /** Runs one `vendor.write` job per planned write and waits for their outcomes. */
+  send(writes: PlannedWrite[]): Promise<TargetOutcome[]>;
+  /** A row a reader must find once the answer is given, stored in the statement that stores the outcome. */
+  storeWithAnswer(row: StoredWith): void;
+}
+
+/** A reservation as the skeleton holds it while its commit runs (write-fence.ts). */
+interface CommitReservation {
   id: string;
   takeover: boolean;
   /** The fence token of this reservation: jobs of an older generation send nothing. */
@@ -72,9 +97,37 @@ export interface WriteSpec<P, Preview extends WriteResultBase, Commit extends Wr
   /** The connections a commit writes to (the limited connector commits only on its fixture host). */
   targets(prepared: P): Connection[];
   preview(prepared: P): Preview;
-  commit(prepared: P, reservation: CommitReservation): Promise<Commit>;
+  commit(prepared: P, run: CommitRun): Promise<Commit>;
   auditDetail?(result: Preview | Commit): Record<string, unknown>;
 }
+
+/** A write of one vendor write per target, answered one result per target (FanOut): ticket create, finding route. */
+export interface FanOutSpec<F extends Record<string, unknown>, C extends Record<string, unknown> = Record<never, never>> {
+  caller: Caller;
+  access: TenantAccess;
+  /** Idempotency scope and audit action. */
+  operation: string;
+  subjectRef?: string | null;
+  request: { dry_run: boolean; idempotency_key?: string | null };
+  /**
+   * The writes, planned by the feature's service from the store with the marker of writeMarker (no side
+   * effect), the answer's own fields and those only a commit answers. Already started: the skeleton
+   * reserves the key meanwhile and awaits it after, so a replay answers what the first commit answered
+   * even when planning now refuses.
+   */
+  plan: Promise<FanOutPlan<F, C>>;
+  /** Tickets created go into the link store with the answer: only those take write-back and time. */
+  link?: { target: string; findingId: string | null };
+}
+
+export interface FanOutPlan<F, C> {
+  writes: PlannedWrite[];
+  fields: F;
+  committed?: C;
+}
+
+export type FanOutPreview<F> = { dry_run: true; preview: { targets: ReturnType<typeof targetPreview>[] } } & F;
+export type FanOutAnswer<F> = ReturnType<typeof fanOutOf> & F;
 
 /** The job must have answered this long before the request stops waiting (queue and database latency). */
 const answerMargin = (waitMs: number) => Math.min(10_000, Math.floor(waitMs / 4));
@@ -87,12 +140,38 @@ export function problemsError(connector: string, problems: FieldProblem[]): Serv
 }
 
 /**
- * Whose idempotency keys a write uses: the ISV's, or for an MSP key (charge approval) the tenant's
- * own, which no ISV id can equal. Admin callers make no write.
+ * The vendor's rules for a planned write (the registry's write of its connector, or 501 when the connector
+ * does not make it); a problem is 422 `validation` before anything is reserved or sent. `live`: a commit.
  */
-function writeOwner(caller: Caller, tenantId: string): string {
-  if (isMspOf(caller, tenantId)) return tenantId;
-  return isvOf(caller);
+export function checkWrite(w: PlannedWrite, live: boolean): void {
+  const problems = vendorWrite(w.connection.connector, w.name).check(w.input as never, live);
+  if (problems.length) throw problemsError(w.connection.connector, problems);
+}
+
+/** The exact vendor requests of planned writes, per target, in order; nothing is sent. */
+export function previewWrites(writes: PlannedWrite[]): ReturnType<typeof targetPreview>[] {
+  const targets = new Map<string, ReturnType<typeof targetPreview>>();
+  for (const w of writes) {
+    const t = targets.get(w.connection.id) ?? targetPreview(w.connection, []);
+    t.requests.push(...vendorWrite(w.connection.connector, w.name).preview(w.input as never));
+    targets.set(w.connection.id, t);
+  }
+  return [...targets.values()];
+}
+
+/** One result per target; partial failure explicit; all failed: the (first) failure itself. */
+export function fanOutOf(outcomes: TargetOutcome[]) {
+  const ok = outcomes.filter((o) => o.ok);
+  if (ok.length === 0) throw outcomes[0].error!;
+  const results = outcomes.map((o) => ({
+    connection_id: o.connection.id, connector: o.connection.connector, ok: o.ok,
+    ticket_ref: o.result?.ticketRef ?? null, note_ref: o.result?.noteRef ?? null, reconciled: o.result?.reconciled ?? false,
+    error: o.error ? { code: o.error.code, message: o.error.message, status: o.error.status } : null,
+  }));
+  return {
+    dry_run: false as const, idempotent_replay: false, partial_failure: ok.length < outcomes.length,
+    ticket_ref: ok[0].result?.ticketRef ?? null, results,
+  };
 }
 
 /**
@@ -127,7 +206,7 @@ export class WritePipeline {
     // A commit's audit entry is stored with its answer, in one statement (once): set when that happened.
     let auditedWithAnswer = false;
     return this.audited(spec.caller, tenantId, action, subjectRef, async () => {
-      const marker = this.marker({ isvId, tenantId, operation: spec.operation, key });
+      const marker = writeMarker(isvId, tenantId, spec.operation, key);
       if (dryRun) return spec.preview(await spec.prepare(marker));
       // The request schemas refuse a commit without a key; this guards any other caller of the skeleton.
       if (!key) throw new ServiceError('request_invalid', 'A commit (dry_run false) needs an idempotency_key.');
@@ -135,7 +214,7 @@ export class WritePipeline {
       // has changed since (an imported company is no longer a leftover); a refusal frees the key.
       return this.once(isvId, tenantId, spec.operation, key, spec.request, () => spec.prepare(marker), async (prepared, reservation) => {
         for (const c of spec.targets(prepared)) this.assertLiveAllowed(c);
-        return spec.commit(prepared, reservation);
+        return spec.commit(prepared, this.runOf(tenantId, reservation));
       }, (answer) => {
         auditedWithAnswer = true;
         return { tenantId, isvId: auditIsv(spec.caller), action, outcome: 'ok', subjectRef, detail: detailOf(answer) };
@@ -144,14 +223,33 @@ export class WritePipeline {
   }
 
   /**
-   * The write marker, stored at the vendor so that a write of unknown outcome can be found again. It
-   * derives from the idempotency key, so a preview shows the very marker a commit sends and a retry
-   * after a failure finds what an earlier try may have landed.
+   * A fan-out write, in one direction: the planned writes are checked against their vendors' rules, then
+   * previewed, or committed once per key (one `vendor.write` job each) and answered one result per target;
+   * created tickets are linked with the answer. Nothing here calls back into the feature.
    */
-  marker(scope: { isvId: string; tenantId: string; operation: string; key: string | null | undefined }): string {
-    if (!scope.key) return `msp-${randomUUID().replace(/-/g, '').slice(0, 24)}`;
-    const h = createHash('sha256').update(`${scope.isvId}\n${scope.tenantId}\n${scope.operation}\n${scope.key}`).digest('hex');
-    return `msp-${h.slice(0, 24)}`;
+  async fanOut<F extends Record<string, unknown>, C extends Record<string, unknown> = Record<never, never>>(spec: FanOutSpec<F, C>): Promise<FanOutPreview<F> | FanOutAnswer<F & C>> {
+    const tenantId = spec.access.tenant.id;
+    const live = !spec.request.dry_run;
+    const planned = spec.plan.then((p) => {
+      for (const w of p.writes) checkWrite(w, live);
+      return p;
+    });
+    const ticketRefs = (r: FanOutPreview<F> | FanOutAnswer<F & C>) => ({ dry_run: r.dry_run, ticket_refs: r.dry_run ? [] : (r as FanOutAnswer<F & C>).results.map((x) => x.ticket_ref) });
+    return this.write<FanOutPlan<F, C>, FanOutPreview<F>, FanOutAnswer<F & C>>({
+      caller: spec.caller, access: spec.access, operation: spec.operation, subjectRef: spec.subjectRef, request: spec.request,
+      prepare: () => planned,
+      targets: (p) => p.writes.map((w) => w.connection),
+      preview: (p) => ({ dry_run: true as const, preview: { targets: previewWrites(p.writes) }, ...p.fields }),
+      commit: async (p, run) => {
+        const outcomes = await run.send(p.writes);
+        if (spec.link) {
+          const isvId = isvOf(spec.caller);
+          for (const row of ticketLinkRows(tenantId, isvId, outcomes, spec.link.findingId, spec.link.target)) run.storeWithAnswer(row);
+        }
+        return { ...fanOutOf(outcomes), ...p.fields, ...(p.committed as C) };
+      },
+      auditDetail: ticketRefs,
+    });
   }
 
   /** The sandbox simulators are the fixture hosts of the limited connector (rule 14). */
@@ -205,11 +303,20 @@ export class WritePipeline {
     }
   }
 
+  /** What the feature's commit sees of its reservation. */
+  private runOf(tenantId: string, reservation: CommitReservation): CommitRun {
+    return {
+      id: reservation.id, takeover: reservation.takeover,
+      send: (writes) => this.run(tenantId, reservation, writes),
+      storeWithAnswer: (row) => reservation.storeWithAnswer(row),
+    };
+  }
+
   /**
    * Enqueues one vendor write per target and waits for all. The job id derives from the reservation
    * (a take-over of a failed key gets a fresh one, and reconciles before it sends).
    */
-  async run(tenantId: string, reservation: CommitReservation, targets: { connection: Connection; write: VendorWriteOp; step?: string }[]): Promise<TargetOutcome[]> {
+  private async run(tenantId: string, reservation: CommitReservation, targets: PlannedWrite[]): Promise<TargetOutcome[]> {
     // The lease reserved with the key goes to the first job only, once: the others (more targets, a
     // later step) take the lease in turn, as every job did before.
     const reserved = reservation.lease;
@@ -220,7 +327,7 @@ export class WritePipeline {
       // `step`: several writes of one reservation on one connection (an agreement line replace).
       const jobId = `write-${reservation.id}-${t.connection.id}${t.step ? `-${t.step}` : ''}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
       const data: VendorWriteJob = {
-        tenantId, connectionId: t.connection.id, write: t.write, reconcile: reservation.takeover,
+        tenantId, connectionId: t.connection.id, write: { name: t.name, input: t.input } as WriteCall, reconcile: reservation.takeover,
         reservationId: reservation.id, generation: reservation.generation, ...(i === 0 && reserved ? { lease: reserved } : {}),
         // Alone, the job hands its lease back to this request; beside others, it frees it for them at once.
         handBack: targets.length === 1,
@@ -299,6 +406,8 @@ export function failureToError(connector: string, f: VendorWriteFailure | null):
       return new ServiceError('vendor_unavailable', `${connector} stayed unavailable; nothing was created.`, {
         retryAfterSeconds: f.retryAfterSeconds ?? 30, details: { vendor_status: f.status },
       });
+    case 'not_supported':
+      return ServiceError.notSupported(f.message);
     case 'validation':
       return problemsError(connector, f.problems.length ? f.problems : [{ field: 'body', message: f.message }]);
     case 'unknown':

@@ -31,14 +31,15 @@
  * unitChange uses the synced quantity (the commit uses the live one).
  */
 import {
-  commonLineProblems, endBeforeStart, type AgreementLineDraft, type AgreementLineWriter, type SyncedLine, type WrittenLine,
+  type AgreementLineDraft, type AgreementLineWriter, type SyncedLine, type WrittenLine,
 } from '../agreement-write-types';
-import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
+import { VendorValidationError, type FieldMap } from '../vendor-errors';
+import { writerCall, type WriterRequest } from '../writer-http';
 import { VendorHttpError } from '../vendor-http';
+import { commonLineProblems, endProblems, lineIdProblems, rewriteProblems, type LineVendor } from '../agreement-line-rules';
 import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId } from '../write-support';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
-import { AUTOTASK_PAGE_SIZE, type FilterItem, type Native } from './client';
-import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
+import { AUTOTASK_PAGE_SIZE, autotaskDialect, type FilterItem, type Native } from './client';
 
 type Body = Record<string, unknown>;
 
@@ -84,26 +85,9 @@ const unitDelta = (target: number, current: SyncedLine | null): number | string 
 
 // ---- HTTP ----
 
-function headers(credentials: Record<string, string>): Record<string, string> {
-  const { username, secret, integrationCode } = credentials;
-  if (!username || !secret || !integrationCode) throw new Error('autotask credentials need username, secret and integrationCode');
-  return { ApiIntegrationCode: integrationCode, UserName: username, Secret: secret };
-}
-
-/** One Autotask call; a 500/400 with `{errors}` is a refusal (VendorValidationError), never retried. */
-async function call<T>(ctx: WriteContext, req: VendorRequestPreview & { read?: boolean }, fallback: string): Promise<T> {
-  try {
-    const res = await ctx.http.request<T>({
-      method: req.method, url: `${ctx.baseUrl}${req.path}`, headers: headers(ctx.credentials), json: req.body,
-      retry: req.read ?? req.method === 'GET',
-    });
-    return res.body;
-  } catch (err) {
-    if (!isAutotaskValidationError(err)) throw err;
-    const problems = autotaskErrorMessages(err.body).map((message) => ({ field: fieldNamedIn(message, LINE_FIELDS, fallback), message }));
-    throw new VendorValidationError('autotask', problems, err.status, err.body);
-  }
-}
+/** One Autotask call (writer-http.ts); a 500/400 with `{errors}` is a refusal (VendorValidationError), never retried. */
+const send = writerCall(autotaskDialect);
+const call = <T>(ctx: WriteContext, req: WriterRequest, fallback: string) => send<T>(ctx, req, LINE_FIELDS, fallback);
 
 async function query(ctx: WriteContext, entity: string, filter: FilterItem[]): Promise<Native[]> {
   const body = await call<{ items?: Native[] }>(ctx, {
@@ -160,9 +144,7 @@ function written(item: Native): WrittenLine {
 
 // ---- Rules ----
 
-function idProblems(ids: [string, string][]): FieldProblem[] {
-  return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(id)} is not an Autotask id.` }));
-}
+const VENDOR: LineVendor = { name: 'Autotask', anId: 'an Autotask id' };
 
 /** ContractServiceAdjustments.unitChange is an integer: Autotask counts whole units. */
 function wholeUnits(quantity: number | undefined): FieldProblem[] {
@@ -221,7 +203,7 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
 
   checkAdd(d) {
     const problems = [
-      ...idProblems([['agreement_source_id', d.agreementSourceId], ['product_source_id', d.productSourceId]]),
+      ...lineIdProblems(VENDOR, [['agreement_source_id', d.agreementSourceId], ['product_source_id', d.productSourceId]]),
       ...commonLineProblems(d, [['effective_date', d.effectiveDate]]),
       ...wholeUnits(d.quantity),
     ];
@@ -237,26 +219,15 @@ export const autotaskAgreementWriter: AgreementLineWriter = {
   },
 
   checkRewrite(c) {
-    const problems = [
-      ...idProblems([['agreement_source_id', c.agreementSourceId], ['line_source_id', c.lineSourceId]]),
-      ...commonLineProblems(c, [['effective_date', c.effectiveDate]]),
-      ...wholeUnits(c.quantity),
-    ];
+    const problems = [...rewriteProblems(VENDOR, c, { dated: true }), ...wholeUnits(c.quantity)];
     if (c.unitCost !== undefined) {
       problems.push({ field: 'unit_cost', message: 'Autotask takes a contract service\'s cost from the service; ContractServices.unitCost cannot be updated.' });
-    }
-    if (c.quantity === undefined && c.unitPrice === undefined && c.unitCost === undefined) {
-      problems.push({ field: 'quantity', message: 'A rewrite changes the quantity or the unit price; neither was given.' });
     }
     return problems;
   },
 
   checkEnd(e) {
-    return [
-      ...idProblems([['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
-      ...commonLineProblems({}, [['effective_date', e.endDate]]),
-      ...endBeforeStart('Autotask', e.endDate, e.current?.effectiveStart),
-    ];
+    return endProblems(VENDOR, e);
   },
 
   previewAdd(d) {

@@ -2,7 +2,7 @@ import type { ConnectorCapabilities } from '../capabilities';
 import { AUTOTASK_PAGE_SIZE } from './client';
 
 export const autotaskCapabilities: ConnectorCapabilities = {
-  writes: ['ticket.create', 'ticket.update', 'time.create', 'project.write'],
+  writes: ['ticket.create', 'ticket.update', 'time.create', 'project.write', 'agreement.write'],
   commits: 'live',
   pageSize: AUTOTASK_PAGE_SIZE,
   credentials: ['username', 'secret', 'integrationCode'],

@@ -14,6 +14,9 @@
  * - Requests are sequential: Autotask allows 3 concurrent requests per entity endpoint and integration.
  */
 import type { SyncContext } from '../types';
+import { fieldNamedIn } from '../vendor-errors';
+import type { VendorDialect } from '../writer-http';
+import { autotaskErrorMessages } from './errors';
 
 export const AUTOTASK_PAGE_SIZE = 500;
 /** Autotask caps a query at 500 conditions; an `in` list counts each value. */
@@ -50,11 +53,26 @@ interface QueryPage {
 /** Matches every record: Autotask refuses a query without a condition, and ids start at 0. */
 export const ALL: FilterItem[] = [{ op: 'exist', field: 'id' }];
 
-function headers(ctx: SyncContext): Record<string, string> {
-  const { username, secret, integrationCode } = ctx.credentials;
+/** The three auth headers of every Autotask call, read and write side alike. */
+export function autotaskHeaders(credentials: Record<string, string>): Record<string, string> {
+  const { username, secret, integrationCode } = credentials;
   if (!username || !secret || !integrationCode) throw new Error('autotask credentials need username, secret and integrationCode');
   return { ApiIntegrationCode: integrationCode, UserName: username, Secret: secret };
 }
+
+const headers = (ctx: SyncContext) => autotaskHeaders(ctx.credentials);
+
+/**
+ * How Autotask's writers call it (writer-http.ts): its refusal is a 500 or 400 whose body carries an
+ * `errors` list (errors.ts); one without the list is a fault, not a refusal.
+ */
+export const autotaskDialect: VendorDialect = {
+  connector: 'autotask',
+  headers: (ctx) => autotaskHeaders(ctx.credentials),
+  renewsTokenOn401: false,
+  refusedStatuses: [500, 400],
+  problems: (body, fields, fallback) => autotaskErrorMessages(body).map((message) => ({ field: fieldNamedIn(message, fields, fallback), message })),
+};
 
 export interface ZoneInformation {
   zoneName?: string;

@@ -20,13 +20,12 @@
  * Proposal, Template, Baseline, Archived, Client, Internal). Template and Baseline projects are plans,
  * not work, and take no notes or tasks here; mapping.ts `mapProject` sets `baseline` for both.
  */
-import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
-import type { VendorHttpError } from '../vendor-http';
+import { VendorValidationError, type FieldMap } from '../vendor-errors';
+import { writerCall } from '../writer-http';
 import { defined, hasMarker, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker } from '../write-support';
-import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
+import type { FieldProblem, WriteContext } from '../write-types';
 import type { ProjectItemDraft, ProjectNoteDraft, ProjectWriter } from '../project-write-types';
-import { AUTOTASK_PAGE_SIZE, pickByLabel, picklistId, type FieldInfo, type FilterItem, type Native } from './client';
-import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
+import { AUTOTASK_PAGE_SIZE, autotaskDialect, pickByLabel, picklistId, type FieldInfo, type FilterItem, type Native } from './client';
 
 const NOTE_TITLE_MAX = 250;
 const NOTE_DESCRIPTION_MAX = 32000;
@@ -75,25 +74,7 @@ function taskBody(projectRef: string, i: ProjectItemDraft, picks: Picks): Body {
   });
 }
 
-function headers(credentials: Record<string, string>): Record<string, string> {
-  const { username, secret, integrationCode } = credentials;
-  if (!username || !secret || !integrationCode) throw new Error('autotask credentials need username, secret and integrationCode');
-  return { ApiIntegrationCode: integrationCode, UserName: username, Secret: secret };
-}
-
-async function call<T>(ctx: WriteContext, req: { method: VendorRequestPreview['method']; path: string; body?: unknown; read?: boolean }, fields: FieldMap, fallback: string): Promise<T> {
-  try {
-    const res = await ctx.http.request<T>({
-      method: req.method, url: `${ctx.baseUrl}${req.path}`, headers: headers(ctx.credentials), json: req.body,
-      retry: req.read ?? req.method === 'GET',
-    });
-    return res.body;
-  } catch (err) {
-    if (!isAutotaskValidationError(err)) throw err;
-    const problems = autotaskErrorMessages(err.body).map((message) => ({ field: fieldNamedIn(message, fields, fallback), message }));
-    throw new VendorValidationError('autotask', problems, (err as VendorHttpError).status, err.body);
-  }
-}
+const call = writerCall(autotaskDialect);
 
 async function query(ctx: WriteContext, entity: string, filter: FilterItem[]): Promise<Native[]> {
   const body = await call<{ items?: Native[] }>(ctx, {

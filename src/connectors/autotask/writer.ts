@@ -12,7 +12,8 @@
  * reads and retry throttling.
  */
 import { VendorHttpError } from '../vendor-http';
-import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
+import { VendorValidationError, type FieldMap } from '../vendor-errors';
+import { writerCall } from '../writer-http';
 import {
   defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker,
 } from '../write-support';
@@ -20,8 +21,7 @@ import type {
   CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
   WriteConnector, WriteContext,
 } from '../write-types';
-import { AUTOTASK_PAGE_SIZE, picklist, type FieldInfo, type FilterItem, type Native, type PicklistValue } from './client';
-import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
+import { AUTOTASK_PAGE_SIZE, autotaskDialect, picklist, type FieldInfo, type FilterItem, type Native, type PicklistValue } from './client';
 
 const TITLE_MAX = 255;
 const DESCRIPTION_MAX = 8000;
@@ -197,40 +197,8 @@ const noteField = (n: NoteDraft) => (n.resolution ? 'evidence' : 'note.text');
 
 // ---- HTTP ----
 
-function headers(credentials: Record<string, string>): Record<string, string> {
-  const { username, secret, integrationCode } = credentials;
-  if (!username || !secret || !integrationCode) throw new Error('autotask credentials need username, secret and integrationCode');
-  return { ApiIntegrationCode: integrationCode, UserName: username, Secret: secret };
-}
-
-interface Send {
-  method: VendorRequestPreview['method'];
-  path: string;
-  body?: unknown;
-  /** Safe to repeat (reads, including POST <Entity>/query). */
-  read?: boolean;
-}
-
-async function call<T>(ctx: WriteContext, req: Send, fields: FieldMap, fallback: string): Promise<T> {
-  try {
-    const res = await ctx.http.request<T>({
-      method: req.method,
-      url: `${ctx.baseUrl}${req.path}`,
-      headers: headers(ctx.credentials),
-      json: req.body,
-      retry: req.read ?? req.method === 'GET',
-    });
-    return res.body;
-  } catch (err) {
-    throw refusal(err, fields, fallback);
-  }
-}
-
-function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
-  if (!isAutotaskValidationError(err)) return err;
-  const problems = autotaskErrorMessages(err.body).map((message) => ({ field: fieldNamedIn(message, fields, fallback), message }));
-  return new VendorValidationError('autotask', problems, (err as VendorHttpError).status, err.body);
-}
+/** One Autotask call (writer-http.ts); `read` marks a POST <Entity>/query as safe to repeat. */
+const call = writerCall(autotaskDialect);
 
 /** The first page of a query (a marker matches one record). */
 async function query(ctx: WriteContext, entity: string, filter: FilterItem[]): Promise<Native[]> {

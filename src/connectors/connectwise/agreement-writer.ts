@@ -16,14 +16,15 @@
  * Writes are sent once (`retry: false`); lookups retry throttling as reads do.
  */
 import {
-  commonLineProblems, endBeforeStart, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
+  type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
   type AgreementLineWriter, type WrittenLine,
 } from '../agreement-write-types';
-import { VendorHttpError } from '../vendor-http';
-import { fieldNamedIn, requestField, VendorValidationError, type FieldMap } from '../vendor-errors';
-import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, vendorId } from '../write-support';
-import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
-import { cwHeaders, CW_MAX_PAGE_SIZE, type CwNative } from './client';
+import type { FieldMap } from '../vendor-errors';
+import { writerCall, type WriterRequest } from '../writer-http';
+import { commonLineProblems, endProblems, lineIdProblems, rewriteProblems, type LineVendor } from '../agreement-line-rules';
+import { defined, hasMarker, markerLine, markerSearchText, quoted, vendorId } from '../write-support';
+import type { WriteContext } from '../write-types';
+import { cwDialect, CW_MAX_PAGE_SIZE, type CwNative } from './client';
 
 type Body = Record<string, unknown>;
 
@@ -79,28 +80,9 @@ function endOps(e: AgreementLineEnd): Body[] {
 
 // ---- HTTP ----
 
-/** One ConnectWise call; its 400 (`{code, message, errors: [{field, message}]}`) becomes a VendorValidationError. */
-async function call<T>(ctx: WriteContext, req: VendorRequestPreview & { query?: Record<string, string | number> }, fallback: string): Promise<T> {
-  try {
-    const res = await ctx.http.request<T>({
-      method: req.method, url: `${ctx.baseUrl}${req.path}`, headers: cwHeaders(ctx.credentials), query: req.query, json: req.body,
-      retry: req.method === 'GET',
-    });
-    return res.body;
-  } catch (err) {
-    if (!(err instanceof VendorHttpError) || err.status !== 400) throw err;
-    const body = (err.body ?? {}) as { message?: unknown; errors?: { field?: unknown; message?: unknown }[] };
-    const problems: FieldProblem[] = (Array.isArray(body.errors) ? body.errors : []).map((e) => ({
-      field: requestField(typeof e.field === 'string' ? e.field : null, ADDITION_FIELDS, fallback),
-      message: typeof e.message === 'string' ? e.message : 'ConnectWise refused this field.',
-    }));
-    if (!problems.length) {
-      const message = typeof body.message === 'string' ? body.message : 'ConnectWise refused the request.';
-      problems.push({ field: fieldNamedIn(message, ADDITION_FIELDS, fallback), message });
-    }
-    throw new VendorValidationError('connectwise', problems, err.status, err.body);
-  }
-}
+/** One ConnectWise call (writer-http.ts); its 400 becomes a VendorValidationError naming our line fields. */
+const send = writerCall(cwDialect);
+const call = <T>(ctx: WriteContext, req: WriterRequest, fallback: string) => send<T>(ctx, req, ADDITION_FIELDS, fallback);
 
 function written(rec: CwNative): WrittenLine {
   return { lineRef: String(rec.id), native: rec };
@@ -108,9 +90,7 @@ function written(rec: CwNative): WrittenLine {
 
 // ---- Rules ----
 
-function idProblems(ids: [string, string][]): FieldProblem[] {
-  return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(id)} is not a ConnectWise id.` }));
-}
+const VENDOR: LineVendor = { name: 'ConnectWise', anId: 'a ConnectWise id' };
 
 // ---- The writer ----
 
@@ -119,7 +99,7 @@ export const connectwiseAgreementWriter: AgreementLineWriter = {
 
   checkAdd(d) {
     const problems = [
-      ...idProblems([['agreement_source_id', d.agreementSourceId], ['product_source_id', d.productSourceId]]),
+      ...lineIdProblems(VENDOR, [['agreement_source_id', d.agreementSourceId], ['product_source_id', d.productSourceId]]),
       ...commonLineProblems(d, [['effective_date', d.effectiveDate]]),
     ];
     if (!d.product) {
@@ -134,22 +114,11 @@ export const connectwiseAgreementWriter: AgreementLineWriter = {
   },
 
   checkRewrite(c) {
-    const problems = [
-      ...idProblems([['agreement_source_id', c.agreementSourceId], ['line_source_id', c.lineSourceId]]),
-      ...commonLineProblems(c, []),
-    ];
-    if (c.quantity === undefined && c.unitPrice === undefined && c.unitCost === undefined) {
-      problems.push({ field: 'quantity', message: 'A rewrite changes the quantity, the unit price or the unit cost; none was given.' });
-    }
-    return problems;
+    return rewriteProblems(VENDOR, c, { dated: false });
   },
 
   checkEnd(e) {
-    return [
-      ...idProblems([['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
-      ...commonLineProblems({}, [['effective_date', e.endDate]]),
-      ...endBeforeStart('ConnectWise', e.endDate, e.current?.effectiveStart),
-    ];
+    return endProblems(VENDOR, e);
   },
 
   previewAdd(d) {

@@ -2,7 +2,7 @@ import type { ConnectorCapabilities } from '../capabilities';
 import { CW_MAX_PAGE_SIZE } from './client';
 
 export const connectwiseCapabilities: ConnectorCapabilities = {
-  writes: ['ticket.create', 'ticket.update', 'time.create', 'project.write', 'charge.approve'],
+  writes: ['ticket.create', 'ticket.update', 'time.create', 'project.write', 'agreement.write', 'charge.approve'],
   commits: 'live',
   pageSize: CW_MAX_PAGE_SIZE,
   credentials: ['companyId', 'publicKey', 'privateKey', 'clientId'],

@@ -3,6 +3,9 @@
  * ConnectWise allows (1000), and the RFC 5988 `Link` header's rel="next" to walk the pages.
  */
 import type { SyncContext } from '../types';
+import { fieldNamedIn, requestField } from '../vendor-errors';
+import type { VendorDialect } from '../writer-http';
+import type { FieldProblem } from '../write-types';
 
 export const CW_MAX_PAGE_SIZE = 1000;
 
@@ -18,6 +21,29 @@ export function cwHeaders(credentials: Record<string, string>): Record<string, s
   const basic = Buffer.from(`${companyId}+${publicKey}:${privateKey}`).toString('base64');
   return { authorization: `Basic ${basic}`, clientId };
 }
+
+/**
+ * How ConnectWise's writers call it (writer-http.ts): Basic auth with the clientId header, and its
+ * refusal of an object, 400 `{code: "InvalidObject", message, errors: [{field, message}]}`.
+ */
+export const cwDialect: VendorDialect = {
+  connector: 'connectwise',
+  headers: (ctx) => cwHeaders(ctx.credentials),
+  renewsTokenOn401: false,
+  refusedStatuses: [400],
+  problems(raw, fields, fallback) {
+    const body = (raw ?? {}) as { message?: unknown; errors?: { field?: unknown; message?: unknown }[] };
+    const problems: FieldProblem[] = (Array.isArray(body.errors) ? body.errors : []).map((e) => ({
+      field: requestField(typeof e.field === 'string' ? e.field : null, fields, fallback),
+      message: typeof e.message === 'string' ? e.message : 'ConnectWise refused this field.',
+    }));
+    if (!problems.length) {
+      const message = typeof body.message === 'string' ? body.message : 'ConnectWise refused the request.';
+      problems.push({ field: fieldNamedIn(message, fields, fallback), message });
+    }
+    return problems;
+  },
+};
 
 /** The URL of the `rel` link in an RFC 5988 Link header, or null. */
 export function linkUrl(header: string | null, rel: string): string | null {

@@ -22,12 +22,12 @@
  *
  * Writes are sent once (`retry: false`); lookups (GET) retry throttling as reads do.
  */
-import { VendorHttpError } from '../vendor-http';
-import { fieldNamedIn, requestField, VendorValidationError, type FieldMap } from '../vendor-errors';
+import { VendorValidationError, type FieldMap } from '../vendor-errors';
+import { writerCall } from '../writer-http';
 import { defined, hasMarker, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker } from '../write-support';
-import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
+import type { FieldProblem, WriteContext } from '../write-types';
 import type { ProjectItemDraft, ProjectNoteDraft, ProjectWriter } from '../project-write-types';
-import { cwHeaders, CW_MAX_PAGE_SIZE, type CwNative } from './client';
+import { cwDialect, CW_MAX_PAGE_SIZE, type CwNative } from './client';
 
 const SUMMARY_MAX = 100;
 /** Reconciliation reads the notes of at most this many same-summary tickets of the project. */
@@ -63,34 +63,8 @@ function condText(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
-interface Send { method: VendorRequestPreview['method']; path: string; body?: unknown; query?: Record<string, string | number> }
-
-async function call<T>(ctx: WriteContext, req: Send, fields: FieldMap, fallback: string): Promise<T> {
-  try {
-    const res = await ctx.http.request<T>({
-      method: req.method, url: `${ctx.baseUrl}${req.path}`, headers: cwHeaders(ctx.credentials),
-      query: req.query, json: req.body, retry: req.method === 'GET',
-    });
-    return res.body;
-  } catch (err) {
-    throw refusal(err, fields, fallback);
-  }
-}
-
-/** ConnectWise refuses an object with 400 `{code, message, errors: [{field, message}]}`; 404 an unknown parent. */
-function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
-  if (!(err instanceof VendorHttpError) || (err.status !== 400 && err.status !== 404)) return err;
-  const body = (err.body ?? {}) as { message?: unknown; errors?: { field?: unknown; message?: unknown }[] };
-  const problems: FieldProblem[] = (Array.isArray(body.errors) ? body.errors : []).map((e) => ({
-    field: requestField(typeof e.field === 'string' ? e.field : null, fields, fallback),
-    message: typeof e.message === 'string' ? e.message : 'ConnectWise refused this field.',
-  }));
-  if (!problems.length) {
-    const message = typeof body.message === 'string' ? body.message : 'ConnectWise refused the request.';
-    problems.push({ field: fieldNamedIn(message, fields, fallback), message });
-  }
-  return new VendorValidationError('connectwise', problems, err.status, err.body);
-}
+/** ConnectWise refuses an object with 400 and an unknown parent with 404 (writer-http.ts). */
+const call = writerCall(cwDialect, [400, 404]);
 
 async function list(ctx: WriteContext, path: string, conditions: string | null, fields: FieldMap): Promise<CwNative[]> {
   const query = { pageSize: CW_MAX_PAGE_SIZE, page: 1, orderBy: 'id asc', ...(conditions ? { conditions } : {}) };

@@ -16,16 +16,16 @@
  * Writes are sent once (`retry: false`): a POST repeated after a lost answer could land twice. Lookups
  * (GET) retry throttling as reads do.
  */
-import { VendorHttpError } from '../vendor-http';
-import { fieldNamedIn, requestField, VendorValidationError, type FieldMap } from '../vendor-errors';
+import type { FieldMap } from '../vendor-errors';
+import { writerCall } from '../writer-http';
 import {
   defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, vendorId, withMarker,
 } from '../write-support';
 import type {
-  FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
+  FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft,
   WriteConnector, WriteContext,
 } from '../write-types';
-import { cwDate, cwHeaders, CW_MAX_PAGE_SIZE, type CwNative } from './client';
+import { cwDate, cwDialect, CW_MAX_PAGE_SIZE, type CwNative } from './client';
 
 const SUMMARY_MAX = 100;
 const EXTERNAL_XREF_MAX = 100;
@@ -131,45 +131,8 @@ function noteField(n: NoteDraft): string {
 
 // ---- HTTP ----
 
-interface Send {
-  method: VendorRequestPreview['method'];
-  path: string;
-  body?: unknown;
-  query?: Record<string, string | number>;
-}
-
-/** One ConnectWise call; a 400 (ConnectWise's validation refusal) becomes a VendorValidationError. */
-async function call<T>(ctx: WriteContext, req: Send, fields: FieldMap, fallback: string): Promise<T> {
-  try {
-    const res = await ctx.http.request<T>({
-      method: req.method,
-      url: `${ctx.baseUrl}${req.path}`,
-      headers: cwHeaders(ctx.credentials),
-      query: req.query,
-      json: req.body,
-      retry: req.method === 'GET',
-    });
-    return res.body;
-  } catch (err) {
-    throw refusal(err, fields, fallback);
-  }
-}
-
-/** ConnectWise answers a refused object with 400 `{code: "InvalidObject", errors: [{field, message}]}`. */
-function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
-  if (!(err instanceof VendorHttpError) || err.status !== 400) return err;
-  const body = (err.body ?? {}) as { message?: unknown; errors?: { field?: unknown; message?: unknown }[] };
-  const listed = Array.isArray(body.errors) ? body.errors : [];
-  const problems: FieldProblem[] = listed.map((e) => ({
-    field: requestField(typeof e.field === 'string' ? e.field : null, fields, fallback),
-    message: typeof e.message === 'string' ? e.message : 'ConnectWise refused this field.',
-  }));
-  if (!problems.length) {
-    const message = typeof body.message === 'string' ? body.message : 'ConnectWise refused the request.';
-    problems.push({ field: fieldNamedIn(message, fields, fallback), message });
-  }
-  return new VendorValidationError('connectwise', problems, err.status, err.body);
-}
+/** One ConnectWise call (writer-http.ts); a 400 (ConnectWise's validation refusal) becomes a VendorValidationError. */
+const call = writerCall(cwDialect);
 
 /** The first page (1000, ConnectWise's largest) of a list matching `conditions`, in id order: a marker matches one record. */
 async function findAll(ctx: WriteContext, path: string, conditions: string, fields: FieldMap): Promise<CwNative[]> {

@@ -9,7 +9,7 @@ import { loadHaloFixtures } from '../../simulators/halopsa/fixtures';
 import { createHaloPsaSimulator, type HaloPsaSimulator } from '../../simulators/halopsa/simulator';
 import type { HaloRecord } from '../../simulators/halopsa/store';
 import type { AgreementLineDraft, CatalogueProduct } from '../agreement-write-types';
-import { agreementLineWriter, capabilitiesOf, CONNECTOR_NAMES } from '../registry';
+import { capabilitiesOf, CONNECTOR_NAMES, vendorWrite } from '../registry';
 import { VendorHttpClient } from '../vendor-http';
 import { VendorValidationError } from '../vendor-errors';
 import type { WriteContext } from '../write-types';
@@ -66,11 +66,12 @@ async function post(body: unknown): Promise<{ status: number; body: unknown }> {
 
 describe('halopsa agreement lines on the fixture host', () => {
   it('is registered as the writer that commits on its fixture host only', () => {
-    expect(agreementLineWriter('halopsa')).toBe(halo);
+    const d = draft();
+    expect(vendorWrite('halopsa', 'agreement.line.add').preview(d)).toEqual(halo.previewAdd(d));
     expect(capabilitiesOf('halopsa').commits).toBe('fixture_only');
-    const writers = CONNECTOR_NAMES.filter((n) => { try { agreementLineWriter(n); return true; } catch { return false; } });
+    const writers = CONNECTOR_NAMES.filter((n) => { try { vendorWrite(n, 'agreement.line.add'); return true; } catch { return false; } });
     expect(writers.sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
-    expect(() => agreementLineWriter('ninjaone')).toThrow();
+    expect(() => vendorWrite('ninjaone', 'agreement.line.add')).toThrow();
   });
 
   it('previews send nothing', () => {

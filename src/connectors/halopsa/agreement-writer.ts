@@ -18,14 +18,15 @@
  *   invoice is unconfirmed), found again by reading the contract's invoice lines.
  */
 import {
-  commonLineProblems, endBeforeStart, type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
+  type AgreementLineChange, type AgreementLineDraft, type AgreementLineEnd,
   type AgreementLineWriter, type WrittenLine,
 } from '../agreement-write-types';
-import { VendorHttpError } from '../vendor-http';
-import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
+import { VendorValidationError, type FieldMap } from '../vendor-errors';
+import { writerCall, type WriterRequest } from '../writer-http';
+import { commonLineProblems, endProblems, lineIdProblems, rewriteProblems, type LineVendor } from '../agreement-line-rules';
 import { defined, hasMarker, isNumericId, markerLine, quoted, resolvedAtCommit, vendorId } from '../write-support';
-import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
-import { accessToken, type HaloRecord } from './client';
+import type { WriteContext } from '../write-types';
+import { haloDialect, type HaloRecord } from './client';
 
 type Body = Record<string, unknown>;
 
@@ -63,24 +64,9 @@ function endBody(e: AgreementLineEnd): Body[] {
 
 // ---- HTTP ----
 
-async function call<T>(ctx: WriteContext, req: VendorRequestPreview & { query?: Record<string, string | number | boolean> }, fallback: string): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const res = await ctx.http.request<T>({
-        method: req.method, url: `${ctx.baseUrl}${req.path}`, headers: { authorization: `Bearer ${await accessToken(ctx, attempt > 0)}` },
-        query: req.query, json: req.body, retry: req.method === 'GET',
-      });
-      return res.body;
-    } catch (err) {
-      // A 401 is answered before Halo does anything, so even a POST may be sent again.
-      if (attempt === 0 && err instanceof VendorHttpError && err.status === 401) continue;
-      if (!(err instanceof VendorHttpError) || (err.status !== 400 && err.status !== 404)) throw err;
-      const body = err.body as unknown;
-      const message = typeof body === 'string' && body.trim() ? body : 'HaloPSA refused the request.';
-      throw new VendorValidationError('halopsa', [{ field: fieldNamedIn(message, LINE_FIELDS, fallback), message }], err.status, body);
-    }
-  }
-}
+/** One Halo call (writer-http.ts); a 400, or a 404 for an unknown contract or line, is a refusal. */
+const haloCall = writerCall(haloDialect, [400, 404]);
+const call = <T>(ctx: WriteContext, req: WriterRequest, fallback: string) => haloCall<T>(ctx, req, LINE_FIELDS, fallback);
 
 /** The recurring invoices of a contract, with their lines. */
 async function invoicesOf(ctx: WriteContext, agreementSourceId: string): Promise<HaloRecord[]> {
@@ -108,9 +94,7 @@ async function send(ctx: WriteContext, body: Body[], fallback: string): Promise<
 
 // ---- Rules ----
 
-function idProblems(ids: [string, string][]): FieldProblem[] {
-  return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(id)} is not a HaloPSA id.` }));
-}
+const VENDOR: LineVendor = { name: 'HaloPSA', anId: 'a HaloPSA id' };
 
 // ---- The writer ----
 
@@ -119,7 +103,7 @@ export const haloPsaAgreementWriter: AgreementLineWriter = {
 
   checkAdd(d) {
     const problems = [
-      ...idProblems([['agreement_source_id', d.agreementSourceId]]),
+      ...lineIdProblems(VENDOR, [['agreement_source_id', d.agreementSourceId]]),
       ...commonLineProblems(d, [['effective_date', d.effectiveDate]]),
     ];
     if (!d.product) problems.push({ field: 'product_source_id', message: `Item ${quoted(d.productSourceId)} is not a HaloPSA item.` });
@@ -128,22 +112,11 @@ export const haloPsaAgreementWriter: AgreementLineWriter = {
   },
 
   checkRewrite(c) {
-    const problems = [
-      ...idProblems([['agreement_source_id', c.agreementSourceId], ['line_source_id', c.lineSourceId]]),
-      ...commonLineProblems(c, []),
-    ];
-    if (c.quantity === undefined && c.unitPrice === undefined && c.unitCost === undefined) {
-      problems.push({ field: 'quantity', message: 'A rewrite changes the quantity, the unit price or the unit cost; none was given.' });
-    }
-    return problems;
+    return rewriteProblems(VENDOR, c, { dated: false });
   },
 
   checkEnd(e) {
-    return [
-      ...idProblems([['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
-      ...commonLineProblems({}, [['effective_date', e.endDate]]),
-      ...endBeforeStart('HaloPSA', e.endDate, e.current?.effectiveStart),
-    ];
+    return endProblems(VENDOR, e);
   },
 
   previewAdd(d) {

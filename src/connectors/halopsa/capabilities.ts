@@ -3,7 +3,7 @@ import { HALO_PAGE_SIZE } from './client';
 
 /** The limited PSA connector of the interface document's rule 14. */
 export const haloPsaCapabilities: ConnectorCapabilities = {
-  writes: ['ticket.create', 'ticket.update', 'time.create', 'project.write'],
+  writes: ['ticket.create', 'ticket.update', 'time.create', 'project.write', 'agreement.write'],
   commits: 'fixture_only',
   // Rule 14: contracts are synced so that line writes can run on the fixture agreements; no list.
   unlisted: ['agreements'],

@@ -5,6 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { SyncContext } from '../types';
 import { VendorHttpError } from '../vendor-http';
+import { fieldNamedIn } from '../vendor-errors';
+import { messageOf, type VendorDialect } from '../writer-http';
 
 /** Halo's documented largest page (`page_size`: "Maximum size: 100"). */
 export const HALO_PAGE_SIZE = 100;
@@ -92,6 +94,21 @@ export async function accessToken(ctx: HaloAuthContext, forceNew = false): Promi
   pending.catch(() => tokenCache.delete(key));
   return (await pending).accessToken;
 }
+
+/**
+ * How HaloPSA's writers call it (writer-http.ts): the cached bearer token, one fresh token after a 401,
+ * and its refusal of a write, 400 with its message as a JSON string (or `{message}`).
+ */
+export const haloDialect: VendorDialect = {
+  connector: 'halopsa',
+  headers: async (ctx, fresh) => ({ authorization: `Bearer ${await accessToken(ctx, fresh)}` }),
+  renewsTokenOn401: true,
+  refusedStatuses: [400],
+  problems(body, fields, fallback) {
+    const message = messageOf(body, 'HaloPSA refused the request.');
+    return [{ field: fieldNamedIn(message, fields, fallback), message }];
+  },
+};
 
 /** GET under <base>/api with the bearer token; a 401 (token revoked early) gets one fresh token. */
 export async function haloGet<T>(ctx: SyncContext, path: string, query: Record<string, string | number | boolean> = {}): Promise<T> {

@@ -16,14 +16,14 @@
  * Halo documents no maximum length for a ticket summary, so none is checked here; Halo refuses a
  * missing summary or client with 400 and a message, which becomes a VendorValidationError.
  */
-import { VendorHttpError } from '../vendor-http';
-import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
+import type { FieldMap } from '../vendor-errors';
+import { writerCall } from '../writer-http';
 import { defined, hasMarker, isNumericId, markerLine, quoted, vendorId, withMarker } from '../write-support';
 import type {
   CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
   WriteConnector, WriteContext,
 } from '../write-types';
-import { accessToken, HALO_PAGE_SIZE, type HaloRecord } from './client';
+import { HALO_PAGE_SIZE, haloDialect, type HaloRecord } from './client';
 
 /** Action outcomes (configurable per Halo instance; these are the sandbox's). */
 const OUTCOME_UPDATE = 'Update';
@@ -118,43 +118,8 @@ const noteField = (n: NoteDraft) => (n.resolution ? 'evidence' : 'note.text');
 
 // ---- HTTP: Bearer calls under /api with the read side's token cache (./client.ts) ----
 
-interface Send {
-  method: VendorRequestPreview['method'];
-  path: string;
-  body?: unknown;
-  query?: Record<string, string | number | boolean>;
-}
-
-/** One Halo call; a 401 (token revoked early) gets one fresh token; a 400 is a refusal. */
-async function call<T>(ctx: WriteContext, req: Send, fields: FieldMap, fallback: string): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const res = await ctx.http.request<T>({
-        method: req.method,
-        url: `${ctx.baseUrl}${req.path}`,
-        headers: { authorization: `Bearer ${await accessToken(ctx, attempt > 0)}` },
-        query: req.query,
-        json: req.body,
-        retry: req.method === 'GET',
-      });
-      return res.body;
-    } catch (err) {
-      // A 401 is answered before Halo does anything, so even a POST may be sent again.
-      if (attempt === 0 && err instanceof VendorHttpError && err.status === 401) continue;
-      throw refusal(err, fields, fallback);
-    }
-  }
-}
-
-/** Halo answers a refused write with 400 and its message as a JSON string. */
-function refusal(err: unknown, fields: FieldMap, fallback: string): unknown {
-  if (!(err instanceof VendorHttpError) || err.status !== 400) return err;
-  const body = err.body as unknown;
-  const message = typeof body === 'string' && body.trim()
-    ? body
-    : typeof (body as { message?: unknown } | null)?.message === 'string' ? (body as { message: string }).message : 'HaloPSA refused the request.';
-  return new VendorValidationError('halopsa', [{ field: fieldNamedIn(message, fields, fallback), message }], err.status, body);
-}
+/** One Halo call (writer-http.ts); a 401 (token revoked early) gets one fresh token; a 400 is a refusal. */
+const call = writerCall(haloDialect);
 
 /** Halo answers a one-element POST with the object (a longer one with an array). */
 function single(body: unknown): HaloRecord {

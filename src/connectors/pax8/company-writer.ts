@@ -29,7 +29,8 @@ import type {
   DistributorCompany, DistributorCompanyDraft, DistributorCompanyWriter, DistributorContactDraft,
 } from '../distributor-write-types';
 import { backoffDelay, VendorHttpError } from '../vendor-http';
-import { fieldNamedIn, VendorValidationError, type FieldMap } from '../vendor-errors';
+import { fieldNamedIn, type FieldMap } from '../vendor-errors';
+import { refusal, writerCall, type VendorDialect } from '../writer-http';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
 import { PAX8_PAGE_SIZE } from './connector';
 import { pax8AccessToken } from './token';
@@ -156,20 +157,29 @@ export function pax8CompanyBody(d: DistributorCompanyDraft): Record<string, unkn
 
 // --- vendor calls ------------------------------------------------------------------------------
 
-/** Pax8's refusal of a body (422, or 400 for wrong JSON types) as field problems named after our request. */
-function refusal(err: unknown): unknown {
-  if (!(err instanceof VendorHttpError) || (err.status !== 422 && err.status !== 400)) return err;
-  const body = (err.body ?? {}) as { message?: unknown; details?: unknown };
-  const details = Array.isArray(body.details) ? (body.details as { message?: unknown }[]) : [];
-  const problems: FieldProblem[] = details
-    .filter((x) => typeof x?.message === 'string' && x.message !== '')
-    .map((x) => ({ field: fieldOfMessage(x.message as string), message: x.message as string }));
-  if (!problems.length) {
-    const message = typeof body.message === 'string' && body.message ? body.message : 'Pax8 refused the company.';
-    problems.push({ field: fieldOfMessage(message), message });
-  }
-  return new VendorValidationError('pax8', problems, err.status, err.body);
-}
+/**
+ * How this writer calls Pax8 (writer-http.ts): the cached bearer token (token.ts), one fresh token after
+ * a 401, and its refusal of a body (422, or 400 for wrong JSON types) as field problems named after our request.
+ */
+const pax8Dialect: VendorDialect = {
+  connector: 'pax8',
+  headers: async (ctx, fresh) => ({ authorization: `Bearer ${await pax8AccessToken(ctx, fresh)}` }),
+  renewsTokenOn401: true,
+  refusedStatuses: [422, 400],
+  problems(raw) {
+    const body = (raw ?? {}) as { message?: unknown; details?: unknown };
+    const details = Array.isArray(body.details) ? (body.details as { message?: unknown }[]) : [];
+    const problems: FieldProblem[] = details
+      .filter((x) => typeof x?.message === 'string' && x.message !== '')
+      .map((x) => ({ field: fieldOfMessage(x.message as string), message: x.message as string }));
+    if (!problems.length) {
+      const message = typeof body.message === 'string' && body.message ? body.message : 'Pax8 refused the company.';
+      problems.push({ field: fieldOfMessage(message), message });
+    }
+    return problems;
+  },
+};
+const call = writerCall(pax8Dialect);
 
 /** The request field a Pax8 message names: a contact's field by index first, then the longest company field. */
 function fieldOfMessage(message: string): string {
@@ -182,8 +192,6 @@ function fieldOfMessage(message: string): string {
   return fieldNamedIn(message, FIELDS, 'body');
 }
 
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
 /**
  * POST /companies once; a 429 (refused before processing) waited out and resent within the shared
  * client's limits; a 401 answered with one fresh token. Everything else is thrown (see the header).
@@ -193,10 +201,9 @@ async function postCompany(ctx: WriteContext, body: Record<string, unknown>): Pr
   let fresh = false;
   let throttled = 0;
   for (;;) {
-    const token = await pax8AccessToken(ctx, fresh);
     try {
       const res = await ctx.http.request<unknown>({
-        method: 'POST', url: `${ctx.baseUrl}/companies`, headers: bearer(token), json: body, retry: false,
+        method: 'POST', url: `${ctx.baseUrl}/companies`, headers: await pax8Dialect.headers(ctx, fresh), json: body, retry: false,
       });
       const created = res.body as Record<string, unknown> | null;
       if (!created || typeof created !== 'object' || typeof created.id !== 'string' || !created.id) {
@@ -214,7 +221,7 @@ async function postCompany(ctx: WriteContext, body: Record<string, unknown>): Pr
         throttled += 1;
         continue;
       }
-      throw refusal(err);
+      throw refusal(pax8Dialect, err, FIELDS, 'body');
     }
   }
 }
@@ -226,17 +233,7 @@ interface Pax8Page {
 
 /** GET a page of companies (a read: the shared client retries 429/503); one new token after a 401. */
 async function companyPage(ctx: WriteContext, page: number): Promise<Pax8Page> {
-  const get = async (token: string) =>
-    (await ctx.http.request<unknown>({
-      url: `${ctx.baseUrl}/companies`, query: { page, size: PAX8_PAGE_SIZE }, headers: bearer(token),
-    })).body;
-  let body: unknown;
-  try {
-    body = await get(await pax8AccessToken(ctx));
-  } catch (err) {
-    if (!(err instanceof VendorHttpError) || err.status !== 401) throw err;
-    body = await get(await pax8AccessToken(ctx, true));
-  }
+  const body = await call<unknown>(ctx, { method: 'GET', path: '/companies', query: { page, size: PAX8_PAGE_SIZE } }, FIELDS, 'body');
   const b = body as Partial<Pax8Page> | null;
   if (!b || !Array.isArray(b.content) || typeof b.page?.totalPages !== 'number') {
     throw new Error('pax8 GET /companies: expected {content, page} in the answer');

@@ -1,0 +1,81 @@
+/**
+ * The agreement-line rules every vendor applies (docs/architecture.md, Agreements and billing), written once:
+ * numbers finite and not negative, dates real days, ids as the vendor writes them, a rewrite that changes
+ * something, no end before the line starts. Each connector's agreement writer calls these and adds only
+ * its own vendor's rules.
+ */
+import { isNumericId, quoted } from './write-support';
+import type { AgreementLineChange, AgreementLineEnd } from './agreement-write-types';
+import type { FieldProblem } from './write-types';
+
+/** The vendor as a line rule's message names it: `name` ("Autotask") and its id ("an Autotask id"). */
+export interface LineVendor {
+  name: string;
+  anId: string;
+}
+
+const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** True for a real calendar day written `YYYY-MM-DD`. */
+export function isDay(value: string | null | undefined): value is string {
+  const m = typeof value === 'string' ? DAY_RE.exec(value) : null;
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+/** Problems shared by every vendor: numbers finite and not negative, dates real days. */
+export function commonLineProblems(
+  values: { quantity?: number | null; unitPrice?: number | null; unitCost?: number | null },
+  dates: [string, string | null | undefined][],
+): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const fields: [string, number | null | undefined][] = [
+    ['quantity', values.quantity], ['unit_price', values.unitPrice], ['unit_cost', values.unitCost],
+  ];
+  for (const [field, v] of fields) {
+    if (v == null) continue;
+    if (!Number.isFinite(v)) problems.push({ field, message: `${field} must be a finite number.` });
+    else if (v < 0) problems.push({ field, message: `${field} cannot be negative.` });
+  }
+  for (const [field, v] of dates) {
+    if (v != null && !isDay(v)) problems.push({ field, message: `${field} must be a date written YYYY-MM-DD.` });
+  }
+  return problems;
+}
+
+/** Every vendor refuses to end a line before the day it starts. */
+export function endBeforeStart(vendor: string, endDate: string, start: string | null | undefined): FieldProblem[] {
+  return isDay(endDate) && start && endDate < start
+    ? [{ field: 'effective_date', message: `${vendor} cannot end a line on ${endDate}, before it starts (${start}).` }]
+    : [];
+}
+
+/** Ids the vendor numbers (all three PSAs do): anything else is refused before a call. */
+export function lineIdProblems(vendor: LineVendor, ids: [string, string][]): FieldProblem[] {
+  return ids.filter(([, id]) => !isNumericId(id)).map(([field, id]) => ({ field, message: `${quoted(id)} is not ${vendor.anId}.` }));
+}
+
+/**
+ * A rewrite: ids, numbers, something to change, and its date where the vendor dates a change (`dated`:
+ * Autotask's adjustments; ConnectWise and HaloPSA change the line as a whole).
+ */
+export function rewriteProblems(vendor: LineVendor, c: AgreementLineChange, opts: { dated: boolean }): FieldProblem[] {
+  const problems = [
+    ...lineIdProblems(vendor, [['agreement_source_id', c.agreementSourceId], ['line_source_id', c.lineSourceId]]),
+    ...commonLineProblems(c, opts.dated ? [['effective_date', c.effectiveDate]] : []),
+  ];
+  if (c.quantity === undefined && c.unitPrice === undefined && c.unitCost === undefined) {
+    problems.push({ field: 'quantity', message: 'A rewrite changes the quantity, the unit price or the unit cost; none was given.' });
+  }
+  return problems;
+}
+
+/** An end: ids, a real day, not before the line starts. */
+export function endProblems(vendor: LineVendor, e: AgreementLineEnd): FieldProblem[] {
+  return [
+    ...lineIdProblems(vendor, [['agreement_source_id', e.agreementSourceId], ['line_source_id', e.lineSourceId]]),
+    ...commonLineProblems({}, [['effective_date', e.endDate]]),
+    ...endBeforeStart(vendor.name, e.endDate, e.current?.effectiveStart),
+  ];
+}

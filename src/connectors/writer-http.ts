@@ -1,0 +1,76 @@
+/**
+ * The one HTTP helper every writer sends its calls through (docs/architecture.md, Connectors). What differs
+ * per vendor is data its client declares once, a `VendorDialect`: its auth headers, whether a 401 is
+ * answered with one fresh token, and how its refusal of a request's content reads. The rest is the same
+ * for every vendor: the URL under the connection's base, reads retried and writes sent once
+ * (vendor-http.ts), and a refusal turned into field problems named after our request
+ * (VendorValidationError, 422 `validation`), while throttling and outages stay VendorHttpError.
+ */
+import type { ConnectorName } from '../../entities/tenancy';
+import { VendorHttpError } from './vendor-http';
+import { VendorValidationError, type FieldMap } from './vendor-errors';
+import type { FieldProblem, VendorRequestPreview, WriteContext } from './write-types';
+
+/** One call a writer makes; `path` is relative to the connection's base URL. */
+export interface WriterRequest {
+  method: VendorRequestPreview['method'];
+  path: string;
+  body?: unknown;
+  query?: Record<string, string | number | boolean>;
+  /** Safe to repeat (a read, Autotask's POST <Entity>/query included); default: GET only. */
+  read?: boolean;
+}
+
+/** How a vendor is spoken to by its writers, declared once beside its client. */
+export interface VendorDialect {
+  connector: ConnectorName;
+  /** The vendor's auth headers; `fresh`: the last token was refused (401), take a new one. */
+  headers(ctx: WriteContext, fresh: boolean): Record<string, string> | Promise<Record<string, string>>;
+  /** A 401 comes before the vendor does anything, so a token vendor's call is sent once more with a fresh token. */
+  renewsTokenOn401: boolean;
+  /** The statuses with which the vendor refuses a request's content (a call may name its own). */
+  refusedStatuses: readonly number[];
+  /** The vendor's refusal body as problems (vendor field names mapped through `fields`, else `fallback`); [] when it is not one. */
+  problems(body: unknown, fields: FieldMap, fallback: string): FieldProblem[];
+}
+
+export type WriterCall = <T>(ctx: WriteContext, req: WriterRequest, fields: FieldMap, fallback: string) => Promise<T>;
+
+/**
+ * The vendor's refusal of a request's content as a VendorValidationError, or `err` unchanged (throttling,
+ * outages, a status that is not a refusal, a body that names no problem).
+ */
+export function refusal(d: VendorDialect, err: unknown, fields: FieldMap, fallback: string, statuses = d.refusedStatuses): unknown {
+  if (!(err instanceof VendorHttpError) || !statuses.includes(err.status)) return err;
+  const problems = d.problems(err.body, fields, fallback);
+  return problems.length ? new VendorValidationError(d.connector, problems, err.status, err.body) : err;
+}
+
+/** The call function of a vendor's writers; `statuses`: the refusals of these calls, when they differ from the vendor's usual. */
+export function writerCall(d: VendorDialect, statuses = d.refusedStatuses): WriterCall {
+  return async <T>(ctx: WriteContext, req: WriterRequest, fields: FieldMap, fallback: string): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await ctx.http.request<T>({
+          method: req.method,
+          url: `${ctx.baseUrl}${req.path}`,
+          headers: await d.headers(ctx, attempt > 0),
+          query: req.query,
+          json: req.body,
+          retry: req.read ?? req.method === 'GET',
+        });
+        return res.body;
+      } catch (err) {
+        if (d.renewsTokenOn401 && attempt === 0 && err instanceof VendorHttpError && err.status === 401) continue;
+        throw refusal(d, err, fields, fallback, statuses);
+      }
+    }
+  };
+}
+
+/** A message the vendor sent as the body itself or as its `message`, or `fallback`. */
+export function messageOf(body: unknown, fallback: string): string {
+  if (typeof body === 'string' && body.trim()) return body;
+  const message = (body as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message ? message : fallback;
+}
