@@ -21,23 +21,6 @@ import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest 
 export const WEBHOOKS_CURSOR = listCursor('webhooks', ['time', 'uuid']);
 export const DELIVERIES_CURSOR = listCursor('webhook_deliveries', ['uuid']);
 
-/** Wakes one webhook's delivery lane (delivery-lanes.ts): it sends whatever of that webhook is due, in order. */
-export interface WebhookDeliverJob {
-  tenantId: string;
-  webhookId: string;
-  [key: string]: unknown;
-}
-
-/** How one try ended; the processor turns it into the queue's retry or finish. */
-export type DeliveryOutcome =
-  | { kind: 'delivered'; statusCode: number }
-  | { kind: 'disabled' }
-  | { kind: 'blocked' }
-  | { kind: 'failed'; error: string }
-  | { kind: 'retry'; delayMs: number; error: string }
-  | { kind: 'gave_up'; error: string }
-  | { kind: 'skipped'; reason: string };
-
 export interface DeliveryCounts {
   delivered: number;
   failed: number;
