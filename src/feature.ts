@@ -3,15 +3,19 @@
  * and MCP come from them), `install`, which wires its sync listeners and subscribers before the queue
  * starts, and `mount` for HTTP endpoints that are not operations (the MCP transport). Job processors
  * are registered in one place, jobs/processors/index.ts, against the typed job registry.
+ *
+ * `S` is the services the feature uses, an interface declared in its folder (`TicketsServices`, ...):
+ * its handlers, `install` and `mount` are given those and see nothing else of the graph. src/features.ts
+ * lists every feature against the graph, so a feature asking for a service the graph lacks, or of
+ * another type, does not compile (docs/architecture.md, Adding things).
  */
 import type { Express } from 'express';
 import type { Operation } from './operations/operation';
-import type { Services } from './services';
 
-export interface FeatureModule {
+export interface FeatureModule<S = unknown> {
   name: string;
-  operations?: Operation[];
-  install?(services: Services): void;
+  operations?: Operation<any, any, any, any, S>[];
+  install?: (services: S) => void;
   /** `operations`: every operation of the service (the MCP adapter offers four of them). */
-  mount?(app: Express, services: Services, operations: Operation[]): void;
+  mount?: (app: Express, services: S, operations: Operation[]) => void;
 }

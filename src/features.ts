@@ -1,5 +1,10 @@
-/** Every feature module, in mount order; their operations are the whole API (REST, GraphQL, MCP). */
+/**
+ * Every feature module, in mount order; their operations are the whole API (REST, GraphQL, MCP). Each
+ * module is checked here against the service graph: the graph must offer every service a feature
+ * declares, with its type (FeatureModule's `S`), and that is all the feature's handlers are given.
+ */
 import type { FeatureModule } from './feature';
+import type { Services } from './services';
 import type { Operation } from './operations/operation';
 import { askFeature } from './ask/feature';
 import { auditFeature } from './audit/feature';
@@ -18,7 +23,7 @@ import { webhooksFeature } from './webhooks/feature';
 import { agreementsFeature } from './agreements/feature';
 import { billingFeature } from './billing/feature';
 
-export const FEATURES: FeatureModule[] = [
+export const FEATURES: FeatureModule<Services>[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
   agreementsFeature, billingFeature,

@@ -32,6 +32,9 @@ import { ReconciliationService } from './billing/reconciliation.service';
 import { AgreementLinesService } from './agreements/agreement-lines.service';
 import { ConnectionBudgets } from './budget/connection-budgets';
 import { RateLimits } from './access/rate-limit';
+import { AskService } from './ask/ask.service';
+import { CompaniesStore } from './companies/companies.store';
+import { TenantsStore } from './tenants/tenants.store';
 
 export interface Services {
   config: AppConfig;
@@ -64,6 +67,12 @@ export interface Services {
   deploy: DeployService;
   webhooks: WebhooksService;
   identity: IdentityService;
+  /** Ask: it holds a short name cache and, when configured, the model engine. */
+  ask: AskService;
+  /** The companies feature's statements (company create's match, contact match). */
+  companiesStore: CompaniesStore;
+  /** The tenants feature's reads (ISVs, sync states, record counts) and removals. */
+  tenantsStore: TenantsStore;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
   http: VendorHttpClient;
   /** One API budget per connection (docs/architecture.md, Vendor API budget). */
@@ -115,5 +124,8 @@ export function createServices(
     lineMappings: new LineMappingsService(ds),
     charges: new ChargesService(ds, pipeline, sync),
     reconciliation: new ReconciliationService(ds),
+    ask: new AskService(ds, config),
+    companiesStore: new CompaniesStore(ds),
+    tenantsStore: new TenantsStore(ds),
   };
 }

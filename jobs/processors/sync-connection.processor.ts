@@ -1,15 +1,8 @@
 /** The `sync.connection` job: one sync of one connection. Failures are thrown so the queue retries. */
 import { EntityNotFoundError } from 'typeorm';
-import type { JobContext, JobPayload } from '../queue/types';
+import type { JobContext } from '../queue/types';
 import type { SyncReport, SyncService } from '../../src/sync/sync.service';
-import type { SyncResource } from '../../src/connectors/types';
-
-export interface SyncConnectionJob extends JobPayload {
-  tenantId: string;
-  connectionId: string;
-  full?: boolean;
-  resources?: SyncResource[];
-}
+import type { SyncConnectionJob } from '../../src/sync/sync-job';
 
 export function syncConnectionProcessor(sync: SyncService) {
   return async (job: JobContext<SyncConnectionJob>): Promise<SyncReport> => {

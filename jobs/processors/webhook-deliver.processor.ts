@@ -5,7 +5,8 @@
  * a bug) fails the job, and the queue wakes it again on its backoff.
  */
 import type { JobContext } from '../queue/types';
-import type { WebhookDeliverJob, WebhooksService } from '../../src/webhooks/webhooks.service';
+import type { WebhooksService } from '../../src/webhooks/webhooks.service';
+import type { WebhookDeliverJob } from '../../src/webhooks/delivery-job';
 import type { DeliveryFailureLog } from '../../src/webhooks/delivery-log';
 import { recordDelivery } from '../../src/http/metrics';
 

@@ -3,7 +3,7 @@
  * The backoff formula is BullMQ's own (Backoffs.builtinStrategies), reproduced so the BullMQ driver can
  * route every retry through one custom strategy (needed to honour RetryAfterError) without changing it.
  */
-import { BackoffOptions, RetryAfterError, UnrecoverableJobError } from './types';
+import { BackoffOptions, RetryAfterError, UnrecoverableJobError } from './job';
 
 /**
  * Delay before the next try after `attemptsMade` tries failed (1 after the first failure).

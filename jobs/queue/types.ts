@@ -3,9 +3,12 @@
  * the same semantics (embedded default). Every job payload carries its tenant id.
  */
 
-import type { SyncConnectionJob } from '../processors/sync-connection.processor';
+import type { BackoffOptions, JobPayload } from './job';
+import type { SyncConnectionJob } from '../../src/sync/sync-job';
 import type { VendorWriteJob } from '../../src/writes/vendor-write';
-import type { WebhookDeliverJob } from '../../src/webhooks/webhooks.service';
+import type { WebhookDeliverJob } from '../../src/webhooks/delivery-job';
+
+export { RetryAfterError, UnrecoverableJobError, type BackoffOptions, type JobPayload } from './job';
 
 /**
  * The typed job registry: one payload type per job name, checked where a job is added and where its
@@ -20,19 +23,6 @@ export type JobName = keyof JobPayloads;
 
 /** Every job name the service knows. Startup fails when one has no handler (see JobQueue.start). */
 export const JOB_NAMES = ['sync.connection', 'vendor.write', 'webhook.deliver'] as const satisfies readonly JobName[];
-
-/** Every job payload carries its tenant id. */
-export interface JobPayload {
-  tenantId: string;
-}
-
-export interface BackoffOptions {
-  type: 'exponential' | 'fixed';
-  /** Base delay in ms. Exponential: delay * 2^(attemptsMade-1). */
-  delay: number;
-  /** 0..1: a delay is reduced by a random share of up to `jitter` of itself. */
-  jitter?: number;
-}
 
 export interface AddJobOptions {
   /** Dedupe: adding a job whose id is already waiting, delayed or active is a no-op returning the same job. */
@@ -60,25 +50,6 @@ export interface JobContext<T extends JobPayload = JobPayload> {
 }
 
 export type JobHandler<T extends JobPayload = JobPayload, R = unknown> = (job: JobContext<T>) => Promise<R>;
-
-/**
- * Thrown by a handler to be retried after an explicit delay (a vendor's Retry-After) instead of the
- * backoff schedule. It counts as a failed attempt; when attempts are spent the job fails with `cause`.
- */
-export class RetryAfterError extends Error {
-  constructor(readonly delayMs: number, override readonly cause?: unknown) {
-    super(`retry after ${delayMs} ms`);
-    this.name = 'RetryAfterError';
-  }
-}
-
-/** Thrown by a handler when a retry cannot help: the job fails at once whatever attempts remain. */
-export class UnrecoverableJobError extends Error {
-  constructor(message: string, override readonly cause?: unknown) {
-    super(message);
-    this.name = 'UnrecoverableJobError';
-  }
-}
 
 /** waitFor's timeout ran out while the job was still waiting, delayed or running: it goes on. */
 export class JobWaitTimeoutError extends Error {

@@ -7,10 +7,15 @@ import type { ErrorCode } from '../errors/error-codes';
 import { Grant } from '../access/caller';
 import type { FeatureModule } from '../feature';
 import { headerRefusal } from '../operations/header-refusal';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
-import { agreementWriteStatus } from './agreement-lines.service';
+import { operationsUsing, tenantOf } from '../operations/operation';
+import { agreementWriteStatus, type AgreementLinesService } from './agreement-lines.service';
 import * as S from './agreement.schemas';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface AgreementsServices {
+  agreementLines: AgreementLinesService;
+}
+const defineOperation = operationsUsing<AgreementsServices>();
 
 const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'idempotency_conflict', 'idempotency_in_progress', 'not_supported',
   'rate_limited', 'vendor_error', 'vendor_unavailable', 'role_required', 'agreement_requires_existing'];
@@ -38,4 +43,4 @@ const writeAgreementLines = defineOperation({
   handle: async ({ path, body }, ctx) => ctx.services.agreementLines.write(ctx.caller, tenantOf(ctx), path.agreement_source_id, body),
 });
 
-export const agreementsFeature: FeatureModule = { name: 'agreements', operations: [createAgreement, writeAgreementLines] };
+export const agreementsFeature: FeatureModule<AgreementsServices> = { name: 'agreements', operations: [createAgreement, writeAgreementLines] };

@@ -11,6 +11,7 @@ import { connectorsListing, connectorsSyncing } from '../connectors/registry';
 import { RECORD_LISTS, toRfc3339 } from '../records/record-lists';
 import { TtlCache } from '../shared/ttl-cache';
 import { ASK_RESOURCE_DEFS, type AskResourceDef, type SqlParams } from './ask.resources';
+import { AskStore } from './ask.store';
 import { AskQuery, type AskAnswer, type AskFilters } from './ask.schemas';
 import { ModelEngine, type ModelConfig } from './model-engine';
 import { parseQuestion, type ParseContext } from './parser';
@@ -56,7 +57,10 @@ export class AskService {
   /** Most records one answer cites (CITE_CAP; tests lower it to see the cap at work). */
   readonly citeCap: number;
 
-  constructor(private readonly ds: DataSource, config: AppConfig, opts: { now?: () => Date; citeCap?: number } = {}) {
+  private readonly store: AskStore;
+
+  constructor(ds: DataSource, config: AppConfig, opts: { now?: () => Date; citeCap?: number } = {}) {
+    this.store = new AskStore(ds);
     this.model = config.askModel ? new ModelEngine(config.askModel as ModelConfig, config.webhookAllowLoopback) : null;
     this.now = opts.now ?? (() => new Date());
     this.citeCap = opts.citeCap ?? CITE_CAP;
@@ -119,19 +123,8 @@ export class AskService {
     const key = `${access.tenant.id}:${ids.join(',')}`;
     const hit = this.names.get(key);
     if (hit) return hit;
-    const companies: { name: string }[] = await this.ds.query(
-      `SELECT name FROM (
-         SELECT company_name AS name FROM tickets WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[])
-         UNION SELECT company_name FROM devices WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[])
-         UNION SELECT company_name FROM agreements WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[])
-         UNION SELECT name FROM companies WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[])
-       ) n WHERE name IS NOT NULL AND name <> '' ORDER BY name`,
-      [access.tenant.id, ids],
-    );
-    const apps: { name: string }[] = await this.ds.query(
-      'SELECT DISTINCT name FROM installed_applications WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) ORDER BY name',
-      [access.tenant.id, ids],
-    );
+    const companies = await this.store.companyNames(access.tenant.id, ids);
+    const apps = await this.store.applicationNames(access.tenant.id, ids);
     const value = { companies: companies.map((r) => r.name), applications: apps.map((r) => r.name) };
     this.names.set(key, value);
     return value;
@@ -169,21 +162,16 @@ export class AskService {
     if (query.aggregate === 'top') {
       const key = query.group_by === 'name' ? def.name : def.company;
       const limit = query.limit ?? 5;
-      const g: { name: string; n: number }[] = await this.ds.query(
-        `SELECT ${key} AS name, COUNT(*)::int AS n ${from} AND ${key} IS NOT NULL GROUP BY ${key} ORDER BY n DESC, ${key} ASC LIMIT ${limit}`,
-        p.values,
-      );
+      const g = await this.store.top(key, from, limit, p.values);
       groups = g.map((x) => ({ name: x.name, count: x.n }));
       count = groups.reduce((n, x) => n + x.count, 0);
       const keys = p.add(groups.map((x) => x.name));
-      rows = groups.length === 0 ? [] : await this.ds.query(
-        `${select} ${from} AND ${key} = ANY(${keys}::text[]) ORDER BY ${key}, ${orderBy} LIMIT ${this.citeCap}`, p.values,
-      );
+      rows = groups.length === 0 ? [] : await this.store.rows(`${select} ${from} AND ${key} = ANY(${keys}::text[])`, `${key}, ${orderBy}`, this.citeCap, p.values);
     } else {
-      const [{ n }] = await this.ds.query(`SELECT COUNT(*)::int AS n ${from}`, p.values);
+      const n = await this.store.count(from, p.values);
       count = n;
       const take = query.aggregate === 'list' ? Math.min(query.limit ?? 25, this.citeCap) : this.citeCap;
-      rows = count === 0 ? [] : await this.ds.query(`${select} ${from} ORDER BY ${orderBy} LIMIT ${take}`, p.values);
+      rows = count === 0 ? [] : await this.store.rows(`${select} ${from}`, orderBy, take, p.values);
     }
     const records = rows.map((r) => ({ resource: query.resource, id: r.id, source_id: r.source_id, label: r.label ?? r.source_id }));
     const capped = query.aggregate !== 'list' && count > records.length;
@@ -204,12 +192,7 @@ export class AskService {
       for (const c of access.connections) if (c.kind === list.kind && syncing.includes(c.connector)) pairs.push([c.id, resource]);
     }
     if (pairs.length === 0) return null;
-    const [row] = await this.ds.query(
-      `SELECT MIN(s.last_synced_at) AS oldest, COUNT(s.last_synced_at)::int AS n
-         FROM unnest($1::uuid[], $2::text[]) AS c(id, resource)
-         LEFT JOIN sync_states s ON s.connection_id = c.id AND s.resource = c.resource`,
-      [pairs.map((x) => x[0]), pairs.map((x) => x[1])],
-    );
+    const row = await this.store.oldestSync(pairs);
     return row && row.n === pairs.length ? toRfc3339(row.oldest) : null;
   }
 }

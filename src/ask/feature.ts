@@ -3,25 +3,18 @@
  * Role `reader`: an ISV that sees the tenant or the tenant's MSP key; the path tenant is the only scope.
  */
 import type { FeatureModule } from '../feature';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
-import type { Services } from '../services';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { TenantPath, z } from '../shared/request';
 import { AskAnswer, AskBody, AskExamples, AskQuery } from './ask.schemas';
-import { AskService, CITE_CAP, EXAMPLE_QUESTIONS, RECORD_WORDS } from './ask.service';
+import { CITE_CAP, EXAMPLE_QUESTIONS, RECORD_WORDS, type AskService } from './ask.service';
 import { PARSER_WORDS, parseQuestion } from './parser';
 import { TIME_WINDOW_FORMS } from './time-windows';
 
-/** One AskService per service graph (it holds a short name cache and, when configured, the model engine). */
-const instances = new WeakMap<Services, AskService>();
-export function askService(services: Services): AskService {
-  let s = instances.get(services);
-  if (!s) {
-    s = new AskService(services.ds, services.config);
-    instances.set(services, s);
-  }
-  return s;
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface AskServices {
+  ask: AskService;
 }
+const defineOperation = operationsUsing<AskServices>();
 
 const FAMILY_DOC = [
   'The default engine is a deterministic parser (no model) of this family:',
@@ -42,7 +35,7 @@ const ask = defineOperation({
   path: TenantPath, body: AskBody,
   responses: [{ status: 200, schema: AskAnswer, description: 'The answer (answered or not).' }],
   errors: [],
-  handle: async ({ body }, ctx) => askService(ctx.services).ask(tenantOf(ctx), body.question),
+  handle: async ({ body }, ctx) => ctx.services.ask.ask(tenantOf(ctx), body.question),
 });
 
 const askExamples = defineOperation({
@@ -53,7 +46,7 @@ const askExamples = defineOperation({
   responses: [{ status: 200, schema: AskExamples, description: 'The question family.' }],
   errors: [],
   handle: async (_input, ctx) => {
-    const service = askService(ctx.services);
+    const service = ctx.services.ask;
     const context = service.parseContext(await service.storeNames(tenantOf(ctx)));
     return {
       families: EXAMPLE_QUESTIONS.map((f) => ({
@@ -73,4 +66,4 @@ const askExamples = defineOperation({
   },
 });
 
-export const askFeature: FeatureModule = { name: 'ask', operations: [ask, askExamples] };
+export const askFeature: FeatureModule<AskServices> = { name: 'ask', operations: [ask, askExamples] };

@@ -1,13 +1,18 @@
 /** The audit log read: newest first; an ISV sees the system's entries and its own. */
 import { isvOfCaller } from '../access/caller';
 import type { FeatureModule } from '../feature';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { toRfc3339 } from '../records/record-lists';
 import { envelopeOf, pageQuery } from '../shared/paging';
 import { TenantPath } from '../shared/request';
-import { AUDIT_CURSOR } from './audit.service';
+import { AUDIT_CURSOR, type AuditService } from './audit.service';
 import { AuditList } from './audit.schemas';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface AuditServices {
+  audit: AuditService;
+}
+const defineOperation = operationsUsing<AuditServices>();
 
 const listAudit = defineOperation({
   name: 'list_audit', kind: 'query', summary: 'Audit log (newest first)', tag: 'Reads', role: 'reader',
@@ -29,4 +34,4 @@ const listAudit = defineOperation({
   },
 });
 
-export const auditFeature: FeatureModule = { name: 'audit', operations: [listAudit] };
+export const auditFeature: FeatureModule<AuditServices> = { name: 'audit', operations: [listAudit] };

@@ -7,7 +7,7 @@
  * key, on connectors that declare `charge.approve`) or dismisses it (nothing changes at the PSA). A
  * decision stands for the figure it was about: the same proposal does not come back, a new one does.
  */
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { z } from 'zod';
 import type { Connection } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
@@ -20,9 +20,9 @@ import { isUuid } from '../shared/request';
 import type { SyncService } from '../sync/sync.service';
 import { checkWrite, previewWrites, type CommitRun, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargesQuery, DismissedCharge, IsvCharge, UnresolvedCostRow } from './billing.schemas';
-import { CHARGES_CURSOR } from './billing.schemas';
-import { afterKey, keysetAfter, rowsToFetch, toPage, type KeyColumn, type Page } from '../shared/paging';
+import type { Page } from '../shared/paging';
 import { resolveCostRows, storeCostResolutions, unresolvedOut, type LandedCostRow } from './cost-resolution';
+import { ChargesStore, lineKey } from './charges.store';
 
 type ChargeOut = z.infer<typeof Charge>;
 type Preview = z.infer<typeof ApproveChargePreview>;
@@ -38,23 +38,8 @@ interface Proposal {
   costIds: string[];
 }
 
-interface LineFacts {
-  connection_id: string;
-  source_id: string;
-  quantity: number | null;
-  unit_price: number | null;
-  unit_cost: number | null;
-  product_source_id: string | null;
-  product_name: string | null;
-  effective_start: string | null;
-  effective_end: string | null;
-  company_source_id: string | null;
-  company_name: string | null;
-}
-
 const SAME = 1e-9;
 const rowIds = (v: unknown): string[] => (typeof v === 'string' ? JSON.parse(v) : v) as string[];
-const lineKey = (connectionId: string, lineSourceId: string) => `${connectionId}|${lineSourceId}`;
 
 /** The latest period's billable quantity per line, over every row that lands on it. */
 export function proposals(rows: LandedCostRow[]): Map<string, Proposal> {
@@ -88,26 +73,26 @@ function chargeOut(r: Record<string, any>): ChargeOut {
   };
 }
 
-const CHARGE_SELECT = 'SELECT ch.*, c.connector FROM charges ch JOIN connections c ON c.id = ch.connection_id';
-/** Charges newest period first, then by agreement, line and id (unique). */
-const CHARGE_ORDER: KeyColumn[] = [{ sql: 'ch.period_start', desc: true }, { sql: 'ch.agreement_source_id' }, { sql: 'ch.line_source_id' }, { sql: 'ch.id', cast: 'uuid' }];
-
 export class ChargesService {
+  private readonly store: ChargesStore;
+
   constructor(
     private readonly ds: DataSource,
     private readonly pipeline: WritePipeline,
     private readonly sync: SyncService,
-  ) {}
+  ) {
+    this.store = new ChargesStore(ds);
+  }
 
   /** Brings the tenant's charges in line with its cost rows, mappings, identity matches and agreements. */
   async recompute(tenantId: string): Promise<void> {
     await this.ds.transaction(async (m) => {
       // One recomputation per tenant at a time (across processes on PostgreSQL).
-      await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`charges:${tenantId}`]);
+      await this.store.lock(m, tenantId);
       // Resolved under the lock, and stored for the reconciliation.
       const wanted = proposals(await storeCostResolutions(m, tenantId));
-      const lines = await this.lineFacts(m, tenantId, [...wanted.values()].map((p) => p.lineSourceId));
-      const existing: Record<string, any>[] = await m.query('SELECT id, connection_id, line_source_id, status, proposed_quantity, current_quantity, unit_price, period_start, period_end, cost_rows FROM charges WHERE tenant_id = $1', [tenantId]);
+      const lines = await this.store.lineFacts(m, tenantId, [...wanted.values()].map((p) => p.lineSourceId));
+      const existing = await this.store.existing(m, tenantId);
       const open = new Map(existing.filter((e) => e.status === 'pending' || e.status === 'approving').map((e) => [lineKey(e.connection_id, e.line_source_id), e]));
       const decided = new Set(existing.filter((e) => e.status === 'approved' || e.status === 'dismissed')
         .map((e) => `${lineKey(e.connection_id, e.line_source_id)}|${e.period_start}|${e.period_end}|${Number(e.proposed_quantity)}`));
@@ -126,41 +111,21 @@ export class ChargesService {
             && Number(current.current_quantity) === Number(line.quantity) && JSON.stringify([...(current.cost_rows as string[])].sort()) === costRows
             && (current.unit_price == null ? null : Number(current.unit_price)) === (line.unit_price == null ? null : Number(line.unit_price));
           if (!same) {
-            await m.query(
-              `UPDATE charges SET proposed_quantity = $2, current_quantity = $3, unit_price = $4, period_start = $5, period_end = $6, cost_rows = $7, updated_at = now() WHERE id = $1`,
-              [current.id, p.quantity, line.quantity, line.unit_price, p.periodStart, p.periodEnd, costRows]);
+            await this.store.update(m, [current.id, p.quantity, line.quantity, line.unit_price, p.periodStart, p.periodEnd, costRows]);
           }
           continue;
         }
         inserts.push([tenantId, p.connectionId, p.agreementSourceId, p.lineSourceId, line.company_source_id, line.company_name, line.product_source_id, line.product_name, line.quantity, p.quantity, line.unit_price, p.periodStart, p.periodEnd, costRows]);
       }
-      for (let i = 0; i < inserts.length; i += 500) {
-        const chunk = inserts.slice(i, i + 500);
-        const values = chunk.map((_r, j) => `(${Array.from({ length: 14 }, (_x, k) => `$${j * 14 + k + 1}`).join(', ')}, 'pending')`).join(', ');
-        await m.query(
-          `INSERT INTO charges (tenant_id, connection_id, agreement_source_id, line_source_id, company_source_id, company_name, product_source_id, product_name, current_quantity, proposed_quantity, unit_price, period_start, period_end, cost_rows, status) VALUES ${values}`,
-          chunk.flat());
-      }
+      await this.store.insert(m, inserts);
       const stale = [...open.entries()].filter(([key, e]) => e.status === 'pending' && !keep.has(key)).map(([, e]) => e.id);
-      if (stale.length) await m.query('DELETE FROM charges WHERE id = ANY($1)', [stale]);
+      if (stale.length) await this.store.remove(m, stale);
     });
-  }
-
-  private async lineFacts(m: EntityManager, tenantId: string, lineIds: string[]): Promise<Map<string, LineFacts>> {
-    if (!lineIds.length) return new Map();
-    const rows: LineFacts[] = await m.query(
-      `SELECT l.connection_id, l.source_id, l.quantity, l.unit_price, l.unit_cost, l.product_source_id, COALESCE(p.name, l.product_name) AS product_name,
-              l.effective_start, l.effective_end, a.company_source_id, a.company_name
-         FROM agreement_lines l
-         JOIN agreements a ON a.tenant_id = l.tenant_id AND a.connection_id = l.connection_id AND a.source_id = l.agreement_source_id
-         LEFT JOIN products p ON p.tenant_id = l.tenant_id AND p.connection_id = l.connection_id AND p.source_id = l.product_source_id
-        WHERE l.tenant_id = $1 AND l.source_id = ANY($2)`, [tenantId, [...new Set(lineIds)]]);
-    return new Map(rows.map((r) => [lineKey(r.connection_id, r.source_id), r]));
   }
 
   /** One page of charges (newest period first), with every unresolved cost row of the latest periods. */
   async list(tenantId: string, q: z.infer<typeof ChargesQuery>): Promise<Page<z.infer<typeof Charge>> & { unresolved: z.infer<typeof UnresolvedCostRow>[] }> {
-    const { rows, next_cursor } = await this.page(tenantId, q, null);
+    const { rows, next_cursor } = await this.store.page(tenantId, q, null);
     const unresolved = await resolveCostRows(this.ds, tenantId, null, true);
     return { items: rows.map(chargeOut), next_cursor, unresolved: unresolved.map(unresolvedOut) };
   }
@@ -170,10 +135,10 @@ export class ChargesService {
    * no unit price), with its own unresolved rows.
    */
   async listForIsv(tenantId: string, isvId: string, q: z.infer<typeof ChargesQuery>): Promise<Page<z.infer<typeof IsvCharge>> & { unresolved: z.infer<typeof UnresolvedCostRow>[] }> {
-    const { rows, next_cursor } = await this.page(tenantId, q, isvId);
+    const { rows, next_cursor } = await this.store.page(tenantId, q, isvId);
     const ids = [...new Set(rows.flatMap((r) => rowIds(r.cost_rows)))];
     const mine: { id: string; billable_quantity: number }[] = ids.length
-      ? await this.ds.query('SELECT id, billable_quantity FROM isv_costs WHERE tenant_id = $1 AND isv_id = $2 AND id = ANY($3::uuid[])', [tenantId, isvId, ids]) : [];
+      ? await this.store.isvQuantities(tenantId, isvId, ids) : [];
     const qty = new Map(mine.map((r) => [r.id, Number(r.billable_quantity)]));
     const items = rows.map((r) => {
       const { unit_price: _price, connection_id: _connection, cost_rows: all, proposed_quantity, ...rest } = chargeOut(r);
@@ -187,28 +152,8 @@ export class ChargesService {
     return { items, next_cursor, unresolved: unresolved.map(unresolvedOut) };
   }
 
-  /** One page of charge rows; with `isvId`, only the charges some row of that ISV is behind. */
-  private async page(tenantId: string, q: z.infer<typeof ChargesQuery>, isvId: string | null): Promise<{ rows: Record<string, any>[]; next_cursor: string | null }> {
-    const args: unknown[] = [tenantId];
-    const bind = (v: unknown) => { args.push(v); return `$${args.length}`; };
-    let where = 'ch.tenant_id = $1';
-    if (isvId) {
-      where += ` AND EXISTS (SELECT 1 FROM isv_costs c WHERE c.tenant_id = ch.tenant_id AND c.isv_id = ${bind(isvId)}::uuid
-                             AND c.id::text IN (SELECT jsonb_array_elements_text(ch.cost_rows)))`;
-    }
-    // An approval being written is still pending to whoever lists pending charges.
-    if (q.status) where += ` AND ch.status = ANY(${bind(q.status === 'pending' ? ['pending', 'approving'] : [q.status])})`;
-    const after = afterKey(CHARGES_CURSOR, q);
-    if (after) where += ` AND ${keysetAfter(CHARGE_ORDER, after, bind)}`;
-    if (q.updated_since) where += ` AND ch.updated_at >= ${bind(q.updated_since)}::timestamptz`;
-    const rows: Record<string, any>[] = await this.ds.query(
-      `${CHARGE_SELECT} WHERE ${where} ORDER BY ${CHARGE_ORDER.map((c) => `${c.sql}${c.desc ? ' DESC' : ''}`).join(', ')} LIMIT ${rowsToFetch(q.limit)}`, args);
-    const page = toPage(rows, q.limit, CHARGES_CURSOR, (r) => [r.period_start, r.agreement_source_id, r.line_source_id, r.id]);
-    return { rows: page.items, next_cursor: page.next_cursor };
-  }
-
   private async load(tenantId: string, id: string): Promise<Record<string, any>> {
-    const rows = isUuid(id) ? await this.ds.query(`${CHARGE_SELECT} WHERE ch.tenant_id = $1 AND ch.id = $2`, [tenantId, id]) : [];
+    const rows = isUuid(id) ? await this.store.one(tenantId, id) : [];
     if (!rows.length) throw new ServiceError('not_found', `No charge ${JSON.stringify(id.slice(0, 100))} on this tenant.`);
     return rows[0];
   }
@@ -229,7 +174,7 @@ export class ChargesService {
         if (charge.status !== 'pending' && charge.status !== 'approving') {
           throw new ServiceError('request_invalid', `Charge ${id} is ${charge.status}; only a pending charge can be approved.`, { details: { status: charge.status } });
         }
-        const line = (await this.lineFacts(this.ds.manager, tenantId, [charge.line_source_id])).get(lineKey(c.id, charge.line_source_id));
+        const line = (await this.store.lineFacts(this.ds.manager, tenantId, [charge.line_source_id])).get(lineKey(c.id, charge.line_source_id));
         const change: AgreementLineChange = {
           marker, agreementSourceId: charge.agreement_source_id, lineSourceId: charge.line_source_id, effectiveDate: todayUtc(),
           quantity: Number(charge.proposed_quantity), current: line ? syncedLine(line) : null,
@@ -279,8 +224,7 @@ export class ChargesService {
       if (charge.status !== 'pending') throw new ServiceError('request_invalid', `Charge ${id} is ${charge.status}; only a pending charge can be dismissed.`, { details: { status: charge.status } });
       return { dry_run: true, charge: chargeOut(charge), changed: true };
     }
-    const [rows]: [unknown[], number] = await this.ds.query(
-      "UPDATE charges SET status = 'dismissed', decided_at = now(), updated_at = now() WHERE id = $1 AND status = 'pending' RETURNING id", [charge.id]);
+    const rows = await this.store.dismiss(charge.id);
     if (!rows.length) {
       const now = await this.load(tenantId, id);
       throw new ServiceError('request_invalid', `Charge ${id} is ${now.status}; only a pending charge can be dismissed.`, { details: { status: now.status } });

@@ -5,13 +5,13 @@
  * `revision` grows), so a replay or a correction never counts twice. `dry_run` (the default) answers
  * what a commit would store and whether it would replace a row; nothing is written.
  */
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { z } from 'zod';
-import { ServiceError } from '../errors/service-error';
 import { checkAmount, checkCurrency, checkDay, checkExtended, checkPeriod, roundMoney, throwProblems, type Problem } from './billing-rules';
 import { COSTS_CURSOR, MINIMUMS_CURSOR, type CostsQuery, type IsvCost, type IsvCostSubmitted, type MinimumsQuery, type PartnerMinimum, type PartnerMinimumSubmitted, type SubmitIsvCostBody, type SubmitPartnerMinimumBody } from './billing.schemas';
-import { afterKey, keysetAfter, rowsToFetch, toPage, type KeyColumn, type ListCursor, type Page, type PageRequest } from '../shared/paging';
+import type { Page } from '../shared/paging';
 import { costRowOutcome, resolveCostRowsById, resolveUnstoredCostRow, type ResolvedCostRow } from './cost-resolution';
+import { COST_ORDER, COSTS, CostRowsStore, MINIMUM_ORDER, MINIMUMS, type RowTable, type StoredRow, type Values } from './cost-rows.store';
 
 type CostBody = z.infer<typeof SubmitIsvCostBody>;
 type MinimumBody = z.infer<typeof SubmitPartnerMinimumBody>;
@@ -19,18 +19,6 @@ type Cost = z.infer<typeof IsvCost>;
 type StoredCost = Omit<Cost, 'resolution'>;
 type Resolution = Cost['resolution'];
 type Minimum = z.infer<typeof PartnerMinimum>;
-
-/** One replaceable table: its natural identity and the columns a submission writes. */
-interface RowTable {
-  table: 'isv_costs' | 'partner_minimums';
-  constraint: string;
-  natural: string[];
-}
-const COSTS: RowTable = { table: 'isv_costs', constraint: 'uq_isv_costs_row', natural: ['external_customer_ref', 'product_source_id', 'period_start', 'period_end'] };
-const MINIMUMS: RowTable = { table: 'partner_minimums', constraint: 'uq_partner_minimums_row', natural: ['product_source_id', 'period_start', 'period_end'] };
-
-type Values = Record<string, unknown>;
-type StoredRow = Record<string, unknown> & { id: string; revision: number; created_at: Date; updated_at: Date };
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -84,7 +72,11 @@ export class CostRowsService {
   /** Called after a committed submission changed the rows (charges are recomputed from them). */
   onChanged: (change: CostChange) => Promise<void> = async () => {};
 
-  constructor(private readonly ds: DataSource) {}
+  private readonly store: CostRowsStore;
+
+  constructor(private readonly ds: DataSource) {
+    this.store = new CostRowsStore(ds);
+  }
 
   async submitCost(tenantId: string, isvId: string, b: CostBody): Promise<z.infer<typeof IsvCostSubmitted>> {
     const problems: Problem[] = [];
@@ -125,38 +117,16 @@ export class CostRowsService {
     return { dry_run: b.dry_run, replaced: out.replaces != null, replaces_id: out.replaces, minimum: { ...minimum, id: out.row.id ?? null } };
   }
 
-  /**
-   * The row a submission replaces: the one written under its key, else the one with its natural
-   * identity. A key whose row now has another identity that a second row already holds would merge
-   * two rows: refused (409), nothing written.
-   */
-  private async prior(m: EntityManager, t: RowTable, tenantId: string, isvId: string, key: string | null, values: Values, lock: boolean): Promise<{ id: string; revision: number } | null> {
-    const forUpdate = lock ? ' FOR UPDATE' : '';
-    const naturalWhere = t.natural.map((c, i) => `${c} = $${i + 3}`).join(' AND ');
-    const naturalArgs = t.natural.map((c) => values[c]);
-    const byNatural: { id: string; revision: number }[] = await m.query(
-      `SELECT id, revision FROM ${t.table} WHERE tenant_id = $1 AND isv_id = $2 AND ${naturalWhere}${forUpdate}`, [tenantId, isvId, ...naturalArgs]);
-    if (!key) return byNatural[0] ?? null;
-    const byKey: { id: string; revision: number }[] = await m.query(
-      `SELECT id, revision FROM ${t.table} WHERE tenant_id = $1 AND isv_id = $2 AND idempotency_key = $3${forUpdate}`, [tenantId, isvId, key]);
-    if (byKey[0] && byNatural[0] && byKey[0].id !== byNatural[0].id) {
-      throw new ServiceError('idempotency_conflict', `This idempotency_key wrote row ${byKey[0].id}; row ${byNatural[0].id} already holds this ${t.natural.join(', ')}. Replace that row with its own key (or none).`, {
-        details: { key_row: byKey[0].id, identity_row: byNatural[0].id },
-      });
-    }
-    return byKey[0] ?? byNatural[0] ?? null;
-  }
-
   private async submit(t: RowTable, tenantId: string, isvId: string, key: string | null, values: Values, dryRun: boolean): Promise<{ row: Partial<StoredRow>; replaces: string | null }> {
     if (dryRun) {
-      const before = await this.prior(this.ds.manager, t, tenantId, isvId, key, values, false);
+      const before = await this.store.prior(this.ds.manager, t, tenantId, isvId, key, values, false);
       return { row: { id: before?.id, revision: (before?.revision ?? 0) + 1 } as Partial<StoredRow>, replaces: before?.id ?? null };
     }
     // Two racing first submissions of one identity: the loser's insert meets the unique index and is
     // retried once, when it finds the winner's row and replaces it.
     for (let attempt = 1; ; attempt++) {
       try {
-        const out = await this.ds.transaction(async (m) => this.write(m, t, tenantId, isvId, key, values));
+        const out = await this.ds.transaction(async (m) => this.store.write(m, t, tenantId, isvId, key, values));
         await this.onChanged({ tenantId });
         return out;
       } catch (err) {
@@ -166,29 +136,11 @@ export class CostRowsService {
     }
   }
 
-  private async write(m: EntityManager, t: RowTable, tenantId: string, isvId: string, key: string | null, values: Values): Promise<{ row: StoredRow; replaces: string | null }> {
-    const before = await this.prior(m, t, tenantId, isvId, key, values, true);
-    const cols = Object.keys(values);
-    const args = cols.map((c) => values[c]);
-    if (before) {
-      const set = cols.map((c, i) => `${c} = $${i + 2}`).join(', ');
-      const [rows]: [StoredRow[], number] = await m.query(
-        `UPDATE ${t.table} SET ${set}, idempotency_key = COALESCE($${cols.length + 2}, idempotency_key), revision = revision + 1, updated_at = now() WHERE id = $1 RETURNING *`,
-        [before.id, ...args, key]);
-      return { row: rows[0], replaces: before.id };
-    }
-    const rows: StoredRow[] = await m.query(
-      `INSERT INTO ${t.table} (tenant_id, isv_id, idempotency_key, ${cols.join(', ')}) VALUES ($1, $2, $3, ${cols.map((_c, i) => `$${i + 4}`).join(', ')}) RETURNING *`,
-      [tenantId, isvId, key, ...args]);
-    return { row: rows[0], replaces: null };
-  }
-
   /** Cost rows newest period first, one page; `totals` are over every row the filters keep, not only this page. */
   async listCosts(tenantId: string, isvId: string | null, q: z.infer<typeof CostsQuery>): Promise<Page<Cost> & { totals: { billable_quantity: number; msp_cost_extended: number } }> {
     const { where, args } = filters(tenantId, isvId, q, { customer: 'external_customer_ref', product: 'product_source_id' });
-    const [sum]: { billable_quantity: string | null; msp_cost_extended: string | null }[] = await this.ds.query(
-      `SELECT SUM(billable_quantity) AS billable_quantity, SUM(msp_cost_extended) AS msp_cost_extended FROM isv_costs WHERE ${where}`, args);
-    const page = await this.page('isv_costs', where, args, q, COSTS_CURSOR, COST_ORDER, costOut);
+    const sum = await this.store.costTotals(where, args);
+    const page = await this.store.page('isv_costs', where, args, q, COSTS_CURSOR, COST_ORDER, costOut);
     return {
       ...page, items: await this.withResolutions(tenantId, isvId, page.items),
       totals: { billable_quantity: roundMoney(Number(sum?.billable_quantity ?? 0)), msp_cost_extended: roundMoney(Number(sum?.msp_cost_extended ?? 0)) },
@@ -202,11 +154,7 @@ export class CostRowsService {
   private async withResolutions(tenantId: string, viewer: string | null, rows: StoredCost[]): Promise<Cost[]> {
     const ids = rows.map((r) => r.id);
     const resolved = await resolveCostRowsById(this.ds, tenantId, ids);
-    const charges: Record<string, any>[] = ids.length ? await this.ds.query(
-      `SELECT ch.id, ch.status, ch.current_quantity, ch.proposed_quantity, ch.cost_rows, ch.updated_at,
-              (SELECT bool_and(c.isv_id::text = $3) FROM isv_costs c WHERE c.id::text IN (SELECT jsonb_array_elements_text(ch.cost_rows))) AS own_rows_only
-         FROM charges ch WHERE ch.tenant_id = $1 AND ch.cost_rows ?| $2::text[]
-        ORDER BY ch.updated_at DESC, ch.id`, [tenantId, ids, viewer ?? '']) : [];
+    const charges = ids.length ? await this.store.chargesOfRows(tenantId, ids, viewer) : [];
     const chargeOf = new Map<string, Resolution['charge']>();
     for (const ch of charges) {
       const rowsOf = (typeof ch.cost_rows === 'string' ? JSON.parse(ch.cost_rows) : ch.cost_rows) as string[];
@@ -231,26 +179,10 @@ export class CostRowsService {
   /** Partner minimums newest period first, one page. */
   async listMinimums(tenantId: string, isvId: string | null, q: z.infer<typeof MinimumsQuery>): Promise<Page<Minimum>> {
     const { where, args } = filters(tenantId, isvId, q, { product: 'product_source_id' });
-    return this.page('partner_minimums', where, args, q, MINIMUMS_CURSOR, MINIMUM_ORDER, minimumOut);
+    return this.store.page('partner_minimums', where, args, q, MINIMUMS_CURSOR, MINIMUM_ORDER, minimumOut);
   }
 
-  private async page<T>(table: string, where: string, args: unknown[], q: PageRequest, codec: ListCursor, order: KeyColumn[], out: (r: Record<string, any>) => T): Promise<Page<T>> {
-    const params = [...args];
-    const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
-    let sql = `SELECT * FROM ${table} WHERE ${where}`;
-    const after = afterKey(codec, q);
-    if (after) sql += ` AND ${keysetAfter(order, after, bind)}`;
-    if (q.updated_since) sql += ` AND updated_at >= ${bind(q.updated_since)}::timestamptz`;
-    sql += ` ORDER BY ${order.map((c) => `${c.sql}${c.desc ? ' DESC' : ''}`).join(', ')} LIMIT ${rowsToFetch(q.limit)}`;
-    const rows: Record<string, any>[] = await this.ds.query(sql, params);
-    const page = toPage(rows, q.limit, codec, (r) => order.map((c) => String(r[c.sql])));
-    return { items: page.items.map(out), next_cursor: page.next_cursor };
-  }
 }
-
-/** Cost rows and minimums page newest period first, then by customer, product and id (unique). */
-const COST_ORDER: KeyColumn[] = [{ sql: 'period_start', desc: true }, { sql: 'external_customer_ref' }, { sql: 'product_source_id' }, { sql: 'id', cast: 'uuid' }];
-const MINIMUM_ORDER: KeyColumn[] = [{ sql: 'period_start', desc: true }, { sql: 'product_source_id' }, { sql: 'id', cast: 'uuid' }];
 
 /** The WHERE of a list: tenant, ISV, period containment, and the equality filters given. */
 function filters(tenantId: string, isvId: string | null, q: Record<string, unknown>, columns: Record<string, string>): { where: string; args: unknown[] } {

@@ -4,19 +4,37 @@
  * every change they derive from: a committed cost submission, a mapping created or deleted, an
  * identity decision, and a sync that changed agreements, lines or PSA companies.
  */
-import { isvOf, type TenantAccess } from '../access/access.service';
+import { isvOf, type TenantAccess, type AccessService } from '../access/access.service';
 import { Grant, isvOfCaller } from '../access/caller';
 import type { z } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
-import { defineOperation, type OperationContext } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
-import type { Services } from '../services';
+import { operationsUsing, tenantOf, type OperationContext } from '../operations/operation';
 import { envelopeOf, pageOfAll, updatedSince, type Key } from '../shared/paging';
 import { TenantPath } from '../shared/request';
 import { checkPeriod, compareNames, compareVendorIds, throwProblems, type Problem } from './billing-rules';
 import * as S from './billing.schemas';
+import type { IdentityService } from '../identity/identity.service';
+import type { SyncService } from '../sync/sync.service';
+import type { ChargesService } from './charges.service';
+import type { CostRowsService } from './cost-rows.service';
+import type { LineMappingsService } from './line-mappings.service';
+import type { ReconciliationService } from './reconciliation.service';
+import type { Logger } from 'pino';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface BillingServices {
+  access: AccessService;
+  charges: ChargesService;
+  costRows: CostRowsService;
+  identity: IdentityService;
+  lineMappings: LineMappingsService;
+  logger: Logger;
+  reconciliation: ReconciliationService;
+  sync: SyncService;
+}
+const defineOperation = operationsUsing<BillingServices>();
 
 /** An ISV submits and maps with `billing.cost.submit` on a connection of the tenant (declared, checked by the runner). */
 function submitter(ctx: OperationContext): { access: TenantAccess; isvId: string } {
@@ -231,11 +249,11 @@ function compareReconciliationKeys(a: Key, b: Key): number {
 }
 
 /** Recomputes a tenant's charges; a failure is logged, never thrown into the change that caused it. */
-function recomputeCharges(services: Services, tenantId: string): Promise<void> {
+function recomputeCharges(services: BillingServices, tenantId: string): Promise<void> {
   return services.charges.recompute(tenantId).catch((err: Error) => services.logger.error({ tenantId, err: err.message }, 'charge recomputation failed'));
 }
 
-export const billingFeature: FeatureModule = {
+export const billingFeature: FeatureModule<BillingServices> = {
   name: 'billing',
   operations: [submitCost, listCosts, submitMinimum, listMinimums, createMapping, listMappings, deleteMapping, suggestMapping, listCharges, approveCharge, dismissCharge, reconciliation],
   install(services) {

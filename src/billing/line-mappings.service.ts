@@ -13,18 +13,11 @@ import { ServiceError } from '../errors/service-error';
 import { normalizeName } from '../identity/normalize';
 import { isSafeText } from '../shared/request';
 import { compareVendorIds } from './billing-rules';
+import { LineMappingsStore } from './line-mappings.store';
 import type { AgreementLineMappingOut, CreateAgreementLineMappingBody, MappingCandidate, MappingCreated, MappingsQuery, SuggestAgreementLineMappingBody } from './billing.schemas';
 
 type Mapping = z.infer<typeof AgreementLineMappingOut>;
 type Candidate = z.infer<typeof MappingCandidate>;
-
-const SELECT = `
-  SELECT m.id, m.isv_id, m.vendor_product_ref, m.status, m.connection_id, m.agreement_source_id, m.line_source_id, m.decided_by, m.created_at,
-         c.connector, a.company_source_id, a.company_name, l.product_source_id AS line_product_source_id, l.product_name AS line_product_name
-    FROM agreement_line_mappings m
-    LEFT JOIN connections c ON c.id = m.connection_id
-    LEFT JOIN agreements a ON a.tenant_id = m.tenant_id AND a.connection_id = m.connection_id AND a.source_id = m.agreement_source_id
-    LEFT JOIN agreement_lines l ON l.tenant_id = m.tenant_id AND l.connection_id = m.connection_id AND l.source_id = m.line_source_id`;
 
 function mappingOut(r: Record<string, any>): Mapping {
   return {
@@ -49,7 +42,11 @@ export class LineMappingsService {
   /** Called after mappings changed (charges are recomputed from them). */
   onChanged: (tenantId: string) => Promise<void> = async () => {};
 
-  constructor(private readonly ds: DataSource) {}
+  private readonly store: LineMappingsStore;
+
+  constructor(private readonly ds: DataSource) {
+    this.store = new LineMappingsStore(ds);
+  }
 
   private ownKey(isvId: string, vendorKey: string): void {
     if (vendorKey !== isvId) {
@@ -65,9 +62,7 @@ export class LineMappingsService {
     let target: { connection_id: string; agreement_source_id: string; line_source_id: string } | null = null;
     if (b.status === 'mapped') target = await this.activeLine(access, b.agreement_id!, b.agreement_line_ref!, b.psa_vendor ?? null);
     const out = await this.ds.transaction(async (m) => {
-      const existing: { id: string; status: string; connection_id: string | null; line_source_id: string | null }[] = await m.query(
-        'SELECT id, status, connection_id, line_source_id FROM agreement_line_mappings WHERE tenant_id = $1 AND isv_id = $2 AND vendor_product_ref = $3 FOR UPDATE',
-        [tenantId, isvId, b.vendor_product_ref]);
+      const existing = await this.store.ofProductForUpdate(m, tenantId, isvId, b.vendor_product_ref);
       const same = existing.find((e) => e.status === b.status && e.connection_id === (target?.connection_id ?? null) && e.line_source_id === (target?.line_source_id ?? null));
       if (same) return { id: same.id, already: true, removedUnmapped: false };
       if (b.status === 'unmapped' && existing.some((e) => e.status === 'mapped')) {
@@ -76,15 +71,12 @@ export class LineMappingsService {
         });
       }
       const unmapped = existing.filter((e) => e.status === 'unmapped');
-      if (b.status === 'mapped' && unmapped.length) await m.query('DELETE FROM agreement_line_mappings WHERE id = ANY($1)', [unmapped.map((e) => e.id)]);
-      const [row]: { id: string }[] = await m.query(
-        `INSERT INTO agreement_line_mappings (tenant_id, isv_id, vendor_product_ref, status, connection_id, agreement_source_id, line_source_id, decided_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'isv') RETURNING id`,
-        [tenantId, isvId, b.vendor_product_ref, b.status, target?.connection_id ?? null, target?.agreement_source_id ?? null, target?.line_source_id ?? null]);
-      return { id: row.id, already: false, removedUnmapped: b.status === 'mapped' && unmapped.length > 0 };
+      if (b.status === 'mapped' && unmapped.length) await this.store.removeIds(m, unmapped.map((e) => e.id));
+      const id = await this.store.insert(m, [tenantId, isvId, b.vendor_product_ref, b.status, target?.connection_id ?? null, target?.agreement_source_id ?? null, target?.line_source_id ?? null]);
+      return { id, already: false, removedUnmapped: b.status === 'mapped' && unmapped.length > 0 };
     });
     if (!out.already) await this.onChanged(tenantId);
-    const [row] = await this.ds.query(`${SELECT} WHERE m.id = $1`, [out.id]);
+    const row = await this.store.one(out.id);
     return { ...mappingOut(row), already_existed: out.already, removed_unmapped: out.removedUnmapped };
   }
 
@@ -93,14 +85,14 @@ export class LineMappingsService {
     const psa = access.connections.filter((c) => c.kind === 'psa' && (!psaVendor || c.connector === psaVendor));
     const ids = psa.map((c) => c.id);
     const agreements: { connection_id: string; status: string }[] = ids.length && isSafeText(agreementId)
-      ? await this.ds.query('SELECT connection_id, status FROM agreements WHERE tenant_id = $1 AND connection_id = ANY($2) AND source_id = $3', [access.tenant.id, ids, agreementId])
+      ? await this.store.agreements(access.tenant.id, ids, agreementId)
       : [];
     const field = (name: string, message: string) => new ServiceError('validation', `${name}: ${message}`, { details: { field: name, problems: [{ field: name, message }] } });
     if (!agreements.length) throw field('agreement_id', `no agreement ${JSON.stringify(agreementId)} in this tenant's PSA${psaVendor ? ` (${psaVendor})` : ''}`);
     const active = agreements.find((a) => a.status === 'active');
     if (!active) throw field('agreement_id', `agreement ${agreementId} is ${agreements[0].status}; only a line of an active agreement can be mapped`);
     const lines: { agreement_source_id: string }[] = isSafeText(lineRef)
-      ? await this.ds.query('SELECT agreement_source_id FROM agreement_lines WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3', [access.tenant.id, active.connection_id, lineRef])
+      ? await this.store.lineAgreement(access.tenant.id, active.connection_id, lineRef)
       : [];
     if (!lines.length) throw field('agreement_line_ref', `no line ${JSON.stringify(lineRef)} in this PSA`);
     if (lines[0].agreement_source_id !== agreementId) throw field('agreement_line_ref', `line ${lineRef} belongs to agreement ${lines[0].agreement_source_id}, not ${agreementId}`);
@@ -108,13 +100,7 @@ export class LineMappingsService {
   }
 
   async list(tenantId: string, isvId: string | null, q: z.infer<typeof MappingsQuery>): Promise<Mapping[]> {
-    const args: unknown[] = [tenantId];
-    const where = ['m.tenant_id = $1'];
-    const add = (sql: string, v: unknown) => { args.push(v); where.push(sql.replace('?', `$${args.length}`)); };
-    if (isvId) add('m.isv_id::text = ?', isvId);
-    if (q.vendor_product_ref) add('m.vendor_product_ref = ?', q.vendor_product_ref);
-    if (q.agreement_id) add('m.agreement_source_id = ?', q.agreement_id);
-    const rows = await this.ds.query(`${SELECT} WHERE ${where.join(' AND ')} ORDER BY m.vendor_product_ref, m.agreement_source_id NULLS FIRST, m.line_source_id, m.id`, args);
+    const rows = await this.store.list(tenantId, { isvId, vendorProductRef: q.vendor_product_ref, agreementId: q.agreement_id });
     return rows.map(mappingOut);
   }
 
@@ -122,13 +108,11 @@ export class LineMappingsService {
   async remove(tenantId: string, isvId: string | null, id: string, dryRun = false): Promise<boolean> {
     if (dryRun) {
       const found: unknown[] = /^[0-9a-f-]{36}$/i.test(id)
-        ? await this.ds.query(`SELECT id FROM agreement_line_mappings WHERE tenant_id = $1 AND id = $2 ${isvId ? 'AND isv_id = $3' : ''}`, isvId ? [tenantId, id, isvId] : [tenantId, id])
+        ? await this.store.exists(tenantId, id, isvId)
         : [];
       return found.length > 0;
     }
-    const [rows]: [{ id: string }[], number] = /^[0-9a-f-]{36}$/i.test(id)
-      ? await this.ds.query(`DELETE FROM agreement_line_mappings WHERE tenant_id = $1 AND id = $2 ${isvId ? 'AND isv_id = $3' : ''} RETURNING id`, isvId ? [tenantId, id, isvId] : [tenantId, id])
-      : [[], 0];
+    const rows = /^[0-9a-f-]{36}$/i.test(id) ? await this.store.remove(tenantId, id, isvId) : [];
     if (rows.length) await this.onChanged(tenantId);
     return rows.length > 0;
   }
@@ -142,28 +126,16 @@ export class LineMappingsService {
     this.ownKey(isvId, b.vendor_key);
     const psa = access.connections.filter((c) => c.kind === 'psa');
     if (!psa.length) return [];
-    const lines: Record<string, any>[] = await this.ds.query(
-      `SELECT l.connection_id, l.agreement_source_id, l.source_id, l.product_source_id, l.product_name, l.quantity, a.name AS agreement_name,
-              a.company_source_id, a.company_name, p.sku, p.name AS catalogue_name
-         FROM agreement_lines l
-         JOIN agreements a ON a.tenant_id = l.tenant_id AND a.connection_id = l.connection_id AND a.source_id = l.agreement_source_id AND a.status = 'active'
-         LEFT JOIN products p ON p.tenant_id = l.tenant_id AND p.connection_id = l.connection_id AND p.source_id = l.product_source_id
-        WHERE l.tenant_id = $1 AND l.connection_id = ANY($2) AND (l.effective_end IS NULL OR l.effective_end >= $3)`,
-      [access.tenant.id, psa.map((c) => c.id), todayUtc()]);
-    const reporting: { connection_id: string; company_source_id: string }[] = await this.ds.query(
-      `SELECT DISTINCT im.connection_id, im.company_source_id FROM isv_costs c
-         JOIN identity_matches im ON im.tenant_id = c.tenant_id AND im.isv_id = c.isv_id AND im.customer_ref = c.external_customer_ref
-        WHERE c.tenant_id = $1 AND c.isv_id = $2 AND c.product_source_id = $3`, [access.tenant.id, isvId, b.vendor_product_ref]);
+    const lines = await this.store.activeLines(access.tenant.id, psa.map((c) => c.id), todayUtc());
+    const reporting = await this.store.reportingCompanies(access.tenant.id, isvId, b.vendor_product_ref);
     const reports = new Set(reporting.map((r) => `${r.connection_id}|${r.company_source_id}`));
     let onlyCompany: string | null = null;
     if (b.external_customer_ref) {
-      const [m] = await this.ds.query('SELECT connection_id, company_source_id FROM identity_matches WHERE tenant_id = $1 AND isv_id = $2 AND customer_ref = $3', [access.tenant.id, isvId, b.external_customer_ref]);
+      const m = await this.store.matchedCompany(access.tenant.id, isvId, b.external_customer_ref);
       if (!m) return [];
       onlyCompany = `${m.connection_id}|${m.company_source_id}`;
     }
-    const mapped: { connection_id: string; line_source_id: string }[] = await this.ds.query(
-      "SELECT connection_id, line_source_id FROM agreement_line_mappings WHERE tenant_id = $1 AND isv_id = $2 AND vendor_product_ref = $3 AND status = 'mapped'",
-      [access.tenant.id, isvId, b.vendor_product_ref]);
+    const mapped = await this.store.mappedLines(access.tenant.id, isvId, b.vendor_product_ref);
     const already = new Set(mapped.map((m) => `${m.connection_id}|${m.line_source_id}`));
     const name = b.product_name ? normalizeName(b.product_name) : null;
     const nameTokens = b.product_name ? tokens(b.product_name) : new Set<string>();

@@ -8,23 +8,33 @@
  */
 import type { z as zod } from 'zod';
 import type { Connection } from '../../entities';
-import { isvOf, type TenantAccess } from '../access/access.service';
+import { isvOf, type TenantAccess, type AccessService } from '../access/access.service';
 import { Grant } from '../access/caller';
 import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
-import { ambiguous, type PsaCompany } from '../identity/identity.service';
+import { ambiguous, type PsaCompany, type IdentityService } from '../identity/identity.service';
 import { normalizeName } from '../identity/normalize';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import { RECORD_LISTS } from '../records/record-lists';
 import { ContactList } from '../records/record.schemas';
 import { ErrorBody } from '../rest/schemas';
-import type { Services } from '../services';
-import { checkWrite, previewWrites, type PlannedWrite } from '../writes/write-pipeline';
+import { checkWrite, previewWrites, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 import { TenantPath, z } from '../shared/request';
 import * as S from './company.schemas';
+import type { SyncService } from '../sync/sync.service';
+import type { CompaniesStore } from './companies.store';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface CompaniesServices {
+  access: AccessService;
+  companiesStore: CompaniesStore;
+  identity: IdentityService;
+  pipeline: WritePipeline;
+  sync: SyncService;
+}
+const defineOperation = operationsUsing<CompaniesServices>();
 
 type Body = zod.infer<typeof S.CreateCompanyBody>;
 type Side = NonNullable<zod.infer<typeof S.CompanyCreateResult>['distributor']>;
@@ -32,12 +42,9 @@ type Side = NonNullable<zod.infer<typeof S.CompanyCreateResult>['distributor']>;
 const ref = (c: PsaCompany) => ({ source_id: c.source_id, name: c.name, identifier: c.identifier });
 
 /** Companies of the given connections whose normal name is the body's. */
-async function byName(services: Services, access: TenantAccess, connections: Connection[], name: string): Promise<PsaCompany[]> {
+async function byName(store: CompaniesStore, access: TenantAccess, connections: Connection[], name: string): Promise<PsaCompany[]> {
   if (connections.length === 0) return [];
-  const rows: PsaCompany[] = await services.ds.query(
-    'SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) ORDER BY source_id',
-    [access.tenant.id, connections.map((c) => c.id)],
-  );
+  const rows = await store.companiesOf(access.tenant.id, connections.map((c) => c.id));
   const wanted = normalizeName(name);
   return rows.filter((r) => normalizeName(r.name) === wanted);
 }
@@ -84,16 +91,10 @@ const createCompany = defineOperation({
         // external_id first: a customer of the caller's book already matched.
         let psaMatch: PsaCompany | null = null;
         if (body.external_id) {
-          const [m] = await services.ds.query(
-            `SELECT c.connection_id, c.source_id, c.name, c.identifier FROM identity_matches m
-               JOIN companies c ON c.tenant_id = m.tenant_id AND c.connection_id = m.connection_id AND c.source_id = m.company_source_id
-              WHERE m.tenant_id = $1 AND m.isv_id = $2 AND m.customer_ref = $3 AND m.connection_id = ANY($4::uuid[])`,
-            [access.tenant.id, isvId, body.external_id, psa.map((c) => c.id)],
-          );
-          psaMatch = m ?? null;
+          psaMatch = await services.companiesStore.matchedCompany(access.tenant.id, isvId, body.external_id, psa.map((c) => c.id));
         }
         if (!psaMatch) {
-          const found = await byName(services, access, psa, body.name);
+          const found = await byName(services.companiesStore, access, psa, body.name);
           if (found.length > 1) throw ambiguous(body.name, found);
           psaMatch = found[0] ?? null;
         }
@@ -102,7 +103,7 @@ const createCompany = defineOperation({
         }
         let side: { connection: Connection; match: PsaCompany | null; write: PlannedWrite } | null = null;
         if (distributor) {
-          const found = await byName(services, access, [distributor], body.name);
+          const found = await byName(services.companiesStore, access, [distributor], body.name);
           if (found.length > 1) throw ambiguous(body.name, found);
           const write: PlannedWrite = { connection: distributor, name: 'company.create', input: draftOf(body) };
           if (!found[0]) checkWrite(write, !body.dry_run);
@@ -159,11 +160,7 @@ const matchContacts = defineOperation({
   errors: [],
   handle: async ({ body }, ctx) => {
     const access = tenantOf(ctx);
-    const rows: Record<string, any>[] = await ctx.services.ds.query(
-      `SELECT r.*, (SELECT c.name FROM companies c WHERE c.tenant_id = r.tenant_id AND c.connection_id = r.connection_id AND c.source_id = r.company_source_id LIMIT 1) AS company_name
-         FROM contacts r WHERE r.tenant_id = $1 AND r.connection_id = ANY($3::uuid[]) AND ($2::text IS NULL OR lower(r.email) = lower($2)) ORDER BY r.id`,
-      [access.tenant.id, body.email ?? null, access.connections.filter((c) => c.kind === 'psa').map((c) => c.id)],
-    );
+    const rows = await ctx.services.companiesStore.contacts(access.tenant.id, body.email ?? null, access.connections.filter((c) => c.kind === 'psa').map((c) => c.id));
     const connectorOf = new Map(access.connections.map((c) => [c.id, c.connector]));
     let matches = rows;
     if (!body.email) {
@@ -187,4 +184,4 @@ const createContact = defineOperation({
   },
 });
 
-export const companiesFeature: FeatureModule = { name: 'companies', operations: [createCompany, matchContacts, createContact] };
+export const companiesFeature: FeatureModule<CompaniesServices> = { name: 'companies', operations: [createCompany, matchContacts, createContact] };

@@ -1,10 +1,16 @@
 /** Device writes (docs/architecture.md, Device write and ask): deploy a catalogue package to one device. */
 import { Grant } from '../access/caller';
 import type { FeatureModule } from '../feature';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import * as S from './deploy.schemas';
+import type { DeployService } from './deploy.service';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface DevicesServices {
+  deploy: DeployService;
+}
+const defineOperation = operationsUsing<DevicesServices>();
 
 export const deployToDevice = defineOperation({
   name: 'deploy_to_device', kind: 'mutation', summary: 'Deploy a package to a device (preview or commit)', tag: 'Writes', role: 'isv', grant: Grant.DeviceWrite,
@@ -20,4 +26,4 @@ export const deployToDevice = defineOperation({
   handle: async ({ path, body }, ctx) => ctx.services.deploy.deploy(ctx.caller, tenantOf(ctx), path.device_id, body),
 });
 
-export const devicesFeature: FeatureModule = { name: 'devices', operations: [deployToDevice] };
+export const devicesFeature: FeatureModule<DevicesServices> = { name: 'devices', operations: [deployToDevice] };

@@ -14,33 +14,15 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from 'pino';
-import { checkKindFilter, visibleWhere, type EventVisibility } from '../access/event-visibility';
+import { checkKindFilter, type EventVisibility } from '../access/event-visibility';
 import type { EventDraft } from './change-detector';
 import { ServiceError } from '../errors/service-error';
-import { listCursor, rowsToFetch, toPage, type Page } from '../shared/paging';
+import { listCursor, toPage, type Page } from '../shared/paging';
+import { EventsStore, type EventRow } from './events.store';
 
 export type EventsCommittedHandler = (tenantId: string, eventIds: string[]) => Promise<void>;
 
-/** A stored event row as the feed reads it (snake_case columns). */
-export type EventRow = Record<string, any> & { id: string; seq: string; kind: string };
-
-/** Namespace of our advisory locks (first key of the two-key form): 'EVNT'. */
-const EVENTS_LOCK_NAMESPACE = 0x45564e54 & 0x7fffffff;
-
-const COLUMNS: [column: string, prop: keyof EventDraft | 'tenantId', sqlType: string][] = [
-  ['tenant_id', 'tenantId', 'uuid'], ['connection_id', 'connectionId', 'uuid'], ['kind', 'kind', 'text'], ['type', 'type', 'text'],
-  ['dedupe_key', 'dedupeKey', 'text'], ['occurred_at', 'occurredAt', 'timestamptz'], ['actor', 'actor', 'text'],
-  ['summary', 'summary', 'text'], ['subject_ref', 'subjectRef', 'text'], ['incident_id', 'incidentId', 'text'],
-  ['canonical_ticket_id', 'canonicalTicketId', 'uuid'], ['canonical_device_id', 'canonicalDeviceId', 'uuid'],
-  ['canonical_company_id', 'canonicalCompanyId', 'uuid'], ['previous_status', 'previousStatus', 'text'],
-  ['new_status', 'newStatus', 'text'], ['vendor', 'vendor', 'text'], ['vendor_id', 'vendorId', 'text'],
-  ['vendor_url', 'vendorUrl', 'text'], ['detail', 'detail', 'jsonb'],
-];
-const NAMES = COLUMNS.map(([c]) => `"${c}"`).join(', ');
-const RECORDSET = [...COLUMNS.map(([c, , t]) => `"${c}" ${t}`), 'ord integer'].join(', ');
-const INSERT_SQL =
-  `INSERT INTO "events" (${NAMES}) SELECT ${NAMES} FROM jsonb_to_recordset($1::jsonb) AS x(${RECORDSET}) ORDER BY ord ` +
-  'ON CONFLICT (tenant_id, dedupe_key) DO NOTHING RETURNING id';
+export type { EventRow } from './events.store';
 
 export interface EventPageQuery {
   /** An exact kind, a family, sandbox_reset, or null for every kind the caller is granted. */
@@ -61,7 +43,11 @@ export class EventsService {
   private readonly handlers: EventsCommittedHandler[] = [];
   private logger: Logger | null = null;
 
-  constructor(readonly ds: DataSource) {}
+  private readonly store: EventsStore;
+
+  constructor(readonly ds: DataSource) {
+    this.store = new EventsStore(ds);
+  }
 
   useLogger(logger: Logger): void {
     this.logger = logger;
@@ -79,17 +65,7 @@ export class EventsService {
   async insert(manager: EntityManager, tenantId: string, drafts: EventDraft[]): Promise<string[]> {
     if (drafts.length === 0) return [];
     await this.lockFeed(manager, tenantId);
-    const rows = drafts.map((d, ord) => {
-      const values: Record<string, unknown> = { ...d, tenantId };
-      const row: Record<string, unknown> = { ord };
-      for (const [column, prop] of COLUMNS) {
-        const v = values[prop];
-        row[column] = v instanceof Date ? v.toISOString() : (v ?? null);
-      }
-      return row;
-    });
-    const inserted: { id: string }[] = await manager.query(INSERT_SQL, [JSON.stringify(rows)]);
-    return inserted.map((r) => r.id);
+    return this.store.insert(manager, tenantId, drafts);
   }
 
   /**
@@ -97,7 +73,7 @@ export class EventsService {
    * the same transaction, so that the tenant's feed stays in commit order (see the header).
    */
   async lockFeed(manager: EntityManager, tenantId: string): Promise<void> {
-    await manager.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [EVENTS_LOCK_NAMESPACE, tenantId]);
+    await this.store.lockFeed(manager, tenantId);
   }
 
   /** Tells the subscribers about committed events; a subscriber's failure never undoes them. */
@@ -118,22 +94,13 @@ export class EventsService {
    */
   async page(tenantId: string, visibility: EventVisibility, query: EventPageQuery): Promise<Page<EventRow>> {
     checkKindFilter(visibility, query.kind);
-    const params: unknown[] = [tenantId];
-    const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
-    let sql = `SELECT * FROM "events" WHERE tenant_id = $1 AND ${visibleWhere(visibility, query.kind, p)}`;
-    if (query.after) sql += ` AND seq > ${p(query.after)}::bigint`;
-    if (query.updatedSince) sql += ` AND created_at >= ${p(query.updatedSince)}::timestamptz`;
+    let resumeSeq: string | null = null;
     if (query.afterEventId) {
       // Only an event this caller may see is a resume point (any kind it is granted, not only this filter's).
-      const at = [tenantId];
-      const q = (v: unknown) => { at.push(v as string); return `$${at.length}`; };
-      const [row]: { seq: string }[] = await this.ds.query(
-        `SELECT seq FROM "events" WHERE tenant_id = $1 AND id = ${q(query.afterEventId)}::uuid AND ${visibleWhere(visibility, null, q)}`, at);
-      if (!row) throw new ServiceError('validation', 'after names no event of this tenant that this key can see.', { details: { field: 'after' } });
-      sql += ` AND seq > ${p(row.seq)}::bigint`;
+      resumeSeq = await this.store.visibleSeq(tenantId, query.afterEventId, visibility);
+      if (resumeSeq === null) throw new ServiceError('validation', 'after names no event of this tenant that this key can see.', { details: { field: 'after' } });
     }
-    sql += ` ORDER BY seq LIMIT ${p(rowsToFetch(query.limit))}`;
-    const rows: EventRow[] = await this.ds.query(sql, params);
+    const rows = await this.store.page(tenantId, visibility, query, resumeSeq);
     return toPage(rows, query.limit, EVENTS_CURSOR, (e) => [String(e.seq)]);
   }
 }

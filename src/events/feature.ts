@@ -1,13 +1,24 @@
 /** Events: change detection in sync (a page listener) and the events feed (one operation). */
 import type { FeatureModule } from '../feature';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { afterKey, envelopeOf } from '../shared/paging';
 import { TenantPath } from '../shared/request';
 import { eventsSyncListener } from './change-listener';
 import { toEvent } from './event-view';
 import { EventList, EventsQuery } from './events.schemas';
-import { EVENTS_CURSOR } from './events.service';
+import { EVENTS_CURSOR, type EventsService } from './events.service';
+import type { AccessService } from '../access/access.service';
+import type { SyncService } from '../sync/sync.service';
+import type { Logger } from 'pino';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface EventsServices {
+  access: AccessService;
+  events: EventsService;
+  logger: Logger;
+  sync: SyncService;
+}
+const defineOperation = operationsUsing<EventsServices>();
 
 const listEvents = defineOperation({
   name: 'list_events', kind: 'query', summary: 'Change events and health rows', tag: 'Events', role: 'reader',
@@ -33,7 +44,7 @@ const listEvents = defineOperation({
   },
 });
 
-export const eventsFeature: FeatureModule = {
+export const eventsFeature: FeatureModule<EventsServices> = {
   name: 'events',
   operations: [listEvents],
   install(services) {

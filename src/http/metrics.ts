@@ -9,7 +9,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import type { JobContext, JobHandler, JobPayload, JobQueue } from '../../jobs/queue/types';
 import { isUnrecoverable } from '../../jobs/queue/retry-policy';
 import type { BudgetSnapshot } from '../budget/budget';
 import { SIMULATOR_MOUNT } from '../simulators';
@@ -107,9 +106,13 @@ const jobDuration = new Histogram({
 });
 const jobsRunningHere = new Gauge({ name: 'msp_jobs_running', help: 'Job tries running in this process', labelNames: ['queue'], registers });
 
-/** The handler of job `name`, counted: tries, their outcome and duration (jobs/processors/index.ts). */
-export function countedJob<T extends JobPayload, R>(name: string, handler: JobHandler<T, R>): JobHandler<T, R> {
-  return async (job: JobContext<T>) => {
+/**
+ * The handler of job `name`, counted: tries, their outcome and duration (jobs/processors/index.ts). Typed by
+ * the try counts it reads, not by the job registry: the vendor HTTP client records here too, and the
+ * registry names the payloads that depend on it.
+ */
+export function countedJob<J extends { attempt: number; attempts: number }, R>(name: string, handler: (job: J) => Promise<R>): (job: J) => Promise<R> {
+  return async (job: J) => {
     const start = performance.now();
     jobsRunningHere.inc({ queue: name });
     try {
@@ -175,7 +178,8 @@ export function recordVendorCall(connector: string | undefined, status: number |
 /** What a running service lends the scrape (server.ts registers it at start and drops it at close). */
 export interface MetricsSource {
   ds: DataSource;
-  queue: Pick<JobQueue, 'counts'>;
+  /** The queue's jobs per name and state (JobQueue.counts). */
+  queue: { counts(): Promise<{ name: string; waiting: number; delayed: number; active: number; failed: number }[]> };
   budgets: { snapshot(connection: { id: string; connector: string; settings: Record<string, unknown> }): Promise<BudgetSnapshot> };
 }
 

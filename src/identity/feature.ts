@@ -6,25 +6,45 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { ImportEndpoint, type DecidedBy } from '../../entities';
+import type { DecidedBy } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
 import { actingAsIsv, isMspCaller, isvOfCaller, type Caller } from '../access/caller';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
-import { defineOperation, type OperationContext } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf, type OperationContext } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
-import type { Services } from '../services';
 import { envelopeOf, pageOfAll, updatedSince } from '../shared/paging';
 import { pathId, TenantPath } from '../shared/request';
 import { checkReceiverUrl, ReceiverUrlRefused } from '../webhooks/ssrf-guard';
 import { postToReceiver } from '../webhooks/webhook-sender';
-import { DELIVERY_TIMEOUT_MS } from '../webhooks/webhooks.service';
+import { DELIVERY_TIMEOUT_MS, type WebhooksService } from '../webhooks/webhooks.service';
 import type { PsaCompany, UnmappedRow } from './identity.service';
 import * as S from './identity.schemas';
+import type { AccessService } from '../access/access.service';
+import type { AuditService } from '../audit/audit.service';
+import type { AppConfig } from '../config/config';
+import type { SecretBox } from '../security/secret-box';
+import type { SyncService } from '../sync/sync.service';
+import type { WritePipeline } from '../writes/write-pipeline';
+import type { IdentityService } from './identity.service';
+import type { Logger } from 'pino';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface IdentityServices {
+  access: AccessService;
+  audit: AuditService;
+  box: SecretBox;
+  config: Pick<AppConfig, 'webhookAllowLoopback'>;
+  identity: IdentityService;
+  logger: Logger;
+  pipeline: WritePipeline;
+  sync: SyncService;
+  webhooks: Pick<WebhooksService, 'resolve'>;
+}
+const defineOperation = operationsUsing<IdentityServices>();
 
 /** Whose book: an ISV's own; an MSP names the ISV (isv_id) of its tenant. */
-async function bookOwner(ctx: OperationContext, given: string | null | undefined): Promise<string> {
+async function bookOwner(ctx: OperationContext<IdentityServices>, given: string | null | undefined): Promise<string> {
   return ctx.services.access.isvInScope(ctx.caller, tenantOf(ctx).tenant.id, given);
 }
 
@@ -101,11 +121,11 @@ const unmapped = defineOperation({
   },
 });
 
-async function mappingOf(ctx: OperationContext, isvId: string, customerRef: string) {
+async function mappingOf(ctx: OperationContext<IdentityServices>, isvId: string, customerRef: string) {
   return (await ctx.services.identity.mappings(tenantOf(ctx), [isvId])).find((m) => m.customer_ref === customerRef) ?? null;
 }
 
-async function companyOf(ctx: OperationContext, sourceId: string | null | undefined, connectionId: string | null | undefined): Promise<PsaCompany | null> {
+async function companyOf(ctx: OperationContext<IdentityServices>, sourceId: string | null | undefined, connectionId: string | null | undefined): Promise<PsaCompany | null> {
   return sourceId ? ctx.services.identity.company(tenantOf(ctx), sourceId, connectionId) : null;
 }
 
@@ -166,14 +186,12 @@ const putImportEndpoint = defineOperation({
     const isvId = await bookOwner(ctx, null);
     await guardUrl(ctx.services, body.url);
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
-    const repo = ctx.services.ds.getRepository(ImportEndpoint);
-    await repo.upsert({ tenantId: access.tenant.id, isvId, url: body.url, secretEncrypted: ctx.services.box.seal(secret) }, ['tenantId', 'isvId']);
-    const row = await repo.findOneByOrFail({ tenantId: access.tenant.id, isvId });
+    const row = await ctx.services.identity.putImportEndpoint(access.tenant.id, isvId, body.url, ctx.services.box.seal(secret));
     return { url: row.url, secret, created_at: iso(row.createdAt) };
   },
 });
 
-async function guardUrl(services: Services, url: string) {
+async function guardUrl(services: IdentityServices, url: string) {
   try {
     return await checkReceiverUrl(url, { allowLoopback: services.config.webhookAllowLoopback, resolve: services.webhooks.resolve });
   } catch (err) {
@@ -193,7 +211,7 @@ const importCompanies = defineOperation({
   handle: async ({ body }, ctx) => {
     const access = tenantOf(ctx);
     const isvId = await bookOwner(ctx, body.isv_id);
-    const endpoint = await ctx.services.ds.getRepository(ImportEndpoint).findOneBy({ tenantId: access.tenant.id, isvId });
+    const endpoint = await ctx.services.identity.importEndpoint(access.tenant.id, isvId);
     if (!endpoint) throw ServiceError.notSupported('This ISV has registered no import endpoint (PUT /tenants/{tenant_id}/identity/import-endpoint): import is unavailable.');
     const url = new URL(endpoint.url);
     const payload = (r: UnmappedRow) => ({ type: 'company.import', tenant_id: access.tenant.id, company: { source_id: r.id, connection_id: r.connection_id, name: r.name } });
@@ -244,17 +262,17 @@ const importCompanies = defineOperation({
   },
 });
 
-async function audit(ctx: OperationContext, action: string, subjectRef: string | null, isvId: string): Promise<void> {
+async function audit(ctx: OperationContext<IdentityServices>, action: string, subjectRef: string | null, isvId: string): Promise<void> {
   await ctx.services.audit.write({ tenantId: tenantOf(ctx).tenant.id, isvId, action, outcome: 'ok', subjectRef, detail: { decided_by: decider(ctx.caller) } });
 }
 
 /** Auto-match for every book of a tenant, after a sync changed its PSA companies. */
-async function autoMatchTenant(services: Services, tenantId: string): Promise<void> {
+async function autoMatchTenant(services: IdentityServices, tenantId: string): Promise<void> {
   const access: TenantAccess = await services.access.tenantAccess({ kind: 'admin' }, tenantId);
   for (const isvId of await services.identity.isvsWithBooks(tenantId)) await services.identity.autoMatch(access, isvId);
 }
 
-export const identityFeature: FeatureModule = {
+export const identityFeature: FeatureModule<IdentityServices> = {
   name: 'identity',
   operations: [putBook, getBook, deleteCustomer, mappings, unmapped, match, skip, unset, putImportEndpoint, importCompanies],
   install(services) {

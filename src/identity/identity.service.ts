@@ -9,14 +9,9 @@ import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer, type Connecti
 import type { TenantAccess } from '../access/access.service';
 import { ServiceError } from '../errors/service-error';
 import { normalizeName } from './normalize';
-import { preparedQuery } from '../db/prepared';
+import { IdentityStore, type PsaCompany } from './identity.store';
 
-export interface PsaCompany {
-  connection_id: string;
-  source_id: string;
-  name: string;
-  identifier: string | null;
-}
+export type { PsaCompany } from './identity.store';
 
 export interface BookCustomer {
   ref: string;
@@ -41,16 +36,17 @@ export class IdentityService {
   /** Called after a tenant's matches changed (billing recomputes its charges from them). */
   onMatchesChanged: (tenantId: string) => Promise<void> = async () => {};
 
-  constructor(private readonly ds: DataSource) {}
+  private readonly store: IdentityStore;
+
+  constructor(private readonly ds: DataSource) {
+    this.store = new IdentityStore(ds);
+  }
 
   /** The PSA companies of the tenant (every PSA connection), from the store. */
   async psaCompanies(access: TenantAccess, ordered = true): Promise<PsaCompany[]> {
     const psa = access.connections.filter((c) => c.kind === 'psa').map((c) => c.id);
     if (psa.length === 0) return [];
-    return this.ds.query(
-      `SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[])${ordered ? ' ORDER BY name, source_id' : ''}`,
-      [access.tenant.id, psa],
-    );
+    return this.store.companies(access.tenant.id, psa, ordered);
   }
 
   // ---- the book ------------------------------------------------------------------------------
@@ -69,11 +65,7 @@ export class IdentityService {
       }
     });
     await this.autoMatch(access, isvId);
-    const [counts] = await this.ds.query(
-      `SELECT count(*)::int AS total, count(m.id)::int AS matched FROM isv_customers k
-         LEFT JOIN identity_matches m ON m.tenant_id = k.tenant_id AND m.isv_id = k.isv_id AND m.customer_ref = k.ref
-        WHERE k.tenant_id = $1 AND k.isv_id = $2`, [tenantId, isvId],
-    );
+    const counts = await this.store.bookCounts(tenantId, isvId);
     return { upserted: customers.length, matched: counts.matched, left_over: counts.total - counts.matched };
   }
 
@@ -102,10 +94,10 @@ export class IdentityService {
   async autoMatch(access: TenantAccess, isvId: string): Promise<number> {
     const tenantId = access.tenant.id;
     const [customers, companies, matches, skips] = await Promise.all([
-      this.ds.query('SELECT ref, normalized_name FROM isv_customers WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ ref: string; normalized_name: string }[]>,
+      this.store.customerNames(tenantId, isvId),
       this.psaCompanies(access, false),
-      this.ds.query('SELECT customer_ref, connection_id, company_source_id FROM identity_matches WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ customer_ref: string; connection_id: string; company_source_id: string }[]>,
-      this.ds.query('SELECT side, subject FROM identity_skips WHERE tenant_id = $1 AND isv_id = $2', [tenantId, isvId]) as Promise<{ side: string; subject: string }[]>,
+      this.store.matchKeys(tenantId, isvId),
+      this.store.skipKeys(tenantId, isvId),
     ]);
     const customersByName = new Map<string, string[]>();
     for (const c of customers) customersByName.set(c.normalized_name, [...(customersByName.get(c.normalized_name) ?? []), c.ref]);
@@ -130,20 +122,24 @@ export class IdentityService {
     }
     if (rows.length === 0) return 0;
     // One statement for the whole set; a pair decided meanwhile by someone else wins (DO NOTHING).
-    const inserted: unknown[] = await this.ds.query(
-      `INSERT INTO identity_matches (tenant_id, isv_id, customer_ref, connection_id, company_source_id, how, decided_by)
-       SELECT $1, $2, x.ref, x.connection_id, x.source_id, 'auto_exact_name', 'auto'
-         FROM jsonb_to_recordset($3::jsonb) AS x(ref text, connection_id uuid, source_id text)
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      [tenantId, isvId, JSON.stringify(rows)],
-    );
+    const inserted = await this.store.insertAutoMatches(tenantId, isvId, rows);
     if (inserted.length) await this.onMatchesChanged(tenantId);
     return inserted.length;
   }
 
+  /** The ISV's import endpoint on the tenant, if it registered one. */
+  importEndpoint(tenantId: string, isvId: string): Promise<ImportEndpoint | null> {
+    return this.store.importEndpoint(tenantId, isvId);
+  }
+
+  /** Registers (or replaces) the ISV's import endpoint; answers the stored row. */
+  putImportEndpoint(tenantId: string, isvId: string, url: string, secretEncrypted: string): Promise<ImportEndpoint> {
+    return this.store.putImportEndpoint(tenantId, isvId, url, secretEncrypted);
+  }
+
   /** The ISVs that keep a book on the tenant (auto-match runs for each after a sync). */
   async isvsWithBooks(tenantId: string): Promise<string[]> {
-    return (await this.ds.query('SELECT DISTINCT isv_id FROM isv_customers WHERE tenant_id = $1', [tenantId])).map((r: { isv_id: string }) => r.isv_id);
+    return this.store.isvsWithBooks(tenantId);
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -296,25 +292,11 @@ export class IdentityService {
   async resolveCompany(c: Connection, isvId: string | null, name: string): Promise<string | null> {
     const wanted = normalizeName(name);
     // One round trip: the caller's matched company (rank 0), else companies of exactly that name (rank 1).
-    // The match subquery names the tenant by parameter, not by the outer row: evaluated once, and each
-    // branch is one index lookup (ix_companies_name), however many companies the connection has.
-    const hits = await preparedQuery<PsaCompany & { rank: number }>(this.ds,
-      `SELECT c.connection_id, c.source_id, c.name, c.identifier, 0 AS rank FROM companies c
-         WHERE $2::uuid IS NOT NULL AND c.tenant_id = $5 AND c.connection_id = $1 AND c.source_id = (
-           SELECT m.company_source_id FROM identity_matches m
-             JOIN isv_customers k ON k.tenant_id = m.tenant_id AND k.isv_id = m.isv_id AND k.ref = m.customer_ref
-            WHERE m.tenant_id = $5 AND m.isv_id = $2 AND m.connection_id = $1 AND (k.normalized_name = $3 OR k.ref = $4)
-            ORDER BY (k.ref = $4) DESC LIMIT 1)
-       UNION ALL
-       SELECT connection_id, source_id, name, identifier, 1 AS rank FROM companies WHERE tenant_id = $5 AND connection_id = $1 AND name = $4
-       ORDER BY rank, source_id`,
-      [c.id, isvId, wanted, name, c.tenantId],
-    );
+    const hits = await this.store.matchedOrNamed(c, isvId, wanted, name);
     if (hits[0]?.rank === 0) return hits[0].source_id;
     let rows: PsaCompany[] = hits;
     if (rows.length === 0) {
-      const all = await preparedQuery<PsaCompany>(this.ds,
-        'SELECT connection_id, source_id, name, identifier FROM companies WHERE tenant_id = $2 AND connection_id = $1 ORDER BY source_id', [c.id, c.tenantId]);
+      const all = await this.store.companiesOfConnection(c);
       rows = all.filter((r) => normalizeName(r.name) === wanted);
     }
     if (rows.length > 1) throw ambiguous(name, rows);

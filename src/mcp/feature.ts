@@ -16,6 +16,7 @@ import express, { type Request, type Response } from 'express';
 import type { ZodType } from 'zod';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
+import type { Services } from '../services';
 import { sendError } from '../rest/http-errors';
 import type { Caller } from '../access/caller';
 import { createMcpServer } from './tools';
@@ -115,7 +116,8 @@ function methodNotAllowed(_req: Request, res: Response): void {
   res.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST.' }, id: null });
 }
 
-export const mcpFeature: FeatureModule = {
+/** MCP is a surface, like REST and GraphQL: it runs any operation, so it is given the whole graph. */
+export const mcpFeature: FeatureModule<Services> = {
   name: 'mcp',
   mount(app, services, operations) {
     const { publicUrl } = services.config;

@@ -4,17 +4,23 @@
  * route with its OpenAPI entry (src/rest), the typed GraphQL field (src/graphql) and, for the four that
  * name a tool, the MCP tool (src/mcp). Every surface calls `handle` through `runOperation`, with the same
  * caller and the same authorisation.
+ *
+ * A handler sees only the services its feature declares (`S`, an interface in the feature folder, e.g.
+ * `TicketsServices`), never the whole service graph: this module does not know the graph, and
+ * src/features.ts checks that the graph offers every feature what it declares (docs/architecture.md,
+ * Adding things).
  */
 import type { ZodObject, ZodType } from 'zod';
 import type { Connection } from '../../entities';
 import type { GrantNeed, OperationRole, TenantAccess } from '../access/access.service';
 import type { Caller, GrantKey } from '../access/caller';
 import type { ErrorCode } from '../errors/error-codes';
-import type { Services } from '../services';
 
-export interface OperationContext {
+/** What a handler is given; `S` is the services its feature declares. */
+export interface OperationContext<S = unknown> {
   caller: Caller;
-  services: Services;
+  /** The services the operation's feature declares it uses (and only those, as far as its type says). */
+  services: S;
   /**
    * The tenant named by the `tenant_id` path parameter, already checked for visibility (and, when the
    * operation declares a grant, carrying the connections it was checked on: `access.granted`).
@@ -33,11 +39,11 @@ export interface OperationContext {
  * - `'none'`: an ISV operation on the ISV's own configuration (its book, its routing, its webhooks),
  *   open to an ISV that sees the tenant; said explicitly, so that a forgotten grant fails a test.
  */
-export type GrantRule =
+export type GrantRule<S = unknown> =
   | GrantKey
   | GrantNeed
   | 'none'
-  | ((input: OperationInput<any, any, any>, ctx: { caller: Caller; access: TenantAccess; services: Services }) => Promise<GrantNeed | null> | GrantNeed | null);
+  | ((input: OperationInput<any, any, any>, ctx: { caller: Caller; access: TenantAccess; services: S }) => Promise<GrantNeed | null> | GrantNeed | null);
 
 export interface OperationInput<P, Q, B> {
   path: P;
@@ -72,7 +78,7 @@ export interface McpBinding {
 
 type Shape = ZodObject;
 
-export interface Operation<P = any, Q = any, B = any, R = any> {
+export interface Operation<P = any, Q = any, B = any, R = any, S = any> {
   /** GraphQL field name and OpenAPI operationId. */
   name: string;
   kind: 'query' | 'mutation';
@@ -86,7 +92,7 @@ export interface Operation<P = any, Q = any, B = any, R = any> {
    * src/access and hands the handler the connections it holds the grant on. Every ISV write declares
    * one (`'none'` said explicitly); test/access-matrix.test.ts fails otherwise.
    */
-  grant?: GrantRule;
+  grant?: GrantRule<S>;
   http?: HttpBinding;
   mcp?: McpBinding;
   path?: Shape;
@@ -104,18 +110,36 @@ export interface Operation<P = any, Q = any, B = any, R = any> {
   errors: ErrorCode[];
   /** The HTTP status of a result (default: the first response's). */
   statusOf?(result: R): number;
-  handle(input: OperationInput<P, Q, B>, ctx: OperationContext): Promise<R>;
+  /** A property, not a method, so that its services are checked contravariantly (src/features.ts). */
+  handle: (input: OperationInput<P, Q, B>, ctx: OperationContext<S>) => Promise<R>;
 }
 
 type Infer<T> = T extends ZodType<infer O> ? O : undefined;
 
-/** Declares an operation; the types of `handle`'s input come from the schemas. */
-export function defineOperation<PS extends Shape | undefined = undefined, QS extends Shape | undefined = undefined, BS extends ZodType | undefined = undefined, R = unknown>(
-  op: Omit<Operation, 'handle' | 'path' | 'query' | 'body' | 'statusOf'> & {
+/** An operation as its feature declares it: the types of `handle`'s input come from the schemas. */
+export type OperationDeclaration<PS extends Shape | undefined, QS extends Shape | undefined, BS extends ZodType | undefined, R, S> =
+  Omit<Operation, 'handle' | 'path' | 'query' | 'body' | 'statusOf' | 'grant'> & {
     path?: PS; query?: QS; body?: BS;
+    grant?: GrantRule<S>;
     statusOf?(result: R): number;
-    handle(input: OperationInput<Infer<PS>, Infer<QS>, Infer<BS>>, ctx: OperationContext): Promise<R>;
-  },
-): Operation<Infer<PS>, Infer<QS>, Infer<BS>, R> {
-  return op as unknown as Operation<Infer<PS>, Infer<QS>, Infer<BS>, R>;
+    handle(input: OperationInput<Infer<PS>, Infer<QS>, Infer<BS>>, ctx: OperationContext<S>): Promise<R>;
+  };
+
+/**
+ * The `defineOperation` of a feature whose handlers use the services `S`, the interface its folder declares
+ * (`const defineOperation = operationsUsing<TicketsServices>()` at the top of its feature.ts).
+ */
+export function operationsUsing<S>() {
+  return <PS extends Shape | undefined = undefined, QS extends Shape | undefined = undefined, BS extends ZodType | undefined = undefined, R = unknown>(
+    op: OperationDeclaration<PS, QS, BS, R, S>,
+  ): Operation<Infer<PS>, Infer<QS>, Infer<BS>, R, S> => op as unknown as Operation<Infer<PS>, Infer<QS>, Infer<BS>, R, S>;
+}
+
+/** Declares an operation whose handler uses no service (a refusal, a fixed answer). */
+export const defineOperation = operationsUsing<unknown>();
+
+/** The tenant access of a tenant-scoped operation (its path has `tenant_id`). */
+export function tenantOf(ctx: { access: TenantAccess | null }): TenantAccess {
+  if (!ctx.access) throw new Error('operation is not tenant-scoped');
+  return ctx.access;
 }

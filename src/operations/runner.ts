@@ -58,9 +58,3 @@ export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawI
   }
   return op.handle(input, { caller, services, access, granted: access?.granted?.connections ?? [] });
 }
-
-/** The tenant access of a tenant-scoped operation (its path has `tenant_id`). */
-export function tenantOf(ctx: { access: import('../access/access.service').TenantAccess | null }) {
-  if (!ctx.access) throw new Error('operation is not tenant-scoped');
-  return ctx.access;
-}

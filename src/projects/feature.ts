@@ -6,10 +6,16 @@ import type { ErrorCode } from '../errors/error-codes';
 import { Grant } from '../access/caller';
 import type { FeatureModule } from '../feature';
 import { headerRefusal } from '../operations/header-refusal';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import * as S from './project.schemas';
+import type { ProjectsService } from './projects.service';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface ProjectsServices {
+  projects: ProjectsService;
+}
+const defineOperation = operationsUsing<ProjectsServices>();
 
 const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'idempotency_conflict', 'idempotency_in_progress', 'not_supported',
   'rate_limited', 'vendor_error', 'vendor_unavailable', 'role_required', 'project_requires_existing', 'project_not_writable',
@@ -44,4 +50,4 @@ const addProjectItem = defineOperation({
   handle: async ({ path, body }, ctx) => ctx.services.projects.addItem(ctx.caller, tenantOf(ctx), path.project_source_id, body),
 });
 
-export const projectsFeature: FeatureModule = { name: 'projects', operations: [createProject, addProjectNote, addProjectItem] };
+export const projectsFeature: FeatureModule<ProjectsServices> = { name: 'projects', operations: [createProject, addProjectNote, addProjectItem] };

@@ -6,14 +6,19 @@ import { getRefId } from '@asteasolutions/zod-to-openapi';
 import type { ZodObject, ZodType } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
-import { defineOperation, type McpBinding, type Operation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf, type McpBinding, type Operation } from '../operations/operation';
 import { fieldsParam, narrowedAnswer, selectFields } from '../shared/field-selection';
 import { afterKey, envelopeOf, pageQuery } from '../shared/paging';
 import { pathId, TenantPath, z } from '../shared/request';
 import type { RecordListName } from './record-lists';
-import { recordCursor } from './records.service';
+import { recordCursor, type RecordsService } from './records.service';
 import * as S from './record.schemas';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface RecordsServices {
+  records: RecordsService;
+}
+const defineOperation = operationsUsing<RecordsServices>();
 
 interface ListSpec {
   list: RecordListName;
@@ -113,4 +118,4 @@ export const RECORD_OPERATIONS: Operation[] = [
   ...LIST_SPECS.map(getOperation),
 ];
 
-export const recordsFeature: FeatureModule = { name: 'records', operations: RECORD_OPERATIONS };
+export const recordsFeature: FeatureModule<RecordsServices> = { name: 'records', operations: RECORD_OPERATIONS };

@@ -4,25 +4,17 @@
  * (`last_synced_at` of the connections that feed the list, `sandbox`).
  */
 import type { DataSource } from 'typeorm';
-import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 import { ServiceError } from '../errors/service-error';
 import { capabilitiesOf, connectorsListing } from '../connectors/registry';
 import type { TenantAccess } from '../access/access.service';
 import { RawJson } from '../shared/raw-json';
-import { escapeStoredText, unescapeStoredJsonText, unescapeStoredText } from '../sync/stored-text';
-import { isUuid } from '../shared/request';
-import { listCursor, rowsToFetch, toPage, type ListCursor, type Page } from '../shared/paging';
+import { unescapeStoredJsonText, unescapeStoredText } from '../sync/stored-text';
+import { listCursor, toPage, type ListCursor, type Page } from '../shared/paging';
 import { TtlCache } from '../shared/ttl-cache';
 import { agreementLineToApi, RECORD_LISTS, toRfc3339, type RecordListName, type Row } from './record-lists';
+import { RecordsStore, type RowsQuery as ListQuery } from './records.store';
 
-export interface ListQuery {
-  limit: number;
-  /** A single-record read: our id (a uuid) or the vendor's source_id. */
-  recordId?: string;
-  /** Id of the last record of the previous page (decoded cursor). */
-  after?: string | null;
-  updatedSince?: Date | null;
-}
+export type { RowsQuery as ListQuery } from './records.store';
 
 export interface ListPage extends Page<Record<string, unknown>> {
   lastSyncedAt: string | null;
@@ -51,7 +43,11 @@ export class RecordsService {
   /** (tenant, resource) -> last_synced_at; sync completion clears it. */
   private readonly syncedAt = new TtlCache<string | null>(2_000);
 
-  constructor(private readonly ds: DataSource) {}
+  private readonly store: RecordsStore;
+
+  constructor(ds: DataSource) {
+    this.store = new RecordsStore(ds);
+  }
 
   invalidateSyncedAt(): void {
     this.syncedAt.clear();
@@ -101,20 +97,7 @@ export class RecordsService {
       );
     }
     const tenantId = access.tenant.id;
-    const extra = 'extraColumns' in def && def.extraColumns ? `, ${def.extraColumns}` : '';
-    const rows: Row[] = await this.ds.query(
-      `SELECT ${rawAsText ? this.columnsWithRawText(name) : 'r.*'}${extra}
-         FROM ${def.table} r
-        WHERE r.tenant_id = $1
-          AND ($2::uuid IS NULL OR r.id > $2::uuid)
-          AND ($3::timestamptz IS NULL OR COALESCE(r.vendor_updated_at, r.synced_at) >= $3::timestamptz)
-          AND ($5::text IS NULL OR r.source_id = $5 OR ($6::uuid IS NOT NULL AND r.id = $6::uuid)${'shownIdColumn' in def ? ` OR r.${def.shownIdColumn} = $5` : ''})
-          ${'onlyKind' in def && def.onlyKind ? 'AND r.connection_id = ANY($7::uuid[])' : ''}
-        ORDER BY r.id
-        LIMIT $4`,
-      [tenantId, q.after ?? null, q.updatedSince ?? null, rowsToFetch(q.limit), q.recordId != null ? escapeStoredText(q.recordId) : null, q.recordId && isUuid(q.recordId) ? q.recordId : null,
-        ...('onlyKind' in def && def.onlyKind ? [ofKind.map((c) => c.id)] : [])],
-    );
+    const rows = await this.store.rows(name, tenantId, q, rawAsText, ofKind.map((c) => c.id));
     // The connector of each record comes from the tenant's connections, already loaded with the access.
     const connectorOf = new Map(access.connections.map((c) => [c.id, c.connector]));
     for (const r of rows) r.connector = connectorOf.get(r.connection_id);
@@ -122,25 +105,8 @@ export class RecordsService {
     return { rows, lastSyncedAt };
   }
 
-  private readonly selectLists = new Map<RecordListName, string>();
-
-  private columnsWithRawText(name: RecordListName): string {
-    let cols = this.selectLists.get(name);
-    if (!cols) {
-      const meta = this.ds.getMetadata(ENTITY_BY_RESOURCE[RECORD_LISTS[name].resource]);
-      cols = [...meta.columns.filter((c) => c.databaseName !== 'raw').map((c) => `r."${c.databaseName}"`), 'r.raw::text AS raw'].join(', ');
-      this.selectLists.set(name, cols);
-    }
-    return cols;
-  }
-
   private async attachLines(tenantId: string, rows: Row[], items: Record<string, unknown>[]): Promise<void> {
-    const lines: Row[] = await this.ds.query(
-      `SELECT l.*, c.connector FROM agreement_lines l JOIN connections c ON c.id = l.connection_id
-        WHERE l.tenant_id = $1 AND (l.connection_id, l.agreement_source_id) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))
-        ORDER BY l.source_id`,
-      [tenantId, rows.map((r) => r.connection_id), rows.map((r) => r.source_id)],
-    );
+    const lines = await this.store.linesOf(tenantId, rows);
     const byAgreement = new Map<string, Record<string, unknown>[]>();
     for (const l of lines) {
       const k = `${l.connection_id}:${l.agreement_source_id}`;
@@ -156,11 +122,7 @@ export class RecordsService {
     const key = `${tenantId}:${resource}:${connectionIds.join(',')}`;
     const hit = this.syncedAt.get(key);
     if (hit !== undefined) return hit;
-    const [row] = await this.ds.query(
-      `SELECT MIN(s.last_synced_at) AS oldest, COUNT(s.last_synced_at)::int AS n
-         FROM unnest($1::uuid[]) AS c(id) LEFT JOIN sync_states s ON s.connection_id = c.id AND s.resource = $2`,
-      [connectionIds, resource],
-    );
+    const row = await this.store.oldestSync(resource, connectionIds);
     const value = row && row.n === connectionIds.length ? toRfc3339(row.oldest) : null;
     this.syncedAt.set(key, value);
     return value;

@@ -1,11 +1,24 @@
 /** Sandbox reset (interface document): re-seed a sandbox tenant from its fixtures. */
 import type { FeatureModule } from '../feature';
 import { ServiceError } from '../errors/service-error';
-import { defineOperation } from '../operations/operation';
+import { operationsUsing } from '../operations/operation';
 import { SandboxResetBody, SandboxResetResult, SyncRunning } from '../sync/sync.schemas';
 import { RUNNING_DESCRIPTION, syncRunningAnswer } from '../sync/feature';
 import { toEvent } from '../events/event-view';
 import { SimulateBody, SimulateResult } from './simulate.schemas';
+import type { AccessService } from '../access/access.service';
+import type { AppConfig } from '../config/config';
+import type { EventsService } from '../events/events.service';
+import type { SandboxService } from './sandbox.service';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface SandboxServices {
+  access: AccessService;
+  config: Pick<AppConfig, 'syncWaitMs'>;
+  events: EventsService;
+  sandbox: SandboxService | null;
+}
+const defineOperation = operationsUsing<SandboxServices>();
 
 const resetSandbox = defineOperation({
   name: 'reset_sandbox', kind: 'mutation', summary: 'Re-seed a sandbox tenant', tag: 'Sandbox', role: 'reader', grant: 'none', // Sandbox tenants only; nothing reaches a real vendor.
@@ -53,4 +66,4 @@ const simulateChange = defineOperation({
   },
 });
 
-export const sandboxFeature: FeatureModule = { name: 'sandbox', operations: [resetSandbox, simulateChange] };
+export const sandboxFeature: FeatureModule<SandboxServices> = { name: 'sandbox', operations: [resetSandbox, simulateChange] };

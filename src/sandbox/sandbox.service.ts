@@ -22,6 +22,7 @@ import { eventDraft } from '../events/change-detector';
 import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_SUPPORTED_TARGETS, SANDBOX_TENANTS, type SandboxTenantDef } from './sandbox.definition';
 import type { SandboxSimulators } from '../simulators';
 import { SimulationRefused, type SimulatedChange } from '../simulators/kit';
+import { SandboxStore } from './sandbox.store';
 
 export interface SandboxInfo {
   isvId: string;
@@ -34,6 +35,7 @@ type RunningSync = Extract<TenantSyncOutcome, { state: 'running' }>;
 export class SandboxService {
   private readyState = false;
   private readonly storeEmptiedListeners: ((tenantId: string) => void)[] = [];
+  private readonly store: SandboxStore;
 
   constructor(
     private readonly ds: DataSource,
@@ -44,7 +46,9 @@ export class SandboxService {
     /** Where every process reaches the simulators (config.ts, sandboxVendorOrigin). */
     private readonly simulatorOrigin: () => string,
     private readonly events: EventsService,
-  ) {}
+  ) {
+    this.store = new SandboxStore(ds);
+  }
 
   /**
    * Readiness (docs/architecture.md, Sandbox): false until this start has seeded the sandbox and finished
@@ -164,10 +168,7 @@ export class SandboxService {
     const connections = await this.ds.getRepository(Connection).findBy({ tenantId });
     for (const [resource, entity] of Object.entries(ENTITY_BY_RESOURCE)) {
       const table = this.ds.getMetadata(entity).tableName;
-      const rows: { connection_id: string; max: string | null }[] = await this.ds.query(
-        `SELECT connection_id, max(source_id::numeric) AS max FROM "${table}" WHERE tenant_id = $1 AND source_id ~ '^[0-9]{1,15}$' GROUP BY connection_id`,
-        [tenantId],
-      );
+      const rows = await this.store.largestNumericIds(table, tenantId);
       for (const r of rows) {
         const c = connections.find((x) => x.id === r.connection_id);
         if (c && r.max != null) out.push({ connector: c.connector, resource, max: Number(r.max) });
@@ -190,7 +191,7 @@ export class SandboxService {
     if (!connection || !sim?.simulate) {
       throw new ServiceError('request_invalid', `This sandbox tenant has no ${kind.toUpperCase()} simulator that can make the change ${change.kind}.`);
     }
-    const [{ seq }] = await this.ds.query('SELECT coalesce(max(seq), 0)::text AS seq FROM "events" WHERE tenant_id = $1', [tenant.id]);
+    const seq = await this.store.lastEventSeq(tenant.id);
     let targetId: string;
     try {
       targetId = sim.simulate(def.slug, change).target_id;

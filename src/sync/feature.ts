@@ -4,12 +4,20 @@
  */
 import type { FeatureModule } from '../feature';
 import { ServiceError } from '../errors/service-error';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { TenantPath, z } from '../shared/request';
 import type { Tenant } from '../../entities';
 import type { TenantSyncOutcome } from './sync-jobs';
 import { SyncBody, SyncPollPath, SyncResult, SyncRunning } from './sync.schemas';
+import type { AppConfig } from '../config/config';
+import type { SyncJobs } from './sync-jobs';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface SyncServices {
+  syncJobs: SyncJobs;
+  config: Pick<AppConfig, 'syncWaitMs'>;
+}
+const defineOperation = operationsUsing<SyncServices>();
 
 /** The wait a poll suggests: a dead worker's job is re-run within about 25 s (jobs/queue/bullmq.ts). */
 const POLL_AFTER_SECONDS = 5;
@@ -72,4 +80,4 @@ const pollSync = defineOperation({
   },
 });
 
-export const syncFeature: FeatureModule = { name: 'sync', operations: [syncTenant, pollSync] };
+export const syncFeature: FeatureModule<SyncServices> = { name: 'sync', operations: [syncTenant, pollSync] };

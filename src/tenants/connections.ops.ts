@@ -3,19 +3,37 @@
  * removed; tenants updated and removed; grants removed; the connectors and grant keys listed.
  */
 import { CONNECTION_KINDS, type Connection } from '../../entities';
-import { sandboxVendorOrigin } from '../config/config';
+import { sandboxVendorOrigin, type AppConfig } from '../config/config';
 import { GRANT_KEYS } from '../access/caller';
 import { CONNECTOR_NAMES, capabilitiesOf, credentialNames, isConnectorName, readConnector } from '../connectors/registry';
-import { defineOperation, type Operation } from '../operations/operation';
-import type { Services } from '../services';
+import { operationsUsing, type Operation } from '../operations/operation';
 import { text, z } from '../shared/request';
 import { ServiceError } from '../errors/service-error';
 import {
   checkBaseUrl, checkCredentials, deriveStatusMapping, testConnection, unmappedStatuses, vendorStatuses,
 } from './connection-checks';
 import { connectionInfos } from './tenant-status';
-import { removeConnection, removeTenant } from './tenant-removal';
 import * as S from './tenant.schemas';
+import type { AccessService } from '../access/access.service';
+import type { SandboxSimulators } from '../simulators';
+import type { SyncJobs } from '../sync/sync-jobs';
+import type { WebhooksService } from '../webhooks/webhooks.service';
+import type { JobQueue } from '../../jobs/queue/types';
+import type { AdminService } from './admin.service';
+import type { TenantsStore } from './tenants.store';
+
+/** The services these operations use, and all they see of the service graph (src/feature.ts). */
+export interface ConnectionAdminServices {
+  access: AccessService;
+  admin: AdminService;
+  config: Pick<AppConfig, 'webhookAllowLoopback' | 'publicUrl' | 'sandboxVendorBaseUrl'>;
+  queue: JobQueue;
+  simulators: SandboxSimulators | null;
+  syncJobs: SyncJobs;
+  tenantsStore: TenantsStore;
+  webhooks: Pick<WebhooksService, 'resolve'>;
+}
+const defineOperation = operationsUsing<ConnectionAdminServices>();
 
 const ConnectorName = z.enum(CONNECTOR_NAMES as [string, ...string[]]).openapi('ConnectorName', { description: 'A connector (vendor system) the service speaks to.' });
 const ConnectionKind = z.enum(CONNECTION_KINDS).openapi('ConnectionKind', { description: 'What a connection is: a PSA, an RMM or a distributor.' });
@@ -54,7 +72,7 @@ const ConnectionSaved = S.ConnectionInfo.extend({
 const Deleted = z.object({ id: z.string(), deleted: z.boolean() }).strict().openapi('Deleted');
 
 /** The outbound guard's options; the server's own simulators are admitted where it mounts them. */
-const guardOptions = (services: Services) => ({
+const guardOptions = (services: ConnectionAdminServices) => ({
   allowLoopback: services.config.webhookAllowLoopback, resolve: services.webhooks.resolve,
   fixturePrefix: services.simulators ? `${sandboxVendorOrigin(services.config)}/sandbox-vendors/` : undefined,
 });
@@ -84,9 +102,9 @@ async function vendorSide(connector: string, baseUrl: string, credentials: Recor
   return { mapping: effective, source, unmapped: unmappedStatuses(statuses, effective) };
 }
 
-async function savedAnswer(services: Services, c: Connection, side: { mapping: Record<string, string>; source: string; unmapped: string[] }, tested: boolean) {
+async function savedAnswer(services: ConnectionAdminServices, c: Connection, side: { mapping: Record<string, string>; source: string; unmapped: string[] }, tested: boolean) {
   const access = await services.access.tenantAccess({ kind: 'admin' }, c.tenantId);
-  const info = (await connectionInfos(services.ds, access, services.syncJobs)).find((x) => x.id === c.id)!;
+  const info = (await connectionInfos(services.tenantsStore, access, services.syncJobs)).find((x) => x.id === c.id)!;
   return { ...info, status_mapping: entries(side.mapping), status_mapping_source: side.source as 'given', unmapped_statuses: side.unmapped, tested };
 }
 
@@ -137,7 +155,7 @@ const deleteConnection = defineOperation({
   handle: async ({ body }, { services }) => {
     const c = await services.admin.findConnection(body.id);
     await services.syncJobs.unschedule(c.id);
-    await removeConnection(services.ds, c);
+    await services.tenantsStore.removeConnection(c);
     services.access.invalidate();
     return { id: c.id, deleted: true };
   },
@@ -160,7 +178,7 @@ const deleteTenant = defineOperation({
   responses: [{ status: 200, schema: Deleted, description: 'The removed tenant.' }],
   handle: async ({ body }, { services }) => {
     const t = await services.admin.findTenant(body.id);
-    const connections = await removeTenant(services.ds, t);
+    const connections = await services.tenantsStore.removeTenant(t);
     for (const id of connections) await services.syncJobs.unschedule(id);
     services.access.invalidate();
     return { id: t.id, deleted: true };

@@ -2,17 +2,25 @@
  * Tenants as callers see them (tenants, connections, status), the MSP's grants routes, and the
  * internal tooling operations (ISVs, keys, tenants, connections, grants; admin token, GraphQL only).
  */
-import { Isv, type ApiKey } from '../../entities';
+import type { ApiKey, Isv } from '../../entities';
 import type { FeatureModule } from '../feature';
-import { defineOperation, type Operation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf, type Operation } from '../operations/operation';
 import { toRfc3339 } from '../records/record-lists';
 import { envelopeOf, pageOfAll, pageQuery } from '../shared/paging';
 import { isUuid, pathId, TenantPath, z } from '../shared/request';
 import { ServiceError } from '../errors/service-error';
 import { connectionInfos, tenantStatus } from './tenant-status';
 import * as S from './tenant.schemas';
-import { CONNECTION_ADMIN_OPERATIONS } from './connections.ops';
+import { CONNECTION_ADMIN_OPERATIONS, type ConnectionAdminServices } from './connections.ops';
+import type { AuditService } from '../audit/audit.service';
+import type { ConnectionBudgets } from '../budget/connection-budgets';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface TenantsServices extends ConnectionAdminServices {
+  audit: AuditService;
+  budgets: ConnectionBudgets;
+}
+const defineOperation = operationsUsing<TenantsServices>();
 
 const keyInfo = (k: ApiKey) => ({
   id: k.id, kind: k.kind, isv_id: k.isvId, tenant_id: k.tenantId, prefix: k.prefix, label: k.label,
@@ -53,7 +61,7 @@ const listConnections = defineOperation({
   errors: [],
   handle: async ({ query }, ctx) => {
     const access = tenantOf(ctx);
-    const page = pageOfAll(await connectionInfos(ctx.services.ds, access, ctx.services.syncJobs), query, S.CONNECTIONS_CURSOR, ['uuid'], (c) => [c.id]);
+    const page = pageOfAll(await connectionInfos(ctx.services.tenantsStore, access, ctx.services.syncJobs), query, S.CONNECTIONS_CURSOR, ['uuid'], (c) => [c.id]);
     return envelopeOf('connections', page, access.tenant.sandbox);
   },
 });
@@ -64,7 +72,7 @@ const getStatus = defineOperation({
   path: TenantPath, query: noQuery,
   responses: [{ status: 200, schema: S.TenantStatus, description: 'Sync health per connection and resource.' }],
   errors: [],
-  handle: async (_in, ctx) => tenantStatus(ctx.services.ds, tenantOf(ctx), ctx.services.syncJobs, ctx.services.budgets),
+  handle: async (_in, ctx) => tenantStatus(ctx.services.tenantsStore, tenantOf(ctx), ctx.services.syncJobs, ctx.services.budgets),
 });
 
 const listGrants = defineOperation({
@@ -104,7 +112,7 @@ const admin = { tag: 'Admin', role: 'admin' as const, errors: [] };
 const listIsvs = defineOperation({
   ...admin, name: 'isvs', kind: 'query', summary: 'Every ISV',
   responses: [{ status: 200, schema: S.IsvList, description: 'ISVs.' }],
-  handle: async (_in, { services }) => ({ isvs: (await services.ds.getRepository(Isv).find({ order: { createdAt: 'ASC' } })).map(isvInfo) }),
+  handle: async (_in, { services }) => ({ isvs: (await services.tenantsStore.isvs()).map(isvInfo) }),
 });
 
 const listKeys = defineOperation({
@@ -177,4 +185,4 @@ export const TENANT_OPERATIONS: Operation[] = [
   ...CONNECTION_ADMIN_OPERATIONS,
 ];
 
-export const tenantsFeature: FeatureModule = { name: 'tenants', operations: TENANT_OPERATIONS };
+export const tenantsFeature: FeatureModule<TenantsServices> = { name: 'tenants', operations: TENANT_OPERATIONS };

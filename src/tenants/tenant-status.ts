@@ -1,36 +1,24 @@
 /** Connections of a tenant as a caller sees them, with their sync state (connections and status reads). */
-import type { DataSource } from 'typeorm';
-import { In } from 'typeorm';
-import { SyncState } from '../../entities';
+import type { SyncState } from '../../entities';
 import type { z } from 'zod';
 import { capabilitiesOf } from '../connectors/registry';
 import { toRfc3339 } from '../records/record-lists';
 import type { TenantAccess } from '../access/access.service';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
-import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 import type { SyncJobs } from '../sync/sync-jobs';
+import type { TenantsStore } from './tenants.store';
 import type { ConnectionInfo as ConnectionInfoSchema, TenantStatus as TenantStatusSchema } from './tenant.schemas';
 
 type ConnectionInfo = z.infer<typeof ConnectionInfoSchema>;
 type TenantStatus = z.infer<typeof TenantStatusSchema>;
 
-/** Records the store holds per connection and resource (`<connection id>|<resource>`), one statement. */
-async function storedCounts(ds: DataSource, tenantId: string, connectionIds: string[], resources: string[]): Promise<Map<string, number>> {
-  const known = [...new Set(resources)].filter((r): r is keyof typeof ENTITY_BY_RESOURCE => r in ENTITY_BY_RESOURCE);
-  if (!connectionIds.length || !known.length) return new Map();
-  const parts = known.map((r, i) =>
-    `SELECT connection_id::text AS connection_id, $${i + 3}::text AS resource, count(*)::int AS n FROM "${ds.getMetadata(ENTITY_BY_RESOURCE[r]).tableName}"
-      WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) GROUP BY connection_id`);
-  const rows: { connection_id: string; resource: string; n: number }[] = await ds.query(parts.join(' UNION ALL '), [tenantId, connectionIds, ...known]);
-  return new Map(rows.map((r) => [`${r.connection_id}|${r.resource}`, Number(r.n)]));
-}
 
-export async function connectionInfos(ds: DataSource, access: TenantAccess, syncJobs: SyncJobs): Promise<ConnectionInfo[]> {
+export async function connectionInfos(store: TenantsStore, access: TenantAccess, syncJobs: SyncJobs): Promise<ConnectionInfo[]> {
   const now = Date.now();
   const ids = access.connections.map((c) => c.id);
-  const states = ids.length ? await ds.getRepository(SyncState).find({ where: { connectionId: In(ids) }, order: { resource: 'ASC' } }) : [];
+  const states = ids.length ? await store.syncStates(ids) : [];
   const [stored, schedules] = await Promise.all([
-    storedCounts(ds, access.tenant.id, ids, states.map((s) => s.resource)),
+    store.storedCounts(access.tenant.id, ids, states.map((s) => s.resource)),
     Promise.all(access.connections.map((c) => syncJobs.scheduleOf(c))),
   ]);
   return access.connections.map((c, i) => {
@@ -81,8 +69,8 @@ function lagSeconds(s: SyncState, now: number): number | null {
   return asOf ? Math.max(0, Math.round((now - asOf.getTime()) / 1000)) : null;
 }
 
-export async function tenantStatus(ds: DataSource, access: TenantAccess, syncJobs: SyncJobs, budgets?: ConnectionBudgets): Promise<TenantStatus> {
-  const connections = await connectionInfos(ds, access, syncJobs);
+export async function tenantStatus(store: TenantsStore, access: TenantAccess, syncJobs: SyncJobs, budgets?: ConnectionBudgets): Promise<TenantStatus> {
+  const connections = await connectionInfos(store, access, syncJobs);
   if (budgets) {
     for (const info of connections) {
       const connection = access.connections.find((c) => c.id === info.id)!;

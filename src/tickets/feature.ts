@@ -2,11 +2,19 @@
 import { Grant } from '../access/caller';
 import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import { pathId, TenantPath, z } from '../shared/request';
 import * as S from './ticket.schemas';
+import type { FindingsService } from './findings.service';
+import type { TicketsService } from './tickets.service';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface TicketsServices {
+  tickets: TicketsService;
+  findings: FindingsService;
+}
+const defineOperation = operationsUsing<TicketsServices>();
 
 const WRITE_ERRORS: ErrorCode[] = ['grant_missing', 'validation', 'status_unmapped', 'idempotency_conflict', 'idempotency_in_progress',
   'not_supported', 'rate_limited', 'vendor_error', 'vendor_unavailable', 'company_match_ambiguous', 'role_required'];
@@ -99,7 +107,7 @@ const setRouting = defineOperation({
   handle: async ({ body }, ctx) => ctx.services.findings.setRouting(ctx.caller, tenantOf(ctx), body),
 });
 
-export const ticketsFeature: FeatureModule = {
+export const ticketsFeature: FeatureModule<TicketsServices> = {
   name: 'tickets',
   operations: [createTicket, writeTicket, createTimeEntry, routeFinding, resolveFinding, getRouting, setRouting],
 };

@@ -30,7 +30,10 @@ import type { EventRow } from '../events/events.service';
 import { DELIVERY_ATTEMPTS, nextDelayMs } from './retry-schedule';
 import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, type CheckedReceiver } from './ssrf-guard';
 import { postToReceiver, ReceiverAgents, type SendResult } from './webhook-sender';
-import type { DeliveryOutcome, WebhookDeliverJob, WebhooksService } from './webhooks.service';
+import type { AppConfig } from '../config/config';
+import type { SecretBox } from '../security/secret-box';
+import type { HostResolver } from './ssrf-guard';
+import type { DeliveryOutcome, WebhookDeliverJob } from './delivery-job';
 
 /** Tries in flight per webhook unless WebhooksService.lanes.window says otherwise. */
 export const DEFAULT_DELIVERY_WINDOW = 8;
@@ -52,6 +55,16 @@ export const GONE_REASON = 'receiver answered 410';
 /** Told about every try a lane makes (metrics and the failure log, jobs/processors/webhook-deliver.processor.ts). */
 export type TryObserver = (job: WebhookDeliverJob & { deliveryId: string; eventId: string }, outcome: DeliveryOutcome, startedAt: number) => void;
 
+/** What the lanes need of the webhooks service that owns them (webhooks.service.ts). */
+export interface LaneOwner {
+  readonly box: Pick<SecretBox, 'open'>;
+  readonly config: Pick<AppConfig, 'webhookAllowLoopback'>;
+  resolve: HostResolver;
+  timeoutMs: number;
+  retryScale: number;
+  wake(tenantId: string, webhookIds: string[], delayMs?: number): Promise<void>;
+}
+
 interface PendingRow extends EventRow {
   delivery_id: string;
   delivery_attempts: number;
@@ -66,7 +79,7 @@ export class DeliveryLanes {
   private agents = new ReceiverAgents(DEFAULT_DELIVERY_WINDOW);
   private readonly running = new Map<string, { again: boolean }>();
 
-  constructor(private readonly ds: DataSource, private readonly webhooks: WebhooksService) {}
+  constructor(private readonly ds: DataSource, private readonly webhooks: LaneOwner) {}
 
   /** Runs the webhook's lane until nothing is due; a no-op when it already runs (it will look again). */
   async run(job: WebhookDeliverJob, observe: TryObserver = () => undefined): Promise<{ tries: number }> {

@@ -6,13 +6,24 @@ import type { FeatureModule } from '../feature';
 import { isvOf } from '../access/access.service';
 import { isvOfCaller } from '../access/caller';
 import { EVENT_GRANTS } from './event-access';
-import { defineOperation } from '../operations/operation';
-import { tenantOf } from '../operations/runner';
+import { operationsUsing, tenantOf } from '../operations/operation';
 import { toRfc3339 } from '../records/record-lists';
 import { envelopeOf, pageOfAll, pageQuery, updatedSince } from '../shared/paging';
 import { pathId, TenantPath, z } from '../shared/request';
-import { DELIVERIES_CURSOR, WEBHOOKS_CURSOR } from './webhooks.service';
+import { DELIVERIES_CURSOR, WEBHOOKS_CURSOR, type WebhooksService } from './webhooks.service';
 import { RegisteredWebhook, WebhookBody, WebhookDeliveryList, WebhookList } from './webhook.schemas';
+import type { Database } from '../db/database';
+import type { EventsService } from '../events/events.service';
+import type { Logger } from 'pino';
+
+/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+export interface WebhooksServices {
+  db: Pick<Database, 'kind'>;
+  events: EventsService;
+  logger: Logger;
+  webhooks: WebhooksService;
+}
+const defineOperation = operationsUsing<WebhooksServices>();
 
 const BASE = '/tenants/{tenant_id}/ticket-events/webhook';
 const WebhookPath = TenantPath.extend({ webhook_id: pathId('webhook_id') }).strict();
@@ -91,7 +102,7 @@ const listDeliveries = defineOperation({
   },
 });
 
-export const webhooksFeature: FeatureModule = {
+export const webhooksFeature: FeatureModule<WebhooksServices> = {
   name: 'webhooks',
   operations: [registerWebhook, listWebhooks, deleteWebhook, listDeliveries],
   install(services) {

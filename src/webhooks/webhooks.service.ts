@@ -15,28 +15,12 @@ import type { AccessService, TenantAccess } from '../access/access.service';
 import { entitledTo, EVENT_GRANTS, kindsForGrants } from './event-access';
 import { BLOCKED_PRIVATE, checkReceiverUrl, parseReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
 import { DeliveryLanes } from './delivery-lanes';
+import { WebhooksStore } from './webhooks.store';
 import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest } from '../shared/paging';
 
 /** Webhooks page oldest first on (created_at, id); their deliveries newest first on the delivery id's stored position. */
 export const WEBHOOKS_CURSOR = listCursor('webhooks', ['time', 'uuid']);
 export const DELIVERIES_CURSOR = listCursor('webhook_deliveries', ['uuid']);
-
-/** Wakes one webhook's delivery lane (delivery-lanes.ts): it sends whatever of that webhook is due, in order. */
-export interface WebhookDeliverJob {
-  tenantId: string;
-  webhookId: string;
-  [key: string]: unknown;
-}
-
-/** How one try ended; the processor turns it into the queue's retry or finish. */
-export type DeliveryOutcome =
-  | { kind: 'delivered'; statusCode: number }
-  | { kind: 'disabled' }
-  | { kind: 'blocked' }
-  | { kind: 'failed'; error: string }
-  | { kind: 'retry'; delayMs: number; error: string }
-  | { kind: 'gave_up'; error: string }
-  | { kind: 'skipped'; reason: string };
 
 export interface DeliveryCounts {
   delivered: number;
@@ -62,9 +46,11 @@ export class WebhooksService {
 
   /** One ordered lane per webhook: what the `webhook.deliver` job runs. */
   readonly lanes: DeliveryLanes;
+  private readonly store: WebhooksStore;
 
   constructor(readonly ds: DataSource, readonly box: SecretBox, readonly queue: JobQueue, readonly config: AppConfig, private readonly access: AccessService) {
     this.lanes = new DeliveryLanes(ds, this);
+    this.store = new WebhooksStore(ds);
   }
 
   // ---- registration -------------------------------------------------------------------------
@@ -103,10 +89,7 @@ export class WebhooksService {
       where: { tenantId: access.tenant.id, ...(isvId ? { isvId } : {}) }, order: { createdAt: 'ASC', id: 'ASC' },
     });
     if (hooks.length === 0) return [];
-    const rows: { webhook_id: string; status: string; n: string }[] = await this.ds.query(
-      'SELECT webhook_id, status, count(*) AS n FROM webhook_deliveries WHERE webhook_id = ANY($1) GROUP BY webhook_id, status',
-      [hooks.map((h) => h.id)],
-    );
+    const rows = await this.store.deliveryCounts(hooks.map((h) => h.id));
     return hooks.map((webhook) => {
       const counts: DeliveryCounts = { delivered: 0, failed: 0, pending: 0 };
       for (const r of rows.filter((x) => x.webhook_id === webhook.id)) {
@@ -208,8 +191,7 @@ export class WebhooksService {
    * wake-up for when it is.
    */
   async resumePending(): Promise<number> {
-    const rows: { webhook_id: string; tenant_id: string }[] = await this.ds.query(
-      "SELECT DISTINCT webhook_id, tenant_id FROM webhook_deliveries WHERE status = 'pending'");
+    const rows = await this.store.pendingLanes();
     for (const r of rows) await this.wake(r.tenant_id, [r.webhook_id]);
     return rows.length;
   }

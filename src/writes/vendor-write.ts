@@ -2,7 +2,7 @@
  * What a `vendor.write` job carries and answers (the job itself: jobs/processors/vendor-write.processor.ts).
  * A final failure crosses the job boundary as a typed field of the result, not as text in an error.
  */
-import type { JobPayload } from '../../jobs/queue/types';
+import type { JobPayload } from '../../jobs/queue/job';
 import type { WriteCall } from '../connectors/vendor-writes';
 
 export interface VendorWriteJob extends JobPayload {

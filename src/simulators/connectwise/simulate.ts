@@ -1,6 +1,6 @@
 /** The sandbox trigger on ConnectWise: ticket status, note, close, reopen and company rename, as the MSP makes them in the UI. */
 import { SimulationRefused, type SimulatedChange } from '../kit';
-import type { ConnectWiseSimulator } from './simulator';
+import type { ConnectWiseSimulator } from './simulator-api';
 import type { CwRecord } from './store';
 
 const ticketOf = (sim: ConnectWiseSimulator, instance: string, target: string | undefined, want: (t: CwRecord) => boolean, what: string): CwRecord => {

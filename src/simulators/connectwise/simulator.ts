@@ -5,7 +5,7 @@
  * updates, `{code, message, errors}` error bodies). State is in memory, one dataset per instance.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { controlRouter, FaultInjector, VendorClock, type VendorSimulator } from '../kit';
+import { controlRouter, FaultInjector, VendorClock } from '../kit';
 import { createAddition, patchAddition } from './agreement-additions';
 import { authenticate } from './auth';
 import { badRequest, CwError, notFound } from './errors';
@@ -15,29 +15,17 @@ import { addProjectTicketNote, createTimeEntry } from './projects-and-time';
 import { addCheckedProjectNote, createCheckedProjectTicket } from './project-rules';
 import { resolveRef, uiActor } from './references';
 import { clone, Instance, type CwRecord } from './store';
+import type { ConnectWiseSimulator } from './simulator-api';
 import { simulateConnectWise } from './simulate';
 import { grow } from './synthetic';
 import { addTicketNote, applyStatus, createTicket, newInfo, patchTicket, touch, type Change } from './tickets';
+
+export type { ConnectWiseSimulator } from './simulator-api';
 
 export const CW_API_BASE = '/v4_6_release/apis/3.0';
 
 /** The identifier ConnectWise shows in `_info.updatedBy` for changes made through the API. */
 const API_MEMBER = 'SandboxAPI';
-
-export interface ConnectWiseSimulator extends VendorSimulator {
-  /** A copy of one stored record in its native shape (resource = fixture/seed key, e.g. `tickets`). */
-  get(instance: string, resource: string, id: number): CwRecord | undefined;
-  /** Copies of every stored record of a resource, in id order. */
-  list(instance: string, resource: string): CwRecord[];
-  /** A change made by the MSP in the ConnectWise UI: shallow merge, bumps `_info.lastUpdated`. */
-  update(instance: string, resource: string, id: number, patch: CwRecord): CwRecord;
-  /** A record created by the MSP in the UI. Tickets go through the same validation as the API. */
-  create(instance: string, resource: string, record: CwRecord): CwRecord;
-  /** A record deleted by the MSP (ConnectWise documents DELETE /service/tickets/{id} and /company/companies/{id}). */
-  remove(instance: string, resource: string, id: number): boolean;
-  /** A note added to a service ticket in the UI. */
-  addNote(instance: string, ticketId: number, text: string, flags?: { detailDescriptionFlag?: boolean; internalAnalysisFlag?: boolean; resolutionFlag?: boolean }): CwRecord;
-}
 
 function parseId(raw: unknown): number {
   const s = String(raw);

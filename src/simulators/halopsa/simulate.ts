@@ -1,6 +1,6 @@
 /** The sandbox trigger on HaloPSA: ticket status, note (an action), close, reopen and client rename, as the MSP makes them in Halo's UI. */
 import { SimulationRefused, type SimulatedChange } from '../kit';
-import type { HaloPsaSimulator } from './simulator';
+import type { HaloPsaSimulator } from './simulator-api';
 import type { HaloRecord } from './store';
 
 /** Halo's built-in Closed status (id 9 in every Halo instance). */

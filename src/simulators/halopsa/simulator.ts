@@ -18,27 +18,17 @@
  * A locked ticket or project (the baseline project) refuses API writes.
  */
 import express, { type Router } from 'express';
-import { FaultInjector, VendorClock, controlRouter, type VendorSimulator } from '../kit';
+import { FaultInjector, VendorClock, controlRouter } from '../kit';
 import http from 'node:http';
 import { HaloTokens } from './auth';
 import { addAction, createFault, createRecord, updateFault, updateRecord } from './mutations';
 import { haloApiRouter } from './routes';
 import { HaloInstance, clone, isHaloResource, type HaloRecord, type HaloResource } from './store';
 import { grow } from './synthetic';
+import type { HaloPsaSimulator } from './simulator-api';
 import { simulateHaloPsa } from './simulate';
 
-export interface HaloPsaSimulator extends VendorSimulator {
-  /** One record, as the API would answer it; undefined when absent. */
-  get(instance: string, resource: HaloResource, id: string | number): HaloRecord | undefined;
-  list(instance: string, resource: HaloResource): HaloRecord[];
-  /** A change made in Halo's UI by the MSP: merges the patch and bumps the last-updated time. */
-  update(instance: string, resource: HaloResource, id: string | number, patch: HaloRecord): HaloRecord;
-  create(instance: string, resource: HaloResource, record: HaloRecord): HaloRecord;
-  /** Adds a note (an action) to a ticket or project; a string is the note text. */
-  addAction(instance: string, ticketId: number, note: string | HaloRecord): HaloRecord;
-  /** Invalidates every issued token (tests of token refresh). */
-  revokeTokens(): void;
-}
+export type { HaloPsaSimulator } from './simulator-api';
 
 export function createHaloPsaSimulator(opts: {
   controlToken?: string;

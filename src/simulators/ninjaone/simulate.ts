@@ -1,6 +1,6 @@
 /** The sandbox trigger on NinjaOne: a device goes offline (its agent stops checking in). */
 import { SimulationRefused, type SimulatedChange } from '../kit';
-import type { NinjaOneSimulator } from './simulator';
+import type { NinjaOneSimulator } from './simulator-api';
 
 export function simulateNinjaOne(sim: NinjaOneSimulator, instance: string, change: SimulatedChange): { target_id: string } {
   if (change.kind !== 'device_offline') throw new SimulationRefused(`An RMM cannot make the change ${change.kind}.`);

@@ -36,8 +36,9 @@
  */
 import express, { type Request, type Response } from 'express';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { NinjaOneSimulator } from './simulator-api';
 import { simulateNinjaOne } from './simulate';
-import { FaultInjector, VendorClock, controlRouter, statusName, type VendorSimulator } from '../kit';
+import { FaultInjector, VendorClock, controlRouter, statusName } from '../kit';
 import http from 'node:http';
 import { DeviceFilterError, parseDeviceFilter, type DevicePredicate } from './device-filter';
 import { NinjaInstance, pageAfter, type QueryCursor, type ScriptRun } from './store';
@@ -46,6 +47,8 @@ import {
   NINJA_RESOURCES, type NinjaAlert, type NinjaDevice, type NinjaOsPatch, type NinjaRecordByResource,
   type NinjaResource, type NinjaSoftware, type NinjaScript,
 } from './types';
+
+export type { NinjaOneSimulator } from './simulator-api';
 
 export interface NinjaOneClient {
   secret: string;
@@ -68,28 +71,6 @@ export interface NinjaOneSimulatorOptions {
   clients?: Record<string, NinjaOneClient>;
   /** Access token lifetime (NinjaOne issues 3600 s tokens). */
   tokenTtlSeconds?: number;
-}
-
-export interface NinjaOneSimulator extends VendorSimulator {
-  /** A copy of one record, by id (uid for alerts, `${deviceId}:${name}:${version}` for software). */
-  get<R extends NinjaResource>(instance: string, resource: R, id: string | number): NinjaRecordByResource[R] | undefined;
-  /** Copies of all records of a resource, in API order. */
-  list<R extends NinjaResource>(instance: string, resource: R): NinjaRecordByResource[R][];
-  /** Changes a record as a technician or the agent would; bumps its last-updated time. */
-  update<R extends NinjaResource>(
-    instance: string, resource: R, id: string | number, patch: Partial<NinjaRecordByResource[R]>,
-  ): NinjaRecordByResource[R];
-  /** Adds a record; missing ids and times are filled in. */
-  create<R extends NinjaResource>(instance: string, resource: R, record: Partial<NinjaRecordByResource[R]>): NinjaRecordByResource[R];
-  remove(instance: string, resource: NinjaResource, id: string | number): boolean;
-  /** A condition triggers on a device: a new active alert (and the device's lastUpdate moves). */
-  raiseAlert(instance: string, deviceId: number, message: string, extra?: Partial<NinjaAlert>): NinjaAlert;
-  /** An alert is reset/cleared: it leaves /v2/alerts (and the device's lastUpdate moves). */
-  clearAlert(instance: string, uid: string): boolean;
-  /** Invalidates every issued access token (as a revoked API client would). */
-  expireTokens(): void;
-  /** Script runs received (POST /v2/device/{id}/script/run), in order. */
-  runs(instance: string): ScriptRun[];
 }
 
 const DEFAULT_CLIENTS: Record<string, NinjaOneClient> = {

@@ -1,0 +1,74 @@
+/**
+ * The events feed's store (docs/architecture.md, Events and webhooks): the tenant's feed lock, the
+ * insert of drafted events and the feed's pages. Why the lock exists and when it is taken is told in
+ * events.service.ts; which events a caller may see is src/access/event-visibility.ts's SQL predicate.
+ */
+import type { DataSource, EntityManager } from 'typeorm';
+import { visibleWhere, type EventVisibility } from '../access/event-visibility';
+import { rowsToFetch } from '../shared/paging';
+import type { EventDraft } from './change-detector';
+
+/** A stored event row as the feed reads it (snake_case columns). */
+export type EventRow = Record<string, any> & { id: string; seq: string; kind: string };
+
+/** Namespace of our advisory locks (first key of the two-key form): 'EVNT'. */
+const EVENTS_LOCK_NAMESPACE = 0x45564e54 & 0x7fffffff;
+
+const COLUMNS: [column: string, prop: keyof EventDraft | 'tenantId', sqlType: string][] = [
+  ['tenant_id', 'tenantId', 'uuid'], ['connection_id', 'connectionId', 'uuid'], ['kind', 'kind', 'text'], ['type', 'type', 'text'],
+  ['dedupe_key', 'dedupeKey', 'text'], ['occurred_at', 'occurredAt', 'timestamptz'], ['actor', 'actor', 'text'],
+  ['summary', 'summary', 'text'], ['subject_ref', 'subjectRef', 'text'], ['incident_id', 'incidentId', 'text'],
+  ['canonical_ticket_id', 'canonicalTicketId', 'uuid'], ['canonical_device_id', 'canonicalDeviceId', 'uuid'],
+  ['canonical_company_id', 'canonicalCompanyId', 'uuid'], ['previous_status', 'previousStatus', 'text'],
+  ['new_status', 'newStatus', 'text'], ['vendor', 'vendor', 'text'], ['vendor_id', 'vendorId', 'text'],
+  ['vendor_url', 'vendorUrl', 'text'], ['detail', 'detail', 'jsonb'],
+];
+const NAMES = COLUMNS.map(([c]) => `"${c}"`).join(', ');
+const RECORDSET = [...COLUMNS.map(([c, , t]) => `"${c}" ${t}`), 'ord integer'].join(', ');
+const INSERT_SQL =
+  `INSERT INTO "events" (${NAMES}) SELECT ${NAMES} FROM jsonb_to_recordset($1::jsonb) AS x(${RECORDSET}) ORDER BY ord ` +
+  'ON CONFLICT (tenant_id, dedupe_key) DO NOTHING RETURNING id';
+
+export class EventsStore {
+  constructor(private readonly ds: DataSource) {}
+
+  async lockFeed(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [EVENTS_LOCK_NAMESPACE, tenantId]);
+  }
+
+  /** Inserts the drafts in order; answers the ids inserted (a dedupe key seen before inserts nothing). */
+  async insert(manager: EntityManager, tenantId: string, drafts: EventDraft[]): Promise<string[]> {
+    const rows = drafts.map((d, ord) => {
+      const values: Record<string, unknown> = { ...d, tenantId };
+      const row: Record<string, unknown> = { ord };
+      for (const [column, prop] of COLUMNS) {
+        const v = values[prop];
+        row[column] = v instanceof Date ? v.toISOString() : (v ?? null);
+      }
+      return row;
+    });
+    const inserted: { id: string }[] = await manager.query(INSERT_SQL, [JSON.stringify(rows)]);
+    return inserted.map((r) => r.id);
+  }
+
+  /** The seq of the tenant's event `eventId` when the caller may see it (any kind it is granted); else null. */
+  async visibleSeq(tenantId: string, eventId: string, visibility: EventVisibility): Promise<string | null> {
+    const at = [tenantId];
+    const q = (v: unknown) => { at.push(v as string); return `$${at.length}`; };
+    const [row]: { seq: string }[] = await this.ds.query(
+      `SELECT seq FROM "events" WHERE tenant_id = $1 AND id = ${q(eventId)}::uuid AND ${visibleWhere(visibility, null, q)}`, at);
+    return row ? row.seq : null;
+  }
+
+  /** The rows of one page of the feed, oldest first (one more than the limit: the next page's marker). */
+  page(tenantId: string, visibility: EventVisibility, query: { kind: string | null; after: string | null; updatedSince?: string | null; limit: number }, resumeSeq: string | null): Promise<EventRow[]> {
+    const params: unknown[] = [tenantId];
+    const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
+    let sql = `SELECT * FROM "events" WHERE tenant_id = $1 AND ${visibleWhere(visibility, query.kind, p)}`;
+    if (query.after) sql += ` AND seq > ${p(query.after)}::bigint`;
+    if (query.updatedSince) sql += ` AND created_at >= ${p(query.updatedSince)}::timestamptz`;
+    if (resumeSeq !== null) sql += ` AND seq > ${p(resumeSeq)}::bigint`;
+    sql += ` ORDER BY seq LIMIT ${p(rowsToFetch(query.limit))}`;
+    return this.ds.query(sql, params);
+  }
+}
