@@ -2,8 +2,7 @@
  * SQL lives in the store layer of each feature (docs/architecture.md, Folders): a statement is run only
  * by a feature's store module (`*.store.ts`) or by a module that is itself the store of its concern,
  * and a feature's operations (feature.ts, *.ops.ts) never hold the database at all: they call their
- * feature's services and stores. The modules of the write path that still run statements of their own
- * are listed apart: they move to their stores with the vendor-write registry.
+ * feature's services and stores.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,11 +23,6 @@ const STORES_OF_THEIR_CONCERN = new Set([
   'src/http/metrics.ts', 'src/rest/example-ids.ts', 'src/app.ts', // /metrics gauges, /docs examples, /readyz
 ]);
 
-/** The write path's services, being rewritten around the vendor-write registry. */
-const WRITE_PATH_PENDING = new Set([
-  'src/tickets/tickets.service.ts', 'src/devices/deploy.service.ts', 'src/agreements/agreement-lines.service.ts',
-  'src/projects/projects.service.ts', 'src/billing/charges.service.ts',
-]);
 
 const STATEMENT = /\.query(<[^>]*>)?\(|preparedQuery(<[^>]*>)?\(/;
 const DATABASE_IN_HANDLERS = /\bds\b|getRepository|createQueryBuilder|\.query(<[^>]*>)?\(|preparedQuery/;
@@ -50,7 +44,7 @@ const code = (f: string) => fs.readFileSync(path.join(ROOT, f), 'utf8').replace(
 describe('the store layer', () => {
   it('runs every statement: stores and the modules that are the store of their concern', () => {
     const outside = files.filter((f) => STATEMENT.test(code(f)))
-      .filter((f) => !f.endsWith('.store.ts') && !STORES_OF_THEIR_CONCERN.has(f) && !WRITE_PATH_PENDING.has(f));
+      .filter((f) => !f.endsWith('.store.ts') && !STORES_OF_THEIR_CONCERN.has(f));
     expect(outside).toEqual([]);
   });
 
@@ -61,6 +55,6 @@ describe('the store layer', () => {
   });
 
   it('lists only modules that exist and still run statements', () => {
-    for (const f of [...STORES_OF_THEIR_CONCERN, ...WRITE_PATH_PENDING]) expect([f, fs.existsSync(path.join(ROOT, f)) && STATEMENT.test(code(f))]).toEqual([f, true]);
+    for (const f of STORES_OF_THEIR_CONCERN) expect([f, fs.existsSync(path.join(ROOT, f)) && STATEMENT.test(code(f))]).toEqual([f, true]);
   });
 });

@@ -11,6 +11,7 @@
  * released: a retry with the same key does not end the line again (the synced line already ends that
  * day) and finds an add that did land by its marker before sending one.
  */
+import { AgreementLinesStore, type LineRow, type ProductRow } from './agreement-lines.store';
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
@@ -36,16 +37,6 @@ function safeId(id: string): boolean {
 /** Today's date in UTC, `YYYY-MM-DD`: the day a line change applies when none is given. */
 export const todayUtc = () => new Date().toISOString().slice(0, 10);
 
-interface LineRow {
-  source_id: string;
-  agreement_source_id: string;
-  product_source_id: string | null;
-  quantity: number | null;
-  unit_price: number | null;
-  unit_cost: number | null;
-  effective_start: string | null;
-  effective_end: string | null;
-}
 
 /** The vendor writes of one verb, in order. */
 type Planned =
@@ -69,12 +60,16 @@ export function syncedLine(row: Pick<LineRow, 'quantity' | 'unit_price' | 'unit_
 }
 
 export class AgreementLinesService {
+  private readonly store: AgreementLinesStore;
+
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
     private readonly sync: SyncService,
-  ) {}
+  ) {
+    this.store = new AgreementLinesStore(ds);
+  }
 
   /** The header is never created (rule 8); the body was declared so the refusal is documented. */
 
@@ -82,7 +77,7 @@ export class AgreementLinesService {
   private async agreement(access: TenantAccess, agreementSourceId: string): Promise<Connection> {
     const held = this.access.targets(access, Grant.AgreementWrite, 'psa');
     const rows: { connection_id: string; status: string }[] = safeId(agreementSourceId)
-      ? await this.ds.query('SELECT connection_id, status FROM agreements WHERE tenant_id = $1 AND source_id = $2 ORDER BY connection_id', [access.tenant.id, agreementSourceId])
+      ? await this.store.agreements(access.tenant.id, agreementSourceId)
       : [];
     const row = rows.find((r) => held.some((c) => c.id === r.connection_id));
     if (!row) {
@@ -103,11 +98,7 @@ export class AgreementLinesService {
   /** A line of this agreement on this connection, or 422 (unknown, or another agreement's). */
   private async line(c: Connection, agreementSourceId: string, lineSourceId: string): Promise<LineRow> {
     const rows: LineRow[] = safeId(lineSourceId)
-      ? await this.ds.query(
-        `SELECT source_id, agreement_source_id, product_source_id, quantity, unit_price, unit_cost, effective_start, effective_end
-           FROM agreement_lines WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3`,
-        [c.tenantId, c.id, lineSourceId],
-      )
+      ? await this.store.lines(c.tenantId, c.id, lineSourceId)
       : [];
     if (!rows.length) throw invalid('line_source_id', `Line ${JSON.stringify(lineSourceId)} is not a line of any agreement of this PSA.`);
     if (rows[0].agreement_source_id !== agreementSourceId) {
@@ -118,8 +109,8 @@ export class AgreementLinesService {
 
   /** The catalogue product on this connection, or 422. */
   private async product(c: Connection, productSourceId: string): Promise<CatalogueProduct> {
-    const rows: { source_id: string; name: string; sku: string | null; unit_price: number | null; unit_cost: number | null; active: boolean | null }[] = safeId(productSourceId)
-      ? await this.ds.query('SELECT source_id, name, sku, unit_price, unit_cost, active FROM products WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3', [c.tenantId, c.id, productSourceId])
+    const rows: ProductRow[] = safeId(productSourceId)
+      ? await this.store.products(c.tenantId, c.id, productSourceId)
       : [];
     if (!rows.length) throw invalid('product_source_id', `Product ${JSON.stringify(productSourceId)} is not in this PSA's catalogue (GET /tenants/{tenant_id}/products).`);
     const r = rows[0];

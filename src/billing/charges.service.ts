@@ -194,19 +194,16 @@ export class ChargesService {
 
   private async commitApproval(tenantId: string, charge: Record<string, any>, c: Connection, write: PlannedWrite, change: AgreementLineChange, run: CommitRun): Promise<Result> {
     // Claim the charge: a second approval (another key) finds it taken and writes nothing.
-    const [claimed]: [unknown[], number] = await this.ds.query(
-      `UPDATE charges SET status = 'approving', updated_at = now() WHERE id = $1 AND (status = 'pending' OR (status = 'approving' AND $2::boolean)) RETURNING id`,
-      [charge.id, run.takeover]);
-    if (!claimed.length) {
+    if (!(await this.store.claimForApproval(charge.id, run.takeover))) {
       const now = await this.load(tenantId, charge.id);
       throw new ServiceError('request_invalid', `Charge ${charge.id} is ${now.status}; only a pending charge can be approved.`, { details: { status: now.status } });
     }
     const [o] = await run.send([write]);
     if (!o.ok) {
-      await this.ds.query("UPDATE charges SET status = 'pending', updated_at = now() WHERE id = $1 AND status = 'approving'", [charge.id]);
+      await this.store.releaseApproval(charge.id);
       throw o.error ?? new ServiceError('vendor_error', `The ${c.connector} write failed.`);
     }
-    await this.ds.query("UPDATE charges SET status = 'approved', decided_at = now(), updated_at = now() WHERE id = $1", [charge.id]);
+    await this.store.markApproved(charge.id);
     // The line's new quantity comes back through the sync, which recomputes the other charges.
     await this.sync.syncConnection(c.id, { resources: ['agreements', 'agreement_lines'] }).catch(() => undefined);
     return {

@@ -111,4 +111,21 @@ export class ChargesStore {
       "UPDATE charges SET status = 'dismissed', decided_at = now(), updated_at = now() WHERE id = $1 AND status = 'pending' RETURNING id", [id]);
     return rows;
   }
+
+  /** Claims a pending charge for approval (a take-over may claim one it was approving); false: taken or decided. */
+  async claimForApproval(id: string, takeover: boolean): Promise<boolean> {
+    const [claimed]: [unknown[], number] = await this.ds.query(
+      `UPDATE charges SET status = 'approving', updated_at = now() WHERE id = $1 AND (status = 'pending' OR (status = 'approving' AND $2::boolean)) RETURNING id`,
+      [id, takeover]);
+    return claimed.length > 0;
+  }
+
+  /** An approval whose write failed gives the charge back. */
+  async releaseApproval(id: string): Promise<void> {
+    await this.ds.query("UPDATE charges SET status = 'pending', updated_at = now() WHERE id = $1 AND status = 'approving'", [id]);
+  }
+
+  async markApproved(id: string): Promise<void> {
+    await this.ds.query("UPDATE charges SET status = 'approved', decided_at = now(), updated_at = now() WHERE id = $1", [id]);
+  }
 }

@@ -17,11 +17,10 @@ import { ServiceError } from '../errors/service-error';
 import { fieldError } from '../tickets/references';
 import { previewWrites, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 import type { DeployBody, DeployPreview, DeployResult } from './deploy.schemas';
+import { DeployStore, type DeviceRow } from './deploy.store';
 
 export type DeployInput = z.infer<typeof DeployBody>;
 
-interface DeviceRow { id: string; source_id: string; connection_id: string; os: string | null; online: boolean; raw: Record<string, unknown> }
-interface PackageRow { source_id: string; name: string; operating_systems: string[] | null; active: boolean }
 
 /** How far before the reservation a run found at the vendor still counts as ours: vendor clock skew. */
 const CLOCK_SKEW_MS = 60_000;
@@ -39,20 +38,21 @@ function familyOfName(os: string | null): string | null {
 const storable = (s: string) => !/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 
 export class DeployService {
+  private readonly store: DeployStore;
+
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
-  ) {}
+  ) {
+    this.store = new DeployStore(ds);
+  }
 
   /** The device by our id or its source_id, on one of the tenant's RMM connections; 404 otherwise. */
   private async device(access: TenantAccess, deviceId: string, granted: readonly Connection[]): Promise<{ d: DeviceRow; c: Connection }> {
     const rmm = access.connections.filter((c) => c.kind === 'rmm');
     const rows: DeviceRow[] = storable(deviceId) && rmm.length > 0
-      ? await this.ds.query(
-        `SELECT id, source_id, connection_id, os, online, raw FROM devices
-          WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) AND (id::text = $3 OR source_id = $3) ORDER BY id`,
-        [access.tenant.id, rmm.map((c) => c.id), deviceId])
+      ? await this.store.devices(access.tenant.id, rmm.map((c) => c.id), deviceId)
       : [];
     // The id is echoed only when it is storable text (the refusal is audited).
     if (rows.length === 0) throw new ServiceError('not_found', storable(deviceId) ? `Device ${deviceId} not found.` : 'Device not found.');
@@ -75,10 +75,7 @@ export class DeployService {
       }
     }
     const name = body.package_name.trim();
-    const candidates: PackageRow[] = await this.ds.query(
-      `SELECT source_id, name, operating_systems, active FROM packages
-        WHERE tenant_id = $1 AND connection_id = $2 AND lower(name) = lower($3) ORDER BY source_id`,
-      [access.tenant.id, c.id, name]);
+    const candidates = await this.store.packagesNamed(access.tenant.id, c.id, name);
     const active = candidates.filter((p) => p.active);
     if (active.length === 0) {
       throw fieldError('package_name', `Package "${name}" is not in the ${c.connector} catalogue of this tenant (GET /tenants/${access.tenant.id}/packages lists it).`);
@@ -108,8 +105,8 @@ export class DeployService {
       }),
       commit: async (p, run) => {
         // A retried send looks for a run from the first reservation of this key on (a take-over keeps it).
-        const [row]: { created_at: Date }[] = await this.ds.query('SELECT created_at FROM idempotency_records WHERE id = $1', [run.id]);
-        const since = new Date((row ? new Date(row.created_at).getTime() : Date.now()) - CLOCK_SKEW_MS).toISOString();
+        const reserved = await this.store.reservedAt(run.id);
+        const since = new Date((reserved ? new Date(reserved).getTime() : Date.now()) - CLOCK_SKEW_MS).toISOString();
         const write: PlannedWrite = { connection: p.c, name: 'device.deploy', input: { draft: p.draft, since } };
         const [o] = await run.send([write]);
         if (!o.ok) throw o.error!;

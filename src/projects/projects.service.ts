@@ -6,6 +6,7 @@
  * project header (422 `project_header_not_supported`). Findings routed to `project` plan the same
  * registered `project.item` write (src/connectors/vendor-writes.ts), so there is one way to write a project item.
  */
+import { ProjectsStore, type ProjectRow } from './projects.store';
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
@@ -26,21 +27,18 @@ function safeId(id: string): boolean {
   return id.length > 0 && id.length <= 200 && isSafeText(id);
 }
 
-interface ProjectRow {
-  connection_id: string;
-  source_id: string;
-  baseline: boolean;
-  company_name: string | null;
-  company_source_id: string | null;
-}
 
 export class ProjectsService {
+  private readonly store: ProjectsStore;
+
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
     private readonly tickets: TicketsService,
-  ) {}
+  ) {
+    this.store = new ProjectsStore(ds);
+  }
 
   /** The header is never created (rule 9); the body was declared so the refusal is documented. */
 
@@ -52,10 +50,7 @@ export class ProjectsService {
   async target(access: TenantAccess, projectSourceId: string): Promise<{ c: Connection; project: ProjectRow }> {
     const held = this.access.targets(access, Grant.ProjectWrite, 'psa');
     const rows: ProjectRow[] = safeId(projectSourceId)
-      ? await this.ds.query(
-        'SELECT connection_id, source_id, baseline, company_name, company_source_id FROM projects WHERE tenant_id = $1 AND source_id = $2 ORDER BY connection_id',
-        [access.tenant.id, projectSourceId],
-      )
+      ? await this.store.projects(access.tenant.id, projectSourceId)
       : [];
     const row = rows.find((r) => held.some((c) => c.id === r.connection_id));
     if (!row) {
@@ -71,7 +66,7 @@ export class ProjectsService {
   private async sameCompany(c: Connection, project: ProjectRow, companyName: string | null | undefined): Promise<void> {
     if (companyName == null || companyName === project.company_name) return;
     // The project's company under a name the store also knows it by (any of several same-named ones).
-    const named: { source_id: string }[] = await this.ds.query('SELECT source_id FROM companies WHERE connection_id = $1 AND name = $2', [c.id, companyName]);
+    const named = await this.store.companiesNamed(c.id, companyName);
     if (named.some((r) => r.source_id === project.company_source_id)) return;
     throw new ServiceError('project_company_cannot_update', `Project ${project.source_id} belongs to ${JSON.stringify(project.company_name ?? 'another company')}; a note or item cannot move it or its items to ${JSON.stringify(companyName)}.`, {
       details: { field: 'company_name', project_company: project.company_name },

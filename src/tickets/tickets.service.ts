@@ -15,6 +15,7 @@ import type { CreateTicketBody, CreateTimeEntryBody, TicketCreatePreview, Ticket
 import { Grant, isvOfCaller, type Caller, type GrantKey } from '../access/caller';
 import type { AccessService, TenantAccess } from '../access/access.service';
 import { fieldError, ReferenceResolver } from './references';
+import { TicketsStore } from './tickets.store';
 import type { IdentityService } from '../identity/identity.service';
 import type { SyncService } from '../sync/sync.service';
 import { markerFor } from '../writes/marker';
@@ -33,6 +34,8 @@ const COMPANY_KEYS = new Set(['company', 'companyID', 'companyId', 'client_id', 
 export class TicketsService {
   readonly refs: ReferenceResolver;
 
+  private readonly store: TicketsStore;
+
   constructor(
     private readonly ds: DataSource,
     private readonly access: AccessService,
@@ -42,6 +45,7 @@ export class TicketsService {
     private readonly identity: IdentityService,
   ) {
     this.refs = new ReferenceResolver(ds);
+    this.store = new TicketsStore(ds);
   }
 
   /** vendor_native: canonical names are ignored (reported back), company moves need psa.company.create. */
@@ -140,7 +144,7 @@ export class TicketsService {
 
   /** The board a linked ticket is on, from the store; a ticket created moments ago is synced in first. */
   private async boardOf(c: Connection, ticketRef: string): Promise<string | null> {
-    const lookup = async () => (await this.ds.query('SELECT board_source_id FROM tickets WHERE connection_id = $1 AND source_id = $2', [c.id, ticketRef]))[0];
+    const lookup = () => this.store.boardOf(c.id, ticketRef);
     let row = await lookup();
     if (!row) {
       await this.sync.syncConnection(c.id, { resources: ['tickets'] }).catch(() => undefined);
