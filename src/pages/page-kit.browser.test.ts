@@ -24,6 +24,10 @@ describeInBrowser('page kit in Chromium', () => {
 <div class="table-wrap"><table><thead><tr><th scope="col">a</th><th scope="col" class="num">b</th></tr></thead><tbody><tr><td>x</td><td class="num">1</td></tr></tbody></table></div>`,
       }));
     });
+    // A page with an unlabelled field: the accessibility check must see it (or it proves nothing).
+    app.get('/unlabelled', pageHeaders(), (_req, res) => {
+      res.type('html').send(renderPage({ title: 'Bad', area: 'Check', main: html`<h1>Bad</h1><input type="text" name="x">` }));
+    });
     server = await new Promise<Server>((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -39,6 +43,8 @@ describeInBrowser('page kit in Chromium', () => {
       expect(await page.textContent('#inline')).toBe('inline blocked');
       await screenshot(page, 'page-kit', 'phone');
       expect(await accessibilityProblems(page)).toEqual([]);
+      await page.goto(`${url}/unlabelled`);
+      expect((await accessibilityProblems(page)).join('\n')).toMatch(/^label \(critical\)/m);
     } finally {
       await browser.close();
     }
