@@ -22,4 +22,15 @@ export const haloPsaCapabilities: ConnectorCapabilities = {
     if (record === 'company') return `${root}/customers?clientid=${encodeURIComponent(id)}`;
     return null;
   },
+  connect: {
+    title: 'HaloPSA',
+    fields: [
+      { name: 'clientId', label: 'Client ID', help: 'Configuration > Integrations > HaloPSA API > View Applications > your application (Client ID and Secret (Services) authentication).', secret: false },
+      { name: 'clientSecret', label: 'Client secret', help: 'Shown once in HaloPSA when the application is created (Configuration > Integrations > HaloPSA API).', secret: true },
+    ],
+    baseUrl: { label: 'Resource server', placeholder: 'https://yourcompany.halopsa.com', help: 'Configuration > Integrations > HaloPSA API: the Resource Server URL (without /api).' },
+    sandbox: { path: '/sandbox-vendors/halopsa', credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' } },
+    // The token is asked for with scope=all; HaloPSA's answer names the scopes the application may use.
+    permissions: [{ id: 'scope.all', capability: 'read', vendorTerms: 'API application permissions: all', checkedBy: 'the scopes of the token HaloPSA issues' }],
+  },
 };
