@@ -1,0 +1,106 @@
+/**
+ * Connect sessions (docs/architecture.md, Connect sessions and console): the ISV's four operations, and
+ * the connect page the MSP completes them on (connect-routes.ts). Our addition to the interface
+ * (Authentication 6: "The MSP pastes its vendor keys once during connect ... A missing permission is
+ * named in the connect flow").
+ */
+import type { FeatureModule } from '../feature';
+import { isvOf } from '../access/access.service';
+import { Connection } from '../../entities';
+import { onCredentialRotated } from '../connectors/credential-rotation';
+import { defineOperation } from '../operations/operation';
+import type { Services } from '../services';
+import { envelopeOf, pageOfAll, pageQuery } from '../shared/paging';
+import { connectRouter } from './connect-routes';
+import { ConnectSessions, connectDeps } from './connect-sessions.service';
+import {
+  CONNECT_SESSIONS_CURSOR, ConnectSessionList, ConnectSessionPath, ConnectSessionView, CreateConnectSessionBody, CreatedConnectSession,
+} from './connect.schemas';
+
+const instances = new WeakMap<Services, ConnectSessions>();
+/** The feature's service for this service graph (one per graph). */
+export function connectSessions(services: Services): ConnectSessions {
+  let s = instances.get(services);
+  if (!s) instances.set(services, (s = new ConnectSessions(connectDeps(services))));
+  return s;
+}
+
+const tag = 'Connect';
+const NOTE = 'Our addition to the interface (its Authentication 6: the MSP pastes its vendor keys once during connect, and a missing permission is named there).';
+
+const createSession = defineOperation({
+  name: 'create_connect_session', kind: 'mutation', summary: 'Open a connect session for an MSP', tag, role: 'isv', grant: 'none',
+  description: `Answers a one-time link (\`connect_url\`) to send the MSP. On that page the MSP picks its systems, pastes the keys each vendor needs (or signs in at the vendor where the vendor needs a user, such as an RMM that runs scripts only for one), sees each missing vendor permission named, chooses your grants and presses Connect; then the first sync runs. \`msp_name\` makes a new tenant; \`tenant_id\` adds or repairs connections of a tenant you see (their data is kept; a tenant you do not see is 404). The token is 32 random bytes stored only as a hash; it works once and expires (default 24 h, at most 7 days). ${NOTE}`,
+  http: { method: 'post', path: '/connect-sessions', documented: false },
+  body: CreateConnectSessionBody,
+  responses: [{ status: 201, schema: CreatedConnectSession, description: 'The session, with its link (in this answer only).' }],
+  errors: ['validation', 'role_required'],
+  handle: async ({ body }, ctx) => {
+    const svc = connectSessions(ctx.services);
+    const { session, token } = await svc.create(ctx.caller, isvOf(ctx.caller), body);
+    return { ...svc.view(session), connect_url: svc.connectUrl(token) };
+  },
+});
+
+const listSessions = defineOperation({
+  name: 'list_connect_sessions', kind: 'query', summary: 'Your connect sessions', tag, role: 'isv', grant: 'none',
+  description: `Oldest first, with their state (pending, completed, expired, cancelled). Never includes a link. ${NOTE}`,
+  http: { method: 'get', path: '/connect-sessions', documented: false },
+  query: pageQuery(CONNECT_SESSIONS_CURSOR, { updatedSince: false }),
+  responses: [{ status: 200, schema: ConnectSessionList, description: 'One page of your connect sessions.' }],
+  errors: ['role_required'],
+  handle: async ({ query }, ctx) => {
+    const svc = connectSessions(ctx.services);
+    const page = pageOfAll(await svc.ofIsv(isvOf(ctx.caller)), query, CONNECT_SESSIONS_CURSOR, ['time', 'uuid'], (s) => [s.createdAt.toISOString(), s.id]);
+    await svc.loadFacts(page.items);
+    return envelopeOf('/connect-sessions', { items: page.items.map((s) => svc.view(s)), next_cursor: page.next_cursor }, false);
+  },
+});
+
+const getSession = defineOperation({
+  name: 'get_connect_session', kind: 'query', summary: 'A connect session', tag, role: 'isv', grant: 'none',
+  description: `Poll it to learn when the MSP has connected: \`state\` completed, with the tenant, the connections it made or repaired, the grants you were given and the vendor permissions found missing. Another ISV's session is 404. ${NOTE}`,
+  http: { method: 'get', path: '/connect-sessions/{session_id}', documented: false },
+  path: ConnectSessionPath,
+  responses: [{ status: 200, schema: ConnectSessionView, description: 'The session.' }],
+  errors: ['role_required'],
+  handle: async ({ path }, ctx) => {
+    const svc = connectSessions(ctx.services);
+    const s = await svc.get(isvOf(ctx.caller), path.session_id);
+    await svc.loadFacts([s]);
+    return svc.view(s);
+  },
+});
+
+const cancelSession = defineOperation({
+  name: 'cancel_connect_session', kind: 'mutation', summary: 'Cancel a pending connect session', tag, role: 'isv', grant: 'none',
+  description: `Its link stops working at once; cancelling a cancelled one again answers it unchanged; a completed or expired one is 422. ${NOTE}`,
+  http: { method: 'delete', path: '/connect-sessions/{session_id}', documented: false },
+  path: ConnectSessionPath,
+  responses: [{ status: 200, schema: ConnectSessionView, description: 'The cancelled session.' }],
+  errors: ['request_invalid', 'role_required'],
+  handle: async ({ path }, ctx) => {
+    const svc = connectSessions(ctx.services);
+    const s = await svc.cancel(isvOf(ctx.caller), path.session_id);
+    await svc.loadFacts([s]);
+    return svc.view(s);
+  },
+});
+
+export const connectFeature: FeatureModule = {
+  name: 'connect',
+  operations: [createSession, listSessions, getSession, cancelSession],
+  install(services) {
+    // A vendor that rotates a refresh token while we use it: the new one is sealed into its connection.
+    onCredentialRotated(async (change) => {
+      for (const c of await services.ds.getRepository(Connection).find({ where: { connector: change.connector, baseUrl: change.baseUrl } })) {
+        const credentials = services.admin.credentialsOf(c);
+        if (credentials[change.credential] !== change.previous) continue;
+        await services.admin.saveConnection(c, { credentials: { ...credentials, [change.credential]: change.next } });
+      }
+    });
+  },
+  mount(app, services) {
+    app.use(connectRouter(connectDeps(services), connectSessions(services)));
+  },
+};
