@@ -50,7 +50,7 @@ describe('connect sessions', () => {
     expect((await page.test('distributor', 'pax8', base.pax8, PAX8)).status).toBe(303);
     expect((await page.test('rmm', 'ninjaone', base.ninjaone, NINJA)).status).toBe(303);
     const beforeOAuth = await page.page();
-    expect(beforeOAuth.html).toContain('a NinjaOne user&#39;s authorisation');
+    expect(beforeOAuth.html).toContain('a NinjaOne user&#39;s sign-in and approval');
     expect(beforeOAuth.html).toMatch(/id="grant-rmm-rmm-device-write"[^>]*disabled/);
     const back = await page.authorize('rmm');
     expect(back.html).toContain('Signed in and approved');

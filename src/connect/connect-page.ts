@@ -96,7 +96,7 @@ function kindSection(m: ConnectPageModel, kind: ConnectionKind): SafeHtml {
 <h2 id="kind-${kind}">${words.title}</h2>
 <p class="muted">For ${words.what}. Pick the system you use and enter the keys it asks for; Test checks them with the vendor before anything is saved.</p>
 ${info ? testedCard(m, kind, info) : ''}
-${info ? html`<details><summary>Use a different ${kind === 'psa' ? 'PSA' : kind === 'rmm' ? 'RMM' : 'distributor'} or enter new keys</summary><div class="cards">${forms}</div></details>` : html`<div class="cards">${forms}</div>`}
+${info ? html`<details class="change"><summary>Use a different ${kind === 'psa' ? 'PSA' : kind === 'rmm' ? 'RMM' : 'distributor'} or enter new keys</summary>${forms}</details>` : forms}
 </section>`;
 }
 
@@ -113,7 +113,7 @@ ${keys.length ? keys.map((k: GrantKey) => {
     const why = blocked.get(k);
     const id = `grant-${kind}-${k.replace(/\./g, '-')}`;
     return html`<div class="check"><input type="checkbox" id="${id}" name="grant_${kind}" value="${k}"${ON_BY_DEFAULT.has(k) && !why ? html` checked` : ''}${why ? html` disabled aria-describedby="${id}-why"` : ''}>
-<label for="${id}"><span>${GRANT_WORDS[k]}</span> <code>${k}</code>${why ? html`<span class="hint" id="${id}-why">Off: needs ${why.map((w) => w.vendorTerms).join(' and ')}.</span>` : ''}</label></div>`;
+<label for="${id}"><span>${GRANT_WORDS[k]} <code class="key">${k}</code></span>${why ? html`<span class="hint" id="${id}-why">Off: needs ${why.map((w) => w.vendorTerms).join(' and ')}.</span>` : ''}</label></div>`;
   }) : html`<p class="muted">Nothing requested here.</p>`}
 </fieldset>`;
   });
@@ -134,7 +134,7 @@ export function connectPage(m: ConnectPageModel): string {
 <p class="lead"><strong>${m.isvName}</strong> asks to connect${who}. Nothing is shared until you press Connect; your keys are sent to the vendor to test them, stored encrypted, and never shown again.</p>
 ${m.notice ? html`<div class="notice ${m.notice.tone}" role="status">${m.notice.text}</div>` : ''}
 <section aria-labelledby="asks"><h2 id="asks">${m.isvName} asks to</h2>
-<ul>${s.requestedGrants.map((k) => html`<li>${GRANT_WORDS[k as GrantKey] ?? k} <code>${k}</code></li>`)}</ul>
+<ul>${s.requestedGrants.map((k) => html`<li>${GRANT_WORDS[k as GrantKey] ?? k} <code class="key">${k}</code></li>`)}</ul>
 <p class="muted">It can also read what it needs of these systems. This link works until ${s.expiresAt.toUTCString()}.</p></section>
 ${(s.kinds as ConnectionKind[]).map((k) => kindSection(m, k))}
 ${grantsForm(m)}`,
@@ -160,15 +160,22 @@ const STATUS_WORDS: Record<string, string> = { waiting: 'Waiting', running: 'Rea
 
 export function progressTable(p: Pick<ProgressModel, 'connections'>): SafeHtml {
   return html`${p.connections.map((c) => html`<h3>${capabilitiesOf(c.connector).connect.title}</h3>
-<div class="table-wrap"><table><thead><tr><th scope="col">What</th><th scope="col" class="num">Records</th><th scope="col">Status</th></tr></thead>
+<div class="table-wrap"><table class="progress"><thead><tr><th scope="col">What</th><th scope="col" class="num">Records</th><th scope="col">Status</th></tr></thead>
 <tbody>${c.resources.map((r) => html`<tr data-connection="${c.id}" data-resource="${r.resource}"><td>${r.resource.replace(/_/g, ' ')}</td><td class="num records">${r.records}</td><td class="status">${STATUS_WORDS[r.status] ?? r.status}</td></tr>`)}</tbody></table></div>`)}`;
 }
+
+/**
+ * Where the MSP console's "Open your console" link will go: a one-time console sign-in link issued at
+ * the end of a connect session (docs/architecture.md, Connect sessions and console). Empty until the
+ * console exists.
+ */
+const CONSOLE_SLOT = html`<div id="console-sign-in" data-slot="console-sign-in"></div>`;
 
 export function completionPage(p: ProgressModel, script: string | null): string {
   return renderPage({
     title: 'Connected', area: 'Connect', scripts: script ? [script] : [],
     main: html`<h1>Connected to ${p.isvName}</h1>
-<p class="lead">${p.tenantName ? html`<strong>${p.tenantName}</strong> is connected. ` : ''}The first sync is reading your systems now.</p>
+<p class="lead">${p.tenantName ? html`<strong>${p.tenantName}</strong> is connected. ` : ''}${p.isvName} can use your data once the first sync below has read it.</p>
 ${p.mspKey ? html`<section aria-labelledby="msp-key" class="card"><h2 id="msp-key">Your MSP key</h2>
 <p>Keep it somewhere safe: it is shown only on this page. With it you read your own data and turn grants on and off.</p>
 <code class="secret" id="msp-key-value">${p.mspKey}</code></section>` : ''}
@@ -180,6 +187,6 @@ ${progressTable(p)}
 <p><a href="${p.progressUrl}" id="refresh-progress"${p.done ? html` hidden` : ''}>Refresh progress</a></p>
 </section>
 <p id="continue"${p.done ? '' : html` hidden`}>${p.redirect ? html`<a class="button" id="continue-link" href="${p.redirect}">Continue to ${p.isvName}</a>` : html`You can close this page.`}</p>
-<div id="console-sign-in" data-slot="console-sign-in"></div>`,
+${CONSOLE_SLOT}`,
   });
 }

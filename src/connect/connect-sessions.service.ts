@@ -248,6 +248,8 @@ export class ConnectSessions {
       authorised: decl.oauth ? Boolean(credentials[decl.oauth.refreshCredential]) : false,
       permissions: decl.permissions.map((p) => {
         const f = findings.find((x) => x.id === p.id);
+        // What reading needs, when nothing else checks it, the connection test has just proven.
+        if (!f && p.capability === 'read' && !failure) return { ...p, ok: true, detail: 'the connection test read it' };
         return { ...p, ok: f?.ok ?? null, detail: f?.detail ?? failure ?? (decl.checkPermissions ? null : p.checkedBy) };
       }),
     };

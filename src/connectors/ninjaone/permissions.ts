@@ -10,7 +10,7 @@ import { tokenGrant } from './client';
 export const NINJAONE_PERMISSIONS: readonly PermissionNeed[] = [
   { id: 'scope.monitoring', capability: 'read', vendorTerms: 'API client app scope: Monitoring', checkedBy: 'the scopes of the token NinjaOne issues' },
   { id: 'scope.control', capability: 'device.deploy', vendorTerms: 'API client app scope: Control', checkedBy: 'the scopes of the token NinjaOne issues' },
-  { id: 'user-context', capability: 'device.deploy', vendorTerms: 'a NinjaOne user\'s authorisation (Authorization Code grant): "Access key does not have user context" otherwise', checkedBy: 'whether the connection holds a user\'s authorisation' },
+  { id: 'user-context', capability: 'device.deploy', vendorTerms: 'a NinjaOne user\'s sign-in and approval (Authorization Code grant)', checkedBy: 'whether the connection holds a user\'s authorisation' },
 ];
 
 export async function checkNinjaOnePermissions(ctx: SyncContext): Promise<PermissionFinding[]> {
@@ -19,6 +19,6 @@ export async function checkNinjaOnePermissions(ctx: SyncContext): Promise<Permis
   return [
     { id: 'scope.monitoring', ...scope('monitoring') },
     { id: 'scope.control', ...scope('control') },
-    { id: 'user-context', ok: grant.userContext, detail: grant.userContext ? 'authorised by a NinjaOne user' : 'client credentials only (no user has signed in and approved)' },
+    { id: 'user-context', ok: grant.userContext, detail: grant.userContext ? 'authorised by a NinjaOne user' : 'client credentials only: NinjaOne answers script runs with "Access key does not have user context"' },
   ];
 }
