@@ -94,11 +94,11 @@ export class ConnectSessions {
   async create(caller: Caller, isvId: string, body: {
     tenant_id?: string; msp_name?: string; kinds: ConnectionKind[]; requested_grants: GrantKey[]; redirect_url?: string; expires_in_minutes: number;
   }): Promise<{ session: ConnectSession; token: string }> {
+    // A tenant the ISV does not see is 404, exactly like one that does not exist, before anything else.
+    if (body.tenant_id != null) await this.deps.access.tenantAccess(caller, body.tenant_id);
     if ((body.tenant_id == null) === (body.msp_name == null)) {
       throw new ServiceError('validation', 'Give exactly one of tenant_id (an existing tenant) and msp_name (a new one).', { details: { field: body.tenant_id == null ? 'msp_name' : 'tenant_id' } });
     }
-    // A tenant the ISV does not see is 404, exactly like one that does not exist.
-    if (body.tenant_id != null) await this.deps.access.tenantAccess(caller, body.tenant_id);
     const kinds = [...new Set(body.kinds)];
     const offered = new Set(kinds.flatMap((k) => grantKeysFor(k)));
     const foreign = body.requested_grants.filter((g) => !offered.has(g));
@@ -121,13 +121,14 @@ export class ConnectSessions {
     return `${this.deps.config.publicUrl}/connect/${token}`;
   }
 
-  async ofIsv(isvId: string): Promise<ConnectSession[]> {
-    return this.ds.getRepository(ConnectSession).find({ where: { isvId }, order: { createdAt: 'ASC' } });
+  /** The ISV's sessions (null: internal support, every ISV's). */
+  async ofIsv(isvId: string | null): Promise<ConnectSession[]> {
+    return this.ds.getRepository(ConnectSession).find({ where: isvId ? { isvId } : {}, order: { createdAt: 'ASC' } });
   }
 
-  /** The ISV's own session; another's, or none, is 404. */
-  async get(isvId: string, id: string): Promise<ConnectSession> {
-    const s = isUuid(id) ? await this.ds.getRepository(ConnectSession).findOneBy({ id, isvId }) : null;
+  /** The ISV's own session (null: internal support, any); another's, or none, is 404. */
+  async get(isvId: string | null, id: string): Promise<ConnectSession> {
+    const s = isUuid(id) ? await this.ds.getRepository(ConnectSession).findOneBy(isvId ? { id, isvId } : { id }) : null;
     if (!s) throw ServiceError.notFound('Connect session');
     return s;
   }
@@ -149,7 +150,7 @@ export class ConnectSessions {
   view(s: ConnectSession): ConnectSessionAnswer {
     return {
       id: s.id, state: stateOf(s), tenant_id: s.tenantId, msp_name: s.mspName, kinds: s.kinds, requested_grants: s.requestedGrants,
-      redirect_url: s.redirectUrl, created_at: toRfc3339(s.createdAt)!, expires_at: toRfc3339(s.expiresAt)!, completed_at: toRfc3339(s.completedAt),
+      redirect_url: s.redirectUrl, created_at: toRfc3339(s.createdAt)!, updated_at: toRfc3339(s.updatedAt)!, expires_at: toRfc3339(s.expiresAt)!, completed_at: toRfc3339(s.completedAt),
       connections: s.connectionIds.map((id) => ({ id, ...(this.connectionFacts.get(id) ?? { kind: '', connector: '' }) })),
       granted: s.granted,
       missing_permissions: s.missingPermissions as unknown as MissingPermission[],

@@ -35,7 +35,7 @@ export const ConnectSessionView = z.object({
   kinds: z.array(z.string()),
   requested_grants: z.array(z.string()),
   redirect_url: z.string().nullable(),
-  created_at: ts, expires_at: ts, completed_at: ts.nullable(),
+  created_at: ts, updated_at: ts, expires_at: ts, completed_at: ts.nullable(),
   connections: z.array(z.object({ id: z.string(), kind: z.string(), connector: z.string() }).strict().openapi('ConnectSessionConnection'))
     .openapi({ description: 'The connections the session made or repaired.' }),
   granted: z.array(z.object({ connection_id: z.string(), keys: z.array(z.string()) }).strict().openapi('ConnectSessionGrant'))

@@ -6,11 +6,13 @@
  */
 import type { FeatureModule } from '../feature';
 import { isvOf } from '../access/access.service';
+import { isvOfCaller } from '../access/caller';
 import { Connection } from '../../entities';
 import { onCredentialRotated } from '../connectors/credential-rotation';
 import { defineOperation } from '../operations/operation';
 import type { Services } from '../services';
-import { envelopeOf, pageOfAll, pageQuery } from '../shared/paging';
+import { envelopeOf, pageOfAll, pageQuery, updatedSince } from '../shared/paging';
+import { z } from '../shared/request';
 import { connectRouter } from './connect-routes';
 import { ConnectSessions, connectDeps } from './connect-sessions.service';
 import {
@@ -44,16 +46,17 @@ const createSession = defineOperation({
 
 const listSessions = defineOperation({
   name: 'list_connect_sessions', kind: 'query', summary: 'Your connect sessions', tag, role: 'isv', grant: 'none',
-  description: `Oldest first, with their state (pending, completed, expired, cancelled). Never includes a link. ${NOTE}`,
+  description: `Oldest first, with their state (pending, completed, expired, cancelled). Never includes a link. (Internal support with the admin token sees every ISV's.) ${NOTE}`,
   http: { method: 'get', path: '/connect-sessions', documented: false },
-  query: pageQuery(CONNECT_SESSIONS_CURSOR, { updatedSince: false }),
+  query: pageQuery(CONNECT_SESSIONS_CURSOR, { updatedSince: true }),
   responses: [{ status: 200, schema: ConnectSessionList, description: 'One page of your connect sessions.' }],
   errors: ['role_required'],
   handle: async ({ query }, ctx) => {
     const svc = connectSessions(ctx.services);
-    const page = pageOfAll(await svc.ofIsv(isvOf(ctx.caller)), query, CONNECT_SESSIONS_CURSOR, ['time', 'uuid'], (s) => [s.createdAt.toISOString(), s.id]);
+    const page = pageOfAll(updatedSince(await svc.ofIsv(isvOfCaller(ctx.caller)), query, (s) => s.updatedAt), query, CONNECT_SESSIONS_CURSOR, ['time', 'uuid'], (s) => [s.createdAt.toISOString(), s.id]);
     await svc.loadFacts(page.items);
-    return envelopeOf('/connect-sessions', { items: page.items.map((s) => svc.view(s)), next_cursor: page.next_cursor }, false);
+    // `sandbox`: this service runs the sandbox, whose simulators the sessions' links can connect.
+    return envelopeOf('/connect-sessions', { items: page.items.map((s) => svc.view(s)), next_cursor: page.next_cursor }, ctx.services.sandbox != null);
   },
 });
 
@@ -61,12 +64,12 @@ const getSession = defineOperation({
   name: 'get_connect_session', kind: 'query', summary: 'A connect session', tag, role: 'isv', grant: 'none',
   description: `Poll it to learn when the MSP has connected: \`state\` completed, with the tenant, the connections it made or repaired, the grants you were given and the vendor permissions found missing. Another ISV's session is 404. ${NOTE}`,
   http: { method: 'get', path: '/connect-sessions/{session_id}', documented: false },
-  path: ConnectSessionPath,
+  path: ConnectSessionPath, query: z.object({}).strict(),
   responses: [{ status: 200, schema: ConnectSessionView, description: 'The session.' }],
   errors: ['role_required'],
   handle: async ({ path }, ctx) => {
     const svc = connectSessions(ctx.services);
-    const s = await svc.get(isvOf(ctx.caller), path.session_id);
+    const s = await svc.get(isvOfCaller(ctx.caller), path.session_id);
     await svc.loadFacts([s]);
     return svc.view(s);
   },
