@@ -38,7 +38,8 @@ describe('connect sessions', () => {
       redirect_url: 'https://isv.example/connected',
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ state: 'pending', tenant_id: null, msp_name: 'Acme MSP' });
+    expect(created.body).toMatchObject({ state: 'pending', connect_url: expect.stringMatching(/\/connect\/[A-Za-z0-9_-]{43}$/) });
+    expect((await svc.api(`/connect-sessions/${created.body.id}`)).body).toMatchObject({ state: 'pending', tenant_id: null, msp_name: 'Acme MSP', connections: [] });
     const page = ConnectPageClient.fromUrl(created.body.connect_url);
     const first = await page.page();
     expect(first.status).toBe(200);
@@ -204,4 +205,43 @@ describe('connect sessions', () => {
     const stored = await svc.services.ds.query('SELECT credentials_encrypted FROM connections');
     expect(JSON.stringify(stored)).not.toContain('sandbox-private');
   });
+});
+
+describe('an authorisation made on the connect page, later', () => {
+  it('a refresh token NinjaOne rotates is sealed into the connection; a revoked one shows on the connection\'s status with what to do', async () => {
+    const created = await open({ msp_name: 'Rotating MSP', kinds: ['rmm'], requested_grants: ['rmm.device.events'] });
+    const page = ConnectPageClient.fromUrl(created.body.connect_url);
+    await page.test('rmm', 'ninjaone', sandboxBase(svc).ninjaone, NINJA);
+    await page.authorize('rmm');
+    const done = await page.complete({ rmm: ['rmm.device.events'] });
+    await page.awaitFirstSync(ConnectPageClient.progressPath(done.html));
+    const session = (await svc.api(`/connect-sessions/${created.body.id}`)).body;
+    const connection = await svc.services.admin.findConnection(session.connections[0].id);
+    const first = svc.services.admin.credentialsOf(connection).refreshToken;
+    expect(first).toBeTruthy();
+
+    const ninja = svc.services.simulators!.ninjaone as NinjaOneSimulator;
+    ninja.rotateRefreshTokens(true);
+    try {
+      ninja.expireTokens();
+      const synced = await svc.api(`/tenants/${session.tenant_id}/sync`, { method: 'POST', json: {} });
+      expect(synced.body.ok).toBe(true);
+      const rotated = svc.services.admin.credentialsOf(await svc.services.admin.findConnection(connection.id)).refreshToken;
+      expect(rotated).toBeTruthy();
+      expect(rotated).not.toBe(first);
+      // Only the new one works at NinjaOne now, and the stored one is it.
+      ninja.expireTokens();
+      expect((await svc.api(`/tenants/${session.tenant_id}/sync`, { method: 'POST', json: {} })).body.ok).toBe(true);
+
+      const current = svc.services.admin.credentialsOf(await svc.services.admin.findConnection(connection.id)).refreshToken;
+      ninja.revokeAuthorisation(current);
+      ninja.expireTokens();
+      const failed = await svc.api(`/tenants/${session.tenant_id}/sync`, { method: 'POST', json: {} });
+      expect(failed.body.ok).toBe(false);
+      const status = await svc.api(`/tenants/${session.tenant_id}/status`);
+      expect(JSON.stringify(status.body)).toMatch(/revoked or has expired\. Open a new connect link and sign in at NinjaOne again/);
+    } finally {
+      ninja.rotateRefreshTokens(false);
+    }
+  }, 60_000);
 });

@@ -43,8 +43,11 @@ export const ConnectSessionView = z.object({
   missing_permissions: z.array(MissingPermission).openapi({ description: 'Vendor permissions the MSP\'s accounts lack, found by the connect page\'s checks.' }),
 }).strict().openapi('ConnectSession');
 
-export const CreatedConnectSession = ConnectSessionView.extend({
+export const CreatedConnectSession = z.object({
+  id: z.string(),
+  state: z.literal('pending'),
   connect_url: z.string().openapi({ description: 'Send this link to the MSP. It works once, until `expires_at`; it is in this answer only.' }),
+  expires_at: ts,
 }).strict().openapi('CreatedConnectSession');
 
 export const ConnectSessionList = listEnvelope('ConnectSessionList', '/connect-sessions', ConnectSessionView);

@@ -35,12 +35,12 @@ const createSession = defineOperation({
   description: `Answers a one-time link (\`connect_url\`) to send the MSP. On that page the MSP picks its systems, pastes the keys each vendor needs (or signs in at the vendor where the vendor needs a user, such as an RMM that runs scripts only for one), sees each missing vendor permission named, chooses your grants and presses Connect; then the first sync runs. \`msp_name\` makes a new tenant; \`tenant_id\` adds or repairs connections of a tenant you see (their data is kept; a tenant you do not see is 404). The token is 32 random bytes stored only as a hash; it works once and expires (default 24 h, at most 7 days). ${NOTE}`,
   http: { method: 'post', path: '/connect-sessions', documented: false },
   body: CreateConnectSessionBody,
-  responses: [{ status: 201, schema: CreatedConnectSession, description: 'The session, with its link (in this answer only).' }],
+  responses: [{ status: 201, schema: CreatedConnectSession, description: 'The session\'s id and its link (in this answer only); GET /connect-sessions/{session_id} answers the rest.' }],
   errors: ['validation', 'role_required'],
   handle: async ({ body }, ctx) => {
     const svc = connectSessions(ctx.services);
     const { session, token } = await svc.create(ctx.caller, isvOf(ctx.caller), body);
-    return { ...svc.view(session), connect_url: svc.connectUrl(token) };
+    return { id: session.id, state: 'pending' as const, connect_url: svc.connectUrl(token), expires_at: svc.view(session).expires_at };
   },
 });
 

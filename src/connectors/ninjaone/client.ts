@@ -59,6 +59,14 @@ function cacheKey(ctx: NinjaContext): string {
   return `${ctx.baseUrl}\n${clientId}\n${hash}`;
 }
 
+/** NinjaOne refused the connection's refresh token: what the MSP must do, in words (recorded as the sync's error). */
+export class AuthorisationRevoked extends VendorHttpError {
+  readonly explanation = 'NinjaOne refused the stored authorisation (invalid_grant): it was revoked or has expired. Open a new connect link and sign in at NinjaOne again; until then script runs are refused.';
+  constructor(err: VendorHttpError) {
+    super('ninjaone refresh token refused (invalid_grant)', err.status, err.body, err.retryAfterMs, err.attempts);
+  }
+}
+
 /** Refresh tokens NinjaOne answered with, by the one they replace (see the header). */
 const rotatedRefreshTokens = new Map<string, string>();
 
@@ -76,8 +84,7 @@ async function requestToken(ctx: NinjaContext): Promise<CachedToken> {
     retry: true,
   }).catch((err: unknown) => {
     if (current && err instanceof VendorHttpError && (err.body as { error?: unknown } | null)?.error === 'invalid_grant') {
-      throw new VendorHttpError('NinjaOne refused the stored authorisation (invalid_grant): it was revoked or has expired. Open a new connect link and sign in at NinjaOne again; until then script runs are refused.',
-        err.status, err.body, err.retryAfterMs, err.attempts);
+      throw new AuthorisationRevoked(err);
     }
     throw err;
   });

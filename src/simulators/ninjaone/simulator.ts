@@ -88,6 +88,13 @@ export interface NinjaOneSimulator extends VendorSimulator {
   clearAlert(instance: string, uid: string): boolean;
   /** Invalidates every issued access token (as a revoked API client would). */
   expireTokens(): void;
+  /**
+   * Whether the refresh_token grant answers a new refresh token and retires the one it was given
+   * (whether NinjaOne rotates is unconfirmed: off by default, on to prove a rotated one is kept).
+   */
+  rotateRefreshTokens(on: boolean): void;
+  /** The MSP revokes a user's authorisation: its refresh token answers invalid_grant from now on. */
+  revokeAuthorisation(refreshToken: string): void;
   /** Script runs received (POST /v2/device/{id}/script/run), in order. */
   runs(instance: string): ScriptRun[];
 }
@@ -234,6 +241,7 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
     }
   };
   seedRefreshTokens();
+  let rotating = false;
   /** Authorization codes: single use, ten minutes (RFC 6749 section 4.1.2 recommends at most ten). */
   const codes = new Map<string, { clientId: string; redirectUri: string; scopes: string[]; challenge: string | null; method: string; expiresAt: number }>();
 
@@ -338,6 +346,11 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
       if (!held || held.clientId !== clientId) return invalidGrant('Invalid refresh token');
       scopes = held.scopes;
       refreshToken = body.refresh_token!;
+      if (rotating) {
+        refreshTokens.delete(refreshToken);
+        refreshToken = randomBytes(24).toString('base64url');
+        refreshTokens.set(refreshToken, held);
+      }
     } else {
       scopes = (body.scope ?? 'monitoring').split(/\s+/).filter(Boolean);
       if (scopeError(scopes)) {
@@ -666,6 +679,14 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
 
     expireTokens() {
       tokens.clear();
+    },
+
+    rotateRefreshTokens(on) {
+      rotating = on;
+    },
+
+    revokeAuthorisation(refreshToken) {
+      refreshTokens.delete(refreshToken);
     },
 
     runs(instance) {
