@@ -245,3 +245,57 @@ describe('an authorisation made on the connect page, later', () => {
     }
   }, 60_000);
 });
+
+describe('a second session for a tenant the ISV sees', () => {
+  it('repairs its connection in place: the same connection, its data kept, no second MSP key, the tenant named only by the session', async () => {
+    const first = await open({ msp_name: 'Repair MSP', kinds: ['psa'], requested_grants: ['psa.ticket.events'] });
+    const p1 = ConnectPageClient.fromUrl(first.body.connect_url);
+    await p1.test('psa', 'connectwise', sandboxBase(svc).connectwise, CW_CREDENTIALS);
+    const done1 = await p1.complete({ psa: ['psa.ticket.events'] });
+    await p1.awaitFirstSync(ConnectPageClient.progressPath(done1.html));
+    const made = (await svc.api(`/connect-sessions/${first.body.id}`)).body;
+    const tickets = (await svc.api(`/tenants/${made.tenant_id}/tickets?limit=500`)).body.tickets.length;
+    expect(tickets).toBeGreaterThan(0);
+
+    const again = await open({ tenant_id: made.tenant_id, kinds: ['psa'], requested_grants: ['psa.ticket.events', 'psa.ticket.create'] });
+    expect(again.status).toBe(201);
+    const p2 = ConnectPageClient.fromUrl(again.body.connect_url);
+    expect((await p2.page()).html).toContain('Repair MSP');
+    await p2.test('psa', 'connectwise', sandboxBase(svc).connectwise, CW_CREDENTIALS);
+    // A form field naming another tenant changes nothing: the session names its tenant.
+    const done2 = await p2.post(`/connect/${p2.token}/complete`, [['grant_psa', 'psa.ticket.events'], ['grant_psa', 'psa.ticket.create'], ['tenant_id', svc.alphaId]]);
+    expect(done2.status).toBe(200);
+    expect(done2.html).not.toMatch(/sk_msp_/);
+    await p2.awaitFirstSync(ConnectPageClient.progressPath(done2.html));
+    const repaired = (await svc.api(`/connect-sessions/${again.body.id}`)).body;
+    expect(repaired.tenant_id).toBe(made.tenant_id);
+    expect(repaired.connections.map((c: { id: string }) => c.id)).toEqual(made.connections.map((c: { id: string }) => c.id));
+    expect(repaired.granted[0].keys).toEqual(['psa.ticket.create', 'psa.ticket.events']);
+    expect((await svc.api(`/tenants/${made.tenant_id}/tickets?limit=500`)).body.tickets.length).toBe(tickets);
+    const actions = (await svc.services.ds.query(`SELECT action FROM audit_entries WHERE tenant_id = $1 AND action LIKE 'connect.%'`, [made.tenant_id])).map((a: { action: string }) => a.action);
+    expect(actions).toContain('connect.connection.repaired');
+    expect(actions.filter((a: string) => a === 'connect.msp_key.issued')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('the connect pages\' limits', () => {
+  let limited: TestService;
+  beforeAll(async () => {
+    limited = await startTestService({}, { env: { AUTH_FAILURES_PER_MINUTE: '3', RATE_LIMIT_PER_MINUTE: '40' } });
+  }, 120_000);
+  afterAll(async () => { await limited?.close(); });
+
+  it('an address guessing tokens gets 429 after its failed-authentication limit; any address past the per-minute limit gets 429', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await new ConnectPageClient(limited.url, `${'B'.repeat(42)}${i}`).page()).status);
+    expect(statuses.slice(0, 3)).toEqual([404, 404, 404]);
+    expect(statuses.slice(3)).toEqual([429, 429]);
+    // A valid link, opened over and over from one address (the guesses above counted too).
+    const created = await limited.api('/connect-sessions', { method: 'POST', json: { msp_name: 'Busy MSP', kinds: ['psa'], requested_grants: [] } });
+    const page = ConnectPageClient.fromUrl(created.body.connect_url);
+    const seen: number[] = [];
+    for (let i = 0; i < 45; i++) seen.push((await page.page()).status);
+    expect(seen.slice(0, 30).every((st) => st === 200)).toBe(true);
+    expect(seen.slice(-1)).toEqual([429]);
+  }, 60_000);
+});
