@@ -126,8 +126,15 @@ describeInBrowser('the connect page in Chromium', () => {
     await fill(page, 'distributor', 'pax8', sandboxBase(svc).pax8, { clientId: 'sandbox', clientSecret: 'sandbox-secret' });
     await page.getByRole('button', { name: 'Connect' }).click();
     await page.getByRole('heading', { name: 'Connected to Sandbox ISV' }).waitFor();
-    expect(await page.getByRole('link', { name: 'Refresh progress' }).isVisible()).toBe(true);
     await screenshot(page, SUITE, '10-no-script-connected');
+    // Without the script, "Refresh progress" shows how far the first sync has got (bounded).
+    for (let i = 0; i < 300 && !(await page.getByText('The first sync has finished.').isVisible()); i++) {
+      await page.getByRole('link', { name: 'Refresh progress' }).click();
+      await page.waitForTimeout(100);
+    }
+    expect(await page.getByText('The first sync has finished.').isVisible()).toBe(true);
+    expect(await page.locator('#msp-key-value').count()).toBe(0);
+    await screenshot(page, SUITE, '11-no-script-first-sync-finished');
     await context.close();
   }, 60_000);
 });

@@ -120,7 +120,7 @@ ${keys.length ? keys.map((k: GrantKey) => {
   return html`<section aria-labelledby="grants"><h2 id="grants">What ${m.isvName} may do</h2>
 <form method="post" action="${base(m.token)}/complete" class="connect-form">
 ${tested.length ? fieldsets : html`<p class="muted">Test at least one system above first.</p>`}
-<p class="hint">Grants that change things in your systems start unticked unless you tick them. You can change every grant later.</p>
+<p class="hint">Company create, device write and the other extras start unticked: tick them only if you want them. You can change every grant later with your MSP key.</p>
 <button type="submit" id="connect"${tested.length ? '' : html` disabled`}>Connect</button>
 </form></section>`;
 }
@@ -182,7 +182,7 @@ ${p.mspKey ? html`<section aria-labelledby="msp-key" class="card"><h2 id="msp-ke
 ${p.missing.length ? html`<div class="notice warn"><p>Some vendor permissions are missing; the grants that need them are off:</p><ul>${p.missing.map((m) => html`<li>${m.permission}${m.grants.length ? html` (${m.grants.join(', ')})` : ''}</li>`)}</ul></div>` : ''}
 <section aria-labelledby="first-sync" id="progress" data-progress-url="${p.progressUrl}.json" data-redirect="${p.redirect ?? ''}" data-auto-redirect="${p.mspKey ? 'false' : 'true'}">
 <h2 id="first-sync">First sync</h2>
-<p id="sync-state" role="status" aria-live="polite">${p.done ? 'The first sync has finished.' : 'Reading… this page updates by itself.'}</p>
+<p id="sync-state" role="status" aria-live="polite">${p.done ? 'The first sync has finished.' : 'Reading your systems…'}</p>
 ${progressTable(p)}
 <p><a href="${p.progressUrl}" id="refresh-progress"${p.done ? html` hidden` : ''}>Refresh progress</a></p>
 </section>

@@ -11,6 +11,8 @@ export const PROGRESS_SCRIPT = `(function () {
   var auto = box.getAttribute('data-auto-redirect') === 'true';
   var words = { waiting: 'Waiting', running: 'Reading\\u2026', done: 'Done', failed: 'Failed' };
   var tries = 0;
+  var state = document.getElementById('sync-state');
+  if (state && state.textContent !== 'The first sync has finished.') state.textContent = 'Reading your systems\u2026 this page updates by itself.';
   function show(p) {
     p.connections.forEach(function (c) {
       c.resources.forEach(function (r) {

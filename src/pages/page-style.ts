@@ -65,6 +65,7 @@ code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;background:#eef0f3;pa
 .secret{font-family:ui-monospace,"DejaVu Sans Mono",monospace;background:#fff7e0;border:1px dashed #a66b00;padding:.5rem;display:block;word-break:break-all}
 progress{width:100%;height:1rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.card>h2:first-child,.card>h3:first-child{margin-top:0}
 .check label{font-weight:400}
 .check .hint{display:block}
 code.key{word-break:normal;white-space:nowrap}
