@@ -106,6 +106,18 @@ describe('connect sessions', () => {
     expect(session.missing_permissions).toEqual([expect.objectContaining({ permission: 'Service Desk > Service Tickets: Add', capability: 'ticket.create', grants: expect.arrayContaining(['psa.ticket.create']) })]);
   }, 60_000);
 
+  it('Autotask and HaloPSA forms test their keys and check permissions the vendors\' own way (entityInformation, token scopes)', async () => {
+    const created = await open({ msp_name: 'Other PSA MSP', kinds: ['psa'], requested_grants: ['psa.ticket.create'] });
+    const page = ConnectPageClient.fromUrl(created.body.connect_url);
+    expect((await page.test('psa', 'autotask', `${svc.url}/sandbox-vendors/autotask/atservicesrest/v1.0`, { username: 'sandbox', secret: 'sandbox-secret', integrationCode: 'SANDBOX' })).status).toBe(303);
+    const autotask = await page.page();
+    expect(autotask.html).toMatch(/Has it<\/span> Tickets: create \(the API user&#39;s security level\)/);
+    expect((await page.test('psa', 'halopsa', `${svc.url}/sandbox-vendors/halopsa`, { clientId: 'sandbox', clientSecret: 'sandbox-secret' })).status).toBe(303);
+    const halo = await page.page();
+    expect(halo.html).toMatch(/Has it<\/span> API application permissions: edit:tickets \(or all\)/);
+    expect(halo.html).not.toMatch(/id="grant-psa-psa-ticket-create"[^>]*disabled/);
+  }, 60_000);
+
   it('a client-credentials NinjaOne connection: device write is off on the page, and a deploy the MSP grants anyway is refused with the vendor\'s reason', async () => {
     const created = await open({ msp_name: 'No User MSP', kinds: ['rmm'], requested_grants: ['rmm.device.events', 'rmm.device.write'] });
     const page = ConnectPageClient.fromUrl(created.body.connect_url);
