@@ -211,7 +211,8 @@ describe('connect sessions', () => {
     expect(refused.status).toBe(422);
     expect(refused.html).toContain('Connection test failed');
     expect(refused.html).not.toContain('typo-private-key');
-    expect(refused.html).toContain('value="sandbox-public"');
+    expect(refused.html).not.toContain('value="sandbox-public"');
+    expect(refused.html).toContain(`value="${sandboxBase(svc).connectwise}"`);
     expect(logLines.join('\n')).not.toContain('typo-private-key');
     // Sealed at rest.
     const stored = await svc.services.ds.query('SELECT credentials_encrypted FROM connections');

@@ -27,8 +27,8 @@ export interface ConnectPageModel {
   info: Record<string, DraftInfo>;
   /** A notice at the top (the last step's result). */
   notice?: { tone: 'ok' | 'warn' | 'bad'; text: string } | null;
-  /** The form to show filled (after a refused Test; secrets are never filled in). */
-  retry?: { kind: string; connector: string; baseUrl: string; values: Record<string, string>; error: string } | null;
+  /** The form to show again after a refused Test: its address and the vendor's answer, never a credential. */
+  retry?: { kind: string; connector: string; baseUrl: string; error: string } | null;
   /** The sandbox's development values (public), when this server runs the simulators. */
   sandbox?: { origin: string } | null;
   /** Fill a connector's form with the sandbox's development values. */
@@ -65,7 +65,7 @@ function connectorForm(m: ConnectPageModel, kind: ConnectionKind, connector: str
   const decl = capabilitiesOf(connector).connect;
   const retry = m.retry?.kind === kind && m.retry.connector === connector ? m.retry : null;
   const fill = m.sandbox && m.fill === connector ? decl.sandbox : null;
-  const value = (name: string) => (fill ? fill.credentials[name] ?? '' : retry?.values[name] ?? '');
+  const value = (name: string) => (fill ? fill.credentials[name] ?? '' : '');
   const baseUrl = fill && m.sandbox ? `${m.sandbox.origin}${decl.sandbox.path}` : retry?.baseUrl ?? '';
   const id = (f: string) => `${kind}-${connector}-${f}`;
   const listId = id('regions');
@@ -79,8 +79,8 @@ ${retry ? html`<div class="notice bad" role="alert" id="${id('error')}">${retry.
 <input type="url" id="${id('base_url')}" name="base_url" required value="${baseUrl}" placeholder="${decl.baseUrl.placeholder ?? ''}" aria-describedby="${id('base_url-hint')}" autocomplete="url"${decl.baseUrl.regions ? html` list="${listId}"` : ''}>
 ${decl.baseUrl.regions ? html`<datalist id="${listId}">${decl.baseUrl.regions.map((r) => html`<option value="${r.url}">${r.label}</option>`)}</datalist>` : ''}</div>
 ${decl.fields.map((f) => html`<div><label for="${id(f.name)}">${f.label}</label>
-<p class="hint" id="${id(f.name)}-hint">${f.help}${f.secret && retry ? ' Leave empty to keep what you typed before.' : ''}</p>
-<input type="${f.secret ? 'password' : 'text'}" id="${id(f.name)}" name="cred_${f.name}" ${f.secret && retry ? '' : html`required `}value="${f.secret && !fill ? '' : value(f.name)}" aria-describedby="${id(f.name)}-hint" autocomplete="off" spellcheck="false"></div>`)}
+<p class="hint" id="${id(f.name)}-hint">${f.help}</p>
+<input type="${f.secret ? 'password' : 'text'}" id="${id(f.name)}" name="cred_${f.name}" required value="${value(f.name)}" aria-describedby="${id(f.name)}-hint" autocomplete="off" spellcheck="false"></div>`)}
 <button type="submit">Test ${decl.title}</button>
 </form>
 ${m.sandbox ? html`<p class="hint">Sandbox: <a href="${base(m.token)}?fill=${connector}#${id('card')}">fill in the development credentials</a>.${decl.sandbox.note ? ` ${decl.sandbox.note}` : ''}</p>` : ''}

@@ -113,10 +113,8 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
       await sessions.test(session, kind, connector, baseUrl, credentials);
     } catch (err) {
       if (!(err instanceof ServiceError)) throw err;
-      // The form again with what was typed, except the secrets (never sent back to the browser).
-      const secret = new Set(known.length ? capabilitiesOf(connector).connect.fields.filter((f) => f.secret).map((f) => f.name) : []);
-      const values = Object.fromEntries(Object.entries(credentials).filter(([k]) => !secret.has(k)));
-      return render(res, token, 422, { retry: { kind, connector, baseUrl, values, error: err.message } });
+      // The form again with its address; no credential typed is ever sent back to the browser.
+      return render(res, token, 422, { retry: { kind, connector, baseUrl, error: err.message } });
     }
     res.redirect(303, `/connect/${token}?notice=tested#kind-${kind}`);
   }));

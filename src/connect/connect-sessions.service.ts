@@ -147,24 +147,22 @@ export class ConnectSessions {
     return done;
   }
 
-  view(s: ConnectSession): ConnectSessionAnswer {
+  /** The session as the ISV reads it; `facts` names the kind and connector of its connections (`connectionFacts`). */
+  view(s: ConnectSession, facts: ReadonlyMap<string, { kind: string; connector: string }> = new Map()): ConnectSessionAnswer {
     return {
       id: s.id, state: stateOf(s), tenant_id: s.tenantId, msp_name: s.mspName, kinds: s.kinds, requested_grants: s.requestedGrants,
       redirect_url: s.redirectUrl, created_at: toRfc3339(s.createdAt)!, updated_at: toRfc3339(s.updatedAt)!, expires_at: toRfc3339(s.expiresAt)!, completed_at: toRfc3339(s.completedAt),
-      connections: s.connectionIds.map((id) => ({ id, ...(this.connectionFacts.get(id) ?? { kind: '', connector: '' }) })),
+      connections: s.connectionIds.map((id) => ({ id, ...(facts.get(id) ?? { kind: '', connector: '' }) })),
       granted: s.granted,
       missing_permissions: s.missingPermissions as unknown as MissingPermission[],
     };
   }
 
-  /** kind and connector of the connections sessions name (filled by `loadFacts`). */
-  private readonly connectionFacts = new Map<string, { kind: string; connector: string }>();
-
-  /** Loads the kind and connector of the sessions' connections, for `view`. */
-  async loadFacts(sessions: ConnectSession[]): Promise<void> {
-    const ids = [...new Set(sessions.flatMap((s) => s.connectionIds))].filter((id) => !this.connectionFacts.has(id));
-    if (!ids.length) return;
-    for (const c of await this.ds.getRepository(Connection).find({ where: { id: In(ids) } })) this.connectionFacts.set(c.id, { kind: c.kind, connector: c.connector });
+  /** The kind and connector of the sessions' connections, for `view`. */
+  async connectionFacts(sessions: ConnectSession[]): Promise<Map<string, { kind: string; connector: string }>> {
+    const ids = [...new Set(sessions.flatMap((s) => s.connectionIds))];
+    const rows = ids.length ? await this.ds.getRepository(Connection).find({ where: { id: In(ids) } }) : [];
+    return new Map(rows.map((c) => [c.id, { kind: c.kind, connector: c.connector }]));
   }
 
   // ---- the connect page ------------------------------------------------------------------------
@@ -219,10 +217,10 @@ export class ConnectSessions {
     if (!s.kinds.includes(kind)) throw new ServiceError('validation', `This link does not ask for a ${kind}.`);
     if (!this.connectorsFor(kind).includes(connector)) throw new ServiceError('validation', 'Choose one of the systems listed.');
     const drafts = this.drafts(s);
-    // The secret fields left empty on a second try of the same connector keep what was typed before.
-    const previous = drafts[kind]?.connector === connector ? drafts[kind].credentials : {};
-    const merged: Record<string, string> = { ...previous };
-    for (const [k, v] of Object.entries(given)) if (v) merged[k] = v;
+    // Testing the same keys again keeps an authorisation made with them (its refresh token is no form field).
+    const previous = drafts[kind]?.connector === connector ? drafts[kind].credentials : null;
+    const same = previous != null && capabilitiesOf(connector).connect.fields.every((f) => (given[f.name] ?? '') === (previous[f.name] ?? ''));
+    const merged: Record<string, string> = { ...(same ? previous : {}), ...given };
     const checked = await checkedConnectionInput(this.deps, connector, baseUrl, merged);
     await testConnection(connector, checked.baseUrl, checked.credentials);
     const info = await this.permissionInfo(connector, checked.baseUrl, checked.credentials);

@@ -54,9 +54,9 @@ const listSessions = defineOperation({
   handle: async ({ query }, ctx) => {
     const svc = connectSessions(ctx.services);
     const page = pageOfAll(updatedSince(await svc.ofIsv(isvOfCaller(ctx.caller)), query, (s) => s.updatedAt), query, CONNECT_SESSIONS_CURSOR, ['time', 'uuid'], (s) => [s.createdAt.toISOString(), s.id]);
-    await svc.loadFacts(page.items);
+    const facts = await svc.connectionFacts(page.items);
     // `sandbox`: this service runs the sandbox, whose simulators the sessions' links can connect.
-    return envelopeOf('/connect-sessions', { items: page.items.map((s) => svc.view(s)), next_cursor: page.next_cursor }, ctx.services.sandbox != null);
+    return envelopeOf('/connect-sessions', { items: page.items.map((s) => svc.view(s, facts)), next_cursor: page.next_cursor }, ctx.services.sandbox != null);
   },
 });
 
@@ -70,8 +70,7 @@ const getSession = defineOperation({
   handle: async ({ path }, ctx) => {
     const svc = connectSessions(ctx.services);
     const s = await svc.get(isvOfCaller(ctx.caller), path.session_id);
-    await svc.loadFacts([s]);
-    return svc.view(s);
+    return svc.view(s, await svc.connectionFacts([s]));
   },
 });
 
@@ -85,8 +84,7 @@ const cancelSession = defineOperation({
   handle: async ({ path }, ctx) => {
     const svc = connectSessions(ctx.services);
     const s = await svc.cancel(isvOf(ctx.caller), path.session_id);
-    await svc.loadFacts([s]);
-    return svc.view(s);
+    return svc.view(s, await svc.connectionFacts([s]));
   },
 });
 
