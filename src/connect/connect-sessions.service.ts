@@ -12,6 +12,7 @@ import { ApiKey, Connection, ConnectSession, Isv, SyncState, Tenant, type Connec
 import { grantKeysFor } from '../access/access.service';
 import { isGrantKey, type Caller, type GrantKey } from '../access/caller';
 import type { PermissionFinding, PermissionNeed } from '../connectors/capabilities';
+import type { CredentialRotation } from '../connectors/credential-rotation';
 import { capabilitiesOf, CONNECTOR_NAMES, readConnector } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import { toRfc3339 } from '../records/record-lists';
@@ -403,6 +404,15 @@ export class ConnectSessions {
       }),
     }));
     return { session: s, done, connections: out };
+  }
+
+  /** A credential the vendor rotated while a connection used it: sealed into that connection. */
+  async keepRotatedCredential(change: CredentialRotation): Promise<void> {
+    for (const c of await this.ds.getRepository(Connection).find({ where: { connector: change.connector, baseUrl: change.baseUrl } })) {
+      const credentials = this.deps.admin.credentialsOf(c);
+      if (credentials[change.credential] !== change.previous) continue;
+      await this.deps.admin.saveConnection(c, { credentials: { ...credentials, [change.credential]: change.next } });
+    }
   }
 
   // ---- audit -----------------------------------------------------------------------------------

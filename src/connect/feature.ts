@@ -7,7 +7,6 @@
 import type { FeatureModule } from '../feature';
 import { isvOf } from '../access/access.service';
 import { isvOfCaller } from '../access/caller';
-import { Connection } from '../../entities';
 import { onCredentialRotated } from '../connectors/credential-rotation';
 import { defineOperation } from '../operations/operation';
 import type { Services } from '../services';
@@ -93,13 +92,8 @@ export const connectFeature: FeatureModule = {
   operations: [createSession, listSessions, getSession, cancelSession],
   install(services) {
     // A vendor that rotates a refresh token while we use it: the new one is sealed into its connection.
-    onCredentialRotated(async (change) => {
-      for (const c of await services.ds.getRepository(Connection).find({ where: { connector: change.connector, baseUrl: change.baseUrl } })) {
-        const credentials = services.admin.credentialsOf(c);
-        if (credentials[change.credential] !== change.previous) continue;
-        await services.admin.saveConnection(c, { credentials: { ...credentials, [change.credential]: change.next } });
-      }
-    });
+    const sessions = connectSessions(services);
+    onCredentialRotated((change) => sessions.keepRotatedCredential(change));
   },
   mount(app, services) {
     app.use(connectRouter(connectDeps(services), connectSessions(services)));
