@@ -22,11 +22,12 @@ import { ticketsFeature } from './tickets/feature';
 import { webhooksFeature } from './webhooks/feature';
 import { agreementsFeature } from './agreements/feature';
 import { billingFeature } from './billing/feature';
+import { connectFeature } from './connect/feature';
 
 export const FEATURES: FeatureModule<Services>[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
-  agreementsFeature, billingFeature,
+  agreementsFeature, billingFeature, connectFeature,
 ];
 
 let operations: Operation[] | undefined;

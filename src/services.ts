@@ -33,6 +33,7 @@ import { AgreementLinesService } from './agreements/agreement-lines.service';
 import { ConnectionBudgets } from './budget/connection-budgets';
 import { RateLimits } from './access/rate-limit';
 import { AskService } from './ask/ask.service';
+import { ConnectSessions } from './connect/connect-sessions.service';
 import { CompaniesStore } from './companies/companies.store';
 import { TenantsStore } from './tenants/tenants.store';
 
@@ -69,6 +70,8 @@ export interface Services {
   identity: IdentityService;
   /** Ask: it holds a short name cache and, when configured, the model engine. */
   ask: AskService;
+  /** Connect sessions and the connect page's steps (src/connect). */
+  connectSessions: ConnectSessions;
   /** The companies feature's statements (company create's match, contact match). */
   companiesStore: CompaniesStore;
   /** The tenants feature's reads (ISVs, sync states, record counts) and removals. */
@@ -110,12 +113,14 @@ export function createServices(
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync, identity);
   const projects = new ProjectsService(ds, access, pipeline, tickets);
   const findings = new FindingsService(ds, access, pipeline, tickets, events);
+  const admin = new AdminService(ds, box, access);
+  const webhooks = new WebhooksService(ds, box, queue, config, access);
   const rateLimits = RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute });
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
-    admin: new AdminService(ds, box, access), sync, syncJobs, simulators, sandbox,
+    admin, sync, syncJobs, simulators, sandbox,
     events, identity, pipeline, writeFence,
-    webhooks: new WebhooksService(ds, box, queue, config, access),
+    webhooks,
     http, budgets,
     rateLimits,
     authenticator: new RequestAuthenticator(access, rateLimits, config.adminToken),
@@ -127,5 +132,6 @@ export function createServices(
     ask: new AskService(ds, config),
     companiesStore: new CompaniesStore(ds),
     tenantsStore: new TenantsStore(ds),
+    connectSessions: new ConnectSessions({ ds, box, config, http, logger, access, admin, audit, queue, syncJobs, webhooks, simulators, rateLimits }),
   };
 }

@@ -3,7 +3,8 @@
  * REST, MCP and GraphQL, called on the sandbox-alpha tenant by four callers that must learn nothing of it:
  * another ISV (with a grant on a tenant of its own), the other sandbox tenant's MSP key, no key and a
  * revoked key. Only 401 or 404 may come back, as an Error envelope, and no answer may carry alpha's
- * data. The operations are read from the document, so every operation added later is in the matrix.
+ * data; an operation that names its tenant in the body and is for one kind of key only may answer the
+ * other kind `role_required` first (decided before the tenant is read, so it tells nothing of it). The operations are read from the document, so every operation added later is in the matrix.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,7 +13,7 @@ import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;
 let doc: any;
-let callers: { name: string; key: string | null; expect: number }[];
+let callers: { name: string; key: string | null; expect: number; kind?: 'isv' | 'msp' }[];
 /** Strings only alpha's data holds: a leak shows up as one of them in an answer. */
 let alphaMarkers: string[];
 
@@ -36,8 +37,8 @@ beforeAll(async () => {
   expect((await svc.api('/tenants', { key: revoked.key })).status).toBe(200);
   await svc.graphql('mutation($id: ID!) { revoke_api_key(id: $id) { revoked } }', { id: revoked.id });
   callers = [
-    { name: 'another ISV', key: other.key, expect: 404 },
-    { name: "the other tenant's MSP key", key: svc.betaMspKey, expect: 404 },
+    { name: 'another ISV', key: other.key, expect: 404, kind: 'isv' },
+    { name: "the other tenant's MSP key", key: svc.betaMspKey, expect: 404, kind: 'msp' },
     { name: 'no key', key: null, expect: 401 },
     { name: 'a revoked key', key: revoked.key, expect: 401 },
   ];
@@ -69,9 +70,11 @@ describe('REST', () => {
         const res = await fetch(`${svc.url}${path}`, { method: o.method, headers, body: b.body === undefined ? undefined : JSON.stringify(b.body) });
         const text = await res.text();
         const code = (() => { try { return JSON.parse(text).code; } catch { return null; } })();
-        const wanted = c.expect === 401 ? 'unauthenticated' : 'not_found';
+        const roleFirst = tenantInBody(o) && c.kind === 'msp' && /ISV key only/.test(o.op.description ?? '');
+        const wanted = c.expect === 401 ? 'unauthenticated' : roleFirst ? 'role_required' : 'not_found';
+        const status = roleFirst && c.expect === 404 ? 403 : c.expect;
         if (c.expect === 404) outsiderAnswer.set(o.template + o.method, (() => { try { return JSON.parse(text).message; } catch { return text; } })());
-        if (res.status !== c.expect || code !== wanted || alphaMarkers.some((m) => m && text.includes(m))) {
+        if (res.status !== status || code !== wanted || alphaMarkers.some((m) => m && text.includes(m))) {
           leaks.push(`${o.method} ${o.template} as ${c.name}: ${res.status} ${text.slice(0, 160)}`);
         }
       }

@@ -91,6 +91,10 @@ beforeAll(async () => {
     if (log.body.deliveries.length >= 2 && log.body.deliveries.every((d: any) => d.status !== 'pending')) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  // Two connect sessions, so their list has more than one page at limit 1.
+  for (const msp of ['List One MSP', 'List Two MSP']) {
+    expect((await svc.api('/connect-sessions', { method: 'POST', json: { msp_name: msp, kinds: ['psa'], requested_grants: [] } })).status).toBe(201);
+  }
   // A second identity mapping and line mapping beside the sandbox's own.
   await svc.api(A('/agreement-line-mappings'), { method: 'POST', json: { vendor_key: (await isvId()), vendor_product_ref: 'list-contract-a', status: 'unmapped' } });
   await svc.api(A('/agreement-line-mappings'), { method: 'POST', json: { vendor_key: (await isvId()), vendor_product_ref: 'list-contract-b', status: 'unmapped' } });

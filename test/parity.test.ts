@@ -329,6 +329,24 @@ describe('REST and GraphQL answer alike', () => {
     for (const n of ['register_webhook', 'list_webhooks', 'list_webhook_deliveries', 'delete_webhook']) covered.add(n);
   });
 
+  it('connect sessions: open (a link of its own each time), read, list, cancel', async () => {
+    const body = { msp_name: 'Parity MSP', kinds: ['psa'], requested_grants: ['psa.ticket.events'] };
+    const a = await overRest('create_connect_session', isv, { body });
+    const b = await overGraph('create_connect_session', isv, { body });
+    const shape = (x: Answer) => ('ok' in x ? drop(x.ok, ['id', 'connect_url', 'expires_at']) : x);
+    expect(shape(b)).toEqual(shape(a));
+    const [idA, idB] = [(a as { ok: { id: string } }).ok.id, (b as { ok: { id: string } }).ok.id];
+    await expectParity('get_connect_session', isv, { path: { session_id: idA } });
+    await expectSettledParity('list_connect_sessions', isv, {});
+    const restCancel = await overRest('cancel_connect_session', isv, { path: { session_id: idA } });
+    const graphCancel = await overGraph('cancel_connect_session', isv, { path: { session_id: idB } });
+    const cancelled = (x: Answer) => ('ok' in x ? drop(x.ok, ['id', 'created_at', 'updated_at', 'expires_at']) : x);
+    expect(cancelled(graphCancel)).toEqual(cancelled(restCancel));
+    await expectParity('cancel_connect_session', isv, { path: { session_id: idA } });
+    expect((await expectParity('create_connect_session', isv, { body: { tenant_id: '00000000-0000-0000-0000-000000000000', kinds: ['psa'], requested_grants: [] } })).status).toBe(404);
+    for (const n of ['create_connect_session', 'get_connect_session', 'list_connect_sessions', 'cancel_connect_session']) covered.add(n);
+  });
+
   it('companies and contacts', async () => {
     await expectParity('create_company', isv, { path: T(), body: { name: 'Contoso Ltd' } });
     expect((await expectParity('create_company', isv, { path: T(), body: { name: 'Lakeshore Family Dental' } })).status).toBe(409);

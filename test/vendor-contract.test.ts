@@ -25,6 +25,9 @@ import { ninjaOneWriter } from '../src/connectors/ninjaone/writer';
 import { pax8Connector } from '../src/connectors/pax8/connector';
 import { pax8CompanyWriter } from '../src/connectors/pax8/company-writer';
 import { clearPax8TokenCache } from '../src/connectors/pax8/token';
+import { autotaskCapabilities } from '../src/connectors/autotask/capabilities';
+import { ninjaOneCapabilities } from '../src/connectors/ninjaone/capabilities';
+import { exchangeCode, pkcePair } from '../src/connect/oauth';
 import { describeFailures, recordVendorContract, VendorContract, type ContractReport } from './support/vendor-contract';
 
 const contract = new VendorContract();
@@ -165,6 +168,8 @@ describe('every call the connectors make is in the vendor\'s document', () => {
       };
       const ctx: WriteContext = base;
       await syncEverything(autotaskConnector, { ...base, statusMapping: fixtures.statusMapping, since: null }, refused);
+      // The connect page's permission check (entityInformation per entity).
+      await attempt('permission check', () => autotaskCapabilities.connect.checkPermissions!({ ...base, statusMapping: {}, since: null }), refused);
 
       // Tickets, notes, time: each write, then its reconcile look-up.
       const ticket = {
@@ -247,11 +252,23 @@ describe('every call the connectors make is in the vendor\'s document', () => {
     const fixtures = loadVendorFixtures('sandbox-alpha', 'ninjaone').resources;
     sim.seed('sandbox-alpha', fixtures);
     const server = await startStandalone(sim);
+    // A user's approval on the consent page (a browser's calls, before the recording): the code the service exchanges.
+    const { verifier, challenge } = pkcePair();
+    const redirectUri = 'https://service.example/connect/oauth/ninjaone/callback';
+    const authorize = { response_type: 'code', client_id: 'sandbox', redirect_uri: redirectUri, scope: 'monitoring management control offline_access', state: 's', code_challenge: challenge, code_challenge_method: 'S256' };
+    const approved = await fetch(`${server.url}/ws/oauth/authorize`, { method: 'POST', body: new URLSearchParams({ ...authorize, decision: 'approve' }), redirect: 'manual' });
+    const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
     const recording = recordVendorContract(contract);
     const refused: string[] = [];
     try {
       const base = { baseUrl: server.url, credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' }, http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 0 }) };
       await syncEverything(ninjaOneConnector, { ...base, statusMapping: {}, since: null }, refused);
+      // The connect page: the code exchange (PKCE), then the permission check with the refresh token it gave.
+      await attempt('code exchange', async () => {
+        const tokens = await exchangeCode(base.http, server.url, ninjaOneCapabilities.connect.oauth!, base.credentials, code, verifier, redirectUri);
+        if (!tokens.ok) throw new Error(tokens.error);
+        await ninjaOneCapabilities.connect.checkPermissions!({ ...base, credentials: { ...base.credentials, refreshToken: tokens.refreshToken }, statusMapping: {}, since: null });
+      }, refused);
       const device = fixtures.devices[0] as { id: number };
       const script = fixtures.scripts[0] as { id: number; name: string };
       const deploy = { deviceRef: String(device.id), packageRef: String(script.id), packageName: script.name };

@@ -110,6 +110,15 @@ export class RateLimits {
     return w.count > this.authFailuresPerMinute ? Math.max(1, Math.ceil(w.resetMs / 1000)) : null;
   }
 
+  /**
+   * Counts one request of a page reached without a key (the connect page, per client address): the
+   * seconds to wait when it is past `perMinute` this minute, else null.
+   */
+  async admitPage(page: string, address: string, perMinute: number): Promise<number | null> {
+    const w = await this.store.hit(`page:${page}:${address}`, MINUTE);
+    return w.count > perMinute ? Math.max(1, Math.ceil(w.resetMs / 1000)) : null;
+  }
+
   close(): Promise<void> {
     return this.store.close();
   }

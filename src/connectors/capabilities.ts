@@ -5,7 +5,7 @@
  * limited PSA connector of rule 14), its page size, how a new note shows on a ticket, who made a
  * change, the link to a record in the vendor's UI and the credentials a connection needs.
  */
-import type { SyncResource } from './types';
+import type { SyncContext, SyncResource } from './types';
 
 /**
  * What a connector declares it writes; each vendor write needs one (vendor-writes.ts, WRITE_CAPABILITY).
@@ -60,4 +60,72 @@ export interface ConnectorCapabilities {
   deviceOs?(native: Record<string, unknown>): string | null;
   /** A deep link into the vendor's UI, derived from the connection's API base URL. */
   recordUrl?(base: URL, record: LinkedRecord, id: string): string | null;
+  /** How an MSP connects it on the connect page (docs/architecture.md, Connect sessions and console). */
+  connect: ConnectDeclaration;
+}
+
+/** One credential field of the connect page's form. */
+export interface CredentialField {
+  /** The credential's name (one of `credentials`). */
+  name: string;
+  label: string;
+  /** Where the vendor shows it, in the vendor's own words. */
+  help: string;
+  /** Typed into a password field, never shown again. */
+  secret: boolean;
+}
+
+/** What a connection can do only with a vendor permission; `read` is what every sync needs. */
+export type PermissionCapability = 'read' | WriteCapability;
+
+/** A vendor permission the connector needs for one capability, in the vendor's own terms. */
+export interface PermissionNeed {
+  /** Stable id within the connector. */
+  id: string;
+  capability: PermissionCapability;
+  /** The permission as the vendor's admin screens name it. */
+  vendorTerms: string;
+  /** How the connector checks it (read-only wherever the vendor allows). */
+  checkedBy: string;
+}
+
+/** What a permission check found: `ok` null when the vendor offers no read-only way to tell. */
+export interface PermissionFinding {
+  id: string;
+  ok: boolean | null;
+  /** What the vendor said, in its own terms (e.g. the security role's name and level). */
+  detail?: string;
+}
+
+/** The authorization-code grant (with PKCE) where the vendor needs a user's context. */
+export interface OAuthDeclaration {
+  /** Paths on the connection's base URL. */
+  authorizePath: string;
+  tokenPath: string;
+  scopes: readonly string[];
+  /** The credential the grant's refresh token is stored under. */
+  refreshCredential: string;
+  /** Credentials the code exchange authenticates with (the MSP's API application). */
+  clientIdCredential: string;
+  clientSecretCredential: string;
+  /** The button, e.g. "Sign in at <vendor> and approve". */
+  label: string;
+  /** What the MSP registers in its vendor application, with `{callback}` for our callback URL. */
+  help: string;
+  /** What works only after it. */
+  capability: WriteCapability;
+}
+
+export interface ConnectDeclaration {
+  /** The vendor's product name as the MSP knows it. */
+  title: string;
+  fields: readonly CredentialField[];
+  /** The API root: a free URL, or one of the vendor's regions. */
+  baseUrl: { label: string; help: string; placeholder?: string; regions?: readonly { label: string; url: string }[] };
+  /** The sandbox: its simulator's API root under /sandbox-vendors and the published development credentials. */
+  sandbox: { path: string; credentials: Readonly<Record<string, string>>; note?: string };
+  permissions: readonly PermissionNeed[];
+  /** Runs the declared checks with calls the vendor documents; ids it does not answer count as unknown. */
+  checkPermissions?(ctx: SyncContext): Promise<PermissionFinding[]>;
+  oauth?: OAuthDeclaration;
 }

@@ -19,6 +19,9 @@ export function isInternalRequest(req: IncomingMessage): boolean {
 /** Express strips a router's mount point from `url` while inside it; `originalUrl` keeps the whole path. */
 const pathOf = (req: IncomingMessage): string => (((req as { originalUrl?: string }).originalUrl ?? req.url) ?? '').split('?')[0];
 
+/** A connect link carries its one-time token in the path (docs/architecture.md, Pages): logged without it. */
+const withoutTokens = (path: string): string => path.replace(/^\/connect\/(progress\/)?(?!oauth\/)[^/]+/, (_m, progress: string | undefined) => `/connect/${progress ?? ''}[token]`);
+
 const QUIET = new Set(['/healthz', '/metrics']);
 
 /** The Error pino-http makes up for a 5xx answer when nothing was thrown. */
@@ -52,7 +55,7 @@ export function requestLogOptions(logger: Logger): Options {
       req: (req: IncomingMessage & { id?: unknown; raw?: IncomingMessage }) => ({
         id: req.id,
         method: req.method,
-        path: pathOf(req.raw ?? req),
+        path: withoutTokens(pathOf(req.raw ?? req)),
       }),
       res: (res: ServerResponse & { statusCode: number }) => ({ statusCode: res.statusCode }),
     },

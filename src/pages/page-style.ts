@@ -65,5 +65,14 @@ code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;background:#eef0f3;pa
 .secret{font-family:ui-monospace,"DejaVu Sans Mono",monospace;background:#fff7e0;border:1px dashed #a66b00;padding:.5rem;display:block;word-break:break-all}
 progress{width:100%;height:1rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.card>h2:first-child,.card>h3:first-child{margin-top:0}
+.check label{font-weight:400}
+.check .hint{display:block}
+code.key{word-break:normal;white-space:nowrap}
+details.card>summary,details.change>summary{cursor:pointer;padding:.15rem 0}
+details.card[open]>summary{margin-bottom:.6rem}
+details.change>.card{margin-top:.75rem}
+table.progress{table-layout:fixed}
+table.progress th:first-child{width:60%}
 @media (max-width:40rem){html{font-size:15px}main{padding:1rem .75rem 2rem}header.top .who{margin-left:0}}
 `;

@@ -134,6 +134,11 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     set_routing: { path: t, body: { overrides: ids.routingOverrides } },
     list_events: { path: t, query: ids.eventId ? { limit: 5, after: ids.eventId } : { limit: 5 } },
     // Registering is a real write (there is no preview): the example names a host that can never resolve.
+    // Opening a session is a real write (there is no preview): the example names no tenant you see.
+    create_connect_session: { body: { tenant_id: NOTHING, kinds: ['psa', 'rmm'], requested_grants: [Grant.TicketCreate, Grant.TicketEvents, Grant.DeviceEvents], redirect_url: `https://${YOUR_HOST}/connected` }, needs: 'msp_name for a new tenant, or the id of a tenant you see (GET /tenants), in place of tenant_id (opening a session is a real write)' },
+    list_connect_sessions: {},
+    get_connect_session: { path: { session_id: NOTHING }, needs: 'a session id from POST /connect-sessions' },
+    cancel_connect_session: { path: { session_id: NOTHING }, needs: 'a session id from POST /connect-sessions (cancelling is a real write)' },
     register_webhook: { path: t, body: { url: `https://${YOUR_HOST}/hooks/msp-events` }, needs: 'an HTTPS receiver of your own: put its URL in place of this one (registering is a real write)' },
     list_webhooks: { path: t },
     // Deleting is a real write (there is no preview): the example names no webhook.

@@ -243,6 +243,9 @@ export class SyncFailedError extends Error {
 /** A sync error as we record it: the vendor status and a short reason, never credentials or bodies. */
 function describeSyncError(err: unknown): string {
   if (err instanceof VendorHttpError) {
+    // A connector that explains a refusal in words for the MSP (a revoked authorisation) is recorded so.
+    const explanation = (err as { explanation?: unknown }).explanation;
+    if (typeof explanation === 'string') return explanation.slice(0, 300);
     return err.network ? `vendor unreachable after ${err.attempts} attempts` : `vendor answered HTTP ${err.status} after ${err.attempts} attempts`;
   }
   return (err as Error)?.message?.slice(0, 300) ?? String(err);

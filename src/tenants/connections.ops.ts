@@ -3,15 +3,12 @@
  * removed; tenants updated and removed; grants removed; the connectors and grant keys listed.
  */
 import { CONNECTION_KINDS, type Connection } from '../../entities';
-import { sandboxVendorOrigin, type AppConfig } from '../config/config';
+import type { AppConfig } from '../config/config';
 import { GRANT_KEYS } from '../access/caller';
 import { CONNECTOR_NAMES, capabilitiesOf, credentialNames, isConnectorName, readConnector } from '../connectors/registry';
 import { operationsUsing, type Operation } from '../operations/operation';
 import { text, z } from '../shared/request';
-import { ServiceError } from '../errors/service-error';
-import {
-  checkBaseUrl, checkCredentials, deriveStatusMapping, testConnection, unmappedStatuses, vendorStatuses,
-} from './connection-checks';
+import { addConnection, changeConnection } from './connection-save';
 import { connectionInfos } from './tenant-status';
 import * as S from './tenant.schemas';
 import type { AccessService } from '../access/access.service';
@@ -71,36 +68,10 @@ const ConnectionSaved = S.ConnectionInfo.extend({
 
 const Deleted = z.object({ id: z.string(), deleted: z.boolean() }).strict().openapi('Deleted');
 
-/** The outbound guard's options; the server's own simulators are admitted where it mounts them. */
-const guardOptions = (services: ConnectionAdminServices) => ({
-  allowLoopback: services.config.webhookAllowLoopback, resolve: services.webhooks.resolve,
-  fixturePrefix: services.simulators ? `${sandboxVendorOrigin(services.config)}/sandbox-vendors/` : undefined,
-});
-
 const admin = { tag: 'Admin', role: 'admin' as const, errors: [] };
 
 const entries = (m: Record<string, string>) => Object.entries(m).map(([vendor_status, canonical]) => ({ vendor_status, canonical: canonical as 'new' }));
 const asMapping = (list: { vendor_status: string; canonical: string }[]) => Object.fromEntries(list.map((e) => [e.vendor_status, e.canonical]));
-
-type MappingSource = 'given' | 'derived' | 'kept' | 'none';
-
-/**
- * The vendor side of a save: the probe when asked, then a PSA's statuses (read whenever the connector
- * reads them: they also prove the credentials) and the mapping. `mapping`: given in the request (an
- * empty one asks for a derived one); `current`: the connection's own, kept when none is given.
- */
-async function vendorSide(connector: string, baseUrl: string, credentials: Record<string, string>, test: boolean, mapping: Record<string, string> | undefined, current?: Record<string, string>) {
-  if (test) await testConnection(connector, baseUrl, credentials);
-  const statuses = await vendorStatuses(connector, baseUrl, credentials);
-  const givenOne = mapping && Object.keys(mapping).length ? mapping : undefined;
-  const keep = !mapping && current !== undefined;
-  if (!statuses) {
-    return { mapping: givenOne ?? (keep ? current! : {}), source: (givenOne ? 'given' : keep ? 'kept' : 'none') as MappingSource, unmapped: [] as string[] };
-  }
-  const effective = givenOne ?? (keep ? current! : deriveStatusMapping(statuses));
-  const source: MappingSource = givenOne ? 'given' : keep ? 'kept' : 'derived';
-  return { mapping: effective, source, unmapped: unmappedStatuses(statuses, effective) };
-}
 
 async function savedAnswer(services: ConnectionAdminServices, c: Connection, side: { mapping: Record<string, string>; source: string; unmapped: string[] }, tested: boolean) {
   const access = await services.access.tenantAccess({ kind: 'admin' }, c.tenantId);
@@ -115,14 +86,10 @@ const createConnection = defineOperation({
   responses: [{ status: 200, schema: ConnectionSaved, description: 'The connection (credentials are never returned), its status mapping and the statuses it leaves unmapped.' }],
   handle: async ({ body }, { services }) => {
     const tenant = await services.admin.findTenant(body.tenant_id);
-    if (readConnector(body.connector).kind !== body.kind) throw new ServiceError('validation', `The ${body.connector} connector is a ${readConnector(body.connector).kind} connector.`, { details: { field: 'kind' } });
-    const credentials = checkCredentials(body.connector, body.credentials);
-    const baseUrl = await checkBaseUrl(body.base_url, guardOptions(services));
-    const side = await vendorSide(body.connector, baseUrl, credentials, body.test, body.status_mapping ? asMapping(body.status_mapping) : undefined);
-    const c = await services.admin.createConnection({
-      tenantId: tenant.id, kind: body.kind, connector: body.connector, baseUrl, credentials, statusMapping: side.mapping,
+    const { connection: c, side } = await addConnection(services, {
+      tenantId: tenant.id, kind: body.kind, connector: body.connector, baseUrl: body.base_url, credentials: body.credentials,
+      test: body.test, statusMapping: body.status_mapping ? asMapping(body.status_mapping) : undefined,
     });
-    await services.syncJobs.schedule(c);
     return savedAnswer(services, c, side, body.test);
   },
 });
@@ -134,15 +101,10 @@ const updateConnection = defineOperation({
   responses: [{ status: 200, schema: ConnectionSaved, description: 'The connection after the change.' }],
   handle: async ({ body }, { services }) => {
     const c = await services.admin.findConnection(body.id);
-    const credentials = body.credentials ? checkCredentials(c.connector, body.credentials) : services.admin.credentialsOf(c);
-    const baseUrl = body.base_url != null ? await checkBaseUrl(body.base_url, guardOptions(services)) : c.baseUrl;
-    const side = await vendorSide(c.connector, baseUrl, credentials, body.test, body.status_mapping ? asMapping(body.status_mapping) : undefined, c.statusMapping);
-    const mappingChanged = JSON.stringify(side.mapping) !== JSON.stringify(c.statusMapping);
-    const saved = await services.admin.saveConnection(c, {
-      baseUrl, credentials: body.credentials ? credentials : undefined, statusMapping: side.mapping,
+    const { connection: saved, side } = await changeConnection(services, c, {
+      baseUrl: body.base_url ?? undefined, credentials: body.credentials ?? undefined, test: body.test,
+      statusMapping: body.status_mapping ? asMapping(body.status_mapping) : undefined,
     });
-    // A full sync rewrites the stored statuses and tickets under the new mapping (an incremental one would not).
-    if (mappingChanged) await services.queue.add('sync.connection', { tenantId: c.tenantId, connectionId: c.id, full: true }, { jobId: `sync-${c.id}-mapping-${Date.now()}`, attempts: 1 });
     return savedAnswer(services, saved, side, body.test);
   },
 });

@@ -7,7 +7,8 @@
  *      rows (ratio of records per second; target >= 0.5);
  *  (c) peak RSS of the process running the service;
  *  (d) ask: POST /tenants/{t}/ask latency (p50/p99) on the same 50,000-ticket tenant vs the same
- *      structured query run directly in SQL (count plus the cited rows), ratio of latencies.
+ *      structured query run directly in SQL (count plus the cited rows), ratio of latencies;
+ *  (e) connect: the connect page's time to first byte, and Connect -> the new tenant's first complete sync.
  */
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
@@ -26,13 +27,14 @@ import { randomUUID } from 'node:crypto';
 import { IdempotencyService } from '../../src/writes/idempotency.service';
 import { benchFuzz, benchServiceRss } from './service-process';
 import { benchFreshness } from './freshness';
+import { benchConnect } from './connect';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
-/** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,rss,fuzz and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,rss,fuzz').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz').split(','));
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -135,6 +137,8 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     const serviceRss = PARTS.has('rss') ? await benchServiceRss(databaseUrl, TICKETS, load) : {};
     const fuzz = PARTS.has('fuzz') ? await benchFuzz(databaseUrl, Number(process.env.BENCH_FUZZ_REQUESTS ?? 10_000)) : {};
     const freshness = PARTS.has('freshness') ? await benchFreshness(svc) : {};
+    // The connect page's first byte and Connect -> the new tenant's first complete sync.
+    const connect = PARTS.has('connect') ? await benchConnect(svc) : {};
     return {
       runtime: name,
       'tickets.synced': synced,
@@ -152,6 +156,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       ...identity,
       ...billing,
       ...freshness,
+      ...connect,
       ...askFigures,
       ...writes,
       ...serviceRss,

@@ -1,4 +1,5 @@
 import type { ConnectorCapabilities } from '../capabilities';
+import { AUTOTASK_PERMISSIONS, checkAutotaskPermissions } from './permissions';
 import { AUTOTASK_PAGE_SIZE } from './client';
 
 export const autotaskCapabilities: ConnectorCapabilities = {
@@ -22,5 +23,20 @@ export const autotaskCapabilities: ConnectorCapabilities = {
     if (record === 'ticket') return `${origin}/Mvc/ServiceDesk/TicketDetail.mvc?ticketId=${encodeURIComponent(id)}`;
     if (record === 'company') return `${origin}/Mvc/CRM/AccountDetail.mvc?accountId=${encodeURIComponent(id)}`;
     return null;
+  },
+  connect: {
+    title: 'Autotask PSA',
+    fields: [
+      { name: 'username', label: 'API user name', help: 'Admin > Resources (Users) > your API user (API User (system) security level): its Username.', secret: false },
+      { name: 'secret', label: 'Secret', help: 'The API user\'s Password (Secret), set in Autotask when the API user is created.', secret: true },
+      { name: 'integrationCode', label: 'API tracking identifier', help: 'The API user\'s Security tab > API Tracking Identifier (the ISV\'s integration code, or a custom one).', secret: false },
+    ],
+    baseUrl: {
+      label: 'API address', placeholder: 'https://webservices2.autotask.net/atservicesrest/v1.0',
+      help: 'Your database\'s zone: webservices<N>.autotask.net/atservicesrest/v1.0. The test names the right zone if this one is not.',
+    },
+    sandbox: { path: '/sandbox-vendors/autotask/atservicesrest/v1.0', credentials: { username: 'sandbox', secret: 'sandbox-secret', integrationCode: 'SANDBOX' } },
+    permissions: AUTOTASK_PERMISSIONS,
+    checkPermissions: checkAutotaskPermissions,
   },
 };

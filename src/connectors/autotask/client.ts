@@ -189,3 +189,9 @@ export function picklist(fields: FieldInfo[], name: string): Map<string, Picklis
   const f = fields.find((x) => x.name.toLowerCase() === name.toLowerCase());
   return new Map((f?.picklistValues ?? []).map((p) => [String(p.value), p]));
 }
+
+/** GET <Entity>/entityInformation: whether the API user can create, update and query the entity (read-only). */
+export async function entityInformation(ctx: SyncContext, entity: string): Promise<{ canCreate?: boolean; canUpdate?: boolean; canQuery?: boolean }> {
+  const body = (await ctx.http.request<{ info?: { canCreate?: boolean; canUpdate?: boolean; canQuery?: boolean } }>({ url: `${ctx.baseUrl}/${entity}/entityInformation`, headers: headers(ctx), retry: false })).body;
+  return body?.info ?? {};
+}

@@ -1,5 +1,5 @@
 import type { ConnectorCapabilities } from '../capabilities';
-import { HALO_PAGE_SIZE } from './client';
+import { grantedScopes, HALO_PAGE_SIZE } from './client';
 
 /** The limited PSA connector of the interface document's rule 14. */
 export const haloPsaCapabilities: ConnectorCapabilities = {
@@ -21,5 +21,31 @@ export const haloPsaCapabilities: ConnectorCapabilities = {
     if (record === 'ticket') return `${root}/ticket?id=${encodeURIComponent(id)}`;
     if (record === 'company') return `${root}/customers?clientid=${encodeURIComponent(id)}`;
     return null;
+  },
+  connect: {
+    title: 'HaloPSA',
+    fields: [
+      { name: 'clientId', label: 'Client ID', help: 'Configuration > Integrations > HaloPSA API > View Applications > your application (Client ID and Secret (Services) authentication).', secret: false },
+      { name: 'clientSecret', label: 'Client secret', help: 'Shown once in HaloPSA when the application is created (Configuration > Integrations > HaloPSA API).', secret: true },
+    ],
+    baseUrl: { label: 'Resource server', placeholder: 'https://yourcompany.halopsa.com', help: 'Configuration > Integrations > HaloPSA API: the Resource Server URL (without /api).' },
+    sandbox: { path: '/sandbox-vendors/halopsa', credentials: { clientId: 'sandbox', clientSecret: 'sandbox-secret' } },
+    // The token is asked for with scope=all; HaloPSA's answer names the scopes the application may use
+    // (`all`, or narrower ones such as read:tickets and edit:tickets).
+    permissions: [
+      { id: 'tickets.read', capability: 'read', vendorTerms: 'API application permissions: read:tickets (or all)', checkedBy: 'the scopes of the token HaloPSA issues' },
+      { id: 'tickets.edit', capability: 'ticket.create', vendorTerms: 'API application permissions: edit:tickets (or all)', checkedBy: 'the scopes of the token HaloPSA issues' },
+      { id: 'tickets.edit.update', capability: 'ticket.update', vendorTerms: 'API application permissions: edit:tickets (or all)', checkedBy: 'the scopes of the token HaloPSA issues' },
+    ],
+    async checkPermissions(ctx) {
+      const scopes = await grantedScopes(ctx);
+      const has = (s: string) => scopes.includes('all') || scopes.includes(s);
+      const detail = `token scopes: ${scopes.join(' ') || 'none'}`;
+      return [
+        { id: 'tickets.read', ok: has('read:tickets'), detail },
+        { id: 'tickets.edit', ok: has('edit:tickets'), detail },
+        { id: 'tickets.edit.update', ok: has('edit:tickets'), detail },
+      ];
+    },
   },
 };

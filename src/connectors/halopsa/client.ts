@@ -167,3 +167,16 @@ export function parseHaloTime(value: unknown): Date | null {
 export function haloQueryTime(d: Date): string {
   return d.toISOString().slice(0, 23);
 }
+
+/**
+ * The scopes HaloPSA grants the connection's application (the token answer's `scope`), for the connect
+ * page's permission check: one token request with scope=all, nothing else.
+ */
+export async function grantedScopes(ctx: HaloAuthContext): Promise<string[]> {
+  const { clientId, clientSecret } = credentialsOf(ctx);
+  const res = await ctx.http.request<{ scope?: string }>({
+    method: 'POST', url: `${await authServer(ctx)}/token`, query: { tenant: ctx.credentials.tenant || undefined },
+    form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'all' }, retry: false,
+  });
+  return String(res.body?.scope ?? '').split(/\s+/).filter(Boolean);
+}

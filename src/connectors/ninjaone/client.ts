@@ -8,12 +8,15 @@
  * authorization-code grant) uses the refresh_token grant, so its tokens carry that user's context, which
  * script/run requires (homotechsual/NinjaOne issue 90: "an interactive authentication session (`code`
  * type or `refresh_token` derived from a code)"; NangoHQ/nango PR 5429). Otherwise client_credentials
- * (reads only). A refresh token NinjaOne answers with replaces the stored one for this process (whether
- * NinjaOne rotates refresh tokens is unconfirmed; storing a rotated one back is not done here).
+ * (reads only). A refresh token NinjaOne answers with replaces the stored one: in this process at once,
+ * and in the connection's sealed credentials through credential-rotation.ts (whether NinjaOne rotates
+ * refresh tokens is unconfirmed; a rotated one is kept either way). A refresh token NinjaOne refuses
+ * (`invalid_grant`: the MSP revoked the authorisation) fails with a message saying what to do.
  */
 import { createHash } from 'node:crypto';
 import type { SyncContext } from '../types';
 import { VendorHttpError } from '../vendor-http';
+import { credentialRotated } from '../credential-rotation';
 
 /** 1000: no maximum is documented for these endpoints; 1000 is the documented default of the
  *  /v2/queries/* reports and the page size NinjaOne's own scripts use for device lists. */
@@ -56,6 +59,14 @@ function cacheKey(ctx: NinjaContext): string {
   return `${ctx.baseUrl}\n${clientId}\n${hash}`;
 }
 
+/** NinjaOne refused the connection's refresh token: what the MSP must do, in words (recorded as the sync's error). */
+export class AuthorisationRevoked extends VendorHttpError {
+  readonly explanation = 'NinjaOne refused the stored authorisation (invalid_grant): it was revoked or has expired. Open a new connect link and sign in at NinjaOne again; until then script runs are refused.';
+  constructor(err: VendorHttpError) {
+    super('ninjaone refresh token refused (invalid_grant)', err.status, err.body, err.retryAfterMs, err.attempts);
+  }
+}
+
 /** Refresh tokens NinjaOne answered with, by the one they replace (see the header). */
 const rotatedRefreshTokens = new Map<string, string>();
 
@@ -71,11 +82,19 @@ async function requestToken(ctx: NinjaContext): Promise<CachedToken> {
     form,
     // Asking for a token again is harmless, so throttling on the token endpoint is retried too.
     retry: true,
+  }).catch((err: unknown) => {
+    if (current && err instanceof VendorHttpError && (err.body as { error?: unknown } | null)?.error === 'invalid_grant') {
+      throw new AuthorisationRevoked(err);
+    }
+    throw err;
   });
   const { access_token: token, expires_in: expiresIn } = res.body ?? ({} as TokenResponse);
   if (typeof token !== 'string' || !token) throw new Error('ninjaone token endpoint answered without access_token');
   const next = res.body?.refresh_token;
-  if (refreshToken && typeof next === 'string' && next && next !== current) rotatedRefreshTokens.set(refreshToken, next);
+  if (refreshToken && current && typeof next === 'string' && next && next !== current) {
+    rotatedRefreshTokens.set(refreshToken, next);
+    await credentialRotated({ connector: 'ninjaone', baseUrl: ctx.baseUrl, credential: 'refreshToken', previous: current, next });
+  }
   const lifetimeS = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : 3600;
   // Renew a little early so a token does not expire in the middle of a page.
   const marginS = Math.min(60, lifetimeS / 10);
@@ -175,4 +194,20 @@ export async function listAll<T>(ctx: NinjaContext, path: string): Promise<T[]> 
   const body = await ninjaGet<T[]>(ctx, path);
   if (!Array.isArray(body)) throw new Error(`ninjaone ${path} did not answer with a list`);
   return body;
+}
+
+/**
+ * What a token of the connection's credentials may do, for the connect page's permission check: the
+ * scopes NinjaOne granted (the token answer's `scope`) and whether it carries a user's context (it came
+ * from a user's authorisation). One token request, nothing else.
+ */
+export async function tokenGrant(ctx: NinjaContext): Promise<{ scopes: string[]; userContext: boolean }> {
+  const { clientId, clientSecret, refreshToken } = credentialsOf(ctx);
+  const form: Record<string, string> = refreshToken
+    ? { grant_type: 'refresh_token', client_id: clientId, client_secret: clientSecret, refresh_token: rotatedRefreshTokens.get(refreshToken) ?? refreshToken }
+    : { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'monitoring management control' };
+  const res = await ctx.http.request<TokenResponse & { scope?: string }>({ method: 'POST', url: `${ctx.baseUrl}/ws/oauth/token`, form, retry: false });
+  const next = res.body?.refresh_token;
+  if (refreshToken && typeof next === 'string' && next && next !== refreshToken) rotatedRefreshTokens.set(refreshToken, next);
+  return { scopes: String(res.body?.scope ?? '').split(/\s+/).filter(Boolean), userContext: refreshToken != null };
 }

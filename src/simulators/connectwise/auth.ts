@@ -12,6 +12,9 @@ export const SANDBOX_CREDENTIALS = {
   clientId: '00000000-0000-0000-0000-000000000000',
 } as const;
 
+/** A second public development API member, whose security role lacks Service Tickets: Add (security-roles.ts). */
+export const LIMITED_MEMBER_KEYS = { publicKey: 'sandbox-limited-public', privateKey: 'sandbox-limited-private' } as const;
+
 /** companyId -> instance (tenant slug). An instance's own name is accepted as its companyId too. */
 const COMPANY_INSTANCES: Record<string, string> = { sandbox: 'sandbox-alpha' };
 
@@ -37,7 +40,8 @@ export function authenticate(
 
   const instance = COMPANY_INSTANCES[companyId.toLowerCase()] ?? companyId.toLowerCase();
   if (!companyId || !knownInstances.has(instance)) throw unauthorized(`Company '${companyId}' could not be found.`);
-  if (publicKey !== SANDBOX_CREDENTIALS.publicKey || privateKey !== SANDBOX_CREDENTIALS.privateKey) {
+  if (!(publicKey === SANDBOX_CREDENTIALS.publicKey && privateKey === SANDBOX_CREDENTIALS.privateKey)
+    && !(publicKey === LIMITED_MEMBER_KEYS.publicKey && privateKey === LIMITED_MEMBER_KEYS.privateKey)) {
     throw unauthorized('The public and private key combination is not valid.');
   }
   // Real ConnectWise rejects calls without a registered clientId; the sandbox has exactly one.

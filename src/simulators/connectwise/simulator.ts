@@ -7,6 +7,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { controlRouter, FaultInjector, VendorClock } from '../kit';
 import { createAddition, patchAddition } from './agreement-additions';
+import { CW_SECURITY_ROLES, memberOf, requireLevel } from './security-roles';
 import { authenticate } from './auth';
 import { badRequest, CwError, notFound } from './errors';
 import { countRows, listPage } from './listing';
@@ -90,9 +91,21 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
       return inst.table(child).rows.filter((r) => parentIdOf(r) === pid);
     };
 
+  // System: the calling API member and its security role's settings (the connect page's permission check).
+  api.get('/system/myAccount', handle((_inst, req) => {
+    const { member, securityRole } = memberOf(req.get('authorization'));
+    return { id: member.id, identifier: member.identifier, firstName: 'API', lastName: member.identifier, securityRole: { id: securityRole.id, name: securityRole.name }, inactiveFlag: false };
+  }));
+  api.get('/system/securityRoles/:id/settings', handle((_inst, req) => {
+    const r = CW_SECURITY_ROLES.find((x) => String(x.id) === req.params.id);
+    if (!r) throw notFound('SecurityRole', parseId(req.params.id));
+    return r.settings.map((s, i) => ({ id: r.id * 100 + i, ...s, moduleFunctionDescription: s.moduleFunctionName, myAllFlag: false, customFlag: false, reportFlag: false, restrictFlag: false }));
+  }));
+
   // Service
   listRoutes('/service/tickets', 'tickets', all('tickets'));
   api.post('/service/tickets', handle((inst, _req, res) => {
+    requireLevel(_req.get('authorization'), 'Service Desk', 'Service Tickets', 'addLevel');
     res.status(201);
     return createTicket(inst, _req.body, apiChange());
   }));

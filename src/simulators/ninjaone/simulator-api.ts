@@ -21,6 +21,13 @@ export interface NinjaOneSimulator extends VendorSimulator {
   clearAlert(instance: string, uid: string): boolean;
   /** Invalidates every issued access token (as a revoked API client would). */
   expireTokens(): void;
+  /**
+   * Whether the refresh_token grant answers a new refresh token and retires the one it was given
+   * (whether NinjaOne rotates is unconfirmed: off by default, on to prove a rotated one is kept).
+   */
+  rotateRefreshTokens(on: boolean): void;
+  /** The MSP revokes a user's authorisation: its refresh token answers invalid_grant from now on. */
+  revokeAuthorisation(refreshToken: string): void;
   /** Script runs received (POST /v2/device/{id}/script/run), in order. */
   runs(instance: string): ScriptRun[];
 }

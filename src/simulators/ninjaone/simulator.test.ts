@@ -312,11 +312,24 @@ describe('user context: client credentials, authorization code (PKCE) and refres
     method: 'POST', body: new URLSearchParams({ client_id: 'sandbox', client_secret: 'sandbox-secret', ...form }),
   });
   const REDIRECT = 'https://isv.example/callback';
-  async function authorize(params: Record<string, string>): Promise<URL> {
-    const res = await fetch(`${simUrl()}/ws/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'sandbox', redirect_uri: REDIRECT, state: 's1', ...params })}`, { redirect: 'manual' });
+  /** The consent page, then its Authorize button (a problem with the request comes back from the GET at once). */
+  async function authorize(params: Record<string, string>, decision = 'approve'): Promise<URL> {
+    const query = { response_type: 'code', client_id: 'sandbox', redirect_uri: REDIRECT, state: 's1', ...params };
+    const page = await fetch(`${simUrl()}/ws/oauth/authorize?${new URLSearchParams(query)}`, { redirect: 'manual' });
+    if (page.status === 302) return new URL(page.headers.get('location')!);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Authorize application');
+    const res = await fetch(`${simUrl()}/ws/oauth/authorize`, { method: 'POST', body: new URLSearchParams({ ...query, decision }), redirect: 'manual' });
     expect(res.status).toBe(302);
     return new URL(res.headers.get('location')!);
   }
+
+  it('the consent page sends the browser back with a code on Authorize and access_denied on Deny', async () => {
+    expect((await authorize({ scope: 'monitoring' })).searchParams.get('code')).toBeTruthy();
+    const denied = await authorize({ scope: 'monitoring' }, 'deny');
+    expect(denied.searchParams.get('error')).toBe('access_denied');
+    expect(denied.searchParams.get('state')).toBe('s1');
+  });
 
   it('script/run refuses a client-credentials token with NinjaOne\'s user_context_required, and runs nothing', async () => {
     const res = await runScript(await token());

@@ -1,7 +1,7 @@
 /**
  * NinjaOne RMM simulator: the v2 public API's shapes for the reads our connector makes.
  *
- *   GET  /ws/oauth/authorize        authorization code (PKCE optional); the sandbox's user approves at once
+ *   GET  /ws/oauth/authorize        the consent page (authorization code, PKCE optional); its form POSTs back
  *   POST /ws/oauth/token            client_credentials, authorization_code or refresh_token
  *                                   -> {access_token, token_type, expires_in, scope[, refresh_token]}
  *   GET  /v2/organizations          pageSize, after (last id)
@@ -30,8 +30,8 @@
  * is required for this request","error_code":5}` (homotechsual/NinjaOne issue 90; NangoHQ/nango PR 5429:
  * running scripts needs the authorization-code grant). The HTTP status is not published: 403 here. A
  * token from the authorization_code grant, or from the refresh_token grant of such an authorisation,
- * carries the authorising user's context. The sandbox has no login page (its user approves at once), and
- * each client starts with one refresh token, as if its MSP had authorised (`refreshToken`). Refresh
+ * carries the authorising user's context. The sandbox's user is signed in already and approves on the
+ * consent page, and each client starts with one refresh token, as if its MSP had authorised (`refreshToken`). Refresh
  * tokens are not rotated on use (whether NinjaOne rotates them is unconfirmed).
  */
 import express, { type Request, type Response } from 'express';
@@ -215,6 +215,7 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
     }
   };
   seedRefreshTokens();
+  let rotating = false;
   /** Authorization codes: single use, ten minutes (RFC 6749 section 4.1.2 recommends at most ten). */
   const codes = new Map<string, { clientId: string; redirectUri: string; scopes: string[]; challenge: string | null; method: string; expiresAt: number }>();
 
@@ -226,34 +227,60 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
 
   /**
    * GET /ws/oauth/authorize (NinjaOne's authorization URL, NangoHQ/nango PR 5429): response_type=code,
-   * client_id, redirect_uri, scope, state, optional PKCE code_challenge (S256 or plain). The sandbox has
-   * no login page: its user approves at once, and the browser is sent to redirect_uri with code and state.
-   * A bad client or redirect URI is answered here, never redirected (RFC 6749 section 4.1.2.1).
+   * client_id, redirect_uri, scope, state, optional PKCE code_challenge (S256 or plain). A bad client or
+   * redirect URI is answered here, never redirected (RFC 6749 section 4.1.2.1); other problems go back to
+   * redirect_uri with `error`. Otherwise NinjaOne's consent page: the signed-in user (the sandbox has
+   * one, already signed in) sees the app and its scopes and approves or denies; the form posts back here
+   * and the browser is sent to redirect_uri with code and state (or error=access_denied).
    */
-  const authorize = (req: Request, res: Response) => {
-    const q = (name: string) => queryString(req, name);
+  const authorizeRequest = (q: (name: string) => string | undefined) => {
     const client = clients[q('client_id') ?? ''];
     const redirectUri = q('redirect_uri') ?? '';
-    if (!client) return void res.status(400).json({ error: 'invalid_client', error_description: 'Unknown client_id' });
+    if (!client) return { refused: { error: 'invalid_client', error_description: 'Unknown client_id' } } as const;
     const registered = client.redirectUris ? client.redirectUris.includes(redirectUri) : URL.canParse(redirectUri) && /^https?:$/.test(new URL(redirectUri).protocol);
-    if (!registered) return void res.status(400).json({ error: 'invalid_request', error_description: 'Invalid redirect_uri' });
+    if (!registered) return { refused: { error: 'invalid_request', error_description: 'Invalid redirect_uri' } } as const;
     const back = new URL(redirectUri);
     const state = q('state');
     if (state != null) back.searchParams.set('state', state);
     const scopes = (q('scope') ?? 'monitoring').split(/\s+/).filter(Boolean);
     const method = q('code_challenge_method') ?? 'plain';
-    const fail = (error: string, description: string) => {
-      back.searchParams.set('error', error);
-      back.searchParams.set('error_description', description);
-      res.redirect(302, back.href);
-    };
-    if (q('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported');
-    if (scopeError(scopes)) return fail('invalid_scope', `Invalid scope: ${scopeError(scopes)}`);
-    if (method !== 'S256' && method !== 'plain') return fail('invalid_request', 'code_challenge_method must be S256 or plain');
-    const code = randomBytes(24).toString('base64url');
-    codes.set(code, { clientId: q('client_id')!, redirectUri, scopes, challenge: q('code_challenge') ?? null, method, expiresAt: Date.now() + 600_000 });
-    back.searchParams.set('code', code);
+    const problem = q('response_type') !== 'code' ? ['unsupported_response_type', 'Only response_type=code is supported']
+      : scopeError(scopes) ? ['invalid_scope', `Invalid scope: ${scopeError(scopes)}`]
+        : method !== 'S256' && method !== 'plain' ? ['invalid_request', 'code_challenge_method must be S256 or plain'] : null;
+    return { back, scopes, method, redirectUri, problem } as const;
+  };
+  const sendBack = (res: Response, back: URL, params: Record<string, string>) => {
+    for (const [k, v] of Object.entries(params)) back.searchParams.set(k, v);
     res.redirect(302, back.href);
+  };
+  const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
+  const esc = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const authorize = (req: Request, res: Response) => {
+    const r = authorizeRequest((name) => queryString(req, name));
+    if ('refused' in r) return void res.status(400).json(r.refused);
+    if (r.problem) return sendBack(res, r.back, { error: r.problem[0], error_description: r.problem[1] });
+    const hidden = AUTHORIZE_PARAMS.map((n) => [n, queryString(req, n)] as const).filter(([, v]) => v != null)
+      .map(([n, v]) => `<input type="hidden" name="${n}" value="${esc(v!)}">`).join('');
+    res.status(200).type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Authorize application - NinjaOne</title></head>
+<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;color:#1b1f24">
+<main><h1>Authorize application</h1>
+<p>Signed in as <strong>sandbox.admin@ninjaone.example</strong> (sandbox).</p>
+<p>The application <strong>${esc(queryString(req, 'client_id') ?? '')}</strong> asks for access to your NinjaOne account:</p>
+<ul>${r.scopes.map((x) => `<li>${esc(x)}</li>`).join('')}</ul>
+<form method="post" action="${esc(req.baseUrl)}/ws/oauth/authorize">${hidden}
+<button type="submit" name="decision" value="approve" id="approve">Authorize</button>
+<button type="submit" name="decision" value="deny" id="deny">Deny</button></form></main></body></html>`);
+  };
+  const decide = (req: Request, res: Response) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const r = authorizeRequest((name) => (typeof body[name] === 'string' ? body[name] as string : undefined));
+    if ('refused' in r) return void res.status(400).json(r.refused);
+    if (r.problem) return sendBack(res, r.back, { error: r.problem[0], error_description: r.problem[1] });
+    if (body.decision !== 'approve') return sendBack(res, r.back, { error: 'access_denied', error_description: 'The user denied the request' });
+    const code = randomBytes(24).toString('base64url');
+    const challenge = typeof body.code_challenge === 'string' ? body.code_challenge : null;
+    codes.set(code, { clientId: String(body.client_id), redirectUri: r.redirectUri, scopes: r.scopes, challenge, method: r.method, expiresAt: Date.now() + 600_000 });
+    sendBack(res, r.back, { code });
   };
 
   const issueToken = (req: Request, res: Response) => {
@@ -293,6 +320,11 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
       if (!held || held.clientId !== clientId) return invalidGrant('Invalid refresh token');
       scopes = held.scopes;
       refreshToken = body.refresh_token!;
+      if (rotating) {
+        refreshTokens.delete(refreshToken);
+        refreshToken = randomBytes(24).toString('base64url');
+        refreshTokens.set(refreshToken, held);
+      }
     } else {
       scopes = (body.scope ?? 'monitoring').split(/\s+/).filter(Boolean);
       if (scopeError(scopes)) {
@@ -623,6 +655,14 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
       tokens.clear();
     },
 
+    rotateRefreshTokens(on) {
+      rotating = on;
+    },
+
+    revokeAuthorisation(refreshToken) {
+      refreshTokens.delete(refreshToken);
+    },
+
     runs(instance) {
       return structuredClone(instances.get(instance)?.runs ?? []);
     },
@@ -631,6 +671,7 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
   router.use('/_control', controlRouter(sim, opts.controlToken));
   router.use(faults.middleware());
   router.get('/ws/oauth/authorize', authorize);
+  router.post('/ws/oauth/authorize', express.urlencoded({ extended: false }), decide);
   router.post('/ws/oauth/token', express.urlencoded({ extended: false }), issueToken);
   router.use('/v2', api);
   return sim;

@@ -1,0 +1,156 @@
+/**
+ * The connect page's HTTP side (docs/architecture.md, Pages): plain forms and redirects that work
+ * without JavaScript, the OAuth start and callback, and the first sync's progress. Every route is rate
+ * limited per client address; an unknown token counts as a failed authentication of the address.
+ */
+import express, { type Request, type Response, type Router } from 'express';
+import { sandboxVendorOrigin } from '../config/config';
+import { ServiceError } from '../errors/service-error';
+import { registerPageScript } from '../pages/assets';
+import { field, fieldList, formBody, type FormFields } from '../pages/forms';
+import { pageHeaders } from '../pages/page-headers';
+import { capabilitiesOf } from '../connectors/registry';
+import type { ConnectionKind } from '../../entities';
+import { completionPage, connectPage, refusalPage, type ProgressModel } from './connect-page';
+import { ConnectPageRefusal, redirectTarget, type ConnectDeps, type ConnectSessions } from './connect-sessions.service';
+import { PROGRESS_SCRIPT } from './progress-script';
+
+const RESUME_COOKIE = 'connect_resume';
+const NOTICES: Record<string, { tone: 'ok' | 'warn' | 'bad'; text: string }> = {
+  tested: { tone: 'ok', text: 'The vendor accepted the keys. Check the permissions below, then choose the grants and press Connect.' },
+  authorised: { tone: 'ok', text: 'Signed in and approved at the vendor.' },
+  'oauth-refused': { tone: 'bad', text: 'The vendor did not authorise the sign-in. Try again, or connect without it (what needs it stays off).' },
+};
+
+export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Router {
+  const router = express.Router();
+  const script = registerPageScript('connect-progress', PROGRESS_SCRIPT);
+  const secureCookie = deps.config.publicUrl.startsWith('https:');
+
+  router.use('/connect', pageHeaders(), async (req: Request, res: Response, next) => {
+    const wait = await deps.rateLimits.admitPage('connect', req.ip ?? 'unknown', deps.config.rateLimitPerMinute);
+    if (wait != null) {
+      res.setHeader('Retry-After', String(wait));
+      return void res.status(429).type('html').send(refusalPage('Too many requests', `Wait ${wait} seconds and try again.`));
+    }
+    next();
+  });
+
+  /** Runs a page handler: a refusal in words, a 429 for an address that keeps guessing tokens, our own failure logged. */
+  const page = (fn: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
+    try {
+      await fn(req, res);
+    } catch (err) {
+      if (err instanceof ConnectPageRefusal) {
+        if (err.status === 404) {
+          const wait = await deps.rateLimits.authFailed(req.ip ?? 'unknown');
+          if (wait != null) {
+            res.setHeader('Retry-After', String(wait));
+            return void res.status(429).type('html').send(refusalPage('Too many attempts', `Wait ${wait} seconds and try again.`));
+          }
+        }
+        return void res.status(err.status).type('html').send(refusalPage(err.title, err.message));
+      }
+      req.log?.error({ err }, 'connect page failed');
+      res.status(500).type('html').send(refusalPage('Something went wrong on our side', 'Nothing was connected. Try again in a moment; the request id identifies it in our logs.'));
+    }
+  };
+
+  const render = async (res: Response, token: string, status: number, extra: Partial<Parameters<typeof connectPage>[0]> = {}) => {
+    const session = await sessions.byToken(token);
+    const connectors = Object.fromEntries(session.kinds.map((k) => [k, sessions.connectorsFor(k)]));
+    res.status(status).type('html').send(connectPage({
+      session, token, isvName: await sessions.isvName(session), tenantName: await sessions.tenantName(session), connectors,
+      info: sessions.infoOf(session), sandbox: deps.simulators ? { origin: sandboxVendorOrigin(deps.config) } : null,
+      callbackUrl: (c) => sessions.callbackUrl(c), ...extra,
+    }));
+  };
+
+  router.get('/connect/oauth/:connector/callback', page(async (req, res) => {
+    const q = (n: string) => (typeof req.query[n] === 'string' ? (req.query[n] as string) : '');
+    const resume = cookieOf(req, RESUME_COOKIE);
+    const out = await sessions.finishOAuth(String(req.params.connector), { state: q('state'), code: q('code'), error: q('error'), errorDescription: q('error_description') }, resume);
+    res.setHeader('Set-Cookie', `${RESUME_COOKIE}=; Path=/connect; HttpOnly; SameSite=Lax; Max-Age=0${secureCookie ? '; Secure' : ''}`);
+    const kind = Object.entries(sessions.infoOf(out.session)).find(([, i]) => i.connector === req.params.connector)?.[0] ?? '';
+    res.redirect(303, `/connect/${resume}?notice=${out.ok ? 'authorised' : 'oauth-refused'}#kind-${kind}`);
+  }));
+
+  router.get('/connect/progress/:key', page(async (req, res) => {
+    const raw = String(req.params.key);
+    const json = raw.endsWith('.json');
+    const key = json ? raw.slice(0, -5) : raw;
+    const p = await sessions.progress(key);
+    if (json) return void res.json({ done: p.done, connections: p.connections });
+    res.type('html').send(completionPage(await progressModel(p, key, null), null));
+  }));
+
+  async function progressModel(p: Awaited<ReturnType<ConnectSessions['progress']>>, key: string, mspKey: string | null): Promise<ProgressModel> {
+    const s = p.session;
+    return {
+      isvName: await sessions.isvName(s), tenantName: await sessions.tenantName(s), done: p.done, connections: p.connections,
+      progressUrl: `/connect/progress/${key}`, redirect: redirectTarget(s), mspKey,
+      missing: (s.missingPermissions as { permission: string; grants: string[] }[]).map((m) => ({ permission: m.permission, grants: m.grants })),
+    };
+  }
+
+  router.get('/connect/:token', page(async (req, res) => {
+    const notice = typeof req.query.notice === 'string' ? NOTICES[req.query.notice] ?? null : null;
+    const fill = typeof req.query.fill === 'string' ? req.query.fill : null;
+    await render(res, String(req.params.token), 200, { notice, fill });
+  }));
+
+  router.post('/connect/:token/test', formBody, page(async (req, res) => {
+    const token = String(req.params.token);
+    const form = req.body as FormFields;
+    const session = await sessions.byToken(token);
+    const kind = field(form, 'kind');
+    const connector = field(form, 'connector');
+    const baseUrl = field(form, 'base_url');
+    const credentials: Record<string, string> = {};
+    const known = sessions.connectorsFor(kind).includes(connector) ? capabilitiesOf(connector).connect.fields.map((f) => f.name) : [];
+    for (const name of known) credentials[name] = field(form, `cred_${name}`);
+    try {
+      await sessions.test(session, kind, connector, baseUrl, credentials);
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      // The form again with its address; no credential typed is ever sent back to the browser.
+      return render(res, token, 422, { retry: { kind, connector, baseUrl, error: err.message } });
+    }
+    res.redirect(303, `/connect/${token}?notice=tested#kind-${kind}`);
+  }));
+
+  router.get('/connect/:token/oauth/:kind/start', page(async (req, res) => {
+    const token = String(req.params.token);
+    const session = await sessions.byToken(token);
+    const url = await sessions.startOAuth(session, String(req.params.kind));
+    // The callback finds its way back to this page through this cookie (the token is never sent to the vendor).
+    res.setHeader('Set-Cookie', `${RESUME_COOKIE}=${token}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age=900${secureCookie ? '; Secure' : ''}`);
+    res.redirect(302, url);
+  }));
+
+  router.post('/connect/:token/complete', formBody, page(async (req, res) => {
+    const token = String(req.params.token);
+    const form = req.body as FormFields;
+    const session = await sessions.byToken(token);
+    const chosen = new Map(session.kinds.map((k) => [k, fieldList(form, `grant_${k as ConnectionKind}`)]));
+    let done;
+    try {
+      done = await sessions.complete(token, chosen, req.ip ?? 'unknown');
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      return render(res, token, 422, { notice: { tone: 'bad', text: err.message } });
+    }
+    const p = await sessions.progress(done.progressKey);
+    res.type('html').send(completionPage(await progressModel(p, done.progressKey, done.mspKey), script));
+  }));
+
+  return router;
+}
+
+function cookieOf(req: Request, name: string): string {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return '';
+}

@@ -1,0 +1,472 @@
+/**
+ * Connect sessions (docs/architecture.md, Connect sessions and console): an ISV opens one, the MSP's
+ * person completes it on the connect page. The URL's token is 32 random bytes, kept only as its SHA-256
+ * hash, single use (Connect or a cancel spends it) and bounded in time; it names one ISV and at most one
+ * tenant. What the MSP types is sealed at once (secret-box) and never shown again; connections are saved
+ * through the one path internal tooling uses (src/tenants/connection-save.ts); every step is in the
+ * tenant's audit log with who did it.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { In, type DataSource } from 'typeorm';
+import { ApiKey, Connection, ConnectSession, Isv, SyncState, Tenant, type ConnectionKind } from '../../entities';
+import { grantKeysFor, type AccessService } from '../access/access.service';
+import { isGrantKey, type Caller, type GrantKey } from '../access/caller';
+import type { PermissionFinding, PermissionNeed } from '../connectors/capabilities';
+import type { CredentialRotation } from '../connectors/credential-rotation';
+import { capabilitiesOf, CONNECTOR_NAMES, readConnector } from '../connectors/registry';
+import { ServiceError } from '../errors/service-error';
+import { toRfc3339 } from '../records/record-lists';
+import type { Logger } from 'pino';
+import type { JobQueue } from '../../jobs/queue/types';
+import type { RateLimits } from '../access/rate-limit';
+import type { AuditService } from '../audit/audit.service';
+import type { AppConfig } from '../config/config';
+import type { VendorHttpClient } from '../connectors/vendor-http';
+import type { SecretBox } from '../security/secret-box';
+import type { SandboxSimulators } from '../simulators';
+import type { SyncJobs } from '../sync/sync-jobs';
+import type { AdminService } from '../tenants/admin.service';
+import type { WebhooksService } from '../webhooks/webhooks.service';
+import { isUuid } from '../shared/request';
+import { testConnection } from '../tenants/connection-checks';
+import { addConnection, changeConnection, checkedConnectionInput } from '../tenants/connection-save';
+import { capabilityOf } from './grant-words';
+import { ConnectSessionsStore } from './connect-sessions.store';
+import { authorizeUrl, exchangeCode, pkcePair } from './oauth';
+import type { ConnectSessionAnswer } from './connect.schemas';
+
+/**
+ * Everything this feature takes from the service graph, in one place (so that a change to how
+ * services reach handlers is one edit here).
+ */
+export interface ConnectDeps {
+  ds: DataSource;
+  box: SecretBox;
+  config: AppConfig;
+  http: VendorHttpClient;
+  logger: Logger;
+  access: AccessService;
+  admin: AdminService;
+  audit: AuditService;
+  queue: JobQueue;
+  syncJobs: SyncJobs;
+  webhooks: WebhooksService;
+  simulators: SandboxSimulators | null;
+  rateLimits: RateLimits;
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/** What the page keeps of one kind's connector while the MSP fills it in (sealed as a whole). */
+interface Draft {
+  connector: string;
+  baseUrl: string;
+  credentials: Record<string, string>;
+  oauth?: { verifier: string; redirectUri: string } | null;
+}
+
+/** What the page shows of a draft: never a credential. */
+export interface DraftInfo {
+  connector: string;
+  base_url: string;
+  tested_at: string;
+  permissions: (PermissionNeed & { ok: boolean | null; detail: string | null })[];
+  authorised: boolean;
+}
+
+export interface MissingPermission {
+  kind: string; connector: string; permission: string; capability: string; grants: string[]; detail: string | null;
+}
+
+/** A refusal of the page (not an API answer): a status and words for a person. */
+export class ConnectPageRefusal extends Error {
+  constructor(readonly status: number, readonly title: string, message: string) {
+    super(message);
+  }
+}
+
+export type SessionState = 'pending' | 'completed' | 'expired' | 'cancelled';
+
+export function stateOf(s: ConnectSession, now = Date.now()): SessionState {
+  if (s.state === 'completed' || s.state === 'cancelled') return s.state;
+  return s.expiresAt.getTime() <= now ? 'expired' : 'pending';
+}
+
+/** The grants that cannot work on a kind's connection given the permission findings. */
+export function blockedGrants(kind: ConnectionKind, info: DraftInfo | undefined): Map<GrantKey, DraftInfo['permissions']> {
+  const out = new Map<GrantKey, DraftInfo['permissions']>();
+  if (!info) return out;
+  const missing = info.permissions.filter((p) => p.ok === false);
+  for (const key of grantKeysFor(kind)) {
+    const cap = capabilityOf(key, kind);
+    const why = missing.filter((p) => p.capability === cap || p.capability === 'read');
+    if (why.length) out.set(key, why);
+  }
+  return out;
+}
+
+export class ConnectSessions {
+  private readonly store: ConnectSessionsStore;
+
+  constructor(readonly deps: ConnectDeps) {
+    this.store = new ConnectSessionsStore(deps.ds);
+  }
+
+  private get ds(): DataSource {
+    return this.deps.ds;
+  }
+
+  // ---- the ISV's API -------------------------------------------------------------------------
+
+  async create(caller: Caller, isvId: string, body: {
+    tenant_id?: string; msp_name?: string; kinds: ConnectionKind[]; requested_grants: GrantKey[]; redirect_url?: string; expires_in_minutes: number;
+  }): Promise<{ session: ConnectSession; token: string }> {
+    // A tenant the ISV does not see is 404, exactly like one that does not exist, before anything else.
+    if (body.tenant_id != null) await this.deps.access.tenantAccess(caller, body.tenant_id);
+    if ((body.tenant_id == null) === (body.msp_name == null)) {
+      throw new ServiceError('validation', 'Give exactly one of tenant_id (an existing tenant) and msp_name (a new one).', { details: { field: body.tenant_id == null ? 'msp_name' : 'tenant_id' } });
+    }
+    const kinds = [...new Set(body.kinds)];
+    const offered = new Set(kinds.flatMap((k) => grantKeysFor(k)));
+    const foreign = body.requested_grants.filter((g) => !offered.has(g));
+    if (foreign.length) {
+      throw new ServiceError('validation', `${foreign.join(', ')} ${foreign.length === 1 ? 'is' : 'are'} not offered on ${kinds.join(', ')}; ask for the kinds they need.`, { details: { field: 'requested_grants', refused: foreign } });
+    }
+    if (body.redirect_url != null) checkRedirectUrl(body.redirect_url);
+    const token = randomBytes(32).toString('base64url');
+    const session = await this.ds.getRepository(ConnectSession).save({
+      isvId, tenantId: body.tenant_id ?? null, mspName: body.msp_name ?? null, kinds, requestedGrants: [...new Set(body.requested_grants)],
+      redirectUrl: body.redirect_url ?? null, tokenHash: sha256(token), state: 'pending',
+      expiresAt: new Date(Date.now() + body.expires_in_minutes * 60_000), completedAt: null, cancelledAt: null, draftSealed: null, draftInfo: {},
+      oauthStateHash: null, progressHash: null, connectionIds: [], granted: [], missingPermissions: [], steps: [],
+    });
+    await this.step(session, 'connect.session.created', 'ok', { by: 'isv', kinds, requested_grants: session.requestedGrants, expires_at: session.expiresAt.toISOString() });
+    return { session, token };
+  }
+
+  connectUrl(token: string): string {
+    return `${this.deps.config.publicUrl}/connect/${token}`;
+  }
+
+  /** The ISV's sessions (null: internal support, every ISV's). */
+  async ofIsv(isvId: string | null): Promise<ConnectSession[]> {
+    return this.ds.getRepository(ConnectSession).find({ where: isvId ? { isvId } : {}, order: { createdAt: 'ASC' } });
+  }
+
+  /** The ISV's own session (null: internal support, any); another's, or none, is 404. */
+  async get(isvId: string | null, id: string): Promise<ConnectSession> {
+    const s = isUuid(id) ? await this.ds.getRepository(ConnectSession).findOneBy(isvId ? { id, isvId } : { id }) : null;
+    if (!s) throw ServiceError.notFound('Connect session');
+    return s;
+  }
+
+  async cancel(isvId: string, id: string): Promise<ConnectSession> {
+    const s = await this.get(isvId, id);
+    const res = await this.ds.createQueryBuilder().update(ConnectSession).set({ state: 'cancelled', cancelledAt: () => 'now()' })
+      .where('id = :id AND state = :pending', { id: s.id, pending: 'pending' }).execute();
+    if (!res.affected) {
+      const now = stateOf(await this.get(isvId, id));
+      if (now === 'cancelled') return this.get(isvId, id);
+      throw new ServiceError('request_invalid', `The session is ${now === 'pending' ? 'being completed' : now}; it can no longer be cancelled.`, { details: { state: now } });
+    }
+    const done = await this.get(isvId, id);
+    await this.step(done, 'connect.session.cancelled', 'ok', { by: 'isv' });
+    return done;
+  }
+
+  /** The session as the ISV reads it; `facts` names the kind and connector of its connections (`connectionFacts`). */
+  view(s: ConnectSession, facts: ReadonlyMap<string, { kind: string; connector: string }> = new Map()): ConnectSessionAnswer {
+    return {
+      id: s.id, state: stateOf(s), tenant_id: s.tenantId, msp_name: s.mspName, kinds: s.kinds, requested_grants: s.requestedGrants,
+      redirect_url: s.redirectUrl, created_at: toRfc3339(s.createdAt)!, updated_at: toRfc3339(s.updatedAt)!, expires_at: toRfc3339(s.expiresAt)!, completed_at: toRfc3339(s.completedAt),
+      connections: s.connectionIds.map((id) => ({ id, ...(facts.get(id) ?? { kind: '', connector: '' }) })),
+      granted: s.granted,
+      missing_permissions: s.missingPermissions as unknown as MissingPermission[],
+    };
+  }
+
+  /** The kind and connector of the sessions' connections, for `view`. */
+  async connectionFacts(sessions: ConnectSession[]): Promise<Map<string, { kind: string; connector: string }>> {
+    const ids = [...new Set(sessions.flatMap((s) => s.connectionIds))];
+    const rows = ids.length ? await this.ds.getRepository(Connection).find({ where: { id: In(ids) } }) : [];
+    return new Map(rows.map((c) => [c.id, { kind: c.kind, connector: c.connector }]));
+  }
+
+  // ---- the connect page ------------------------------------------------------------------------
+
+  /** The session a page token names, when it may still be used; a refusal in words otherwise. */
+  async byToken(token: string): Promise<ConnectSession> {
+    const s = /^[A-Za-z0-9_-]{43}$/.test(token) ? await this.ds.getRepository(ConnectSession).findOneBy({ tokenHash: sha256(token) }) : null;
+    if (!s) throw new ConnectPageRefusal(404, 'This link is not valid', 'Check that you copied the whole link, or ask for a new one.');
+    // Compared in constant time as well (the lookup was by hash, so this only guards against a collision of bugs).
+    if (!timingSafeEqual(Buffer.from(s.tokenHash), Buffer.from(sha256(token)))) throw new ConnectPageRefusal(404, 'This link is not valid', 'Ask for a new one.');
+    const state = stateOf(s);
+    if (s.state === 'completing') throw new ConnectPageRefusal(409, 'Already connecting', 'This link is being used to connect right now.');
+    if (state === 'completed') throw new ConnectPageRefusal(410, 'This link has been used', 'Its systems are connected. To change or repair a connection, ask for a new link.');
+    if (state === 'cancelled') throw new ConnectPageRefusal(410, 'This link was cancelled', 'Ask for a new one.');
+    if (state === 'expired') throw new ConnectPageRefusal(410, 'This link has expired', 'Links work for a limited time. Ask for a new one.');
+    return s;
+  }
+
+  async isvName(s: ConnectSession): Promise<string> {
+    return (await this.ds.getRepository(Isv).findOneBy({ id: s.isvId }))?.name ?? 'An ISV';
+  }
+
+  async tenantName(s: ConnectSession): Promise<string | null> {
+    if (!s.tenantId) return s.mspName;
+    return (await this.ds.getRepository(Tenant).findOneBy({ id: s.tenantId }))?.name ?? null;
+  }
+
+  /** Connectors that can fill a kind. */
+  connectorsFor(kind: string): string[] {
+    return CONNECTOR_NAMES.filter((n) => readConnector(n).kind === kind);
+  }
+
+  private drafts(s: ConnectSession): Record<string, Draft> {
+    return s.draftSealed ? this.deps.box.openJson<Record<string, Draft>>(s.draftSealed) : {};
+  }
+
+  infoOf(s: ConnectSession): Record<string, DraftInfo> {
+    return s.draftInfo as unknown as Record<string, DraftInfo>;
+  }
+
+  private async saveDrafts(s: ConnectSession, drafts: Record<string, Draft>, info: Record<string, DraftInfo>, extra: Partial<ConnectSession> = {}): Promise<void> {
+    await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'pending' }, {
+      draftSealed: this.deps.box.sealJson(drafts), draftInfo: info as never, ...(extra as object),
+    });
+  }
+
+  /**
+   * Test: the credentials and base URL are checked (422 in words), the connector's probe is one
+   * authenticated call, then its declared permission checks; the draft is kept sealed for Connect.
+   */
+  async test(s: ConnectSession, kind: string, connector: string, baseUrl: string, given: Record<string, string>): Promise<DraftInfo> {
+    if (!s.kinds.includes(kind)) throw new ServiceError('validation', `This link does not ask for a ${kind}.`);
+    if (!this.connectorsFor(kind).includes(connector)) throw new ServiceError('validation', 'Choose one of the systems listed.');
+    const drafts = this.drafts(s);
+    // Testing the same keys again keeps an authorisation made with them (its refresh token is no form field).
+    const previous = drafts[kind]?.connector === connector ? drafts[kind].credentials : null;
+    const same = previous != null && capabilitiesOf(connector).connect.fields.every((f) => (given[f.name] ?? '') === (previous[f.name] ?? ''));
+    const merged: Record<string, string> = { ...(same ? previous : {}), ...given };
+    const checked = await checkedConnectionInput(this.deps, connector, baseUrl, merged);
+    await testConnection(connector, checked.baseUrl, checked.credentials);
+    const info = await this.permissionInfo(connector, checked.baseUrl, checked.credentials);
+    drafts[kind] = { connector, baseUrl: checked.baseUrl, credentials: checked.credentials, oauth: null };
+    const all = { ...this.infoOf(s), [kind]: info };
+    await this.saveDrafts(s, drafts, all);
+    await this.step(s, 'connect.credentials.tested', 'ok', { by: 'msp', via: 'connect page', kind, connector, missing: info.permissions.filter((p) => p.ok === false).map((p) => p.vendorTerms) });
+    return info;
+  }
+
+  private async permissionInfo(connector: string, baseUrl: string, credentials: Record<string, string>): Promise<DraftInfo> {
+    const decl = capabilitiesOf(connector).connect;
+    let findings: PermissionFinding[] = [];
+    let failure: string | null = null;
+    if (decl.checkPermissions) {
+      try {
+        findings = await decl.checkPermissions({ baseUrl, credentials, statusMapping: {}, since: null, http: this.deps.http });
+      } catch (err) {
+        failure = `could not be checked: ${(err as Error).message.slice(0, 200)}`;
+      }
+    }
+    return {
+      connector, base_url: baseUrl, tested_at: new Date().toISOString(),
+      authorised: decl.oauth ? Boolean(credentials[decl.oauth.refreshCredential]) : false,
+      permissions: decl.permissions.map((p) => {
+        const f = findings.find((x) => x.id === p.id);
+        // What reading needs, when nothing else checks it, the connection test has just proven.
+        if (!f && p.capability === 'read' && !failure) return { ...p, ok: true, detail: 'the connection test read it' };
+        return { ...p, ok: f?.ok ?? null, detail: f?.detail ?? failure ?? (decl.checkPermissions ? null : p.checkedBy) };
+      }),
+    };
+  }
+
+  /** The callback URL registered at the vendor for a connector's OAuth. */
+  callbackUrl(connector: string): string {
+    return `${this.deps.config.publicUrl}/connect/oauth/${connector}/callback`;
+  }
+
+  /** After a successful Test of an OAuth connector: the vendor's authorize URL, with PKCE and a one-time state. */
+  async startOAuth(s: ConnectSession, kind: string): Promise<string> {
+    const fresh = await this.ds.getRepository(ConnectSession).findOneByOrFail({ id: s.id });
+    const drafts = this.drafts(fresh);
+    const draft = drafts[kind];
+    const oauth = draft ? capabilitiesOf(draft.connector).connect.oauth : undefined;
+    if (!draft || !oauth) throw new ServiceError('validation', 'Test the connection first.');
+    const { verifier, challenge } = pkcePair();
+    const state = randomBytes(32).toString('base64url');
+    const redirectUri = this.callbackUrl(draft.connector);
+    drafts[kind] = { ...draft, oauth: { verifier, redirectUri } };
+    await this.saveDrafts(fresh, drafts, this.infoOf(fresh), { oauthStateHash: sha256(state) });
+    await this.step(fresh, 'connect.oauth.started', 'ok', { by: 'msp', via: 'connect page', kind, connector: draft.connector });
+    return authorizeUrl(draft.baseUrl, oauth, draft.credentials[oauth.clientIdCredential], redirectUri, challenge, state);
+  }
+
+  /**
+   * The vendor sent the browser back: the state names the session (once), the code is exchanged with
+   * the PKCE verifier, and the refresh token joins the sealed draft. `resume` is the page token the
+   * browser that started it carries (a cookie), so a callback cannot be replayed into another session.
+   */
+  async finishOAuth(connector: string, q: { state: string; code: string; error: string; errorDescription: string }, resume: string): Promise<{ session: ConnectSession; ok: boolean; message: string }> {
+    const s = q.state ? await this.ds.getRepository(ConnectSession).findOneBy({ oauthStateHash: sha256(q.state) }) : null;
+    if (!s || !resume || s.tokenHash !== sha256(resume)) throw new ConnectPageRefusal(400, 'This sign-in cannot be used', 'Start again from your connect link.');
+    await this.byToken(resume);
+    await this.ds.getRepository(ConnectSession).update({ id: s.id }, { oauthStateHash: null });
+    const drafts = this.drafts(s);
+    const kind = Object.keys(drafts).find((k) => drafts[k].connector === connector && drafts[k].oauth);
+    const draft = kind ? drafts[kind] : undefined;
+    const oauth = draft ? capabilitiesOf(connector).connect.oauth : undefined;
+    if (!kind || !draft || !draft.oauth || !oauth) throw new ConnectPageRefusal(400, 'This sign-in cannot be used', 'Start again from your connect link.');
+    if (q.error || !q.code) {
+      await this.step(s, 'connect.oauth.refused', 'refused', { by: 'msp', via: 'connect page', kind, connector, error: q.error.slice(0, 100) });
+      return { session: s, ok: false, message: `${capabilitiesOf(connector).connect.title} did not authorise: ${q.errorDescription || q.error || 'no code'}.` };
+    }
+    const tokens = await exchangeCode(this.deps.http, draft.baseUrl, oauth, draft.credentials, q.code, draft.oauth.verifier, draft.oauth.redirectUri);
+    if (!tokens.ok) {
+      await this.step(s, 'connect.oauth.refused', 'refused', { by: 'msp', via: 'connect page', kind, connector, error: tokens.error.slice(0, 200) });
+      return { session: s, ok: false, message: tokens.error };
+    }
+    const credentials = { ...draft.credentials, [oauth.refreshCredential]: tokens.refreshToken };
+    drafts[kind] = { ...draft, credentials, oauth: null };
+    const info = { ...this.infoOf(s), [kind]: await this.permissionInfo(connector, draft.baseUrl, credentials) };
+    await this.saveDrafts(s, drafts, info);
+    await this.step(s, 'connect.oauth.authorised', 'ok', { by: 'msp', via: 'connect page', kind, connector });
+    return { session: s, ok: true, message: `${capabilitiesOf(connector).connect.title} authorised.` };
+  }
+
+  /**
+   * Connect: spends the token first (pending -> completing, one winner), then creates the tenant or
+   * finds it, adds or repairs each tested connection, sets the chosen grants (never one the
+   * permissions rule out), issues the tenant's MSP key when it has none, starts the first sync.
+   * A failure hands the token back (pending) with nothing half-claimed.
+   */
+  async complete(token: string, chosen: Map<string, string[]>, address: string): Promise<{ session: ConnectSession; mspKey: string | null; progressKey: string }> {
+    const s = await this.byToken(token);
+    const drafts = this.drafts(s);
+    const info = this.infoOf(s);
+    const kinds = s.kinds.filter((k) => drafts[k]);
+    if (!kinds.length) throw new ServiceError('validation', 'Test at least one system before you connect.');
+    const claimed = await this.ds.createQueryBuilder().update(ConnectSession).set({ state: 'completing' })
+      .where('id = :id AND state = :pending AND expires_at > now()', { id: s.id, pending: 'pending' }).execute();
+    if (!claimed.affected) throw new ConnectPageRefusal(410, 'This link has been used', 'Ask for a new one.');
+    const who = { by: 'msp', via: 'connect page', session_id: s.id, address };
+    try {
+      let tenantId = s.tenantId;
+      let createdTenant = false;
+      if (!tenantId) {
+        const name = s.mspName ?? 'New MSP';
+        const slug = `${name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'msp'}-${randomBytes(3).toString('hex')}`;
+        tenantId = (await this.deps.admin.createTenant(name, slug.replace(/^-/, 'm'))).id;
+        createdTenant = true;
+      }
+      const existing = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+      const made: Connection[] = [];
+      const granted: { connection_id: string; keys: string[] }[] = [];
+      const missing: MissingPermission[] = [];
+      for (const kind of kinds) {
+        const d = drafts[kind];
+        const repair = existing.find((c) => c.kind === kind && c.connector === d.connector);
+        const { connection } = repair
+          ? await changeConnection(this.deps, repair, { baseUrl: d.baseUrl, credentials: d.credentials, test: false })
+          : await addConnection(this.deps, { tenantId, kind: kind as ConnectionKind, connector: d.connector, baseUrl: d.baseUrl, credentials: d.credentials, test: false });
+        made.push(connection);
+        const blocked = blockedGrants(kind as ConnectionKind, info[kind]);
+        const offered = new Set<string>(grantKeysFor(kind as ConnectionKind));
+        const keys = (chosen.get(kind) ?? []).filter((k): k is GrantKey => isGrantKey(k) && offered.has(k) && s.requestedGrants.includes(k) && !blocked.has(k));
+        await this.deps.admin.setGrant(s.isvId, connection.id, keys);
+        granted.push({ connection_id: connection.id, keys: [...keys].sort() });
+        for (const p of info[kind]?.permissions ?? []) {
+          if (p.ok !== false) continue;
+          missing.push({
+            kind, connector: d.connector, permission: p.vendorTerms, capability: p.capability, detail: p.detail,
+            grants: [...blocked.entries()].filter(([, why]) => why.some((w) => w.id === p.id)).map(([k]) => k).sort(),
+          });
+        }
+        await this.audit(tenantId, s.isvId, repair ? 'connect.connection.repaired' : 'connect.connection.added', connection.id, { ...who, kind, connector: d.connector });
+        await this.audit(tenantId, s.isvId, 'connect.grants.set', connection.id, { ...who, keys: [...keys].sort() });
+      }
+      let mspKey: string | null = null;
+      const liveKeys = (await this.ds.getRepository(ApiKey).find({ where: { tenantId, kind: 'msp' } })).filter((k) => !k.revokedAt);
+      if (!liveKeys.length) {
+        mspKey = (await this.deps.admin.issueMspKey(tenantId, 'issued by a connect session')).key;
+        await this.audit(tenantId, s.isvId, 'connect.msp_key.issued', null, who);
+      }
+      const progressKey = randomBytes(32).toString('base64url');
+      // The steps of a session whose tenant did not exist yet go into its log now.
+      if (createdTenant) for (const st of s.steps) await this.audit(tenantId, s.isvId, String(st.action), null, (st.detail ?? {}) as Record<string, unknown>, st.outcome as 'ok');
+      await this.ds.getRepository(ConnectSession).update({ id: s.id }, {
+        state: 'completed', completedAt: new Date(), tenantId, connectionIds: made.map((c) => c.id), granted,
+        missingPermissions: missing as never, progressHash: sha256(progressKey), draftSealed: null, steps: [],
+      });
+      await this.audit(tenantId, s.isvId, 'connect.session.completed', null, { ...who, connections: made.map((c) => c.id), tenant_created: createdTenant });
+      // The first sync, now (the schedule may be off or far away).
+      for (const c of made) {
+        await this.deps.queue.add('sync.connection', { tenantId, connectionId: c.id, full: true }, { jobId: `sync-${c.id}-connect-${s.id}`, attempts: 1 });
+      }
+      await this.deps.access.invalidate();
+      return { session: await this.ds.getRepository(ConnectSession).findOneByOrFail({ id: s.id }), mspKey, progressKey };
+    } catch (err) {
+      await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'completing' }, { state: 'pending' });
+      throw err;
+    }
+  }
+
+  /** The first sync of a completed session, per connection and resource (the completion page's key). */
+  async progress(progressKey: string): Promise<{ session: ConnectSession; done: boolean; connections: { id: string; kind: string; connector: string; resources: { resource: string; records: number; status: string }[] }[] }> {
+    const s = /^[A-Za-z0-9_-]{43}$/.test(progressKey) ? await this.ds.getRepository(ConnectSession).findOneBy({ progressHash: sha256(progressKey) }) : null;
+    if (!s || !s.completedAt) throw new ConnectPageRefusal(404, 'Nothing to show', 'This progress link is not valid.');
+    const since = s.completedAt.getTime() - 1000;
+    const connections = s.connectionIds.length ? await this.ds.getRepository(Connection).find({ where: { id: In(s.connectionIds) }, order: { createdAt: 'ASC' } }) : [];
+    const states = connections.length ? await this.ds.getRepository(SyncState).find({ where: { connectionId: In(connections.map((c) => c.id)) } }) : [];
+    let done = connections.length > 0;
+    const out = connections.map((c) => ({
+      id: c.id, kind: c.kind, connector: c.connector,
+      resources: readConnector(c.connector).resources.map((resource) => {
+        const st = states.find((x) => x.connectionId === c.id && x.resource === resource);
+        const fresh = st && (st.lastAttemptAt?.getTime() ?? 0) >= since;
+        const status = !fresh ? 'waiting' : st.lastStatus === 'running' ? 'running' : st.lastStatus === 'ok' ? 'done' : st.lastStatus === 'failed' ? 'failed' : 'waiting';
+        if (status !== 'done' && status !== 'failed') done = false;
+        return { resource, records: fresh ? st.recordsSeen : 0, status };
+      }),
+    }));
+    return { session: s, done, connections: out };
+  }
+
+  /** A credential the vendor rotated while a connection used it: sealed into that connection. */
+  async keepRotatedCredential(change: CredentialRotation): Promise<void> {
+    for (const c of await this.ds.getRepository(Connection).find({ where: { connector: change.connector, baseUrl: change.baseUrl } })) {
+      const credentials = this.deps.admin.credentialsOf(c);
+      if (credentials[change.credential] !== change.previous) continue;
+      await this.deps.admin.saveConnection(c, { credentials: { ...credentials, [change.credential]: change.next } });
+    }
+  }
+
+  // ---- audit -----------------------------------------------------------------------------------
+
+  private async audit(tenantId: string, isvId: string, action: string, connectionId: string | null, detail: Record<string, unknown>, outcome: 'ok' | 'refused' = 'ok'): Promise<void> {
+    await this.deps.audit.write({ tenantId, isvId, action, outcome, connectionId, subjectRef: null, detail });
+  }
+
+  /** A step of the session: into the tenant's audit log, or kept until the tenant exists. */
+  private async step(s: ConnectSession, action: string, outcome: 'ok' | 'refused', detail: Record<string, unknown>): Promise<void> {
+    const full = { ...detail, session_id: s.id };
+    if (s.tenantId) return this.audit(s.tenantId, s.isvId, action, null, full, outcome);
+    await this.store.appendStep(s.id, { action, outcome, detail: full, at: new Date().toISOString() });
+  }
+}
+
+/** A redirect URL the page may send a person to: https only, no credentials in it. */
+function checkRedirectUrl(raw: string): void {
+  let url: URL;
+  try { url = new URL(raw); } catch { throw new ServiceError('validation', 'redirect_url must be an absolute https URL.', { details: { field: 'redirect_url' } }); }
+  if (url.protocol !== 'https:' || url.username || url.password) throw new ServiceError('validation', 'redirect_url must be an https URL without credentials.', { details: { field: 'redirect_url' } });
+}
+
+/** Where the page sends the MSP when done: the ISV's URL with the session id and state added. */
+export function redirectTarget(s: ConnectSession): string | null {
+  if (!s.redirectUrl) return null;
+  const url = new URL(s.redirectUrl);
+  url.searchParams.set('connect_session_id', s.id);
+  url.searchParams.set('state', 'completed');
+  return url.href;
+}
