@@ -104,6 +104,11 @@ export interface Operation<P = any, Q = any, B = any, R = any> {
   errors: ErrorCode[];
   /** The HTTP status of a result (default: the first response's). */
   statusOf?(result: R): number;
+  /**
+   * A CSV form of the 200 answer, for `Accept: text/csv` or the query's `format=csv` (the query schema
+   * declares `format`): REST runs the operation with `format: 'csv'` and answers `render(result)`.
+   */
+  csv?: { render(result: R): string; description: string };
   handle(input: OperationInput<P, Q, B>, ctx: OperationContext): Promise<R>;
 }
 
@@ -114,6 +119,7 @@ export function defineOperation<PS extends Shape | undefined = undefined, QS ext
   op: Omit<Operation, 'handle' | 'path' | 'query' | 'body' | 'statusOf'> & {
     path?: PS; query?: QS; body?: BS;
     statusOf?(result: R): number;
+    csv?: { render(result: R): string; description: string };
     handle(input: OperationInput<Infer<PS>, Infer<QS>, Infer<BS>>, ctx: OperationContext): Promise<R>;
   },
 ): Operation<Infer<PS>, Infer<QS>, Infer<BS>, R> {
