@@ -7,6 +7,7 @@ import {
 import { AuditEntry, EventRecord, IdempotencyRecord, RoutingConfig, TicketLink, Webhook, WebhookDelivery } from './activity';
 import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer } from './identity';
 import { QuarantinedRecord } from './quarantine';
+import { ConsoleLink, ConsoleSession } from './console';
 import { AgreementLineMapping, BillingVersion, ChargeRecord, CostResolution, IsvCostRow, PartnerMinimumRow } from './billing';
 
 export * from './tenancy';
@@ -15,6 +16,7 @@ export * from './activity';
 export * from './identity';
 export * from './quarantine';
 export * from './billing';
+export * from './console';
 
 export const ALL_ENTITIES = [
   Isv, ApiKey, Tenant, Connection, Grant, SyncState,
@@ -25,4 +27,5 @@ export const ALL_ENTITIES = [
   IsvCustomer, IdentityMatch, IdentitySkip, ImportEndpoint,
   QuarantinedRecord,
   IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord, CostResolution, BillingVersion,
+  ConsoleLink, ConsoleSession,
 ];

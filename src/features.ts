@@ -17,11 +17,12 @@ import { ticketsFeature } from './tickets/feature';
 import { webhooksFeature } from './webhooks/feature';
 import { agreementsFeature } from './agreements/feature';
 import { billingFeature } from './billing/feature';
+import { consoleFeature } from './console/feature';
 
 export const FEATURES: FeatureModule[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
-  agreementsFeature, billingFeature,
+  agreementsFeature, billingFeature, consoleFeature,
 ];
 
 let operations: Operation[] | undefined;

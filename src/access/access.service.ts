@@ -14,7 +14,7 @@
  */
 import { AccessBroadcast } from './access-broadcast';
 import type { DataSource } from 'typeorm';
-import { In } from 'typeorm';
+import { In, IsNull } from 'typeorm';
 import { ApiKey, Connection, Grant as GrantRow, Tenant } from '../../entities';
 import { ServiceError } from '../errors/service-error';
 import { hashApiKey } from '../security/api-keys';
@@ -233,6 +233,16 @@ export class AccessService {
     if (!given) throw new ServiceError('request_invalid', 'An MSP key or the admin token names the ISV it means: isv_id.', { details: { field: 'isv_id' } });
     if (!(await this.isvWorksOn(tenantId, given))) throw new ServiceError('not_found', 'No ISV with that id works on this tenant.');
     return given;
+  }
+
+  /**
+   * The tenant's own MSP caller, as a page the MSP signed in to acts (the console): its newest unrevoked
+   * MSP key; null when the tenant has none (a revoked key signs no one in).
+   */
+  async mspCallerOf(tenantId: string): Promise<Caller | null> {
+    if (!isUuid(tenantId)) return null;
+    const row = await this.ds.getRepository(ApiKey).findOne({ where: { tenantId, kind: 'msp', revokedAt: IsNull() }, order: { createdAt: 'DESC' } });
+    return row ? { kind: 'msp', tenantId, apiKeyId: row.id } : null;
   }
 
   /** Whether the ISV holds any grant row on the tenant (an MSP names only ISVs that work on it). */

@@ -1,0 +1,68 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * A one-time sign-in link to the MSP's console (docs/architecture.md, Connect sessions and console):
+ * 32 random bytes, stored only as their SHA-256, valid 15 minutes, spent by its first use.
+ */
+@Entity('console_links')
+export class ConsoleLink {
+  @PrimaryGeneratedColumn('uuid')
+  id!: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  @Index()
+  tenantId!: string;
+
+  @Column({ name: 'token_hash', type: 'text', unique: true })
+  tokenHash!: string;
+
+  /** Who issued it (`msp` key, `connect` session, ...), for the audit log. */
+  @Column({ name: 'issued_by', type: 'text' })
+  issuedBy!: string;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt!: Date;
+
+  @Column({ name: 'used_at', type: 'timestamptz', nullable: true })
+  usedAt!: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}
+
+/**
+ * A signed-in console session, server-side: the cookie carries 32 random bytes, stored here only as
+ * their SHA-256; every form carries the session's CSRF token. Idle and absolute expiry, sign-out.
+ */
+@Entity('console_sessions')
+export class ConsoleSession {
+  @PrimaryGeneratedColumn('uuid')
+  id!: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  @Index()
+  tenantId!: string;
+
+  @Column({ name: 'token_hash', type: 'text', unique: true })
+  tokenHash!: string;
+
+  @Column({ name: 'csrf_token', type: 'text' })
+  csrfToken!: string;
+
+  /** How the person signed in: `link` or `key`. */
+  @Column({ name: 'signed_in_with', type: 'text' })
+  signedInWith!: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @Column({ name: 'last_seen_at', type: 'timestamptz' })
+  lastSeenAt!: Date;
+
+  /** The absolute end (created_at + 12 hours), whatever the activity. */
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt!: Date;
+
+  @Column({ name: 'ended_at', type: 'timestamptz', nullable: true })
+  endedAt!: Date | null;
+}
