@@ -5,6 +5,7 @@
  * refuses undeclared fields, restore brings a dismissed charge back, and the reconciliation CSV carries
  * the JSON's figures. Decisions made in the console are audited as the MSP's, with the session.
  */
+import { parseCsv } from './support/csv';
 import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;
@@ -48,23 +49,6 @@ async function signIn(key = svc.alphaMspKey, tenantId = svc.alphaId): Promise<{ 
   const health = await page('/console/health', { cookie });
   expect(health.status).toBe(200);
   return { cookie, csrf: csrfOf(health) };
-}
-
-/** RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (ch === '"') quoted = false; else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') { row.push(cell); cell = ''; } else if (ch === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; } else cell += ch;
-  }
-  if (cell || row.length) { row.push(cell); rows.push(row); }
-  return rows;
 }
 
 const pendingCharges = async () => (await msp(A('/charges?status=pending'))).body.charges as { id: string; status: string; line_source_id: string }[];

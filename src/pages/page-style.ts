@@ -65,5 +65,17 @@ code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;background:#eef0f3;pa
 .secret{font-family:ui-monospace,"DejaVu Sans Mono",monospace;background:#fff7e0;border:1px dashed #a66b00;padding:.5rem;display:block;word-break:break-all}
 progress{width:100%;height:1rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+header.top button.link{background:transparent;border:1px solid #dbe6ff;color:#fff;padding:.2rem .6rem;font-weight:600}
+.card>h2:first-child,.card>h3:first-child,.card>fieldset:first-child{margin-top:0}
+.card form{display:inline-block}
+.row form{margin:0}
+pre.request{background:#1b2a41;color:#f2f5fa;padding:.75rem;border-radius:6px;overflow-x:auto;font-size:.85rem;max-width:100%}
+td.neg{color:#a0141b}
+dl.totals{background:#fff;border:1px solid #d5dae1;border-radius:8px;padding:.75rem 1rem}
+form.filters .row>div{flex:1 1 12rem}
+.table-wrap:focus-visible{outline:3px solid #0b57d0}
+ul.plan li{margin:.3rem 0}
+tbody th[scope=row]{background:transparent}
+@media (max-width:40rem){table.phone-cards thead{position:absolute;left:-9999px}table.phone-cards tr{display:block;border-bottom:1px solid #d5dae1;padding:.4rem 0}table.phone-cards td,table.phone-cards th{display:block;border:0;padding:.2rem .65rem}}
 @media (max-width:40rem){html{font-size:15px}main{padding:1rem .75rem 2rem}header.top .who{margin-left:0}}
 `;

@@ -211,8 +211,26 @@ export class SandboxService {
     for (const def of SANDBOX_TENANTS) {
       const tenant = await this.ds.getRepository(Tenant).findOneByOrFail({ slug: def.slug });
       const synced = await this.ds.getRepository(SyncState).count({ where: { tenantId: tenant.id, lastStatus: 'ok' } });
-      if (synced === 0) await this.syncJobs.syncTenantNow(tenant.id);
+      if (synced === 0) {
+        await this.syncJobs.syncTenantNow(tenant.id);
+        if (def.firstSyncFailure) await this.rehearseFailure(tenant.id, def.firstSyncFailure);
+      }
     }
+  }
+
+  /**
+   * The sandbox's recent failure (fixtures/sandbox.json, first_sync_failure): the simulator refuses one
+   * request, so one sync of that connection really fails (audited as sync.failed with the vendor's
+   * answer), and the next one recovers.
+   */
+  private async rehearseFailure(tenantId: string, f: NonNullable<SandboxTenantDef['firstSyncFailure']>): Promise<void> {
+    const connection = await this.ds.getRepository(Connection).findOneBy({ tenantId, connector: f.connector });
+    const sim = this.simulators[f.connector];
+    if (!connection || !sim) return;
+    sim.faults.inject({ status: f.status, times: 1, pathIncludes: f.pathIncludes, method: 'GET' });
+    await this.syncJobs.syncConnectionNow(tenantId, connection.id);
+    sim.faults.clear();
+    await this.syncJobs.syncConnectionNow(tenantId, connection.id);
   }
 
   /**

@@ -35,7 +35,7 @@ export function registerAudit(routes: ConsoleRoutes): void {
 <div><label for="action">What</label><select id="action" name="action">${ACTIONS.map(([v, l]) => html`<option value="${v}"${v === action ? html` selected` : ''}>${l}</option>`)}</select></div>
 <div><label for="outcome">Outcome</label><select id="outcome" name="outcome">${OUTCOMES.map(([v, l]) => html`<option value="${v}"${v === outcome ? html` selected` : ''}>${l}</option>`)}</select></div>
 <button type="submit">Filter</button></form>
-<div class="table-wrap"><table><caption class="visually-hidden">Audit entries</caption>
+<div class="table-wrap" tabindex="0"><table><caption class="visually-hidden">Audit entries</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Subject</th><th scope="col">Detail</th></tr></thead>
 <tbody>${page.audit.map((e) => html`<tr><td><time datetime="${e.created_at}" title="${e.created_at}">${ago(e.created_at)}</time></td><td><code>${e.action}</code></td>
 <td>${e.outcome === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge ${e.outcome === 'refused' ? 'warn' : 'bad'}">${e.outcome}</span>`}</td><td>${e.subject_ref ?? ''}</td><td>${summary(e)}</td></tr>`)}</tbody>

@@ -4,7 +4,7 @@
  * connection only (a PUT leaves the others as they are).
  */
 import { grantKeysFor } from '../../access/access.service';
-import { fieldList } from '../../pages/forms';
+import { field, fieldList } from '../../pages/forms';
 import { html } from '../../pages/html';
 import { GRANT_WORDS } from '../grant-words';
 import type { ConsoleRoutes } from '../router';
@@ -33,8 +33,8 @@ ${grantKeysFor(r.kind).map((k) => html`<label class="check" for="g-${r.connectio
   });
 
   routes.post('/console/grants', async (ctx) => {
-    const isvId = String(ctx.form.isv_id ?? '');
-    await ctx.run('set_grants', { path: { isv_id: isvId }, body: { connections: [{ connection_id: String(ctx.form.connection_id ?? ''), keys: fieldList(ctx.form, 'keys') }] } });
+    const isvId = field(ctx.form, 'isv_id');
+    await ctx.run('set_grants', { path: { isv_id: isvId }, body: { connections: [{ connection_id: field(ctx.form, 'connection_id'), keys: fieldList(ctx.form, 'keys') }] } });
     ctx.res.redirect(303, '/console/grants?done=saved');
   });
 }

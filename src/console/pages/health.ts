@@ -32,8 +32,8 @@ function lagOf(c: ConnectionStatus): number | null {
   return lags.length ? Math.max(...lags) : null;
 }
 
-function failureBlock(where: string, error: string, when: string | null): SafeHtml {
-  return html`<div class="notice bad"><p><strong>What failed:</strong> ${where}${when ? html` (<time datetime="${when}">${ago(when)}</time>)` : ''}: ${error}</p>
+function failureBlock(where: string, error: string, when: string | null, current = true): SafeHtml {
+  return html`<div class="notice ${current ? 'bad' : 'warn'}"><p><strong>What failed:</strong> ${where}${when ? html` (<time datetime="${when}">${ago(when)}</time>)` : ''}: ${error}</p>
 <p><strong>What to do:</strong> ${whatToDo(error)}</p></div>`;
 }
 
@@ -58,9 +58,9 @@ export function registerHealth(routes: ConsoleRoutes): void {
 </dl>
 ${current.map((r) => failureBlock(`the sync of ${r.resource}`, r.last_error ?? 'failed', r.last_synced_at))}
 ${recent.length && !current.length ? html`<p class="muted">It failed ${recent.length === 1 ? 'once' : `${recent.length} times`} in the last day and has synced since:</p>` : ''}
-${recent.slice(0, 3).map((f) => failureBlock(`the sync of ${String(f.detail.resource ?? 'a resource')}`, String(f.detail.error ?? 'failed'), f.created_at))}
+${recent.slice(0, 3).map((f) => failureBlock(`the sync of ${String(f.detail.resource ?? 'a resource')}`, String(f.detail.error ?? 'failed'), f.created_at, current.length > 0))}
 <details><summary>Records per resource</summary>
-<div class="table-wrap"><table><caption class="visually-hidden">Records of ${c.connector} per resource</caption>
+<div class="table-wrap" tabindex="0"><table><caption class="visually-hidden">Records of ${c.connector} per resource</caption>
 <thead><tr><th scope="col">Resource</th><th scope="col" class="num">Records</th><th scope="col">Last sync</th><th scope="col">Status</th></tr></thead>
 <tbody>${c.resources.map((r) => html`<tr><th scope="row">${r.resource}</th><td class="num">${r.records}</td><td>${r.last_synced_at ? ago(r.last_synced_at) : 'never'}</td><td>${r.last_status === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge bad">${r.last_status}</span>`}</td></tr>`)}</tbody>
 </table></div></details>

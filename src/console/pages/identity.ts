@@ -5,7 +5,8 @@
  * (and for an import the operation's own preview of the requests), then a confirm form that runs
  * `identity_match`, `identity_skip`, `identity_unset` or `identity_import` per item.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { ServiceError } from '../../errors/service-error';
 import { field, fieldList } from '../../pages/forms';
 import { html, type SafeHtml } from '../../pages/html';
 import type { ConsoleRoutes, PageContext } from '../router';
@@ -76,7 +77,7 @@ function planOf(ctx: PageContext, rows: Leftover[]): { items: Item[]; problems: 
 
 function leftoverRow(ctx: PageContext, r: Leftover): SafeHtml {
   const k = keyOf(r);
-  const id = `r-${Buffer.from(k).toString('hex').slice(0, 40)}`;
+  const id = `r-${createHash('sha256').update(k).digest('hex').slice(0, 16)}`;
   return html`<tr>
 <td><input type="checkbox" name="row" value="${k}" id="${id}" aria-label="Select ${r.name}"></td>
 <th scope="row"><label for="${id}">${r.name}</label><br><span class="muted">${sideWords(r.side)} · ${r.id}</span></th>
@@ -97,7 +98,7 @@ export function registerIdentity(routes: ConsoleRoutes): void {
     const needs = rows.filter((r) => r.state === 'needs_match');
     const skipped = rows.filter((r) => r.state === 'skipped');
     const actions = [...new Set(rows.flatMap((r) => r.actions))];
-    const table = (list: Leftover[], caption: string) => html`<div class="table-wrap"><table><caption class="visually-hidden">${caption}</caption>
+    const table = (list: Leftover[], caption: string) => html`<div class="table-wrap" tabindex="0"><table class="phone-cards"><caption class="visually-hidden">${caption}</caption>
 <thead><tr><th scope="col"><span class="visually-hidden">Select</span></th><th scope="col">Name</th><th scope="col">State</th><th scope="col">Candidates</th><th scope="col">Actions</th></tr></thead>
 <tbody>${list.map((r) => leftoverRow(ctx, r))}</tbody></table></div>`;
     ctx.send('/console/identity', 'Identity', html`<h1>Identity</h1>
@@ -111,7 +112,7 @@ ${skipped.length ? html`<h2>Skipped (${skipped.length})</h2>${table(skipped, 'Sk
 <p class="hint">A match uses the candidate chosen on each row. Import is offered only when the ISV has an import endpoint.</p></fieldset>
 </form>
 <h2>Matched (${matched.length})</h2>
-<div class="table-wrap"><table><caption class="visually-hidden">Matched pairs</caption><thead><tr><th scope="col">ISV customer</th><th scope="col">PSA company</th><th scope="col">How</th><th scope="col">Decided by</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table><caption class="visually-hidden">Matched pairs</caption><thead><tr><th scope="col">ISV customer</th><th scope="col">PSA company</th><th scope="col">How</th><th scope="col">Decided by</th></tr></thead>
 <tbody>${matched.map((m) => html`<tr><td>${m.customer_name ?? m.customer_ref}</td><td>${m.company_name ?? m.company_source_id}</td><td>${m.how.replace(/_/g, ' ')}</td><td>${m.decided_by}</td></tr>`)}</tbody></table></div>`);
   });
 
@@ -134,10 +135,15 @@ ${items.map((i) => html`<input type="hidden" name="item" value="${JSON.stringify
 
   routes.post('/console/identity/apply', async (ctx) => {
     const isvId = field(ctx.form, 'isv_id');
-    const items: Item[] = fieldList(ctx.form, 'item').slice(0, 1000).map((v) => {
-      const [action, row, withCand] = JSON.parse(v) as [Action, Candidate, Candidate | null];
-      return { action, row, with: withCand ?? undefined };
-    });
+    let items: Item[];
+    try {
+      items = fieldList(ctx.form, 'item').slice(0, 1000).map((v) => {
+        const [action, row, withCand] = JSON.parse(v) as [Action, Candidate, Candidate | null];
+        return { action, row, with: withCand ?? undefined };
+      });
+    } catch {
+      throw new ServiceError('validation', 'The confirmed plan could not be read; preview the decisions again.');
+    }
     const imports = items.filter((i) => i.action === 'import');
     for (const item of items) {
       if (item.action === 'match') await ctx.run('identity_match', { body: { ...matchBody(item), isv_id: isvId } });

@@ -91,15 +91,15 @@ export function registerReconciliation(routes: ConsoleRoutes): void {
 <dt>Margin after minimums</dt><dd data-total="margin_after_minimums">${money(t.margin_after_minimums)}</dd><dt>Unresolved cost</dt><dd data-total="unresolved_isv_cost">${money(t.unresolved_isv_cost)}</dd>
 </dl>${report.currencies.length ? html`<p class="muted">Currencies: ${report.currencies.join(', ')} (not converted).</p>` : ''}</section>
 <h2>Per company and product (${rows.length} of ${report.reconciliation.length})</h2>
-<div class="table-wrap"><table class="recon"><caption class="visually-hidden">Reconciliation rows, sorted by ${col.label}${desc ? ', descending' : ''}</caption>
+<div class="table-wrap" tabindex="0"><table class="recon"><caption class="visually-hidden">Reconciliation rows, sorted by ${col.label}${desc ? ', descending' : ''}</caption>
 <thead><tr>${COLUMNS.map((c) => html`<th scope="col"${c.num ? html` class="num"` : ''}${c.key === sortKey ? html` aria-sort="${desc ? 'descending' : 'ascending'}"` : ''}><a href="${link({ sort: c.key, dir: c.key === sortKey && !desc ? 'desc' : 'asc' })}">${c.label}</a></th>`)}<th scope="col">Differences</th></tr></thead>
 <tbody>${rows.map((r) => html`<tr>${COLUMNS.map((c) => cellOf(c, r))}<td>${r.differences.map((d) => html`<span class="badge warn">${d.replace(/_/g, ' ')}</span> `)}</td></tr>`)}</tbody>
 </table></div>
 <h2>Partner minimums</h2>
-${report.partner_minimums.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Product</th><th scope="col" class="num">Minimum</th><th scope="col" class="num">Reported cost</th><th scope="col" class="num">Shortfall</th></tr></thead>
+${report.partner_minimums.length ? html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Product</th><th scope="col" class="num">Minimum</th><th scope="col" class="num">Reported cost</th><th scope="col" class="num">Shortfall</th></tr></thead>
 <tbody>${report.partner_minimums.map((m) => html`<tr><td>${m.product_name ?? m.product_source_id}</td><td class="num">${money(m.minimum_amount)} ${m.currency}</td><td class="num">${money(m.reported_cost)}</td><td class="num">${m.shortfall > 0 ? html`<span class="badge bad">${money(m.shortfall)}</span>` : money(0)}</td></tr>`)}</tbody></table></div>` : html`<p class="muted">None in this period.</p>`}
 <h2>Unresolved rows (${report.unresolved.length})</h2>
-${report.unresolved.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Customer</th><th scope="col">Product</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Cost</th><th scope="col">Why, and what fixes it</th></tr></thead>
+${report.unresolved.length ? html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Customer</th><th scope="col">Product</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Cost</th><th scope="col">Why, and what fixes it</th></tr></thead>
 <tbody>${report.unresolved.map((u) => html`<tr><td>${u.external_customer_ref}</td><td>${u.product_source_id}</td><td class="num">${qty(u.billable_quantity)}</td><td class="num">${money(u.msp_cost_extended)}</td><td><span class="badge warn">${u.reason.replace(/_/g, ' ')}</span> ${u.message}</td></tr>`)}</tbody></table></div>` : html`<p class="muted">Every row landed.</p>`}`);
   });
 
