@@ -1,11 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-/**
- * A one-time sign-in link to the MSP's console (docs/architecture.md, Connect sessions and console):
- * 32 random bytes, stored only as their SHA-256, valid 15 minutes, spent by its first use.
- */
-@Entity('console_links')
-export class ConsoleLink {
+/** What a link and a session share: a tenant and the SHA-256 of a secret only its holder has. */
+abstract class ConsoleSecret {
   @PrimaryGeneratedColumn('uuid')
   id!: string;
 
@@ -16,6 +12,16 @@ export class ConsoleLink {
   @Column({ name: 'token_hash', type: 'text', unique: true })
   tokenHash!: string;
 
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}
+
+/**
+ * A one-time sign-in link to the MSP's console (docs/architecture.md, Connect sessions and console):
+ * 32 random bytes, stored only as their SHA-256, valid 15 minutes, spent by its first use.
+ */
+@Entity('console_links')
+export class ConsoleLink extends ConsoleSecret {
   /** Who issued it (`msp` key, `connect` session, ...), for the audit log. */
   @Column({ name: 'issued_by', type: 'text' })
   issuedBy!: string;
@@ -25,9 +31,6 @@ export class ConsoleLink {
 
   @Column({ name: 'used_at', type: 'timestamptz', nullable: true })
   usedAt!: Date | null;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
 }
 
 /**
@@ -35,26 +38,13 @@ export class ConsoleLink {
  * their SHA-256; every form carries the session's CSRF token. Idle and absolute expiry, sign-out.
  */
 @Entity('console_sessions')
-export class ConsoleSession {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
-
-  @Column({ name: 'tenant_id', type: 'uuid' })
-  @Index()
-  tenantId!: string;
-
-  @Column({ name: 'token_hash', type: 'text', unique: true })
-  tokenHash!: string;
-
+export class ConsoleSession extends ConsoleSecret {
   @Column({ name: 'csrf_token', type: 'text' })
   csrfToken!: string;
 
   /** How the person signed in: `link` or `key`. */
   @Column({ name: 'signed_in_with', type: 'text' })
   signedInWith!: string;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
 
   @Column({ name: 'last_seen_at', type: 'timestamptz' })
   lastSeenAt!: Date;

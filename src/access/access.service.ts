@@ -240,9 +240,14 @@ export class AccessService {
    * MSP key; null when the tenant has none (a revoked key signs no one in).
    */
   async mspCallerOf(tenantId: string): Promise<Caller | null> {
-    if (!isUuid(tenantId)) return null;
-    const row = await this.ds.getRepository(ApiKey).findOne({ where: { tenantId, kind: 'msp', revokedAt: IsNull() }, order: { createdAt: 'DESC' } });
+    const [row] = await this.mspKeysOf(tenantId);
     return row ? { kind: 'msp', tenantId, apiKeyId: row.id } : null;
+  }
+
+  /** The tenant's unrevoked MSP keys, newest first (never the key itself: id, prefix, when issued). */
+  async mspKeysOf(tenantId: string): Promise<ApiKey[]> {
+    if (!isUuid(tenantId)) return [];
+    return this.ds.getRepository(ApiKey).find({ where: { tenantId, kind: 'msp', revokedAt: IsNull() }, order: { createdAt: 'DESC' } });
   }
 
   /** Whether the ISV holds any grant row on the tenant (an MSP names only ISVs that work on it). */

@@ -212,25 +212,25 @@ async function decideCharge(ctx: OperationContext, decision: 'dismiss' | 'restor
   }
 }
 
-const dismissCharge = defineOperation({
-  name: 'dismiss_charge', kind: 'mutation', summary: 'Dismiss a charge (preview or commit; nothing changes at the PSA)', tag: 'Billing', role: 'msp',
-  description: 'MSP key. `dry_run` (default true) answers what the dismissal would change (`change`) and changes nothing; a commit (`dry_run: false` with an `idempotency_key`) sets the charge aside; the agreement is not touched. Undeclared fields are refused (422). The same proposal is not raised again; a different billable quantity raises a new charge; `POST .../restore` brings a dismissed charge back.',
-  http: { method: 'post', path: '/tenants/{tenant_id}/charges/{charge_id}/dismiss', documented: false },
-  path: S.ChargePath, body: S.DismissChargeBody,
-  responses: [{ status: 200, schema: S.ChargeDecision, description: 'A preview, or dismissed (already dismissed: `changed: false`).' }],
-  errors: DECISION_ERRORS,
-  handle: async ({ path, body }, ctx) => decideCharge(ctx, 'dismiss', path.charge_id, body.dry_run),
-});
+/** Dismiss and restore share their shape: MSP key, a previewing write on the charge, nothing sent to the PSA. */
+function chargeDecision(decision: 'dismiss' | 'restore', summary: string, description: string, body: typeof S.DismissChargeBody, answer: string) {
+  return defineOperation({
+    name: `${decision}_charge`, kind: 'mutation', summary, tag: 'Billing', role: 'msp', description,
+    http: { method: 'post', path: `/tenants/{tenant_id}/charges/{charge_id}/${decision}`, documented: false },
+    path: S.ChargePath, body,
+    responses: [{ status: 200, schema: S.ChargeDecision, description: answer }],
+    errors: DECISION_ERRORS,
+    handle: async ({ path, body: b }, ctx) => decideCharge(ctx, decision, path.charge_id, b.dry_run),
+  });
+}
 
-const restoreCharge = defineOperation({
-  name: 'restore_charge', kind: 'mutation', summary: 'Bring a dismissed charge back to pending (preview or commit)', tag: 'Billing', role: 'msp',
-  description: 'MSP key. Undoes a dismissal: `dry_run` (default true) answers what would change and changes nothing; a commit (`dry_run: false` with an `idempotency_key`) makes the charge pending again, to approve or dismiss, and the next recomputation brings its figures up to date. Nothing is sent to the PSA. A charge already pending answers `changed: false`; an approved one 422 `request_invalid`.',
-  http: { method: 'post', path: '/tenants/{tenant_id}/charges/{charge_id}/restore', documented: false },
-  path: S.ChargePath, body: S.RestoreChargeBody,
-  responses: [{ status: 200, schema: S.ChargeDecision, description: 'A preview, or restored (already pending: `changed: false`).' }],
-  errors: DECISION_ERRORS,
-  handle: async ({ path, body }, ctx) => decideCharge(ctx, 'restore', path.charge_id, body.dry_run),
-});
+const dismissCharge = chargeDecision('dismiss', 'Dismiss a charge (preview or commit; nothing changes at the PSA)',
+  'MSP key. `dry_run` (default true) answers what the dismissal would change (`change`) and changes nothing; a commit (`dry_run: false` with an `idempotency_key`) sets the charge aside; the agreement is not touched. Undeclared fields are refused (422). The same proposal is not raised again; a different billable quantity raises a new charge; `POST .../restore` brings a dismissed charge back.',
+  S.DismissChargeBody, 'A preview, or dismissed (already dismissed: `changed: false`).');
+
+const restoreCharge = chargeDecision('restore', 'Bring a dismissed charge back to pending (preview or commit)',
+  'MSP key. Undoes a dismissal: `dry_run` (default true) answers what would change and changes nothing; a commit (`dry_run: false` with an `idempotency_key`) makes the charge pending again, to approve or dismiss, and the next recomputation brings its figures up to date. Nothing is sent to the PSA. A charge already pending answers `changed: false`; an approved one 422 `request_invalid`.',
+  S.RestoreChargeBody, 'A preview, or restored (already pending: `changed: false`).');
 
 const reconciliation = defineOperation({
   name: 'billing_reconciliation', kind: 'query', summary: 'Reconciliation of a period: ISV reports, agreements and distributor subscriptions', tag: 'Billing', role: 'msp',

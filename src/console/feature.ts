@@ -52,7 +52,7 @@ const rotateMspKey = defineOperation({
   errors: ['role_required'],
   handle: async ({ body }, ctx) => {
     const tenantId = tenantOf(ctx).tenant.id;
-    const live = (await ctx.services.admin.listKeys({ tenantId })).filter((k) => k.kind === 'msp' && !k.revokedAt);
+    const live = await ctx.services.access.mspKeysOf(tenantId);
     const info = (k: { id: string; prefix: string; createdAt: Date }) => ({ id: k.id, prefix: k.prefix, created_at: iso(k.createdAt) });
     if (body.dry_run) return { dry_run: true as const, current: live.map(info) };
     const { row, key } = await ctx.services.admin.issueMspKey(tenantId, 'rotated');
