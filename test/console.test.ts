@@ -210,3 +210,22 @@ describe('the reconciliation as CSV', () => {
     expect(download.text).toBe(byAccept.body);
   });
 });
+
+describe('the MSP key', () => {
+  it('rotates from the console after a confirmation: the new key is shown once, the old one stops, the session stays', async () => {
+    const { cookie, csrf } = await signIn();
+    const keyPage = await page('/console/key', { cookie });
+    expect(keyPage.text).toContain(svc.alphaMspKey.slice(0, 12));
+    const unconfirmed = await page('/console/key/rotate', { cookie, form: { csrf, idempotency_key: newKey() } });
+    expect(unconfirmed.status).toBe(422);
+    expect((await msp(A('/charges'))).status).toBe(200);
+    const rotated = await page('/console/key/rotate', { cookie, form: { csrf, confirm: 'yes', idempotency_key: newKey() } });
+    expect(rotated.status).toBe(200);
+    const fresh = /id="new-key">(sk_msp_[A-Za-z0-9_-]+)</.exec(rotated.text)![1]!;
+    expect((await svc.api(A('/charges'), { key: svc.alphaMspKey })).status).toBe(401);
+    expect((await svc.api(A('/charges'), { key: fresh })).status).toBe(200);
+    expect((await page('/console/health', { cookie })).status).toBe(200);
+    const audit = (await svc.api(A('/audit?action=msp_key.'), { key: fresh })).body.audit;
+    expect(audit[0].detail).toMatchObject({ decided_by: 'msp', via: 'console' });
+  });
+});

@@ -274,7 +274,7 @@ export const RestoreChargeBody = keyedWrite('RestoreChargeBody', {});
 const decisionStatus = z.enum(['pending', 'dismissed']);
 export const ChargeDecision = z.object({
   dry_run: z.boolean().openapi({ description: 'true: a preview; the charge is as it was.' }),
-  charge: Charge.openapi({ description: 'The charge: as it is (a preview), or after the decision.' }),
+  charge: Charge,
   changed: z.boolean().openapi({ description: 'Whether the decision changes (a preview: would change) the charge; false when it is already there.' }),
   change: z.object({ status: z.object({ from: decisionStatus, to: decisionStatus }).strict() }).strict().nullable()
     .openapi({ description: 'What the commit changes (a preview) or changed; null when nothing. Nothing is sent to the PSA either way.' }),
