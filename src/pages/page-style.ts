@@ -75,7 +75,11 @@ dl.totals{background:#fff;border:1px solid #d5dae1;border-radius:8px;padding:.75
 form.filters .row>div{flex:1 1 12rem}
 .table-wrap:focus-visible{outline:3px solid #0b57d0}
 ul.plan li{margin:.3rem 0}
+form.row,form.filters .row{align-items:flex-end}
+form.stack>p{margin:0}
+code.key{word-break:normal;overflow-wrap:anywhere;font-size:.8rem;color:#3b4350}
+.cards>form.card{align-self:start}
 tbody th[scope=row]{background:transparent}
-@media (max-width:40rem){table.phone-cards thead{position:absolute;left:-9999px}table.phone-cards tr{display:block;border-bottom:1px solid #d5dae1;padding:.4rem 0}table.phone-cards td,table.phone-cards th{display:block;border:0;padding:.2rem .65rem}}
+@media (max-width:40rem){table.phone-cards thead{position:absolute;left:-9999px}table.phone-cards tr{display:block;border-bottom:1px solid #d5dae1;padding:.4rem 0}table.phone-cards td,table.phone-cards th{display:block;border:0;padding:.2rem .65rem;text-align:left}table.phone-cards td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:#3b4350}}
 @media (max-width:40rem){html{font-size:15px}main{padding:1rem .75rem 2rem}header.top .who{margin-left:0}}
 `;

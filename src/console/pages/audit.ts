@@ -14,7 +14,7 @@ const OUTCOMES: [string, string][] = [['', 'Any'], ['ok', 'Done'], ['refused', '
 function summary(e: Entry): string {
   const d = e.detail;
   const parts = [
-    d.decided_by ? `by ${String(d.decided_by)}` : '', d.via ? `via ${String(d.via)}` : '',
+    typeof d.connector === 'string' ? d.connector : '', d.decided_by ? `by ${String(d.decided_by)}` : '', d.via ? `via ${String(d.via)}` : '',
     typeof d.message === 'string' ? d.message : '', typeof d.error === 'string' ? `${String(d.resource ?? '')}: ${d.error}` : '',
   ];
   return parts.filter(Boolean).join(' · ');

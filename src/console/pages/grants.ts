@@ -26,7 +26,7 @@ ${rows.filter((r) => r.isv_id === isvId).map((r) => html`<form class="card" meth
 ${csrfField(ctx.session)}<input type="hidden" name="isv_id" value="${isvId}"><input type="hidden" name="connection_id" value="${r.connection_id}">
 <fieldset><legend>${r.connector} (${r.kind})</legend>
 ${grantKeysFor(r.kind).map((k) => html`<label class="check" for="g-${r.connection_id}-${k}"><input type="checkbox" id="g-${r.connection_id}-${k}" name="keys" value="${k}"${r.keys.includes(k) ? html` checked` : ''}>
-<span><strong>${GRANT_WORDS[k].title}</strong> <code>${k}</code><br><span class="hint">${GRANT_WORDS[k].words}</span></span></label>`)}
+<span><strong>${GRANT_WORDS[k].title}</strong><span class="hint">${GRANT_WORDS[k].words}</span><code class="key">${k}</code></span></label>`)}
 </fieldset>
 <button type="submit">Save ${r.connector} grants for ${name}</button></form>`)}
 </div></section>`)}`);

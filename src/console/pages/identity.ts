@@ -75,7 +75,7 @@ function planOf(ctx: PageContext, rows: Leftover[]): { items: Item[]; problems: 
   return { items, problems };
 }
 
-function leftoverRow(ctx: PageContext, r: Leftover): SafeHtml {
+function leftoverRow(r: Leftover): SafeHtml {
   const k = keyOf(r);
   const id = `r-${createHash('sha256').update(k).digest('hex').slice(0, 16)}`;
   return html`<tr>
@@ -100,7 +100,7 @@ export function registerIdentity(routes: ConsoleRoutes): void {
     const actions = [...new Set(rows.flatMap((r) => r.actions))];
     const table = (list: Leftover[], caption: string) => html`<div class="table-wrap" tabindex="0"><table class="phone-cards"><caption class="visually-hidden">${caption}</caption>
 <thead><tr><th scope="col"><span class="visually-hidden">Select</span></th><th scope="col">Name</th><th scope="col">State</th><th scope="col">Candidates</th><th scope="col">Actions</th></tr></thead>
-<tbody>${list.map((r) => leftoverRow(ctx, r))}</tbody></table></div>`;
+<tbody>${list.map((r) => leftoverRow(r))}</tbody></table></div>`;
     ctx.send('/console/identity', 'Identity', html`<h1>Identity</h1>
 ${done > 0 ? notice('ok', `${done} ${done === 1 ? 'decision was' : 'decisions were'} recorded.`) : ''}
 <p class="lead">Which of the ISV's customers is which of your PSA companies. Same names were matched automatically; the rest wait for you. Every decision is shown to you before it is written.</p>

@@ -47,9 +47,9 @@ async function reportOf(ctx: PageContext, format?: 'csv'): Promise<Report> {
 
 function cellOf(c: (typeof COLUMNS)[number], r: Row): SafeHtml {
   const v = c.value(r);
-  if (!c.num) return html`<td>${v ?? '—'}</td>`;
+  if (!c.num) return html`<td data-label="${c.label}">${v ?? '—'}</td>`;
   const text = c.key === 'cost' || c.key === 'revenue' || c.key === 'margin' ? money(v as number) : qty(v as number | null);
-  return html`<td class="num${c.key === 'margin' && (v as number) < 0 ? ' neg' : ''}">${text}</td>`;
+  return html`<td data-label="${c.label}" class="num${c.key === 'margin' && (v as number) < 0 ? ' neg' : ''}">${text}</td>`;
 }
 
 export function registerReconciliation(routes: ConsoleRoutes): void {
@@ -91,9 +91,9 @@ export function registerReconciliation(routes: ConsoleRoutes): void {
 <dt>Margin after minimums</dt><dd data-total="margin_after_minimums">${money(t.margin_after_minimums)}</dd><dt>Unresolved cost</dt><dd data-total="unresolved_isv_cost">${money(t.unresolved_isv_cost)}</dd>
 </dl>${report.currencies.length ? html`<p class="muted">Currencies: ${report.currencies.join(', ')} (not converted).</p>` : ''}</section>
 <h2>Per company and product (${rows.length} of ${report.reconciliation.length})</h2>
-<div class="table-wrap" tabindex="0"><table class="recon"><caption class="visually-hidden">Reconciliation rows, sorted by ${col.label}${desc ? ', descending' : ''}</caption>
+<div class="table-wrap" tabindex="0"><table class="recon phone-cards"><caption class="visually-hidden">Reconciliation rows, sorted by ${col.label}${desc ? ', descending' : ''}</caption>
 <thead><tr>${COLUMNS.map((c) => html`<th scope="col"${c.num ? html` class="num"` : ''}${c.key === sortKey ? html` aria-sort="${desc ? 'descending' : 'ascending'}"` : ''}><a href="${link({ sort: c.key, dir: c.key === sortKey && !desc ? 'desc' : 'asc' })}">${c.label}</a></th>`)}<th scope="col">Differences</th></tr></thead>
-<tbody>${rows.map((r) => html`<tr>${COLUMNS.map((c) => cellOf(c, r))}<td>${r.differences.map((d) => html`<span class="badge warn">${d.replace(/_/g, ' ')}</span> `)}</td></tr>`)}</tbody>
+<tbody>${rows.map((r) => html`<tr>${COLUMNS.map((c) => cellOf(c, r))}<td data-label="Differences">${r.differences.map((d) => html`<span class="badge warn">${d.replace(/_/g, ' ')}</span> `)}</td></tr>`)}</tbody>
 </table></div>
 <h2>Partner minimums</h2>
 ${report.partner_minimums.length ? html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Product</th><th scope="col" class="num">Minimum</th><th scope="col" class="num">Reported cost</th><th scope="col" class="num">Shortfall</th></tr></thead>
