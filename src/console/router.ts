@@ -155,7 +155,7 @@ ${message ?? ''}
       };
       // Every form of a signed-in page carries the session's CSRF token; without it nothing runs.
       if (method === 'post' && !csrfMatches(who.session, field(form, 'csrf'))) {
-        return send(path, 'Refused', html`<h1>Refused</h1>${notice('bad', 'This form did not carry your session\'s security token, so nothing was done. Reload the page and try again.')}`, 403);
+        return send(`/${path.split('/').slice(1, 3).join('/')}`, 'Refused', html`<h1>Refused</h1>${notice('bad', 'This form did not carry your session\'s security token, so nothing was done. Reload the page and try again.')}`, 403);
       }
       const ctx: PageContext = {
         ...who, req, res, form, tenantId: who.session.tenantId,
@@ -167,7 +167,8 @@ ${message ?? ''}
       } catch (err) {
         const r = refusal(err);
         if (!r) throw err;
-        send(path, 'Not done', html`<h1>Not done</h1>${notice('bad', r.message)}<p><a href="${`/${path.split('/').slice(1, 3).join('/')}`}">Back</a></p>`, r.status);
+        const area = `/${path.split('/').slice(1, 3).join('/')}`;
+        send(area, 'Not done', html`<h1>Not done</h1>${notice('bad', r.message)}<p><a href="${area}">Back</a></p>`, r.status);
       }
     });
   };
