@@ -6,7 +6,6 @@ abstract class ConsoleSecret {
   id!: string;
 
   @Column({ name: 'tenant_id', type: 'uuid' })
-  @Index()
   tenantId!: string;
 
   @Column({ name: 'token_hash', type: 'text', unique: true })
@@ -21,6 +20,7 @@ abstract class ConsoleSecret {
  * 32 random bytes, stored only as their SHA-256, valid 15 minutes, spent by its first use.
  */
 @Entity('console_links')
+@Index('ix_console_links_tenant', ['tenantId'])
 export class ConsoleLink extends ConsoleSecret {
   /** Who issued it (`msp` key, `connect` session, ...), for the audit log. */
   @Column({ name: 'issued_by', type: 'text' })
@@ -38,6 +38,7 @@ export class ConsoleLink extends ConsoleSecret {
  * their SHA-256; every form carries the session's CSRF token. Idle and absolute expiry, sign-out.
  */
 @Entity('console_sessions')
+@Index('ix_console_sessions_tenant', ['tenantId'])
 export class ConsoleSession extends ConsoleSecret {
   @Column({ name: 'csrf_token', type: 'text' })
   csrfToken!: string;
@@ -46,7 +47,7 @@ export class ConsoleSession extends ConsoleSecret {
   @Column({ name: 'signed_in_with', type: 'text' })
   signedInWith!: string;
 
-  @Column({ name: 'last_seen_at', type: 'timestamptz' })
+  @Column({ name: 'last_seen_at', type: 'timestamptz', default: () => 'now()' })
   lastSeenAt!: Date;
 
   /** The absolute end (created_at + 12 hours), whatever the activity. */
