@@ -73,13 +73,6 @@ export class SyncJobs {
    * answer is `running` with the sync's id: its jobs go on (a dead worker's job is re-run by another,
    * jobs/queue/bullmq.ts) and `awaitTenantSync` answers once they have finished.
    */
-  /** Syncs one connection now (incremental) and waits up to `waitMs` for it; whether it finished ok. */
-  async syncConnectionNow(tenantId: string, connectionId: string, waitMs = DEFAULT_SYNC_WAIT_MS): Promise<boolean> {
-    const { id } = await this.queue.add('sync.connection', { tenantId, connectionId, full: false }, { jobId: syncJobId(connectionId, randomUUID()), attempts: 1 });
-    const outcome = await this.queue.waitFor(id, waitMs).catch(() => null);
-    return outcome?.state === 'completed';
-  }
-
   async syncTenantNow(tenantId: string, opts: { full?: boolean; waitMs?: number } = {}): Promise<TenantSyncOutcome> {
     const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
     const syncId = randomUUID();
