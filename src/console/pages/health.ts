@@ -24,6 +24,7 @@ export function whatToDo(error: string): string {
   if (/\b5\d\d\b|unavailable|timeout|timed out|ECONN|network/i.test(error)) {
     return 'The vendor did not answer properly. It is usually temporary: the next sync retries; if it keeps failing, check the vendor\'s status page.';
   }
+  if (/\b4\d\d\b/.test(error)) return 'The vendor refused one request. If it happens again, check that the API user may read this resource; the next sync tries again.';
   return 'Run a sync now; if it fails again, the message above is what the vendor said.';
 }
 
