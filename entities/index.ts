@@ -8,6 +8,7 @@ import { AuditEntry, EventRecord, IdempotencyRecord, RoutingConfig, TicketLink, 
 import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer } from './identity';
 import { QuarantinedRecord } from './quarantine';
 import { ConnectSession } from './connect';
+import { ConsoleLink, ConsoleSession } from './console';
 import { AgreementLineMapping, BillingVersion, ChargeRecord, CostResolution, IsvCostRow, PartnerMinimumRow } from './billing';
 
 export * from './tenancy';
@@ -17,6 +18,7 @@ export * from './identity';
 export * from './quarantine';
 export * from './billing';
 export * from './connect';
+export * from './console';
 
 export const ALL_ENTITIES = [
   Isv, ApiKey, Tenant, Connection, Grant, SyncState,
@@ -28,4 +30,5 @@ export const ALL_ENTITIES = [
   QuarantinedRecord,
   IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord, CostResolution, BillingVersion,
   ConnectSession,
+  ConsoleLink, ConsoleSession,
 ];

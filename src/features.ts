@@ -23,11 +23,12 @@ import { webhooksFeature } from './webhooks/feature';
 import { agreementsFeature } from './agreements/feature';
 import { billingFeature } from './billing/feature';
 import { connectFeature } from './connect/feature';
+import { consoleFeature, consolePagesFeature } from './console/feature';
 
 export const FEATURES: FeatureModule<Services>[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
-  agreementsFeature, billingFeature, connectFeature,
+  agreementsFeature, billingFeature, connectFeature, consoleFeature, consolePagesFeature,
 ];
 
 let operations: Operation[] | undefined;

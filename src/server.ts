@@ -101,7 +101,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     const firstSync = (async () => {
       // The simulators start from fixtures on every start: a store that outlived them is reset (sandbox.service.ts).
       if (!config.ephemeral) await owned.resetAfterRestart();
-      await owned.syncUnsynced();
+      await owned.syncUnsynced(services.sync);
       owned.markReady();
     })();
     if (opts.awaitInitialSync !== false) await firstSync;

@@ -34,6 +34,7 @@ import { ConnectionBudgets } from './budget/connection-budgets';
 import { RateLimits } from './access/rate-limit';
 import { AskService } from './ask/ask.service';
 import { ConnectSessions } from './connect/connect-sessions.service';
+import { ConsoleAuth } from './console/console-auth';
 import { CompaniesStore } from './companies/companies.store';
 import { TenantsStore } from './tenants/tenants.store';
 
@@ -72,6 +73,8 @@ export interface Services {
   ask: AskService;
   /** Connect sessions and the connect page's steps (src/connect). */
   connectSessions: ConnectSessions;
+  /** Console sign-in links and sessions (src/console). */
+  consoleAuth: ConsoleAuth;
   /** The companies feature's statements (company create's match, contact match). */
   companiesStore: CompaniesStore;
   /** The tenants feature's reads (ISVs, sync states, record counts) and removals. */
@@ -115,6 +118,7 @@ export function createServices(
   const findings = new FindingsService(ds, access, pipeline, tickets, events);
   const admin = new AdminService(ds, box, access);
   const webhooks = new WebhooksService(ds, box, queue, config, access);
+  const consoleAuth = new ConsoleAuth(ds);
   const rateLimits = RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute });
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
@@ -132,6 +136,7 @@ export function createServices(
     ask: new AskService(ds, config),
     companiesStore: new CompaniesStore(ds),
     tenantsStore: new TenantsStore(ds),
-    connectSessions: new ConnectSessions({ ds, box, config, http, logger, access, admin, audit, queue, syncJobs, webhooks, simulators, rateLimits }),
+    consoleAuth,
+    connectSessions: new ConnectSessions({ ds, box, config, http, logger, access, admin, audit, queue, syncJobs, webhooks, simulators, rateLimits, consoleAuth }),
   };
 }

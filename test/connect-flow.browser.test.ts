@@ -100,6 +100,13 @@ describeInBrowser('the connect page in Chromium', () => {
     expect(tickets.body.tickets.length).toBeGreaterThan(0);
     const keys = session.body.granted.flatMap((g: { keys: string[] }) => g.keys).sort();
     expect(keys).toEqual(['psa.ticket.create', 'psa.ticket.events', 'rmm.device.events', 'rmm.device.write']);
+
+    // The page ends in the MSP's console: its one-time link signs the person in to the new tenant.
+    await page.getByRole('link', { name: 'Open your console' }).click();
+    await page.getByRole('button', { name: 'Continue to the console' }).click();
+    await page.getByRole('heading', { name: 'Connections and health' }).waitFor();
+    expect(await page.textContent('main')).toContain('ConnectWise PSA (psa)');
+    await screenshot(page, SUITE, '09-console-after-connect');
   }, 180_000);
 
   it('a ConnectWise member whose security role lacks ticket add: the page names the permission and ticket create is off (phone width)', async () => {

@@ -296,11 +296,21 @@ describe('REST and GraphQL answer alike', () => {
     expect((await svc.api(`/tenants/${svc.alphaId}/charges/${second.id}/dismiss`, { method: 'POST', key: svc.alphaMspKey, json: { dry_run: false, idempotency_key: 'parity-dismiss' } })).status).toBe(200);
     await expectParity('dismiss_charge', msp, { path: { ...T(), charge_id: second.id } });
     expect((await expectParity('dismiss_charge', msp, { path: { ...T(), charge_id: 'no-such-charge' } })).status).toBe(404);
+    expect((await expectParity('restore_charge', msp, { path: { ...T(), charge_id: second.id }, body: {} })).status).toBe(200);
+    expect((await expectParity('restore_charge', isv, { path: { ...T(), charge_id: second.id }, body: {} })).status).toBe(403);
     await expectParity('billing_reconciliation', msp, { path: T(), query: month });
     expect((await expectParity('billing_reconciliation', msp, { path: T(), query: { period_start: '2026-11-31', period_end: '2026-11-30' } })).status).toBe(422);
     for (const n of ['submit_isv_cost', 'list_isv_costs', 'submit_partner_minimum', 'list_partner_minimums', 'create_agreement_line_mapping', 'list_agreement_line_mappings',
-      'delete_agreement_line_mapping', 'suggest_agreement_line_mapping', 'list_charges', 'approve_charge', 'dismiss_charge', 'billing_reconciliation']) covered.add(n);
+      'delete_agreement_line_mapping', 'suggest_agreement_line_mapping', 'list_charges', 'approve_charge', 'dismiss_charge', 'restore_charge', 'billing_reconciliation']) covered.add(n);
   }, 60_000);
+
+  it('the console\'s operations: a sign-in link (a new one each time) and the MSP key\'s rotation preview', async () => {
+    expect((await expectParity('create_console_link', msp, { path: T() }, ['url', 'expires_at'])).status).toBe(201);
+    expect((await expectParity('create_console_link', isv, { path: T() })).status).toBe(403);
+    expect((await expectParity('rotate_msp_key', msp, { path: T(), body: {} })).status).toBe(200);
+    expect((await expectParity('rotate_msp_key', isv, { path: T(), body: {} })).status).toBe(403);
+    for (const n of ['create_console_link', 'rotate_msp_key']) covered.add(n);
+  });
 
   it('ask (answered, not answered, invisible tenant) and its examples', async () => {
     expect((await expectParity('ask', isv, { path: T(), body: { question: 'Top 3 companies by open tickets' } })).status).toBe(200);

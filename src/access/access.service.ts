@@ -14,7 +14,7 @@
  */
 import { AccessBroadcast } from './access-broadcast';
 import type { DataSource } from 'typeorm';
-import { In } from 'typeorm';
+import { In, IsNull } from 'typeorm';
 import { ApiKey, Connection, Grant as GrantRow, Tenant } from '../../entities';
 import { ServiceError } from '../errors/service-error';
 import { hashApiKey } from '../security/api-keys';
@@ -233,6 +233,21 @@ export class AccessService {
     if (!given) throw new ServiceError('request_invalid', 'An MSP key or the admin token names the ISV it means: isv_id.', { details: { field: 'isv_id' } });
     if (!(await this.isvWorksOn(tenantId, given))) throw new ServiceError('not_found', 'No ISV with that id works on this tenant.');
     return given;
+  }
+
+  /**
+   * The tenant's own MSP caller, as a page the MSP signed in to acts (the console): its newest unrevoked
+   * MSP key; null when the tenant has none (a revoked key signs no one in).
+   */
+  async mspCallerOf(tenantId: string): Promise<Caller | null> {
+    const [row] = await this.mspKeysOf(tenantId);
+    return row ? { kind: 'msp', tenantId, apiKeyId: row.id } : null;
+  }
+
+  /** The tenant's unrevoked MSP keys, newest first (never the key itself: id, prefix, when issued). */
+  async mspKeysOf(tenantId: string): Promise<ApiKey[]> {
+    if (!isUuid(tenantId)) return [];
+    return this.ds.getRepository(ApiKey).find({ where: { tenantId, kind: 'msp', revokedAt: IsNull() }, order: { createdAt: 'DESC' } });
   }
 
   /** Whether the ISV holds any grant row on the tenant (an MSP names only ISVs that work on it). */

@@ -47,6 +47,11 @@ export function isMspCaller(caller: Caller): caller is Extract<Caller, { kind: '
   return caller.kind === 'msp';
 }
 
+/** The tenant of an MSP caller; null for an ISV key or the admin token. */
+export function mspTenantOf(caller: Caller): string | null {
+  return caller.kind === 'msp' ? caller.tenantId : null;
+}
+
 /** Whether the caller is the MSP key of this tenant. */
 export function isMspOf(caller: Caller, tenantId: string): boolean {
   return caller.kind === 'msp' && caller.tenantId === tenantId;

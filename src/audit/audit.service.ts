@@ -1,6 +1,7 @@
 /** The audit log: one entry per sync outcome, commit and refusal, per tenant. */
 import type { DataSource, EntityManager } from 'typeorm';
 import { AuditEntry } from '../../entities';
+import { auditDetailOfRequest } from './audit-context';
 import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest } from '../shared/paging';
 
 /** The audit log pages newest first on its sequence number. */
@@ -21,7 +22,7 @@ export interface AuditInput {
  * something else with its audit entry (a commit's answer, idempotency.service.ts) embeds it.
  */
 export function auditInsert(input: AuditInput, first: number): { sql: string; params: unknown[] } {
-  const params = [input.tenantId, input.isvId ?? null, input.action, input.outcome, input.connectionId ?? null, input.subjectRef ?? null, JSON.stringify(input.detail ?? {})];
+  const params = [input.tenantId, input.isvId ?? null, input.action, input.outcome, input.connectionId ?? null, input.subjectRef ?? null, JSON.stringify({ ...(input.detail ?? {}), ...auditDetailOfRequest() })];
   const $ = (i: number) => `$${first + i}`;
   return {
     sql: `INSERT INTO audit_entries (tenant_id, isv_id, action, outcome, connection_id, subject_ref, detail)
@@ -42,7 +43,7 @@ export class AuditService {
    * Newest first, keyset on `seq` (the page after `before`, the seq of the previous page's last entry).
    * `isvId` set: the system's entries and that ISV's own, never another ISV's.
    */
-  async list(tenantId: string, q: PageRequest, isvId: string | null): Promise<Page<AuditEntry>> {
+  async list(tenantId: string, q: PageRequest & { action?: string | null; outcome?: string | null }, isvId: string | null): Promise<Page<AuditEntry>> {
     const before = afterKey(AUDIT_CURSOR, q)?.[0] ?? null;
     const qb = this.ds.getRepository(AuditEntry).createQueryBuilder('a')
       .where('a.tenant_id = :tenantId', { tenantId })
@@ -51,6 +52,8 @@ export class AuditService {
     if (before) qb.andWhere('a.seq < :before', { before });
     if (q.updated_since) qb.andWhere('a.created_at >= :since', { since: new Date(q.updated_since) });
     if (isvId) qb.andWhere('(a.isv_id IS NULL OR a.isv_id = :isvId)', { isvId });
+    if (q.action) qb.andWhere("starts_with(a.action, :action)", { action: q.action });
+    if (q.outcome) qb.andWhere('a.outcome = :outcome', { outcome: q.outcome });
     return toPage(await qb.getMany(), q.limit, AUDIT_CURSOR, (e) => [String(e.seq)]);
   }
 

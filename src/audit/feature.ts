@@ -4,7 +4,7 @@ import type { FeatureModule } from '../feature';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { toRfc3339 } from '../records/record-lists';
 import { envelopeOf, pageQuery } from '../shared/paging';
-import { TenantPath } from '../shared/request';
+import { TenantPath, text, z } from '../shared/request';
 import { AUDIT_CURSOR, type AuditService } from './audit.service';
 import { AuditList } from './audit.schemas';
 
@@ -18,7 +18,11 @@ const listAudit = defineOperation({
   name: 'list_audit', kind: 'query', summary: 'Audit log (newest first)', tag: 'Reads', role: 'reader',
   http: { method: 'get', path: '/tenants/{tenant_id}/audit', documented: true },
   path: TenantPath,
-  query: pageQuery(AUDIT_CURSOR, { updatedSince: true }),
+  description: 'Filters: `action` keeps the entries whose action starts with it (`charge.` every charge decision, `sync.failed` the failed syncs), `outcome` those with that outcome.',
+  query: pageQuery(AUDIT_CURSOR, { updatedSince: true }, {
+    action: text(100).min(1).nullable().optional().openapi({ description: 'Only actions starting with this (e.g. `charge.`, `identity.match`, `sync.failed`).' }),
+    outcome: z.enum(['ok', 'refused', 'failed']).nullable().optional().openapi({ description: 'Only entries with this outcome.' }),
+  }),
   responses: [{ status: 200, schema: AuditList, description: 'Sync outcomes, commits and refusals.' }],
   errors: [],
   handle: async ({ query }, ctx) => {

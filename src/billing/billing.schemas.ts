@@ -270,11 +270,15 @@ export const ApproveChargeResult = commitResult('ApproveChargeResult', {
   line_source_id: z.string(), quantity: z.number().openapi({ description: 'The line\'s quantity now.' }),
 });
 export const DismissChargeBody = keyedWrite('DismissChargeBody', {});
-export const DismissedCharge = z.object({
+export const RestoreChargeBody = keyedWrite('RestoreChargeBody', {});
+const decisionStatus = z.enum(['pending', 'dismissed']);
+export const ChargeDecision = z.object({
   dry_run: z.boolean().openapi({ description: 'true: a preview; the charge is as it was.' }),
   charge: Charge,
-  changed: z.boolean().openapi({ description: 'Whether the dismissal changes (a preview: would change) the charge; false when it was already dismissed.' }),
-}).strict().openapi('DismissedCharge');
+  changed: z.boolean().openapi({ description: 'Whether the decision changes (a preview: would change) the charge; false when it is already there.' }),
+  change: z.object({ status: z.object({ from: decisionStatus, to: decisionStatus }).strict() }).strict().nullable()
+    .openapi({ description: 'What the commit changes (a preview) or changed; null when nothing. Nothing is sent to the PSA either way.' }),
+}).strict().openapi('ChargeDecision');
 
 /* Reconciliation */
 
@@ -283,6 +287,7 @@ export const RECONCILIATION_CURSOR = listCursor('reconciliation', ['text', 'text
 export const ReconciliationQuery = pageQuery(RECONCILIATION_CURSOR, { updatedSince: false }, {
   period_start: day('First day of the period'),
   period_end: day('Last day of the period'),
+  format: z.enum(['json', 'csv']).optional().openapi({ description: '`csv` (or `Accept: text/csv`): the same figures as CSV, every row of the period (not paged), then the partner minimums, the unresolved rows and the totals.' }),
 });
 
 const sourceQty = z.number().nullable();

@@ -4,8 +4,9 @@
  * period reported for it, summed over those rows; when it differs from the line's quantity, the
  * charge is pending. Charges are recomputed whenever cost rows, mappings, identity matches or
  * agreements change. The MSP approves a charge (the line's quantity is rewritten at the PSA, once per
- * key, on connectors that declare `charge.approve`) or dismisses it (nothing changes at the PSA). A
- * decision stands for the figure it was about: the same proposal does not come back, a new one does.
+ * key, on connectors that declare `charge.approve`) or dismisses it (nothing changes at the PSA), and may
+ * restore a dismissed one. A decision stands for the figure it was about: the same proposal does not
+ * come back by itself, a new one does.
  */
 import type { DataSource } from 'typeorm';
 import type { z } from 'zod';
@@ -19,7 +20,7 @@ import { ServiceError } from '../errors/service-error';
 import { isUuid } from '../shared/request';
 import type { SyncService } from '../sync/sync.service';
 import { checkWrite, previewWrites, type CommitRun, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
-import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargesQuery, DismissedCharge, IsvCharge, UnresolvedCostRow } from './billing.schemas';
+import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargeDecision as ChargeDecisionSchema, ChargesQuery, IsvCharge, UnresolvedCostRow } from './billing.schemas';
 import type { Page } from '../shared/paging';
 import { resolveCostRows, storeCostResolutions, unresolvedOut, type LandedCostRow } from './cost-resolution';
 import { ChargesStore, lineKey } from './charges.store';
@@ -27,6 +28,7 @@ import { ChargesStore, lineKey } from './charges.store';
 type ChargeOut = z.infer<typeof Charge>;
 type Preview = z.infer<typeof ApproveChargePreview>;
 type Result = z.infer<typeof ApproveChargeResult>;
+type ChargeDecision = z.infer<typeof ChargeDecisionSchema>;
 
 interface Proposal {
   connectionId: string;
@@ -212,20 +214,34 @@ export class ChargesService {
     };
   }
 
-  /** Dismiss: the charge is set aside; nothing is sent to the PSA. */
-  async dismiss(tenantId: string, id: string, dryRun: boolean): Promise<z.infer<typeof DismissedCharge>> {
+  /**
+   * Dismiss (pending -> dismissed) and restore (dismissed -> pending): decisions on our own record,
+   * nothing is sent to the PSA. A preview (the default) answers the change and changes nothing, and
+   * refuses exactly what the commit would; a charge already where the decision would put it answers
+   * `changed: false`. A restored charge is pending again and the next recomputation keeps it current.
+   */
+  dismiss(tenantId: string, id: string, dryRun: boolean): Promise<ChargeDecision> {
+    return this.decide(tenantId, id, dryRun, 'pending', 'dismissed');
+  }
+
+  restore(tenantId: string, id: string, dryRun: boolean): Promise<ChargeDecision> {
+    return this.decide(tenantId, id, dryRun, 'dismissed', 'pending');
+  }
+
+  private async decide(tenantId: string, id: string, dryRun: boolean, from: 'pending' | 'dismissed', to: 'pending' | 'dismissed'): Promise<ChargeDecision> {
+    const verb = to === 'dismissed' ? 'dismissed' : 'restored';
+    const refuse = (status: string) => new ServiceError('request_invalid', `Charge ${id} is ${status}; only a ${from} charge can be ${verb}.`, { details: { status } });
     const charge = await this.load(tenantId, id);
-    if (charge.status === 'dismissed') return { dry_run: dryRun, charge: chargeOut(charge), changed: false };
-    // A preview refuses what the commit would refuse, and changes nothing.
-    if (dryRun) {
-      if (charge.status !== 'pending') throw new ServiceError('request_invalid', `Charge ${id} is ${charge.status}; only a pending charge can be dismissed.`, { details: { status: charge.status } });
-      return { dry_run: true, charge: chargeOut(charge), changed: true };
-    }
-    const rows = await this.store.dismiss(charge.id);
+    if (charge.status === to) return { dry_run: dryRun, charge: chargeOut(charge), changed: false, change: null };
+    if (charge.status !== from) throw refuse(charge.status);
+    const change = { status: { from, to } };
+    if (dryRun) return { dry_run: true, charge: chargeOut(charge), changed: true, change };
+    const rows = await this.store.decide(charge.id, from, to);
     if (!rows.length) {
       const now = await this.load(tenantId, id);
-      throw new ServiceError('request_invalid', `Charge ${id} is ${now.status}; only a pending charge can be dismissed.`, { details: { status: now.status } });
+      if (now.status === to) return { dry_run: false, charge: chargeOut(now), changed: false, change: null };
+      throw refuse(now.status);
     }
-    return { dry_run: false, charge: chargeOut(await this.load(tenantId, id)), changed: true };
+    return { dry_run: false, charge: chargeOut(await this.load(tenantId, id)), changed: true, change };
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The charges' store (docs/architecture.md, Agreements and billing): the statements of the recomputation
- * (run inside its transaction, under the tenant's lock), the charge lists and the dismissal. The rules
+ * (run inside its transaction, under the tenant's lock), the charge lists and the decisions (approval claim, dismiss, restore). The rules
  * (what a charge proposes, when it is stale, what an approval sends) stay in charges.service.ts.
  */
 import type { DataSource, EntityManager } from 'typeorm';
@@ -105,10 +105,14 @@ export class ChargesStore {
     return this.ds.query(`${CHARGE_SELECT} WHERE ch.tenant_id = $1 AND ch.id = $2`, [tenantId, id]);
   }
 
-  /** Dismisses a pending charge; answers the rows it changed (none when it was no longer pending). */
-  async dismiss(id: string): Promise<unknown[]> {
+  /**
+   * Moves a charge from one decision state to the other (dismiss: pending -> dismissed, restore: dismissed
+   * -> pending); answers the rows it changed (none when the charge was no longer in `from`).
+   */
+  async decide(id: string, from: 'pending' | 'dismissed', to: 'pending' | 'dismissed'): Promise<unknown[]> {
+    const decidedAt = to === 'dismissed' ? 'now()' : 'NULL';
     const [rows]: [unknown[], number] = await this.ds.query(
-      "UPDATE charges SET status = 'dismissed', decided_at = now(), updated_at = now() WHERE id = $1 AND status = 'pending' RETURNING id", [id]);
+      `UPDATE charges SET status = $3, decided_at = ${decidedAt}, updated_at = now() WHERE id = $1 AND status = $2 RETURNING id`, [id, from, to]);
     return rows;
   }
 

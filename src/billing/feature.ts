@@ -15,6 +15,7 @@ import { envelopeOf, pageOfAll, updatedSince, type Key } from '../shared/paging'
 import { TenantPath } from '../shared/request';
 import { checkPeriod, compareNames, compareVendorIds, throwProblems, type Problem } from './billing-rules';
 import * as S from './billing.schemas';
+import type { AuditService } from '../audit/audit.service';
 import type { IdentityService } from '../identity/identity.service';
 import type { SyncService } from '../sync/sync.service';
 import type { ChargesService } from './charges.service';
@@ -26,6 +27,7 @@ import type { Logger } from 'pino';
 /** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
 export interface BillingServices {
   access: AccessService;
+  audit: AuditService;
   charges: ChargesService;
   costRows: CostRowsService;
   identity: IdentityService;
@@ -35,6 +37,7 @@ export interface BillingServices {
   sync: SyncService;
 }
 const defineOperation = operationsUsing<BillingServices>();
+import { reconciliationCsv } from './reconciliation-csv';
 
 /** An ISV submits and maps with `billing.cost.submit` on a connection of the tenant (declared, checked by the runner). */
 function submitter(ctx: OperationContext): { access: TenantAccess; isvId: string } {
@@ -209,19 +212,49 @@ const approveCharge = defineOperation({
   handle: async ({ path, body }, ctx) => ctx.services.charges.approve(ctx.caller, tenantOf(ctx), path.charge_id, body),
 });
 
-const dismissCharge = defineOperation({
-  name: 'dismiss_charge', kind: 'mutation', summary: 'Dismiss a charge (nothing changes at the PSA)', tag: 'Billing', role: 'msp',
-  description: 'MSP key. `dry_run` (default true) answers what the dismissal would do and changes nothing; a commit (`dry_run: false` with an `idempotency_key`) sets the charge aside; the agreement is not touched. The same proposal is not raised again; a different billable quantity raises a new charge.',
-  http: { method: 'post', path: '/tenants/{tenant_id}/charges/{charge_id}/dismiss', documented: false },
-  path: S.ChargePath, body: S.DismissChargeBody,
-  responses: [{ status: 200, schema: S.DismissedCharge, description: 'A preview, or dismissed (already dismissed: `changed: false`).' }],
-  errors: ['role_required', 'request_invalid', 'validation'],
-  handle: async ({ path, body }, ctx) => ctx.services.charges.dismiss(tenantOf(ctx).tenant.id, path.charge_id, body.dry_run),
-});
+const DECISION_ERRORS: ErrorCode[] = ['role_required', 'request_invalid', 'validation'];
+
+/** Dismiss and restore: a decision on our own record, audited like every write (preview or commit). */
+async function decideCharge(ctx: OperationContext<BillingServices>, decision: 'dismiss' | 'restore', chargeId: string, dryRun: boolean) {
+  const tenantId = tenantOf(ctx).tenant.id;
+  const action = `charge.${decision}.${dryRun ? 'preview' : 'commit'}`;
+  try {
+    const r = await ctx.services.charges[decision](tenantId, chargeId, dryRun);
+    // A restored charge is brought up to date with what its line and rows say now.
+    if (decision === 'restore' && r.changed && !dryRun) await recomputeCharges(ctx.services, tenantId);
+    await ctx.services.audit.write({ tenantId, action, outcome: 'ok', subjectRef: chargeId, detail: { decided_by: 'msp', changed: r.changed } });
+    return r;
+  } catch (err) {
+    if (err instanceof ServiceError && err.code !== 'not_found') {
+      await ctx.services.audit.write({ tenantId, action, outcome: 'refused', subjectRef: chargeId, detail: { decided_by: 'msp', code: err.code, message: err.message } });
+    }
+    throw err;
+  }
+}
+
+/** Dismiss and restore share their shape: MSP key, a previewing write on the charge, nothing sent to the PSA. */
+function chargeDecision(decision: 'dismiss' | 'restore', summary: string, description: string, body: typeof S.DismissChargeBody, answer: string) {
+  return defineOperation({
+    name: `${decision}_charge`, kind: 'mutation', summary, tag: 'Billing', role: 'msp', description,
+    http: { method: 'post', path: `/tenants/{tenant_id}/charges/{charge_id}/${decision}`, documented: false },
+    path: S.ChargePath, body,
+    responses: [{ status: 200, schema: S.ChargeDecision, description: answer }],
+    errors: DECISION_ERRORS,
+    handle: async ({ path, body: b }, ctx) => decideCharge(ctx, decision, path.charge_id, b.dry_run),
+  });
+}
+
+const dismissCharge = chargeDecision('dismiss', 'Dismiss a charge (preview or commit; nothing changes at the PSA)',
+  'MSP key. `dry_run` (default true) answers what the dismissal would change (`change`) and changes nothing; a commit (`dry_run: false` with an `idempotency_key`) sets the charge aside; the agreement is not touched. Undeclared fields are refused (422). The same proposal is not raised again; a different billable quantity raises a new charge; `POST .../restore` brings a dismissed charge back.',
+  S.DismissChargeBody, 'A preview, or dismissed (already dismissed: `changed: false`).');
+
+const restoreCharge = chargeDecision('restore', 'Bring a dismissed charge back to pending (preview or commit)',
+  'MSP key. Undoes a dismissal: `dry_run` (default true) answers what would change and changes nothing; a commit (`dry_run: false` with an `idempotency_key`) makes the charge pending again, to approve or dismiss, and the next recomputation brings its figures up to date. Nothing is sent to the PSA. A charge already pending answers `changed: false`; an approved one 422 `request_invalid`.',
+  S.RestoreChargeBody, 'A preview, or restored (already pending: `changed: false`).');
 
 const reconciliation = defineOperation({
   name: 'billing_reconciliation', kind: 'query', summary: 'Reconciliation of a period: ISV reports, agreements and distributor subscriptions', tag: 'Billing', role: 'msp',
-  description: 'MSP key. Per PSA company and product: the ISVs\' billable quantity, the agreement line\'s quantity and price, the distributor subscription quantity, MSP cost, revenue and margin, with the differences; the partner minimums with their shortfall; and the cost rows that could not be resolved, each with its reason.',
+  description: 'MSP key. `Accept: text/csv` or `format=csv` answers the same figures as CSV. Per PSA company and product: the ISVs\' billable quantity, the agreement line\'s quantity and price, the distributor subscription quantity, MSP cost, revenue and margin, with the differences; the partner minimums with their shortfall; and the cost rows that could not be resolved, each with its reason.',
   http: { method: 'get', path: '/tenants/{tenant_id}/billing/reconciliation', documented: false },
   path: TenantPath, query: S.ReconciliationQuery,
   responses: [{ status: 200, schema: S.Reconciliation, description: 'The reconciliation of the period.' }],
@@ -232,9 +265,11 @@ const reconciliation = defineOperation({
     throwProblems(problems);
     const access = tenantOf(ctx);
     const { rows, ...report } = await ctx.services.reconciliation.reconcile(access.tenant.id, { start: query.period_start, end: query.period_end });
-    const page = pageOfAll(rows, query, S.RECONCILIATION_CURSOR, compareReconciliationKeys, reconciliationKey);
+    // CSV is the whole period in one answer (a download), the JSON pages.
+    const page = query.format === 'csv' ? { items: rows, next_cursor: null } : pageOfAll(rows, query, S.RECONCILIATION_CURSOR, compareReconciliationKeys, reconciliationKey);
     return { ...envelopeOf('billing/reconciliation', page, access.tenant.sandbox), ...report };
   },
+  csv: { render: reconciliationCsv, description: 'The same figures as CSV: every row of the period, then the partner minimums, the unresolved rows and the totals (`kind` says which).' },
 });
 
 type ReconciliationRow = z.infer<typeof S.ReconciliationRow>;
@@ -255,7 +290,7 @@ function recomputeCharges(services: BillingServices, tenantId: string): Promise<
 
 export const billingFeature: FeatureModule<BillingServices> = {
   name: 'billing',
-  operations: [submitCost, listCosts, submitMinimum, listMinimums, createMapping, listMappings, deleteMapping, suggestMapping, listCharges, approveCharge, dismissCharge, reconciliation],
+  operations: [submitCost, listCosts, submitMinimum, listMinimums, createMapping, listMappings, deleteMapping, suggestMapping, listCharges, approveCharge, dismissCharge, restoreCharge, reconciliation],
   install(services) {
     services.costRows.onChanged = ({ tenantId }) => recomputeCharges(services, tenantId);
     services.lineMappings.onChanged = (tenantId) => recomputeCharges(services, tenantId);

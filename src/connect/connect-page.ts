@@ -6,7 +6,7 @@
 import type { ConnectSession, ConnectionKind } from '../../entities';
 import { grantKeysFor } from '../access/access.service';
 import type { GrantKey } from '../access/caller';
-import { capabilitiesOf } from '../connectors/registry';
+import { capabilitiesOf, connectorTitle } from '../connectors/registry';
 import { html, type SafeHtml } from '../pages/html';
 import { renderPage } from '../pages/layout';
 import { blockedGrants, type DraftInfo } from './connect-sessions.service';
@@ -154,22 +154,31 @@ export interface ProgressModel {
   mspKey: string | null;
   tenantName: string | null;
   missing: { permission: string; grants: string[] }[];
+  /** A one-time console sign-in link, on the page answering Connect only. */
+  consoleLink: string | null;
 }
 
 const STATUS_WORDS: Record<string, string> = { waiting: 'Waiting', running: 'Reading…', done: 'Done', failed: 'Failed' };
 
 export function progressTable(p: Pick<ProgressModel, 'connections'>): SafeHtml {
-  return html`${p.connections.map((c) => html`<h3>${capabilitiesOf(c.connector).connect.title}</h3>
+  return html`${p.connections.map((c) => html`<h3>${connectorTitle(c.connector)}</h3>
 <div class="table-wrap"><table class="progress"><thead><tr><th scope="col">What</th><th scope="col" class="num">Records</th><th scope="col">Status</th></tr></thead>
 <tbody>${c.resources.map((r) => html`<tr data-connection="${c.id}" data-resource="${r.resource}"><td>${r.resource.replace(/_/g, ' ')}</td><td class="num records">${r.records}</td><td class="status">${STATUS_WORDS[r.status] ?? r.status}</td></tr>`)}</tbody></table></div>`)}`;
 }
 
 /**
- * Where the MSP console's "Open your console" link will go: a one-time console sign-in link issued at
- * the end of a connect session (docs/architecture.md, Connect sessions and console). Empty until the
- * console exists.
+ * The MSP console's sign-in: right after Connect, a one-time link (15 minutes, single use) issued for
+ * this tenant; on a later look at the progress page, where to sign in instead (docs/architecture.md,
+ * Connect sessions and console).
  */
-const CONSOLE_SLOT = html`<div id="console-sign-in" data-slot="console-sign-in"></div>`;
+function consoleSignIn(link: string | null): SafeHtml {
+  return html`<section id="console-sign-in" aria-labelledby="console-heading" class="card"><h2 id="console-heading">Your console</h2>
+${link
+    ? html`<p>Grants, customer matching, charges and health are in your console. This link signs you in once, within 15 minutes:</p>
+<p><a class="button secondary" id="console-link" href="${link}">Open your console</a></p>`
+    : html`<p>Grants, customer matching, charges and health are in your console: <a href="/console">sign in</a> with your MSP key.</p>`}
+</section>`;
+}
 
 export function completionPage(p: ProgressModel, script: string | null): string {
   return renderPage({
@@ -187,6 +196,6 @@ ${progressTable(p)}
 <p><a href="${p.progressUrl}" id="refresh-progress"${p.done ? html` hidden` : ''}>Refresh progress</a></p>
 </section>
 <p id="continue"${p.done ? '' : html` hidden`}>${p.redirect ? html`<a class="button" id="continue-link" href="${p.redirect}">Continue to ${p.isvName}</a>` : html`You can close this page.`}</p>
-${CONSOLE_SLOT}`,
+${consoleSignIn(p.consoleLink)}`,
   });
 }

@@ -11,6 +11,7 @@ import { field, fieldList, formBody, type FormFields } from '../pages/forms';
 import { pageHeaders } from '../pages/page-headers';
 import { capabilitiesOf } from '../connectors/registry';
 import type { ConnectionKind } from '../../entities';
+import { issueConsoleLink } from '../console/console-links';
 import { completionPage, connectPage, refusalPage, type ProgressModel } from './connect-page';
 import { ConnectPageRefusal, redirectTarget, type ConnectDeps, type ConnectSessions } from './connect-sessions.service';
 import { PROGRESS_SCRIPT } from './progress-script';
@@ -81,14 +82,14 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
     const key = json ? raw.slice(0, -5) : raw;
     const p = await sessions.progress(key);
     if (json) return void res.json({ done: p.done, connections: p.connections });
-    res.type('html').send(completionPage(await progressModel(p, key, null), null));
+    res.type('html').send(completionPage(await progressModel(p, key, null, null), null));
   }));
 
-  async function progressModel(p: Awaited<ReturnType<ConnectSessions['progress']>>, key: string, mspKey: string | null): Promise<ProgressModel> {
+  async function progressModel(p: Awaited<ReturnType<ConnectSessions['progress']>>, key: string, mspKey: string | null, consoleLink: string | null): Promise<ProgressModel> {
     const s = p.session;
     return {
       isvName: await sessions.isvName(s), tenantName: await sessions.tenantName(s), done: p.done, connections: p.connections,
-      progressUrl: `/connect/progress/${key}`, redirect: redirectTarget(s), mspKey,
+      progressUrl: `/connect/progress/${key}`, redirect: redirectTarget(s), mspKey, consoleLink,
       missing: (s.missingPermissions as { permission: string; grants: string[] }[]).map((m) => ({ permission: m.permission, grants: m.grants })),
     };
   }
@@ -141,7 +142,8 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
       return render(res, token, 422, { notice: { tone: 'bad', text: err.message } });
     }
     const p = await sessions.progress(done.progressKey);
-    res.type('html').send(completionPage(await progressModel(p, done.progressKey, done.mspKey), script));
+    const link = p.session.tenantId ? (await issueConsoleLink(deps, p.session.tenantId, 'connect')).url : null;
+    res.type('html').send(completionPage(await progressModel(p, done.progressKey, done.mspKey, link), script));
   }));
 
   return router;

@@ -19,6 +19,7 @@ import { toRfc3339 } from '../records/record-lists';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../jobs/queue/types';
 import type { RateLimits } from '../access/rate-limit';
+import type { ConsoleAuth } from '../console/console-auth';
 import type { AuditService } from '../audit/audit.service';
 import type { AppConfig } from '../config/config';
 import type { VendorHttpClient } from '../connectors/vendor-http';
@@ -53,6 +54,7 @@ export interface ConnectDeps {
   webhooks: WebhooksService;
   simulators: SandboxSimulators | null;
   rateLimits: RateLimits;
+  consoleAuth: ConsoleAuth;
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');

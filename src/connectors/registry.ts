@@ -56,6 +56,11 @@ export function capabilitiesOf(name: string): ConnectorCapabilities {
   return connectorModule(name).capabilities;
 }
 
+/** The vendor's own name of its product, for a person (a page); the connector's name when it has none. */
+export function connectorTitle(name: string): string {
+  return isConnectorName(name) ? capabilitiesOf(name).connect.title : name;
+}
+
 /** The expected refusal of a write a connector does not make (501 `not_supported` when thrown). */
 export interface WriteNotSupported {
   refused: 'not_supported';

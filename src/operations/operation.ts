@@ -110,6 +110,11 @@ export interface Operation<P = any, Q = any, B = any, R = any, S = any> {
   errors: ErrorCode[];
   /** The HTTP status of a result (default: the first response's). */
   statusOf?(result: R): number;
+  /**
+   * A CSV form of the 200 answer, for `Accept: text/csv` or the query's `format=csv` (the query schema
+   * declares `format`): REST runs the operation with `format: 'csv'` and answers `render(result)`.
+   */
+  csv?: { render(result: R): string; description: string };
   /** A property, not a method, so that its services are checked contravariantly (src/features.ts). */
   handle: (input: OperationInput<P, Q, B>, ctx: OperationContext<S>) => Promise<R>;
 }
@@ -118,10 +123,11 @@ type Infer<T> = T extends ZodType<infer O> ? O : undefined;
 
 /** An operation as its feature declares it: the types of `handle`'s input come from the schemas. */
 export type OperationDeclaration<PS extends Shape | undefined, QS extends Shape | undefined, BS extends ZodType | undefined, R, S> =
-  Omit<Operation, 'handle' | 'path' | 'query' | 'body' | 'statusOf' | 'grant'> & {
+  Omit<Operation, 'handle' | 'path' | 'query' | 'body' | 'statusOf' | 'grant' | 'csv'> & {
     path?: PS; query?: QS; body?: BS;
     grant?: GrantRule<S>;
     statusOf?(result: R): number;
+    csv?: { render(result: R): string; description: string };
     handle(input: OperationInput<Infer<PS>, Infer<QS>, Infer<BS>>, ctx: OperationContext<S>): Promise<R>;
   };
 

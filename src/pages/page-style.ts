@@ -68,11 +68,26 @@ progress{width:100%;height:1rem}
 .card>h2:first-child,.card>h3:first-child{margin-top:0}
 .check label{font-weight:400}
 .check .hint{display:block}
-code.key{word-break:normal;white-space:nowrap}
 details.card>summary,details.change>summary{cursor:pointer;padding:.15rem 0}
 details.card[open]>summary{margin-bottom:.6rem}
 details.change>.card{margin-top:.75rem}
 table.progress{table-layout:fixed}
 table.progress th:first-child{width:60%}
+header.top button.link{background:transparent;border:1px solid #dbe6ff;color:#fff;padding:.2rem .6rem;font-weight:600}
+.card>h2:first-child,.card>h3:first-child,.card>fieldset:first-child{margin-top:0}
+.card form{display:inline-block}
+.row form{margin:0}
+pre.request{background:#1b2a41;color:#f2f5fa;padding:.75rem;border-radius:6px;overflow-x:auto;font-size:.85rem;max-width:100%}
+td.neg{color:#a0141b}
+dl.totals{background:#fff;border:1px solid #d5dae1;border-radius:8px;padding:.75rem 1rem}
+form.filters .row>div{flex:1 1 12rem}
+.table-wrap:focus-visible{outline:3px solid #0b57d0}
+ul.plan li{margin:.3rem 0}
+form.row,form.filters .row{align-items:flex-end}
+form.stack>p{margin:0}
+code.key{word-break:normal;overflow-wrap:anywhere;font-size:.8rem;color:#3b4350}
+.cards>form.card{align-self:start}
+tbody th[scope=row]{background:transparent}
+@media (max-width:40rem){table.phone-cards thead{position:absolute;left:-9999px}table.phone-cards tr{display:block;border-bottom:1px solid #d5dae1;padding:.4rem 0}table.phone-cards td,table.phone-cards th{display:block;border:0;padding:.2rem .65rem;text-align:left}table.phone-cards td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:#3b4350}}
 @media (max-width:40rem){html{font-size:15px}main{padding:1rem .75rem 2rem}header.top .who{margin-left:0}}
 `;

@@ -188,6 +188,11 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     dismiss_charge: ids.chargeId
       ? { path: { ...t, charge_id: ids.chargeId }, body: { ...preview }, key: 'msp' }
       : { path: { ...t, charge_id: NOTHING }, body: { ...preview }, key: 'msp', needs: 'a pending charge id from GET /tenants/{tenant_id}/charges' },
+    restore_charge: ids.chargeId
+      ? { path: { ...t, charge_id: ids.chargeId }, body: { ...preview }, key: 'msp' }
+      : { path: { ...t, charge_id: NOTHING }, body: { ...preview }, key: 'msp', needs: 'a dismissed charge id from GET /tenants/{tenant_id}/charges?status=dismissed' },
+    create_console_link: { path: t, key: 'msp' },
+    rotate_msp_key: { path: t, body: { ...preview }, key: 'msp' },
     billing_reconciliation: { path: t, query: { period_start: '2026-11-01', period_end: '2026-11-30' }, key: 'msp' },
   };
 }

@@ -32,6 +32,9 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
         ? { description: e.descriptions.join(' ') }
         : { description: e.descriptions.join(' '), content: { 'application/json': { schema: e.schemas.length === 1 ? e.schemas[0] : z.union(e.schemas as [any, any, ...any[]]) } } };
     }
+    if (op.csv && responses['200']?.content) {
+      responses['200'].content['text/csv'] = { schema: z.string().openapi({ description: op.csv.description }) };
+    }
     responses['401'] = { description: 'unauthenticated', content: { 'application/json': { schema: ErrorBody } } };
     responses['404'] ??= { description: 'not_found: the tenant or record is not visible to this key.', content: { 'application/json': { schema: ErrorBody } } };
     responses['422'] = { description: 'Request-schema failure (HTTPValidationError) or a coded refusal (Error).', content: { 'application/json': { schema: HTTPValidationError.or(ErrorBody) } } };

@@ -42,8 +42,16 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function bindOperation(op: Operation, services: Services): RequestHandler {
   return async (req: Request, res: Response) => {
     const caller = res.locals.caller as Caller;
-    const result = await runOperation(op, { path: { ...req.params }, query: { ...(req.query as object) }, body: op.body ? bodyOf(op, req) : undefined }, caller, services);
+    const query: Record<string, unknown> = { ...(req.query as object) };
+    // CSV when asked for by the query, or by an Accept that prefers it to JSON.
+    const csv = op.csv && (query.format === 'csv' || (query.format === undefined && req.headers.accept?.includes('text/csv') && req.accepts(['application/json', 'text/csv']) === 'text/csv'));
+    if (csv) query.format = 'csv';
+    const result = await runOperation(op, { path: { ...req.params }, query, body: op.body ? bodyOf(op, req) : undefined }, caller, services);
     const status = op.statusOf ? op.statusOf(result) : op.responses[0].status;
+    if (csv && op.csv) {
+      res.status(status).type('text/csv; charset=utf-8').send(op.csv.render(result));
+      return;
+    }
     if (isObject(result) && result.idempotent_replay === true) res.setHeader('Idempotent-Replay', 'true');
     res.status(status);
     if (status === 204) { res.end(); return; }

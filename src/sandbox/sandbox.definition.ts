@@ -23,6 +23,11 @@ export interface SandboxTenantDef {
   grants: readonly GrantKey[];
   /** The sandbox ISV's book on this tenant (fixtures/<slug>/isv-book.json). */
   book: { ref: string; name: string; domain?: string | null }[];
+  /**
+   * A sync failure the sandbox shows in its first start's history (the console's health page explains
+   * it): one vendor answer, refused once, on one connection, after the first sync; the next sync recovers.
+   */
+  firstSyncFailure: { connector: string; pathIncludes: string; status: number } | null;
 }
 
 const File = z.object({
@@ -35,6 +40,7 @@ const File = z.object({
       credentials: z.record(z.string(), z.string()), _comment: z.string().optional(),
     })),
     grants_withheld: z.array(z.string().refine(isGrantKey, 'not a grant key')),
+    first_sync_failure: z.object({ connector: z.string(), path_includes: z.string(), status: z.number().int(), _comment: z.string().optional() }).optional(),
   })),
 });
 
@@ -52,6 +58,8 @@ export const SANDBOX_TENANTS: readonly SandboxTenantDef[] = file.tenants.map((t)
   connections: t.connections.map(({ _comment, ...c }) => c),
   grants: GRANT_KEYS.filter((k) => !t.grants_withheld.includes(k)),
   book: readBook(t.slug),
+  firstSyncFailure: t.first_sync_failure
+    ? { connector: t.first_sync_failure.connector, pathIncludes: t.first_sync_failure.path_includes, status: t.first_sync_failure.status } : null,
 }));
 
 function readBook(slug: string): SandboxTenantDef['book'] {

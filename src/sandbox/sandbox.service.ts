@@ -14,6 +14,7 @@ import { ServiceError } from '../errors/service-error';
 import { displayPrefix, hashApiKey } from '../security/api-keys';
 import type { SecretBox } from '../security/secret-box';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
+import type { SyncService } from '../sync/sync.service';
 import type { SyncJobs, TenantSyncOutcome } from '../sync/sync-jobs';
 import { grantKeysFor, type AccessService } from '../access/access.service';
 import { loadVendorFixtures } from './fixtures';
@@ -208,12 +209,31 @@ export class SandboxService {
   }
 
   /** Syncs every sandbox tenant that has never synced (first start). */
-  async syncUnsynced(): Promise<void> {
+  async syncUnsynced(sync?: Pick<SyncService, 'syncConnection'>): Promise<void> {
     for (const def of SANDBOX_TENANTS) {
       const tenant = await this.ds.getRepository(Tenant).findOneByOrFail({ slug: def.slug });
       const synced = await this.ds.getRepository(SyncState).count({ where: { tenantId: tenant.id, lastStatus: 'ok' } });
-      if (synced === 0) await this.syncJobs.syncTenantNow(tenant.id);
+      if (synced === 0) {
+        await this.syncJobs.syncTenantNow(tenant.id);
+        if (def.firstSyncFailure && sync) await this.rehearseFailure(sync, tenant.id, def.firstSyncFailure);
+      }
     }
+  }
+
+  /**
+   * The sandbox's recent failure (fixtures/sandbox.json, first_sync_failure): the simulator refuses one
+   * request, so one sync of that connection really fails (audited as sync.failed with the vendor's
+   * answer), and the next one recovers.
+   */
+  private async rehearseFailure(sync: Pick<SyncService, 'syncConnection'>, tenantId: string, f: NonNullable<SandboxTenantDef['firstSyncFailure']>): Promise<void> {
+    const connection = await this.ds.getRepository(Connection).findOneBy({ tenantId, connector: f.connector });
+    const sim = this.simulators[f.connector];
+    if (!connection || !sim) return;
+    sim.faults.inject({ status: f.status, times: 1, pathIncludes: f.pathIncludes, method: 'GET' });
+    // Run here, not as a job: the failure is the sandbox's own, not a failed job for an operator.
+    await sync.syncConnection(connection.id).catch(() => undefined);
+    sim.faults.clear();
+    await sync.syncConnection(connection.id);
   }
 
   /**

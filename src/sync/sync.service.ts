@@ -190,7 +190,8 @@ export class SyncService {
           tenantId: connection.tenantId, action: 'sync.failed', outcome: 'failed', connectionId,
           detail: { connector: connection.connector, resource, error: message },
         });
-        this.logger.warn({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
+        // A sandbox connection fails against our own simulators: nothing for an operator to act on (docs/architecture.md, Running it).
+        this.logger[connection.settings?.fixture === true ? 'info' : 'warn']({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
         await this.ended(connection);
         recordSync(connection.kind, report, syncStarted);
         throw new SyncFailedError(report);

@@ -42,8 +42,8 @@ export class OpenApiChecker {
     return v;
   }
 
-  /** Null when the answer is documented; otherwise what is wrong with it. */
-  check(method: string, url: string, status: number, text: string): string | null {
+  /** Null when the answer is documented; otherwise what is wrong with it (a text/csv answer must be documented as such). */
+  check(method: string, url: string, status: number, text: string, contentType?: string | null): string | null {
     const { pathname } = new URL(url);
     const template = this.route(pathname);
     if (!template) return null;
@@ -54,6 +54,9 @@ export class OpenApiChecker {
       return this.checkBody(this.validatorForError(), text, `${method} ${pathname} (undocumented method) ${status}`);
     }
     this.seen.add(`${m} ${template} ${status}`);
+    if (contentType?.startsWith('text/csv')) {
+      return op.responses?.[String(status)]?.content?.['text/csv'] ? null : `${method} ${template} ${status} answered CSV, which its OpenAPI entry does not document`;
+    }
     const v = this.validator(template, m, String(status));
     if (v === undefined) return `${method} ${template} answered ${status}, which its OpenAPI entry does not document: ${text.slice(0, 300)}`;
     if (v === null) return text === '' ? null : `${method} ${template} ${status} must have no body, got: ${text.slice(0, 200)}`;

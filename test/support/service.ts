@@ -63,7 +63,7 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
     const method = init.method ?? 'GET';
     const res = await fetch(`${running.url}${path}`, { ...init, headers, body });
     const text = await res.text();
-    const problem = openapi.check(method, `${running.url}${path}`, res.status, text);
+    const problem = openapi.check(method, `${running.url}${path}`, res.status, text, res.headers.get('content-type'));
     if (problem) throw new Error(`undocumented answer: ${problem}`);
     let parsed: unknown = text;
     try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }

@@ -1,0 +1,32 @@
+/** The MSP key: which keys are in use, and rotating it (`rotate_msp_key`: preview, confirm, the new key shown once). */
+import { randomUUID } from 'node:crypto';
+import { field } from '../../pages/forms';
+import { html } from '../../pages/html';
+import type { ConsoleRoutes } from '../router';
+import { ago, csrfField, notice } from '../ui';
+
+interface KeyInfo { id: string; prefix: string; created_at: string }
+
+export function registerKey(routes: ConsoleRoutes): void {
+  routes.get('/console/key', async (ctx) => {
+    const preview = await ctx.run<{ current: KeyInfo[] }>('rotate_msp_key', { body: { dry_run: true } });
+    ctx.send('/console/key', 'MSP key', html`<h1>MSP key</h1>
+<p class="lead">Your MSP key (<code>sk_msp_…</code>) lets its holder do everything this console does, over the API. Rotate it when someone who knew it leaves or it may have leaked.</p>
+<h2>In use</h2><ul>${preview.current.map((k) => html`<li><code>${k.prefix}…</code>, issued <time datetime="${k.created_at}">${ago(k.created_at)}</time></li>`)}</ul>
+<form method="post" action="/console/key/rotate" class="card stack">${csrfField(ctx.session)}<input type="hidden" name="idempotency_key" value="${randomUUID()}">
+<p>Rotating issues a new key, shown to you once, and stops ${preview.current.length === 1 ? 'the key above' : `the ${preview.current.length} keys above`} at once: every script or integration that uses ${preview.current.length === 1 ? 'it' : 'them'} must get the new one. You stay signed in here.</p>
+<label class="check" for="confirm"><input type="checkbox" id="confirm" name="confirm" value="yes" required> I understand that the current key stops working now.</label>
+<button type="submit">Rotate the MSP key</button></form>`);
+  });
+
+  routes.post('/console/key/rotate', async (ctx) => {
+    if (field(ctx.form, 'confirm') !== 'yes') {
+      return ctx.send('/console/key', 'MSP key', html`<h1>MSP key</h1>${notice('warn', 'Nothing changed: tick the box to confirm the rotation.')}<p><a href="/console/key">Back</a></p>`, 422);
+    }
+    const r = await ctx.run<{ key: string; revoked: KeyInfo[] }>('rotate_msp_key', { body: { dry_run: false, idempotency_key: field(ctx.form, 'idempotency_key') } });
+    ctx.send('/console/key', 'MSP key', html`<h1>Your new MSP key</h1>
+${notice('ok', html`Rotated. ${r.revoked.length} old ${r.revoked.length === 1 ? 'key' : 'keys'} stopped working.`)}
+<p>Copy it now: it is shown only this once.</p><p><code class="secret" id="new-key">${r.key}</code></p>
+<p><a href="/console/key">Done</a></p>`);
+  });
+}
