@@ -14,6 +14,11 @@ export interface DeployDraft {
   packageRef: string;
   /** The catalogue item's name, as the vendor lists it. */
   packageName: string;
+  /**
+   * Our write marker (one per idempotency key), for a vendor whose run carries a name of ours where it
+   * can be found again (a quick job's name); a connector whose run has none ignores it.
+   */
+  marker?: string;
 }
 
 export interface DeployOutcome {

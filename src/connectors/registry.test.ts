@@ -8,7 +8,7 @@ describe('connector registry', () => {
     expect([...writers].sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
     const deployers = CONNECTOR_NAMES.filter((n) => capabilitiesOf(n).writes.includes('device.deploy'));
     for (const name of deployers) expect(deviceWriter(name).name).toBe(name);
-    expect(deployers).toEqual(['ninjaone']);
+    expect(deployers).toEqual(['ninjaone', 'dattormm']);
   });
 
   it('answers not_supported for connectors that do not write tickets', () => {
@@ -39,6 +39,7 @@ describe('record links each connector declares', () => {
     expect(recordUrl('halopsa', 'https://acme.halopsa.com', 'ticket', '1001')).toBe('https://acme.halopsa.com/ticket?id=1001');
     expect(recordUrl('ninjaone', 'https://eu.ninjarmm.com', 'device', '42')).toBe('https://eu.ninjarmm.com/#/deviceDashboard/42/overview');
     expect(recordUrl('pax8', 'https://api.pax8.com/v1', 'company', 'x')).toBeNull();
+    expect(recordUrl('dattormm', 'https://syrah-api.centrastage.net/api', 'device', 'a-uid')).toBeNull();
     expect(recordUrl('connectwise', 'not a url', 'ticket', '1')).toBeNull();
   });
 });

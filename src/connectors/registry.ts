@@ -28,6 +28,7 @@ import { haloPsaWriter } from './halopsa/writer';
 import { ninjaOneCapabilities } from './ninjaone/capabilities';
 import { ninjaOneConnector } from './ninjaone/connector';
 import { ninjaOneWriter } from './ninjaone/writer';
+import { dattoRmmModule } from './dattormm/module';
 import { pax8Capabilities } from './pax8/capabilities';
 import { pax8Connector } from './pax8/connector';
 import { pax8CompanyWriter } from './pax8/company-writer';
@@ -51,6 +52,7 @@ const CONNECTORS: Record<string, ConnectorModule> = {
   autotask: { read: autotaskConnector, write: autotaskWriter, agreements: autotaskAgreementWriter, projects: autotaskProjectWriter, capabilities: autotaskCapabilities },
   halopsa: { read: haloPsaConnector, write: haloPsaWriter, agreements: haloPsaAgreementWriter, projects: haloPsaProjectWriter, capabilities: haloPsaCapabilities },
   ninjaone: { read: ninjaOneConnector, write: null, deviceWrite: ninjaOneWriter, capabilities: ninjaOneCapabilities },
+  dattormm: dattoRmmModule,
   pax8: { read: pax8Connector, write: null, companies: pax8CompanyWriter, capabilities: pax8Capabilities },
 };
 
