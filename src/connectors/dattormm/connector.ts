@@ -26,6 +26,11 @@ type Native = Record<string, unknown>;
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null);
 const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
 
+/** The later of two vendor times (either may be absent). */
+function latest(a: Date | null, b: Date | null): Date | null {
+  return a && b ? (a > b ? a : b) : a ?? b;
+}
+
 /** Device uids with an open alert, from the account's open alerts. */
 async function alertingDevices(ctx: SyncContext): Promise<Set<string>> {
   const uids = new Set<string>();
@@ -45,7 +50,7 @@ function deviceRecord(d: Native, alerting: Set<string>): FetchedRecord<'devices'
   return {
     sourceId: uid,
     native: d,
-    vendorUpdatedAt: parseVendorTime(d.lastAuditDate) ?? parseVendorTime(d.lastSeen),
+    vendorUpdatedAt: latest(parseVendorTime(d.lastSeen), parseVendorTime(d.lastAuditDate)),
     fields: {
       hostname: text(d.hostname) ?? text(d.description) ?? uid,
       // The device's site is the MSP's customer: the company the device belongs to.
@@ -57,6 +62,9 @@ function deviceRecord(d: Native, alerting: Set<string>): FetchedRecord<'devices'
       patchesPending: count(patches?.patchesApprovedPending),
       lastContactAt: parseVendorTime(d.lastSeen),
     },
+    // Filled from the open alerts, not from the device: an alert raised or resolved changes it while
+    // the device's payload stays the same.
+    measured: ['needsAttention'],
   };
 }
 

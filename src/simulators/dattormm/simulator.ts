@@ -448,12 +448,15 @@ export function createDattoRmmSimulator(opts: DattoRmmSimulatorOptions = {}): Da
         alertSourceInfo: { deviceUid: d.uid, deviceName: d.hostname, siteUid: d.siteUid, siteName: d.siteName },
       };
       a.alerts.push(alert);
+      d.lastSeen = nowIso(); // the agent reported the condition
       return structuredClone(alert);
     },
     resolveAlert(instance, alertUid) {
       const alert = existing(instance).alerts.find((x) => x.alertUid === alertUid && !x.resolved);
       if (!alert) return false;
       Object.assign(alert, { resolved: true, resolvedBy: 'sandbox', resolvedOn: nowIso() });
+      const d = existing(instance).device(alert.alertSourceInfo.deviceUid);
+      if (d) d.lastSeen = nowIso(); // the agent reported the condition cleared
       return true;
     },
     runs(instance) {
