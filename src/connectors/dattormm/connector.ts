@@ -4,7 +4,7 @@
  * installable packages (the account's components). What it yields is what the NinjaOne connector
  * yields, field for field, so lists, events, health rows and deploy previews work the same.
  *
- * Calls (Datto RMM OpenAPI, build 1.22.1, fixtures/vendor-api/dattormm; operation ids in brackets):
+ * Calls (Datto RMM OpenAPI, build 235, fixtures/vendor-api/dattormm; operation ids in brackets):
  *   GET /v2/account/devices                      [getUserAccountDevices]  page, max
  *   GET /v2/account/alerts/open                  [getUserAccountOpenAlerts] page, max
  *   GET /v2/audit/device/{deviceUid}/software    [getDeviceAuditSoftware] page, max (400 for a device

@@ -1,28 +1,29 @@
 /**
  * Datto RMM write side: device deploy runs a component of the account on a device as a quick job.
  *
- * Endpoints (Datto RMM OpenAPI, build 1.22.1, fixtures/vendor-api/dattormm):
+ * Endpoints (Datto RMM OpenAPI, build 235, fixtures/vendor-api/dattormm):
  *   GET /v2/device/{deviceUid}           [getByUid] Device: `online` says whether the job waits for the
  *        agent; `id` and `siteId` narrow the look-up below.
  *   PUT /v2/device/{deviceUid}/quickjob  [createQuickJob] CreateQuickJobRequest {jobName (required),
  *        jobComponent {componentUid, variables [{name, value}]} (required)} -> CreateQuickJobResponse
  *        {job {id, uid, name, dateCreated, status}, jobComponents}.
- *   GET /v2/activity-logs                [getActivities] from, until, entities, categories, siteIds, size,
- *        order, page (next/previous) -> {pageDetails, activities [ActivityLog {id, entity, category,
+ *   GET /v2/activity-logs                [getActivities] from, until, entities, categories, siteIds,
+ *        searchQuery (words; rmm.datto.com/help/en/Content/3NEWUI/Analytics/ActivityLog.htm), size, order,
+ *        page (next/previous) -> {pageDetails, activities [ActivityLog {id, entity, category,
  *        action, date, site, deviceId, hostname, user, details}]}.
  *
  * Marker: the job's name carries our marker line, `Deploy <package> [ref:<marker>]`, one marker per
  * idempotency key. A quick job can only be found again through the activity log (the API has no job
  * list): a job created on a device is logged as a device activity of category `job` whose `details` (a
  * string) holds the job's name. The fields are documented; what `details` holds is our reading (the
- * OpenAPI gives no example), and the simulator logs jobs so. Before a retried send we read the device's
- * site's job activities since the commit was first reserved and look for the marker line on the device
- * (hasMarker). The look-up is bounded: at most RECONCILE_PAGES pages; if the window is still not covered
+ * OpenAPI gives no example), and the simulator logs jobs so. Before a retried send we search the
+ * device's site's job activities since the commit was first reserved for the bare marker
+ * (markerSearchText) and confirm the marker line on the device (hasMarker). The look-up is bounded: at most RECONCILE_PAGES pages; if the window is still not covered
  * we refuse to send rather than risk a second run.
  */
 import { createHash } from 'node:crypto';
 import type { DeployDraft, DeployOutcome, DeviceWriter } from '../device-write-types';
-import { hasMarker, markerLine } from '../write-support';
+import { hasMarker, markerLine, markerSearchText } from '../write-support';
 import type { VendorRequestPreview, WriteContext } from '../write-types';
 import { dattoGet, dattoWrite, sameOrigin, type PageDetails } from './client';
 
@@ -58,7 +59,9 @@ function activityTime(t: Date): string {
 
 /** The job activity of this device whose details carry the marker line, in at most RECONCILE_PAGES pages. */
 export async function findJobActivity(ctx: WriteContext, dev: Native, marker: string, since: Date): Promise<Native | null> {
-  const query: Record<string, string | number> = { entities: 'device', categories: 'job', from: activityTime(since), size: ACTIVITY_PAGE, order: 'desc' };
+  const query: Record<string, string | number> = {
+    entities: 'device', categories: 'job', from: activityTime(since), searchQuery: markerSearchText(marker), size: ACTIVITY_PAGE, order: 'desc',
+  };
   if (typeof dev.siteId === 'number') query.siteIds = dev.siteId;
   let url: string | undefined;
   for (let page = 0; page < RECONCILE_PAGES; page++) {

@@ -72,7 +72,7 @@ describe('Datto RMM simulator: lists and paging', () => {
     expect((await call(t, `/v2/device/${d.uid}`)).body).toEqual(d);
     const missing = await call(t, '/v2/device/nope');
     expect(missing.status).toBe(404);
-    expect(missing.body).toMatchObject({ status: 404, error: 'Not Found', message: 'Device was not found.' });
+    expect(missing.body).toEqual({ timestamp: expect.any(Number), status: 404, error: 'Not Found', path: '/v2/device/nope' });
     const open = (await call(t, '/v2/account/alerts/open')).body.alerts;
     const resolved = (await call(t, '/v2/account/alerts/resolved')).body.alerts;
     expect(open.length + resolved.length).toBe(beta.alerts.length);

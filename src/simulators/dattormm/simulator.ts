@@ -1,6 +1,6 @@
 /**
  * Datto RMM simulator: the API v2 shapes for the calls our connector makes (Datto RMM OpenAPI, build
- * 1.22.1, fixtures/vendor-api/dattormm; limits from the "Datto RMM API" help page, docs/vendors.md).
+ * 235, fixtures/vendor-api/dattormm; limits from the "Datto RMM API" help page, docs/vendors.md).
  *
  *   POST /auth/oauth/token                       Basic public-client:public; grant_type=password,
  *                                                username=<API key>, password=<API secret key>
@@ -15,7 +15,8 @@
  *   PUT  /api/v2/device/{deviceUid}/quickjob     CreateQuickJobRequest -> CreateQuickJobResponse
  *   GET  /api/v2/job/{jobUid}
  *   GET  /api/v2/activity-logs                   from (default: the last 15 minutes), until, entities,
- *                                                categories, siteIds, size, order, page=next + searchAfter
+ *                                                categories, siteIds, searchQuery (words, all must occur),
+ *                                                size, order, page=next + searchAfter
  *   GET  /api/v2/system/request_rate             the account's count in the window and its limits
  *   GET  /api/v2/system/pagination               {max}
  *
@@ -31,7 +32,7 @@
  * job is logged as a device activity of category `job` whose `details` is a JSON string with the job's
  * uid, name and status (our reading: the OpenAPI types `details` as a string and gives no example).
  *
- * Errors: Spring's `{timestamp, status, error, message, path}`; OAuth errors `{error, error_description}`.
+ * Errors: the OpenAPI's ErrorResponse `{timestamp, status, error, path}`; OAuth errors `{error, error_description}`.
  */
 import express, { type Request, type Response, type NextFunction } from 'express';
 import http from 'node:http';
@@ -97,8 +98,16 @@ const ACTIVITY_DEFAULT_SIZE = 100;
 
 class BadRequest extends Error {}
 
-function springError(req: Request, res: Response, status: number, message: string): void {
-  res.status(status).json({ timestamp: new Date().toISOString(), status, error: http.STATUS_CODES[status] ?? 'Error', message, path: `${req.baseUrl}${req.path}` });
+/**
+ * The vendor's ErrorResponse {timestamp (epoch ms), status, error (reason phrase), path} (OpenAPI build 235);
+ * `_why` documents the refusal here only: the vendor's body says no more than its status.
+ */
+function springError(req: Request, res: Response, status: number, _why: string): void {
+  res.status(status).json(errorBody(status, req.path));
+}
+
+function errorBody(status: number, path: string): Record<string, unknown> {
+  return { timestamp: Date.now(), status, error: http.STATUS_CODES[status] ?? 'Error', path };
 }
 
 function q(req: Request, name: string): string | undefined {
@@ -144,9 +153,7 @@ const likeFilter = (req: Request, name: string) => {
 
 export function createDattoRmmSimulator(opts: DattoRmmSimulatorOptions = {}): DattoRmmSimulator {
   const limits: DattoRmmLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const faults = new FaultInjector((status, req) => ({
-    timestamp: new Date().toISOString(), status, error: http.STATUS_CODES[status] ?? 'Error', message: 'Injected fault', path: req.path,
-  }));
+  const faults = new FaultInjector((status, req) => errorBody(status, req.path.replace(/^\/api/, '')));
   const clock = new VendorClock();
   const clients = opts.clients ?? DEFAULT_CLIENTS;
   const tokenTtl = opts.tokenTtlSeconds ?? 100 * 3600;
@@ -355,7 +362,9 @@ export function createDattoRmmSimulator(opts: DattoRmmSimulatorOptions = {}): Da
     if (order !== 'asc' && order !== 'desc') throw new BadRequest('Request parameters are invalid.');
     const size = intParam(req, 'size', ACTIVITY_DEFAULT_SIZE, 1);
     const [entities, categories, siteIds] = [list('entities').map((e) => e.toUpperCase()), list('categories'), list('siteIds').map(Number)];
+    const words = (q(req, 'searchQuery') ?? '').toLowerCase().split(/\s+/).filter(Boolean);
     const rows = a.activities
+      .filter((x) => words.every((w) => `${x.details} ${x.hostname}`.toLowerCase().includes(w)))
       .filter((x) => x.date * 1000 >= from && x.date * 1000 <= until)
       .filter((x) => (entities.length === 0 || entities.includes(x.entity)) && (categories.length === 0 || categories.includes(x.category)) && (siteIds.length === 0 || siteIds.includes(x.site.id)))
       .sort((x, y) => (order === 'asc' ? x.date - y.date : y.date - x.date));
@@ -375,7 +384,10 @@ export function createDattoRmmSimulator(opts: DattoRmmSimulatorOptions = {}): Da
 
   api.get('/v2/system/request_rate', (_req, res) => {
     const a = acct(res);
-    res.json({ slidingTimeWindowSizeSeconds: limits.windowSeconds, accountUid: a.uid, accountCount: a.readTimes.length, accountRateLimit: limits.reads, accountCutOffRatio: limits.cutOffRatio });
+    res.json({
+      slidingTimeWindowSizeSeconds: limits.windowSeconds, accountUid: a.uid, accountCount: a.readTimes.length, accountRateLimit: limits.reads,
+      accountCutOffRatio: limits.cutOffRatio, accountWriteRateLimit: limits.writes, accountWriteCount: a.writeTimes.length, operationWriteStatus: {},
+    });
   });
   api.get('/v2/system/pagination', (_req, res) => res.json({ max: PAGE_MAX }));
 

@@ -1,4 +1,4 @@
-/** Datto RMM records in the API's own shapes (Datto RMM OpenAPI, build 1.22.1: Site, Device, Software, Alert, Component, Job, ActivityLog). */
+/** Datto RMM records in the API's own shapes (Datto RMM OpenAPI, build 235: Site, Device, Software, Alert, Component, Job, ActivityLog). */
 export interface DattoSite {
   id: number;
   uid: string;
