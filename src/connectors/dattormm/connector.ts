@@ -17,7 +17,8 @@
  * changed records from re-reads. `ctx.since` is ignored.
  */
 import { parseVendorTime } from '../canonical';
-import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../types';
+import type { FetchedRecord, ReadConnector, SyncContext } from '../types';
+import { fetchFrom } from '../read-dispatch';
 import { VendorHttpError } from '../vendor-http';
 import { dattoGet, pages } from './client';
 
@@ -201,10 +202,6 @@ export function deviceOsFamily(native: Record<string, unknown>): string | null {
   return null;
 }
 
-async function* unsupported(resource: string): AsyncGenerator<never> {
-  throw new Error(`dattormm connector does not sync ${resource}`);
-}
-
 export const dattoRmmConnector: ReadConnector = {
   name: 'dattormm',
   kind: 'rmm',
@@ -214,13 +211,5 @@ export const dattoRmmConnector: ReadConnector = {
   async probe(ctx: SyncContext): Promise<void> {
     await dattoGet(ctx, '/v2/account/sites', { max: 1 });
   },
-  fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
-    switch (resource) {
-      case 'devices': return fetchDevices(ctx) as AsyncIterable<FetchedRecord<R>[]>;
-      case 'applications': return fetchApplications(ctx) as AsyncIterable<FetchedRecord<R>[]>;
-      case 'incidents': return fetchIncidents(ctx) as AsyncIterable<FetchedRecord<R>[]>;
-      case 'packages': return fetchPackages(ctx) as AsyncIterable<FetchedRecord<R>[]>;
-      default: return unsupported(resource);
-    }
-  },
+  fetch: fetchFrom('dattormm', { devices: fetchDevices, applications: fetchApplications, incidents: fetchIncidents, packages: fetchPackages }),
 };
