@@ -33,18 +33,10 @@ it('a full sync of 5,000 devices never meets the added delay or a 429', async ()
   expect(await count('incidents', c)).toBe(300);
   expect(await count('packages', c)).toBe(40);
   const stats = sim.limitStats('load');
-  // It made more reads than one window allows (one audit per device), yet never crossed 90 % of the limit.
+  // It made far more reads than one window allows (one audit per device), yet never crossed 90 % of the
+  // limit. That the simulator refuses past it is src/simulators/dattormm/simulator.test.ts.
   expect(sim.faults.countRequests('/software')).toBe(5000);
   expect(stats).toEqual({ throttled: 0, delayed: 0, peakReads: expect.any(Number) });
   expect(stats.peakReads).toBeLessThanOrEqual(540);
 }, 120_000);
 
-it('the same burst without pacing is refused by the simulator (the limit is real)', async () => {
-  sim.seed('load', {});
-  const token = await (await fetch(`${api().replace(/\/api$/, '')}/auth/oauth/token`, {
-    method: 'POST', headers: { authorization: `Basic ${Buffer.from('public-client:public').toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'password', username: 'load', password: 'load-secret' }),
-  })).json() as { access_token: string };
-  const statuses = await Promise.all(Array.from({ length: 700 }, () => fetch(`${api()}/v2/system/pagination`, { headers: { authorization: `Bearer ${token.access_token}` } }).then((r) => r.status)));
-  expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
-}, 60_000);
