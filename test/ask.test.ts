@@ -52,6 +52,23 @@ function rmm(slug: string) {
   return { devices, incidents, applications };
 }
 
+/** The tenant's Datto RMM records (beta runs it beside NinjaOne): sites are companies, open alerts incidents. */
+function dattoRmm(slug: string) {
+  const raw: any[] = read(`${slug}/dattormm/devices.json`).filter((d: any) => d.deleted !== true);
+  const open: any[] = read(`${slug}/dattormm/alerts.json`).filter((a: any) => !a.resolved);
+  const alerting = new Set(open.map((a) => a.alertSourceInfo.deviceUid));
+  const companyOfDevice = new Map(raw.map((d) => [d.uid, d.siteName ?? null]));
+  const devices: Dv[] = raw.map((d) => ({
+    id: d.uid, hostname: d.hostname, company: d.siteName ?? null, online: d.online === true,
+    attention: alerting.has(d.uid), pending: d.patchManagement?.patchesApprovedPending ?? 0, os: d.operatingSystem ?? '',
+  }));
+  const incidents: Inc[] = open.map((a) => ({ id: a.alertUid, company: companyOfDevice.get(a.alertSourceInfo.deviceUid) ?? null, opened: Date.parse(a.timestamp) }));
+  const applications: App[] = read(`${slug}/dattormm/software.json`).flatMap((s: any) => s.software.map((x: any) => ({
+    id: `${s.deviceUid}:${x.name}:${x.version ?? ''}`, name: x.name, company: companyOfDevice.get(s.deviceUid) ?? null, installed: '',
+  })));
+  return { devices, incidents, applications };
+}
+
 function alphaModel(): Model {
   const mapping = read('sandbox-alpha/connectwise/_mapping.json').statusMapping;
   const raw = [...read('sandbox-alpha/connectwise/tickets.json'), ...read('sandbox-alpha/connectwise/project_tickets.json')];
@@ -76,7 +93,12 @@ function betaModel(): Model {
   const agreements: Agr[] = read('sandbox-beta/halopsa/contracts.json').map((c: any) => ({
     id: String(c.id), name: c.ref, company: c.client_name, status: String(c.contract_status).toLowerCase(), start: String(c.start_date).slice(0, 10),
   }));
-  return { tickets, agreements, ...rmm('sandbox-beta') };
+  const ninja = rmm('sandbox-beta');
+  const datto = dattoRmm('sandbox-beta');
+  return {
+    tickets, agreements, devices: [...ninja.devices, ...datto.devices], incidents: [...ninja.incidents, ...datto.incidents],
+    applications: [...ninja.applications, ...datto.applications],
+  };
 }
 
 const MODELS: Record<Tenant, Model> = { alpha: alphaModel(), beta: betaModel() };

@@ -227,6 +227,23 @@ describe('REST and GraphQL answer alike', () => {
     covered.add('deploy_to_device');
   }, 60_000);
 
+  it('the second RMM (Datto RMM on beta): its lists, single reads and a deploy, alike', async () => {
+    const B = { tenant_id: svc.betaId };
+    for (const name of ['list_devices', 'list_applications', 'list_incidents', 'list_packages']) await expectParity(name, isv, { path: B, query: { limit: 500 } });
+    const devices = (await svc.api(`/tenants/${svc.betaId}/devices?limit=500`)).body.devices.filter((d: any) => d.source === 'dattormm');
+    expect(devices.length).toBeGreaterThan(0);
+    const device = devices.find((d: any) => d.online && /Windows/.test(d.os ?? ''));
+    await expectParity('get_device', isv, { path: { ...B, record_id: device.source_id } });
+    // The MSP turns deploy on for the Datto RMM connection (beta withholds it from the sandbox ISV).
+    const connectionId = (await svc.api(`/tenants/${svc.betaId}/connections`)).body.connections.find((c: any) => c.connector === 'dattormm').id;
+    const datto = (await svc.api(`/tenants/${svc.betaId}/grants`, { key: svc.betaMspKey })).body.grants.find((g: any) => g.connection_id === connectionId);
+    expect((await svc.api(`/tenants/${svc.betaId}/grants/${datto.isv_id}`, { key: svc.betaMspKey, method: 'PUT', json: { connections: [{ connection_id: datto.connection_id, keys: [...datto.keys, 'rmm.device.write'] }] } })).status).toBe(200);
+    const deploy = { package_name: 'Install 7-Zip', idempotency_key: key() };
+    await expectParity('deploy_to_device', isv, { path: { ...B, device_id: device.source_id }, body: deploy });
+    expect((await expectParity('deploy_to_device', isv, { path: { ...B, device_id: device.source_id }, body: { ...deploy, dry_run: false } })).status).toBe(200);
+    expect((await expectParity('deploy_to_device', isv, { path: { ...B, device_id: device.source_id }, body: { package_name: 'Disk Space Monitor' } })).status).toBe(422);
+  }, 60_000);
+
   it('findings: route (preview, commit) and resolve (preview)', async () => {
     const finding = { kind: 'technical', title: 'Parity finding', severity: 'high', company_name: 'Contoso Ltd', idempotency_key: key() };
     await expectParity('route_finding', isv, { path: T(), body: finding });

@@ -19,6 +19,7 @@ const STORES_OF_THEIR_CONCERN = new Set([
   'src/billing/sandbox-billing.ts', // the sandbox's billing rows
   'src/audit/audit.service.ts', // the audit log
   'src/access/access.service.ts', // grants and keys: the one module that reads them
+  'src/console/console-auth.ts', // console sign-in links and sessions
   'src/tickets/references.ts', // boards, statuses, priorities and members a write names
   'src/http/metrics.ts', 'src/rest/example-ids.ts', 'src/app.ts', // /metrics gauges, /docs examples, /readyz
 ]);

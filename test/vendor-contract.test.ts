@@ -1,6 +1,6 @@
 /**
  * The vendor request-contract check (test/support/vendor-contract.ts): each connector whose vendor
- * publishes a machine-readable API description (Autotask, NinjaOne, Pax8) makes its whole set of calls
+ * publishes a machine-readable API description (Autotask, NinjaOne, Pax8, Datto RMM) makes its whole set of calls
  * against its simulator over HTTP (every resource synced fully and incrementally, the probe, every write,
  * every reconcile look-up), and each call must be an operation of the vendor's document, with that
  * operation's required query parameters and body properties. A failure names the document and the
@@ -11,6 +11,7 @@ import { AUTOTASK_DEMO_INSTANCE, loadAutotaskDemoFixtures } from '../src/simulat
 import { createAutotaskSimulator } from '../src/simulators/autotask/simulator';
 import { createNinjaOneSimulator } from '../src/simulators/ninjaone/simulator';
 import { createPax8Simulator } from '../src/simulators/pax8/simulator';
+import { createDattoRmmSimulator } from '../src/simulators/dattormm/simulator';
 import { readPax8Fixtures } from '../src/simulators/pax8/test-fixtures';
 import { loadVendorFixtures } from '../src/sandbox/fixtures';
 import { VendorHttpClient } from '../src/connectors/vendor-http';
@@ -23,6 +24,9 @@ import { autotaskProjectWriter } from '../src/connectors/autotask/project-writer
 import { ninjaOneConnector } from '../src/connectors/ninjaone/connector';
 import { ninjaOneWriter } from '../src/connectors/ninjaone/writer';
 import { pax8Connector } from '../src/connectors/pax8/connector';
+import { dattoRmmConnector } from '../src/connectors/dattormm/connector';
+import { dattoRmmWriter } from '../src/connectors/dattormm/writer';
+import { checkPermissions } from '../src/connectors/dattormm/permissions';
 import { pax8CompanyWriter } from '../src/connectors/pax8/company-writer';
 import { clearPax8TokenCache } from '../src/connectors/pax8/token';
 import { autotaskCapabilities } from '../src/connectors/autotask/capabilities';
@@ -68,6 +72,11 @@ describe('the checker', () => {
     expect(contract.check(call('ninjaone', 'GET', '/v2/device/abc'))!.problems).toEqual(['path parameter {id} must be an integer, was "abc"']);
     expect(contract.check(call('ninjaone', 'GET', '/v2/devices-detailed', { queryKeys: ['pageSize', 'after', 'updatedAfter'] }))!.problems)
       .toEqual(['query parameter "updatedAfter" is not documented']);
+    expect(contract.check(call('dattormm', 'GET', '/api/v2/account/devices', { queryKeys: ['max', 'lastModified'] }))!.problems)
+      .toEqual(['query parameter "lastModified" is not documented']);
+    expect(contract.check(call('dattormm', 'PUT', '/api/v2/device/abc/quickjob', { body: { jobName: 'x' } }))!.problems)
+      .toEqual(['body property "jobComponent" is required']);
+    expect(contract.check(call('dattormm', 'GET', '/api/v2/jobs'))!.operation).toBeNull();
     // Property names: the model's own, or one the entity's help page documents (cited in the checker).
     expect(contract.check(call('autotask', 'POST', '/atservicesrest/v1.0/Tickets', { body: { title: 'x', companyID: 3, ticketExternalRef: 'm' } }))!.problems)
       .toEqual(['body property "ticketExternalRef" is not in the document\'s schema']);
@@ -285,6 +294,41 @@ describe('every call the connectors make is in the vendor\'s document', () => {
       'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): GET /v2/alerts',
       'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): POST /v2/device/{id}/script/run',
       'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft): GET /v2/device/{id}/activities',
+    ], refused);
+  });
+
+  it('Datto RMM: token, sync of every resource, the permission checks, the deploy and its reconcile look-up', async () => {
+    const sim = createDattoRmmSimulator({ clients: { 'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta' } } });
+    const fixtures = loadVendorFixtures('sandbox-beta', 'dattormm').resources;
+    sim.seed('sandbox-beta', fixtures);
+    // More devices than a page holds (250): the sync follows nextPageUrl.
+    sim.grow('sandbox-beta', 'devices', 300);
+    const server = await startStandalone(sim);
+    const recording = recordVendorContract(contract);
+    const refused: string[] = [];
+    try {
+      const base = { baseUrl: `${server.url}/api`, credentials: { apiKey: 'sandbox-beta', apiSecret: 'sandbox-secret' }, http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 0 }) };
+      await syncEverything(dattoRmmConnector, { ...base, statusMapping: {}, since: null }, refused);
+      await attempt('permissions', () => checkPermissions(base), refused);
+      const device = (fixtures.devices as { uid: string; online: boolean }[]).find((d) => d.online)!;
+      const component = fixtures.components[0] as { uid: string; name: string };
+      const deploy = { deviceRef: device.uid, packageRef: component.uid, packageName: component.name, marker: marker('datto') };
+      await attempt('deploy', () => dattoRmmWriter.deploy(base, deploy), refused);
+      await attempt('find deploy', () => dattoRmmWriter.findDeploy(base, deploy, new Date(Date.now() - 60_000)), refused);
+    } finally {
+      await server.close();
+    }
+    expectDocumented(recording.stop(), 'dattormm', [
+      'Datto RMM API help, OAuth token endpoint: POST /auth/oauth/token',
+      'Datto RMM API OpenAPI (build 235): GET /v2/account/sites',
+      'Datto RMM API OpenAPI (build 235): GET /v2/account/devices',
+      'Datto RMM API OpenAPI (build 235): GET /v2/account/alerts/open',
+      'Datto RMM API OpenAPI (build 235): GET /v2/audit/device/{deviceUid}/software',
+      'Datto RMM API OpenAPI (build 235): GET /v2/account/components',
+      'Datto RMM API OpenAPI (build 235): GET /v2/system/request_rate',
+      'Datto RMM API OpenAPI (build 235): GET /v2/device/{deviceUid}',
+      'Datto RMM API OpenAPI (build 235): PUT /v2/device/{deviceUid}/quickjob',
+      'Datto RMM API OpenAPI (build 235): GET /v2/activity-logs',
     ], refused);
   });
 

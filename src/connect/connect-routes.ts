@@ -7,7 +7,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { sandboxVendorOrigin } from '../config/config';
 import { ServiceError } from '../errors/service-error';
 import { registerPageScript } from '../pages/assets';
-import { field, fieldList, formBody, type FormFields } from '../pages/forms';
+import { cookieOf, field, fieldList, formBody, type FormFields } from '../pages/forms';
 import { pageHeaders } from '../pages/page-headers';
 import { capabilitiesOf } from '../connectors/registry';
 import type { ConnectionKind } from '../../entities';
@@ -149,10 +149,3 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
   return router;
 }
 
-function cookieOf(req: Request, name: string): string {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return '';
-}

@@ -14,6 +14,11 @@ export interface DeployDraft {
   packageRef: string;
   /** The catalogue item's name, as the vendor lists it. */
   packageName: string;
+  /**
+   * Our write marker (one per idempotency key), for a vendor whose run carries a name of ours where it
+   * can be found again (a quick job's name); a connector whose run has none ignores it.
+   */
+  marker?: string;
 }
 
 export interface DeployOutcome {
@@ -30,3 +35,9 @@ export interface DeviceWriter {
   /** A run of this deploy that started at or after `since` (an earlier try of the same commit), or null. */
   findDeploy(ctx: WriteContext, d: DeployDraft, since: Date): Promise<DeployOutcome | null>;
 }
+
+/**
+ * A deploy whose earlier try may have run, and whose marker look-up could not settle it (more activity
+ * since than the look-up reads): it is not sent again (docs/architecture.md, Writes).
+ */
+export class DeployUnreconciledError extends Error {}

@@ -15,7 +15,7 @@ describe('connector registry', () => {
       }
     }
     expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'ticket.create'))).sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
-    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'device.deploy')))).toEqual(['ninjaone']);
+    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'device.deploy')))).toEqual(['ninjaone', 'dattormm']);
     expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'agreement.line.add'))).sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
     expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'company.create')))).toEqual(['pax8']);
   });
@@ -50,6 +50,7 @@ describe('record links each connector declares', () => {
     expect(recordUrl('halopsa', 'https://acme.halopsa.com', 'ticket', '1001')).toBe('https://acme.halopsa.com/ticket?id=1001');
     expect(recordUrl('ninjaone', 'https://eu.ninjarmm.com', 'device', '42')).toBe('https://eu.ninjarmm.com/#/deviceDashboard/42/overview');
     expect(recordUrl('pax8', 'https://api.pax8.com/v1', 'company', 'x')).toBeNull();
+    expect(recordUrl('dattormm', 'https://syrah-api.centrastage.net/api', 'device', 'a-uid')).toBeNull();
     expect(recordUrl('connectwise', 'not a url', 'ticket', '1')).toBeNull();
   });
 });

@@ -18,6 +18,7 @@ import { haloPsaWrites } from './halopsa/writes';
 import { ninjaOneCapabilities } from './ninjaone/capabilities';
 import { ninjaOneConnector } from './ninjaone/connector';
 import { ninjaOneWrites } from './ninjaone/writes';
+import { dattoRmmModule } from './dattormm/module';
 import { pax8Capabilities } from './pax8/capabilities';
 import { pax8Connector } from './pax8/connector';
 import { pax8Writes } from './pax8/writes';
@@ -34,6 +35,7 @@ const CONNECTORS: Record<string, ConnectorModule> = {
   autotask: { read: autotaskConnector, writes: autotaskWrites, capabilities: autotaskCapabilities },
   halopsa: { read: haloPsaConnector, writes: haloPsaWrites, capabilities: haloPsaCapabilities },
   ninjaone: { read: ninjaOneConnector, writes: ninjaOneWrites, capabilities: ninjaOneCapabilities },
+  dattormm: dattoRmmModule,
   pax8: { read: pax8Connector, writes: pax8Writes, capabilities: pax8Capabilities },
 };
 

@@ -8,11 +8,12 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { mspTenantOf, type Caller } from '../access/caller';
 import { ServiceError } from '../errors/service-error';
 import { html, type SafeHtml } from '../pages/html';
-import { field, formBody, type FormFields } from '../pages/forms';
+import { cookieOf, field, formBody, type FormFields } from '../pages/forms';
+import type { ConsoleRoutes, PageContext, PageHandler } from './page-context';
 import { pageHeaders } from '../pages/page-headers';
 import { csrfMatches, SESSION_ABSOLUTE_MS, type ConsoleSessionInfo } from './console-auth';
 import type { ConsoleDeps } from './console-deps';
-import { consolePage, notice, publicPage, refusal, type Signed } from './ui';
+import { consolePage, notice, publicPage, refusal } from './ui';
 import { registerHealth } from './pages/health';
 import { registerGrants } from './pages/grants';
 import { registerIdentity } from './pages/identity';
@@ -22,33 +23,6 @@ import { registerAudit } from './pages/audit';
 import { registerKey } from './pages/key';
 
 export const COOKIE = 'console_session';
-
-/** One signed-in request: who, as whom, and how to run an operation as the MSP. */
-export interface PageContext extends Signed {
-  req: Request;
-  res: Response;
-  caller: Caller;
-  tenantId: string;
-  form: FormFields;
-  run<R = any>(name: string, raw: { path?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown }): Promise<R>;
-  /** Sends a signed-in page. */
-  send(current: string, title: string, main: SafeHtml, status?: number, scripts?: string[]): void;
-}
-
-export type PageHandler = (ctx: PageContext) => Promise<void>;
-
-export interface ConsoleRoutes {
-  get(path: string, handler: PageHandler): void;
-  post(path: string, handler: PageHandler): void;
-}
-
-function cookieOf(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
 
 function loopback(publicUrl: string): boolean {
   const host = new URL(publicUrl).hostname;

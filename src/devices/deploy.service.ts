@@ -62,7 +62,7 @@ export class DeployService {
   }
 
   /** Resolves and checks everything a deploy needs; nothing leaves the service here. */
-  private async prepare(access: TenantAccess, deviceId: string, body: DeployInput) {
+  private async prepare(access: TenantAccess, deviceId: string, body: DeployInput, marker: string) {
     const granted = this.access.targets(access, Grant.DeviceWrite, 'rmm');
     const { d, c } = await this.device(access, deviceId, granted);
     // Answered only where the connector declares device.deploy (501 otherwise), before anything is looked up.
@@ -86,7 +86,7 @@ export class DeployService {
       const runsOn = [...new Set(active.flatMap((p) => p.operating_systems ?? []))].join(', ') || 'no OS';
       throw fieldError('package_name', `Package "${active[0].name}" has no package for ${os}, the OS of device ${d.source_id} (it runs on ${runsOn}).`);
     }
-    const draft: DeployDraft = { deviceRef: d.source_id, packageRef: pkg.source_id, packageName: pkg.name };
+    const draft: DeployDraft = { deviceRef: d.source_id, packageRef: pkg.source_id, packageName: pkg.name, marker };
     return { c, d, os, draft };
   }
 
@@ -95,7 +95,7 @@ export class DeployService {
     const request = { ...body, device_id: deviceId };
     return this.pipeline.write({
       caller, access, operation: 'device.deploy', subjectRef: storable(deviceId) ? deviceId : null, request,
-      prepare: () => this.prepare(access, deviceId, body),
+      prepare: (marker) => this.prepare(access, deviceId, body, marker),
       targets: (p) => [p.c],
       preview: (p) => ({
         dry_run: true as const,

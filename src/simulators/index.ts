@@ -5,6 +5,7 @@ import { createConnectWiseSimulator } from './connectwise/simulator';
 import { createAutotaskSimulator } from './autotask/simulator';
 import { createHaloPsaSimulator } from './halopsa/simulator';
 import { createNinjaOneSimulator } from './ninjaone/simulator';
+import { createDattoRmmSimulator } from './dattormm/simulator';
 import { createPax8Simulator } from './pax8/simulator';
 
 export type SandboxSimulators = Record<string, VendorSimulator>;
@@ -15,6 +16,7 @@ export function createSandboxSimulators(controlToken: string): SandboxSimulators
     autotask: createAutotaskSimulator({ controlToken }),
     halopsa: createHaloPsaSimulator({ controlToken }),
     ninjaone: createNinjaOneSimulator({ controlToken }),
+    dattormm: createDattoRmmSimulator({ controlToken }),
     pax8: createPax8Simulator({ controlToken }),
   };
 }

@@ -134,6 +134,19 @@ const VENDORS: Record<string, VendorConfig> = {
       requiredQuery: ['response_type', 'client_id', 'redirect_uri'],
     }],
   },
+  dattormm: {
+    documents: [{ title: 'Datto RMM API OpenAPI (build 235)', file: 'dattormm/openapi-v2.json', wirePrefix: '/api' }],
+    elsewhere: [{
+      // The token endpoint is outside the OpenAPI (it declares no security scheme). Datto RMM's help page
+      // "Datto RMM API" (rmm.datto.com/help/en/Content/2SETUP/APIv2.htm): the password grant of the public
+      // client (HTTP Basic public-client:public) with the API key as username and the secret as password,
+      // at <platform>-api.centrastage.net/auth/oauth/token (RFC 6749 section 4.3.2).
+      method: 'POST',
+      path: /^\/auth\/oauth\/token$/,
+      label: 'Datto RMM API help, OAuth token endpoint: POST /auth/oauth/token',
+      requiredBody: () => ['grant_type', 'username', 'password'],
+    }],
+  },
   pax8: {
     documents: [
       { title: 'Pax8 Partner Endpoints OpenAPI 1.0.0', file: 'pax8/partner-endpoints-openapi.json', wirePrefix: '/v1' },

@@ -8,7 +8,8 @@
  * the sync engine's raw-hash comparison tells changed records from re-reads. `ctx.since` is ignored.
  */
 import { parseVendorTime } from '../canonical';
-import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../types';
+import type { FetchedRecord, ReadConnector, SyncContext } from '../types';
+import { fetchFrom } from '../read-dispatch';
 import { listAll, ninjaGet, pagesAfter, reportPages } from './client';
 
 type Native = Record<string, unknown>;
@@ -175,10 +176,6 @@ async function* fetchPackages(ctx: SyncContext): AsyncGenerator<FetchedRecord<'p
   if (mapped.length > 0) yield mapped;
 }
 
-async function* unsupported(resource: string): AsyncGenerator<never> {
-  throw new Error(`ninjaone connector does not sync ${resource}`);
-}
-
 export const ninjaOneConnector: ReadConnector = {
   name: 'ninjaone',
   kind: 'rmm',
@@ -188,13 +185,5 @@ export const ninjaOneConnector: ReadConnector = {
   async probe(ctx: SyncContext): Promise<void> {
     await ninjaGet(ctx, '/v2/organizations', { pageSize: 1 });
   },
-  fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
-    switch (resource) {
-      case 'devices': return fetchDevices(ctx) as AsyncIterable<FetchedRecord<R>[]>;
-      case 'applications': return fetchApplications(ctx) as AsyncIterable<FetchedRecord<R>[]>;
-      case 'incidents': return fetchIncidents(ctx) as AsyncIterable<FetchedRecord<R>[]>;
-      case 'packages': return fetchPackages(ctx) as AsyncIterable<FetchedRecord<R>[]>;
-      default: return unsupported(resource);
-    }
-  },
+  fetch: fetchFrom('ninjaone', { devices: fetchDevices, applications: fetchApplications, incidents: fetchIncidents, packages: fetchPackages }),
 };

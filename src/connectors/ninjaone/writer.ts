@@ -26,7 +26,7 @@
  * and what the MSP must do (authorise the connection with the authorization-code grant, which gives
  * the connection a refresh token: client.ts). Nothing runs.
  */
-import type { DeployDraft, DeployOutcome, DeviceWriter } from '../device-write-types';
+import { DeployUnreconciledError, type DeployDraft, type DeployOutcome, type DeviceWriter } from '../device-write-types';
 import type { VendorRequestPreview, WriteContext } from '../write-types';
 import { VendorValidationError } from '../vendor-errors';
 import { VendorHttpError } from '../vendor-http';
@@ -38,8 +38,6 @@ type Native = Record<string, unknown>;
 const RUN_AS = 'system';
 const ACTIVITY_PAGE = 1000;
 const RECONCILE_PAGES = 3;
-
-export class DeployUnreconciledError extends Error {}
 
 function runRequest(d: DeployDraft): { path: string; body: Record<string, unknown> } {
   return {

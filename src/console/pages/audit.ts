@@ -1,6 +1,6 @@
 /** The audit log, newest first, filtered by what was done and how it ended (`list_audit`'s filters). */
 import { html } from '../../pages/html';
-import type { ConsoleRoutes } from '../router';
+import type { ConsoleRoutes } from '../page-context';
 import { ago } from '../ui';
 
 interface Entry { id: string; action: string; outcome: string; subject_ref: string | null; detail: Record<string, unknown>; created_at: string }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { connectorTitle } from '../../connectors/registry';
 import { field } from '../../pages/forms';
 import { html, type SafeHtml } from '../../pages/html';
-import type { ConsoleRoutes, PageContext } from '../router';
+import type { ConsoleRoutes, PageContext } from '../page-context';
 import { csrfField, money, notice, qty } from '../ui';
 
 interface Charge {

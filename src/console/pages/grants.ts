@@ -8,7 +8,7 @@ import { connectorTitle } from '../../connectors/registry';
 import { field, fieldList } from '../../pages/forms';
 import { html } from '../../pages/html';
 import { GRANT_WORDS } from '../grant-words';
-import type { ConsoleRoutes } from '../router';
+import type { ConsoleRoutes } from '../page-context';
 import { csrfField, notice } from '../ui';
 
 interface GrantRow { isv_id: string; isv_name: string; connection_id: string; kind: 'psa' | 'rmm' | 'distributor'; connector: string; keys: string[] }

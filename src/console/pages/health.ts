@@ -5,7 +5,7 @@
  */
 import { html, type SafeHtml } from '../../pages/html';
 import { connectorTitle } from '../../connectors/registry';
-import type { ConsoleRoutes } from '../router';
+import type { ConsoleRoutes } from '../page-context';
 import { ago, csrfField, duration, notice } from '../ui';
 
 interface Resource { resource: string; last_status: string; last_synced_at: string | null; last_error: string | null; records: number; lag_seconds: number | null }

@@ -9,7 +9,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ServiceError } from '../../errors/service-error';
 import { field, fieldList } from '../../pages/forms';
 import { html, type SafeHtml } from '../../pages/html';
-import type { ConsoleRoutes, PageContext } from '../router';
+import type { ConsoleRoutes, PageContext } from '../page-context';
 import { csrfField, notice } from '../ui';
 
 type Side = 'psa_company' | 'isv_customer';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { field } from '../../pages/forms';
 import { html } from '../../pages/html';
-import type { ConsoleRoutes } from '../router';
+import type { ConsoleRoutes } from '../page-context';
 import { ago, csrfField, notice } from '../ui';
 
 interface KeyInfo { id: string; prefix: string; created_at: string }

@@ -6,7 +6,7 @@
 import { html, type SafeHtml } from '../../pages/html';
 import { reconciliationCsv } from '../../billing/reconciliation-csv';
 import { monthPeriod } from '../../billing/sandbox-billing';
-import type { ConsoleRoutes, PageContext } from '../router';
+import type { ConsoleRoutes, PageContext } from '../page-context';
 import { money, qty } from '../ui';
 
 interface Row {

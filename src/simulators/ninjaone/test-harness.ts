@@ -1,6 +1,6 @@
 /** Test harness shared by the NinjaOne simulator and connector tests: one standalone simulator, re-seeded per test. */
 import { loadVendorFixtures } from '../../sandbox/fixtures';
-import { startStandalone } from '../kit';
+import { useStandaloneSimulator } from '../standalone-harness';
 import { createNinjaOneSimulator } from './simulator';
 
 export const ninjaFixtures = {
@@ -16,19 +16,9 @@ export function useNinjaOneSimulator() {
       load: { secret: 'load-secret', instance: 'load' },
     },
   });
-  const state = { url: '', close: async () => {} };
-  beforeAll(async () => {
-    const s = await startStandalone(sim);
-    state.url = s.url;
-    state.close = s.close;
-  });
-  afterAll(() => state.close());
-  beforeEach(() => {
-    sim.reset();
+  const url = useStandaloneSimulator(sim, () => {
     sim.seed('sandbox-alpha', ninjaFixtures.alpha);
     sim.seed('sandbox-beta', ninjaFixtures.beta);
-    sim.faults.clear();
-    sim.faults.resetLog();
   });
-  return { sim, url: () => state.url };
+  return { sim, url };
 }

@@ -1,0 +1,19 @@
+/**
+ * The read side's `fetch` as a table: one fetcher per resource a connector syncs, and a refusal naming
+ * the connector for any other. Connector-neutral (the RMM connectors share it).
+ */
+import type { FetchedRecord, SyncContext, SyncResource } from './types';
+
+export type Fetchers = { [R in SyncResource]?: (ctx: SyncContext) => AsyncIterable<FetchedRecord<R>[]> };
+
+async function* unsupported(connector: string, resource: string): AsyncGenerator<never> {
+  throw new Error(`${connector} connector does not sync ${resource}`);
+}
+
+/** `ReadConnector.fetch` over `fetchers`. */
+export function fetchFrom(connector: string, fetchers: Fetchers) {
+  return <R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> => {
+    const fetcher = fetchers[resource] as ((c: SyncContext) => AsyncIterable<FetchedRecord<R>[]>) | undefined;
+    return fetcher ? fetcher(ctx) : unsupported(connector, resource);
+  };
+}

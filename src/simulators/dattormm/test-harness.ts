@@ -1,0 +1,16 @@
+/** Test harness shared by the Datto RMM simulator and connector tests: one standalone simulator, re-seeded per test. */
+import { loadVendorFixtures } from '../../sandbox/fixtures';
+import { useStandaloneSimulator } from '../standalone-harness';
+import { createDattoRmmSimulator, type DattoRmmLimits } from './simulator';
+
+export const dattoFixtures = { beta: loadVendorFixtures('sandbox-beta', 'dattormm').resources };
+
+export function useDattoRmmSimulator(limits: Partial<DattoRmmLimits> = {}) {
+  const sim = createDattoRmmSimulator({
+    clients: { 'sandbox-beta': { secret: 'sandbox-secret', instance: 'sandbox-beta' }, load: { secret: 'load-secret', instance: 'load' } },
+    limits,
+  });
+  const url = useStandaloneSimulator(sim, () => sim.seed('sandbox-beta', dattoFixtures.beta));
+  /** `api()`: the API root a connection holds as its base URL. */
+  return { sim, url, api: () => `${url()}/api` };
+}
