@@ -10,7 +10,7 @@ import { capabilitiesOf, connectorTitle } from '../connectors/registry';
 import { html, type SafeHtml } from '../pages/html';
 import { renderPage } from '../pages/layout';
 import { blockedGrants, type DraftInfo } from './connect-sessions.service';
-import { GRANT_WORDS, ON_BY_DEFAULT } from './grant-words';
+import { GRANT_WORDS, ON_BY_DEFAULT } from '../access/grant-words';
 
 const KIND_WORDS: Record<string, { title: string; what: string }> = {
   psa: { title: 'Your PSA', what: 'tickets, companies, agreements and projects' },
@@ -40,7 +40,7 @@ export interface ConnectPageModel {
 const base = (token: string) => `/connect/${token}`;
 
 function permissionLine(kind: ConnectionKind, p: DraftInfo['permissions'][number]): SafeHtml {
-  const affected = [...blockedGrants(kind, { permissions: [p] } as DraftInfo).keys()].map((k) => GRANT_WORDS[k]);
+  const affected = [...blockedGrants(kind, { permissions: [p] } as DraftInfo).keys()].map((k) => GRANT_WORDS[k].title);
   if (p.ok === true) return html`<li><span class="badge ok">Has it</span> ${p.vendorTerms}</li>`;
   if (p.ok === null) return html`<li><span class="badge info">Not checked</span> ${p.vendorTerms}<span class="hint"> ${p.detail ?? ''}</span></li>`;
   return html`<li class="missing-permission"><span class="badge bad">Missing</span> <strong>${p.vendorTerms}</strong>
@@ -113,7 +113,7 @@ ${keys.length ? keys.map((k: GrantKey) => {
     const why = blocked.get(k);
     const id = `grant-${kind}-${k.replace(/\./g, '-')}`;
     return html`<div class="check"><input type="checkbox" id="${id}" name="grant_${kind}" value="${k}"${ON_BY_DEFAULT.has(k) && !why ? html` checked` : ''}${why ? html` disabled aria-describedby="${id}-why"` : ''}>
-<label for="${id}"><span>${GRANT_WORDS[k]} <code class="key">${k}</code></span>${why ? html`<span class="hint" id="${id}-why">Off: needs ${why.map((w) => w.vendorTerms).join(' and ')}.</span>` : ''}</label></div>`;
+<label for="${id}"><span>${GRANT_WORDS[k].title} <code class="key">${k}</code></span>${why ? html`<span class="hint" id="${id}-why">Off: needs ${why.map((w) => w.vendorTerms).join(' and ')}.</span>` : ''}</label></div>`;
   }) : html`<p class="muted">Nothing requested here.</p>`}
 </fieldset>`;
   });
@@ -134,7 +134,7 @@ export function connectPage(m: ConnectPageModel): string {
 <p class="lead"><strong>${m.isvName}</strong> asks to connect${who}. Nothing is shared until you press Connect; your keys are sent to the vendor to test them, stored encrypted, and never shown again.</p>
 ${m.notice ? html`<div class="notice ${m.notice.tone}" role="status">${m.notice.text}</div>` : ''}
 <section aria-labelledby="asks"><h2 id="asks">${m.isvName} asks to</h2>
-<ul>${s.requestedGrants.map((k) => html`<li>${GRANT_WORDS[k as GrantKey] ?? k} <code class="key">${k}</code></li>`)}</ul>
+<ul>${s.requestedGrants.map((k) => html`<li>${GRANT_WORDS[k as GrantKey]?.title ?? k} <code class="key">${k}</code></li>`)}</ul>
 <p class="muted">It can also read what it needs of these systems. This link works until ${s.expiresAt.toUTCString()}.</p></section>
 ${(s.kinds as ConnectionKind[]).map((k) => kindSection(m, k))}
 ${grantsForm(m)}`,

@@ -31,7 +31,7 @@ import type { WebhooksService } from '../webhooks/webhooks.service';
 import { isUuid } from '../shared/request';
 import { testConnection } from '../tenants/connection-checks';
 import { addConnection, changeConnection, checkedConnectionInput } from '../tenants/connection-save';
-import { capabilityOf } from './grant-words';
+import { capabilityOf } from '../access/grant-words';
 import { ConnectSessionsStore } from './connect-sessions.store';
 import { authorizeUrl, exchangeCode, pkcePair } from './oauth';
 import type { ConnectSessionAnswer } from './connect.schemas';

@@ -7,7 +7,7 @@ import { grantKeysFor } from '../../access/access.service';
 import { connectorTitle } from '../../connectors/registry';
 import { field, fieldList } from '../../pages/forms';
 import { html } from '../../pages/html';
-import { GRANT_WORDS } from '../grant-words';
+import { GRANT_WORDS } from '../../access/grant-words';
 import type { ConsoleRoutes } from '../page-context';
 import { csrfField, notice } from '../ui';
 
