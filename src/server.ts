@@ -101,7 +101,9 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     const firstSync = (async () => {
       // The simulators start from fixtures on every start: a store that outlived them is reset (sandbox.service.ts).
       if (!config.ephemeral) await owned.resetAfterRestart();
-      await owned.syncUnsynced(services.sync);
+      // The sandbox's rehearsed sync failure runs its syncs in this process: only where this process syncs
+      // (an api process of a split deployment leaves vendor calls to its workers).
+      await owned.syncUnsynced(config.role === 'api' ? undefined : services.sync);
       owned.markReady();
     })();
     if (opts.awaitInitialSync !== false) await firstSync;
