@@ -118,6 +118,23 @@ describe('connect sessions', () => {
     expect(halo.html).not.toMatch(/id="grant-psa-psa-ticket-create"[^>]*disabled/);
   }, 60_000);
 
+  it('Datto RMM: the platform is picked from its six regions, the keys are tested, its permissions are checked, and Connect syncs its devices', async () => {
+    const created = await open({ msp_name: 'Datto MSP', kinds: ['rmm'], requested_grants: ['rmm.device.events', 'rmm.device.write'] });
+    const page = ConnectPageClient.fromUrl(created.body.connect_url);
+    const first = await page.page();
+    for (const platform of ['pinotage', 'merlot', 'concord', 'vidal', 'zinfandel', 'syrah']) expect(first.html).toContain(`https://${platform}-api.centrastage.net/api`);
+    expect((await page.test('rmm', 'dattormm', `${svc.url}/sandbox-vendors/dattormm/api`, { apiKey: 'sandbox-beta', apiSecret: 'sandbox-wrong' })).status).toBe(422);
+    expect((await page.test('rmm', 'dattormm', `${svc.url}/sandbox-vendors/dattormm/api`, { apiKey: 'sandbox-beta', apiSecret: 'sandbox-secret' })).status).toBe(303);
+    expect((await page.page()).html).toMatch(/Has it<\/span> the API user&#39;s security level: Devices \(view\)/);
+    const done = await page.complete({ rmm: ['rmm.device.events', 'rmm.device.write'] });
+    await page.awaitFirstSync(ConnectPageClient.progressPath(done.html));
+    const session = (await svc.api(`/connect-sessions/${created.body.id}`)).body;
+    expect(session.state).toBe('completed');
+    expect(session.connections).toEqual([expect.objectContaining({ kind: 'rmm', connector: 'dattormm' })]);
+    const devices = await svc.api(`/tenants/${session.tenant_id}/devices?limit=5`);
+    expect(devices.body.devices.length).toBeGreaterThan(0);
+  }, 60_000);
+
   it('a client-credentials NinjaOne connection: device write is off on the page, and a deploy the MSP grants anyway is refused with the vendor\'s reason', async () => {
     const created = await open({ msp_name: 'No User MSP', kinds: ['rmm'], requested_grants: ['rmm.device.events', 'rmm.device.write'] });
     const page = ConnectPageClient.fromUrl(created.body.connect_url);
