@@ -466,6 +466,29 @@ describe('the limited PSA connector (HaloPSA on sandbox-beta)', () => {
     expect(board.status).toBe(422);
   });
 
+  it('project_source_id on ticket create: HaloPSA writes a note on a known project and refuses a missing or baseline one; ConnectWise ignores it', async () => {
+    const client = (halo.list('sandbox-beta', 'clients') as any[]).find((c: any) => c.inactive !== true);
+    const projects = halo.list('sandbox-beta', 'projects') as any[];
+    const locked = projects.find((p) => p.locked === true);
+    const open = projects.find((p) => p.locked !== true);
+    const onProject = await svc.api(beta('/tickets'), { method: 'POST', json: { company_name: client.name, summary: 'Onto a project', project_source_id: String(open.id) } });
+    expect(onProject.status).toBe(200);
+    // A note on the project (an action on its ticket id), not a new ticket.
+    expect(onProject.body.preview.targets[0].requests).toEqual([expect.objectContaining({ method: 'POST', path: '/api/Actions', body: [expect.objectContaining({ ticket_id: open.id })] })]);
+    const missing = await svc.api(beta('/tickets'), { method: 'POST', json: { company_name: client.name, summary: 'x', project_source_id: '999999' } });
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('project_requires_existing');
+    const baseline = await svc.api(beta('/tickets'), { method: 'POST', json: { company_name: client.name, summary: 'x', project_source_id: String(locked.id), dry_run: false, idempotency_key: newKey() } });
+    expect(baseline.status).toBe(409);
+    expect(baseline.body.code).toBe('project_not_writable');
+    // The other connectors create a ticket and ignore it (interface document, ticket create).
+    const before = cwTickets().length;
+    const cwCreate = await svc.api(alpha('/tickets'), { method: 'POST', json: { company_name: await aCompany(), summary: 'Project id ignored', project_source_id: '999999', dry_run: false, idempotency_key: newKey() } });
+    expect(cwCreate.status).toBe(201);
+    expect(cwTickets().length).toBe(before + 1);
+    expect(JSON.stringify(cw.get('sandbox-alpha', 'tickets', Number(cwCreate.body.ticket_ref)))).not.toContain('999999');
+  }, 60_000);
+
   it('answers 501 for a live commit against a non-fixture host, while previews still work', async () => {
     const isv = (await svc.services.ds.query("SELECT id FROM isvs WHERE name = 'Sandbox ISV'"))[0].id;
     const t = await svc.graphql('mutation { create_tenant(name: "Halo Prod", slug: "halo-prod") { id } }');

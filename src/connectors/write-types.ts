@@ -17,7 +17,12 @@ export interface WriteContext {
 export interface FieldProblem {
   field: string;
   message: string;
+  /** A refusal with its own code (default `validation`): a named project that is missing or a baseline. */
+  code?: 'project_requires_existing' | 'project_not_writable';
 }
+
+/** What the synced projects say of a project the caller named: the connector decides whether that matters. */
+export type NamedProjectState = 'writable' | 'baseline' | 'missing';
 
 /** One vendor HTTP request as the preview shows it (no credentials, path relative to the base URL). */
 export interface VendorRequestPreview {
@@ -38,10 +43,13 @@ export interface TicketDraft {
   statusSourceId: string | null;
   prioritySourceId: string | null;
   /**
-   * An existing project to write the ticket's text on as a note; set only for a connector whose
-   * `projectWrite` capability is `project_note` (the limited one). Project tickets and tasks: project-writer.ts.
+   * The project the caller named (`project_source_id`), on any connector, with what the synced projects say
+   * of it. A connector whose tickets can go to a project note (the limited one) writes there and refuses a
+   * missing or baseline project; the others ignore both (interface document, ticket create). Project
+   * tickets and tasks: project-writer.ts.
    */
   projectSourceId: string | null;
+  projectState?: NamedProjectState | null;
   /** Vendor-native fields, merged into the vendor body as given (already grant-checked). */
   vendorNative: Record<string, unknown> | null;
 }

@@ -7,6 +7,7 @@
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../db/prepared';
 import type { Connection } from '../../entities';
+import type { NamedProjectState } from '../connectors/write-types';
 import { CANONICAL_PRIORITIES, CANONICAL_STATUSES } from '../connectors/canonical';
 import { ServiceError } from '../errors/service-error';
 
@@ -80,12 +81,19 @@ export class ReferenceResolver {
 
   /** A project that can take the write: exists (404 otherwise) and is not a baseline (409). */
   async project(c: Connection, projectSourceId: string): Promise<string> {
+    const state = await this.projectState(c, projectSourceId);
+    if (state === 'missing') throw new ServiceError('project_requires_existing', `Project "${projectSourceId}" does not exist in ${c.connector}; the service never creates a project header.`);
+    if (state === 'baseline') throw new ServiceError('project_not_writable', `Project "${projectSourceId}" is a baseline project and cannot take the write.`);
+    return projectSourceId;
+  }
+
+  /** What the synced projects say of a named project; nothing is refused here. */
+  async projectState(c: Connection, projectSourceId: string): Promise<NamedProjectState> {
     const rows: { baseline: boolean }[] = await preparedQuery(this.ds,
       'SELECT baseline FROM projects WHERE connection_id = $1 AND source_id = $2', [c.id, projectSourceId],
     );
-    if (rows.length === 0) throw new ServiceError('project_requires_existing', `Project "${projectSourceId}" does not exist in ${c.connector}; the service never creates a project header.`);
-    if (rows[0].baseline) throw new ServiceError('project_not_writable', `Project "${projectSourceId}" is a baseline project and cannot take the write.`);
-    return projectSourceId;
+    if (rows.length === 0) return 'missing';
+    return rows[0].baseline ? 'baseline' : 'writable';
   }
 
   /** The first writable project of a company, for findings routed to `project` without a project id. */

@@ -7,7 +7,6 @@ import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
 import { type Connection, TicketLink } from '../../entities';
 import type { SyncJobs } from '../sync/sync-jobs';
-import { capabilitiesOf } from '../connectors/registry';
 import type { TicketUpdate, TimeEntryInput as TimeEntryWrite } from '../connectors/vendor-writes';
 import type { NoteDraft, TicketDraft, TicketPatch } from '../connectors/write-types';
 import { ServiceError } from '../errors/service-error';
@@ -80,6 +79,7 @@ export class TicketsService {
     const boardSourceId = settled(board);
     const companySourceId = settled(company);
     const statusSourceId = b.status ? await this.refs.status(c, b.status, boardSourceId) : null;
+    const projectSourceId = b.project_source_id ?? null;
     const draft: TicketDraft = {
       marker,
       summary: b.summary,
@@ -89,11 +89,11 @@ export class TicketsService {
       boardSourceId,
       statusSourceId,
       prioritySourceId: settled(priority),
-      // Only a connector that writes project notes takes an existing project on ticket create.
-      projectSourceId: capabilitiesOf(c.connector).projectWrite === 'project_note' ? (b.project_source_id ?? null) : null,
+      // Whether the named project matters is the connector's ticket.create rule (its check).
+      projectSourceId,
+      projectState: projectSourceId ? await this.refs.projectState(c, projectSourceId) : null,
       vendorNative: native,
     };
-    if (draft.projectSourceId) await this.refs.project(c, draft.projectSourceId);
     return { draft, ignored };
   }
 

@@ -134,6 +134,7 @@ const answerMargin = (waitMs: number) => Math.min(10_000, Math.floor(waitMs / 4)
 
 export function problemsError(connector: string, problems: FieldProblem[]): ServiceError {
   const first = problems[0];
+  if (first.code) return new ServiceError(first.code, first.message, { details: { connector, field: first.field, problems } });
   return new ServiceError('validation', `${first.field}: ${first.message}`, {
     details: { connector, field: first.field, problems },
   });

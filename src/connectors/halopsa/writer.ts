@@ -150,6 +150,13 @@ export const haloPsaWriter: WriteConnector = {
 
   checkTicket(d) {
     const problems: FieldProblem[] = [];
+    // A named project must be one the synced projects know, and not a baseline (no project header is created);
+    // first, so its own code (404 or 409) is the answer.
+    if (d.projectSourceId && d.projectState === 'missing') {
+      problems.push({ field: 'project_source_id', code: 'project_requires_existing', message: `Project ${quoted(d.projectSourceId)} does not exist in HaloPSA; the service never creates a project header.` });
+    } else if (d.projectSourceId && d.projectState === 'baseline') {
+      problems.push({ field: 'project_source_id', code: 'project_not_writable', message: `Project ${quoted(d.projectSourceId)} is a baseline project and cannot take the write.` });
+    }
     if (!d.summary.trim()) problems.push({ field: 'summary', message: 'HaloPSA requires a ticket summary.' });
     // A create routed to a project is a note on the project: no client needed.
     if (!d.projectSourceId && !d.companySourceId) {
