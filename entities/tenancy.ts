@@ -151,4 +151,24 @@ export class SyncState extends BaseEntityWithId {
   /** Records of the last run the store refused and sync_quarantine keeps. */
   @Column({ type: 'integer', default: 0 })
   quarantined!: number;
+
+  /** When the last successful check began (a sync, or a probe that found nothing new): the store is current as of then. */
+  @Column({ name: 'checked_at', type: 'timestamptz', nullable: true })
+  checkedAt!: Date | null;
+
+  /** When the scheduler checks this resource next (src/sync/freshness.ts); while a check runs, the end of its claim. */
+  @Column({ name: 'next_check_at', type: 'timestamptz', nullable: true })
+  nextCheckAt!: Date | null;
+
+  /** The resource's planned interval now. */
+  @Column({ name: 'interval_seconds', type: 'integer', nullable: true })
+  intervalSeconds!: number | null;
+
+  /** Checks in a row that found nothing new. */
+  @Column({ name: 'quiet_checks', type: 'integer', default: 0 })
+  quietChecks!: number;
+
+  /** Vendor calls the last check made. */
+  @Column({ name: 'calls_per_check', type: 'integer', nullable: true })
+  callsPerCheck!: number | null;
 }

@@ -102,7 +102,9 @@ export function createServices(
   const budgets = ConnectionBudgets.fromConfig(config);
   const sync = new SyncService(ds, box, audit, logger, http, budgets);
   sync.addListener({ onSyncEnded: async () => records.invalidateSyncedAt() });
-  const syncJobs = new SyncJobs(ds, queue, (c) => config.syncIntervalMs ?? budgets.syncIntervalMs(c));
+  // The schedule ticks at each connection's freshness plan; SYNC_INTERVAL_SECONDS fixes every resource's interval (0: no schedule).
+  sync.fixedIntervalMs = config.syncIntervalMs || null;
+  const syncJobs = new SyncJobs(ds, queue, async (c) => (config.syncIntervalMs === 0 ? 0 : (await sync.currentPlan(c)).tickMs));
   const events = new EventsService(ds);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => sandboxVendorOrigin(config), events) : null;
   // The embedded default is one process per database: any other instance there is gone.

@@ -9,7 +9,7 @@ import { DeliveryFailureLog } from '../../src/webhooks/delivery-log';
 
 export function registerProcessors(queue: JobQueue, services: Services): void {
   // Every try counted for /metrics (src/http/metrics.ts).
-  queue.register('sync.connection', countedJob('sync.connection', syncConnectionProcessor(services.sync)), { concurrency: 2 });
+  queue.register('sync.connection', countedJob('sync.connection', syncConnectionProcessor(services.sync, services.syncJobs)), { concurrency: 2 });
   queue.register('vendor.write', countedJob('vendor.write', vendorWriteProcessor(services.access, services.box, services.http, services.budgets, services.writeFence)), { concurrency: 8 });
   queue.register('webhook.deliver', countedJob('webhook.deliver', webhookDeliverProcessor(services.webhooks, new DeliveryFailureLog(services.logger))), { concurrency: 4 });
 }

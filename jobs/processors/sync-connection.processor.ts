@@ -3,11 +3,15 @@ import { EntityNotFoundError } from 'typeorm';
 import type { JobContext } from '../queue/types';
 import type { SyncReport, SyncService } from '../../src/sync/sync.service';
 import type { SyncConnectionJob } from '../../src/sync/sync-job';
+import type { SyncJobs } from '../../src/sync/sync-jobs';
 
-export function syncConnectionProcessor(sync: SyncService) {
+export function syncConnectionProcessor(sync: SyncService, syncJobs: SyncJobs) {
   return async (job: JobContext<SyncConnectionJob>): Promise<SyncReport> => {
     try {
-      return await sync.syncConnection(job.data.connectionId, { full: job.data.full === true, resources: job.data.resources });
+      const report = await sync.syncConnection(job.data.connectionId, { full: job.data.full === true, resources: job.data.resources, scheduled: job.data.scheduled === true });
+      // The plan moved (a resource went quiet or busy, or its cost changed): the scheduler ticks at the new pace.
+      if (report.tickChanged) await syncJobs.reschedule(report.connectionId);
+      return report;
     } catch (err) {
       // The connection was removed after the job was queued: nothing to sync, nothing to retry.
       if (err instanceof EntityNotFoundError) {

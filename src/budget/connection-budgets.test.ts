@@ -1,5 +1,5 @@
-/** Where a connection's limits come from, and the sync interval they allow. */
-import { ConnectionBudgets, MIN_SYNC_INTERVAL_MS } from './connection-budgets';
+/** Where a connection's limits come from. */
+import { ConnectionBudgets } from './connection-budgets';
 import { InProcessBudgetStore } from './in-process-store';
 import { VendorBudget } from './vendor-budget';
 import { capabilitiesOf } from '../connectors/registry';
@@ -17,11 +17,6 @@ describe('connection budgets', () => {
     expect(op.limits(conn('autotask', { budget: { requests_per_hour: 300 } }))).toEqual({ requestsPerHour: 300, concurrent: 2 });
     // A malformed setting is ignored, not half-applied.
     expect(op.limits(conn('autotask', { budget: { requests_per_hour: -5, concurrent: 9 } }))).toEqual({ requestsPerHour: 1_000, concurrent: 2 });
-  });
-
-  it('schedule syncs every 60 s on the default budgets, slower on a small one', () => {
-    for (const c of ['connectwise', 'autotask', 'halopsa', 'ninjaone', 'pax8']) expect(budgets().syncIntervalMs(conn(c))).toBe(MIN_SYNC_INTERVAL_MS);
-    expect(budgets().syncIntervalMs(conn('autotask', { budget: { requests_per_hour: 100 } }))).toBeGreaterThan(MIN_SYNC_INTERVAL_MS);
   });
 
   it('config: VENDOR_BUDGET is checked at start; SYNC_INTERVAL_SECONDS unset means derived', () => {

@@ -1,11 +1,11 @@
 /**
  * The budget of each connection: its limits (connector default from capabilities, then the operator's
  * VENDOR_BUDGET, then the connection's own settings.budget set by the MSP or operator), the gate its
- * vendor calls wait on, what `status` shows, and the sync interval the budget allows.
+ * vendor calls wait on and what `status` shows. How often a sync may check within it: src/sync/freshness.ts.
  */
 import { z } from 'zod';
 import type { Connection } from '../../entities';
-import { capabilitiesOf, readConnector } from '../connectors/registry';
+import { capabilitiesOf } from '../connectors/registry';
 import type { AppConfig } from '../config/config';
 import type { BudgetGate, BudgetLimits, BudgetPriority, BudgetSnapshot } from './budget';
 import { VendorBudget } from './vendor-budget';
@@ -18,11 +18,6 @@ const ConnectionBudgetSetting = z.object({
   requests_per_hour: z.number().int().min(1).optional(),
   concurrent: z.number().int().min(1).optional(),
 });
-
-/** Shortest scheduled sync interval, whatever the budget allows. */
-export const MIN_SYNC_INTERVAL_MS = 60_000;
-/** Share of the hourly budget the scheduled syncs may plan to use when nothing changed. */
-const SCHEDULED_SYNC_SHARE = 0.25;
 
 export class ConnectionBudgets {
   constructor(readonly budget: VendorBudget, private readonly operator: AppConfig['vendorBudget'] = {}) {}
@@ -50,16 +45,6 @@ export class ConnectionBudgets {
 
   snapshot(connection: BudgetConnection): Promise<BudgetSnapshot> {
     return this.budget.snapshot(connection.id, this.limits(connection));
-  }
-
-  /**
-   * The scheduled sync interval the budget allows: a quiet incremental sync costs about one call per
-   * resource, and scheduled syncs may plan on a quarter of the hourly budget; never under a minute.
-   */
-  syncIntervalMs(connection: BudgetConnection): number {
-    const calls = readConnector(connection.connector).resources.length;
-    const perHour = this.limits(connection).requestsPerHour * SCHEDULED_SYNC_SHARE;
-    return Math.max(MIN_SYNC_INTERVAL_MS, Math.ceil((calls * 3_600_000) / perHour));
   }
 
   /** Shutdown: vendor calls that would wait for a budget are not sent (vendor-budget.ts). */

@@ -92,6 +92,13 @@ export interface ReadConnector {
    */
   probe(ctx: SyncContext): Promise<void>;
   /**
+   * "Anything changed since?" (src/sync/freshness.ts): whether the vendor holds a record of `resource`
+   * stamped strictly after `ctx.since`, in one cheap documented call per listing (a count on the
+   * last-updated filter). Null where the vendor has none for the resource or `ctx.since` is null: the
+   * scheduler then reads the resource's incremental pages.
+   */
+  changedSince?(resource: SyncResource, ctx: SyncContext): Promise<boolean> | null;
+  /**
    * Pages of every id of a resource, where the vendor documents a cheap id-only listing (the deletion
    * scan, src/sync/deletions.ts); null for a resource without one (the scan then lists whole records).
    */

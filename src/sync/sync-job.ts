@@ -7,4 +7,6 @@ export interface SyncConnectionJob extends JobPayload {
   connectionId: string;
   full?: boolean;
   resources?: SyncResource[];
+  /** A scheduler's tick: only the resources due (src/sync/freshness.ts). */
+  scheduled?: boolean;
 }

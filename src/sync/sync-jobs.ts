@@ -1,6 +1,7 @@
 /**
- * Sync as jobs: a job scheduler per connection (every SYNC_INTERVAL_SECONDS), and on-demand syncs that
- * wait for their jobs for a bounded time, then answer with the sync to poll. Job ids derive from the
+ * Sync as jobs: a job scheduler per connection that ticks at the connection's freshness plan (its shortest
+ * resource interval, src/sync/freshness.ts; each tick checks only the resources due), and on-demand syncs
+ * that wait for their jobs for a bounded time, then answer with the sync to poll. Job ids derive from the
  * connection id.
  */
 import { randomUUID } from 'node:crypto';
@@ -28,21 +29,27 @@ export type TenantSyncOutcome =
 export class SyncJobs {
   constructor(
     private readonly ds: DataSource, private readonly queue: JobQueue,
-    /** The connection's scheduled interval (configured, or what its API budget allows); 0 = no schedule. */
-    private readonly intervalMs: (connection: Pick<Connection, 'id' | 'connector' | 'settings'>) => number,
+    /** How often the connection's scheduler ticks (its freshness plan); 0 = no schedule. */
+    private readonly tickMs: (connection: Pick<Connection, 'id' | 'connector' | 'settings'>) => Promise<number>,
   ) {}
 
   async schedule(connection: Pick<Connection, 'id' | 'tenantId' | 'connector' | 'settings'>): Promise<void> {
-    const intervalMs = this.intervalMs(connection);
+    const intervalMs = await this.tickMs(connection);
     if (intervalMs <= 0) return;
     await this.queue.upsertScheduler(
-      `sync-${connection.id}`, intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id },
+      `sync-${connection.id}`, intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id, scheduled: true },
     );
   }
 
-  /** The connection's schedule as it stands: its interval and when it runs next (null: no schedule). */
+  /** Moves a connection's schedule to its plan's tick now (a removed connection: nothing). */
+  async reschedule(connectionId: string): Promise<void> {
+    const connection = await this.ds.getRepository(Connection).findOneBy({ id: connectionId });
+    if (connection) await this.schedule(connection);
+  }
+
+  /** The connection's schedule as it stands: its tick and when it runs next (null: no schedule). */
   async scheduleOf(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<{ intervalMs: number | null; nextAt: Date | null }> {
-    const intervalMs = this.intervalMs(connection);
+    const intervalMs = await this.tickMs(connection);
     if (intervalMs <= 0) return { intervalMs: null, nextAt: null };
     return { intervalMs, nextAt: await this.queue.nextRun(`sync-${connection.id}`) };
   }

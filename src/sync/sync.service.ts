@@ -18,17 +18,29 @@ import type { ConnectionBudgets } from '../budget/connection-budgets';
 import { DeletionScanner, listIds, removeVanished } from './deletions';
 import { escapeStoredText } from './stored-text';
 import { recordSync } from '../http/metrics';
+import type { BudgetGate, BudgetLease } from '../budget/budget';
+import { planFreshness, type FreshnessPlan } from './freshness';
+import { SETTLED_AFTER_MS } from './record-writer';
+import { SyncStatesStore } from './sync-states.store';
+
+const NO_LEASE: BudgetLease = { release: async () => undefined };
 
 export interface SyncOptions {
   /** Ignore watermarks and rewrite every record. */
   full?: boolean;
+  /**
+   * The scheduler's tick (src/sync/freshness.ts): only the resources due now, each claimed first; one with a
+   * "changed since?" probe is read only when the probe says something changed.
+   */
+  scheduled?: boolean;
   /** Only these resources (a refresh after our own write); default every resource of the connector. */
   resources?: SyncResource[];
 }
 
 export interface ResourceReport {
   resource: SyncResource;
-  mode: 'full' | 'incremental';
+  /** `probe`: a scheduled check whose "changed since?" call found nothing; nothing was read. */
+  mode: 'full' | 'incremental' | 'probe';
   fetched: number;
   created: number;
   updated: number;
@@ -46,6 +58,10 @@ export interface SyncReport {
   ok: boolean;
   error?: string;
   resources: ResourceReport[];
+  /** The connection's freshness plan after this run: how often the scheduler should look (src/sync/freshness.ts). */
+  tickMs?: number;
+  /** The tick differs from the plan's before this run: the schedule is to be moved. */
+  tickChanged?: boolean;
 }
 
 /** What other features hear of a sync. */
@@ -66,6 +82,9 @@ export interface SyncListener {
 export class SyncService {
   private readonly writer: RecordWriter;
   private readonly listeners: SyncListener[] = [];
+  private readonly statesStore: SyncStatesStore;
+  /** The operator's SYNC_INTERVAL_SECONDS for every resource (null: by cadence and change rate; src/sync/freshness.ts). */
+  fixedIntervalMs: number | null = null;
 
   constructor(
     private readonly ds: DataSource,
@@ -77,6 +96,21 @@ export class SyncService {
     readonly deletions: DeletionScanner = new DeletionScanner(),
   ) {
     this.writer = new RecordWriter(ds);
+    this.statesStore = new SyncStatesStore(ds);
+  }
+
+  /** The freshness plan of a connection from its states (src/sync/freshness.ts). */
+  planOf(connection: Pick<Connection, 'id' | 'connector' | 'settings'>, states: Pick<SyncState, 'resource' | 'quietChecks' | 'callsPerCheck'>[]): FreshnessPlan {
+    const byResource = new Map(states.map((s) => [s.resource, s]));
+    const requestsPerHour = this.budgets ? this.budgets.limits(connection).requestsPerHour : Number.MAX_SAFE_INTEGER;
+    return planFreshness(readConnector(connection.connector).resources.map((resource) => ({
+      resource, quietChecks: byResource.get(resource)?.quietChecks ?? 0, callsPerCheck: byResource.get(resource)?.callsPerCheck ?? null,
+    })), requestsPerHour, this.fixedIntervalMs);
+  }
+
+  /** The plan as the stored states make it now. */
+  async currentPlan(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<FreshnessPlan> {
+    return this.planOf(connection, await this.ds.getRepository(SyncState).findBy({ connectionId: connection.id }));
   }
 
   addListener(listener: SyncListener): void {
@@ -93,16 +127,46 @@ export class SyncService {
     };
     const states = this.ds.getRepository(SyncState);
     // Sync waits behind writes inside the connection's one budget; it slows down, it does not fail on it.
-    const http = this.budgets ? this.http.withBudget(this.budgets.gate(connection, 'sync')) : this.http;
+    // Every attempt is counted: what a check costs plans the next ones (src/sync/freshness.ts).
+    let calls = 0;
+    const gate = this.budgets ? this.budgets.gate(connection, 'sync') : null;
+    const counted: BudgetGate = { connector: connection.connector, acquire: async () => { calls++; return gate ? gate.acquire() : NO_LEASE; } };
+    const http = this.http.withBudget(counted);
     const concurrency = this.budgets ? this.budgets.limits(connection).concurrent : undefined;
+    const wanted = connector.resources.filter((r) => !opts.resources || opts.resources.includes(r));
+    const due = opts.scheduled ? await this.statesStore.claimDue(connection.tenantId, connectionId, wanted) : null;
+    const planBefore = opts.scheduled ? this.planOf(connection, await states.findBy({ connectionId })) : null;
+    const checked: SyncState[] = [];
 
-    for (const resource of connector.resources.filter((r) => !opts.resources || opts.resources.includes(r))) {
+    for (const resource of wanted.filter((r) => !due || due.has(r))) {
       const state = (await states.findOneBy({ connectionId, resource })) ??
-        states.create({ tenantId: connection.tenantId, connectionId, resource, lastStatus: 'never', recordsSeen: 0 });
+        states.create({ tenantId: connection.tenantId, connectionId, resource, lastStatus: 'never', recordsSeen: 0, quietChecks: 0 });
+      checked.push(state);
+      const callsBefore = calls;
       const incremental = !opts.full && connector.incremental.includes(resource) && state.watermark != null;
       const baseline = state.lastSyncedAt == null;
-      const mode = incremental ? 'incremental' : 'full';
       const started = new Date();
+      const ctx: SyncContext = {
+        baseUrl: connection.baseUrl.replace(/\/$/, ''),
+        credentials,
+        statusMapping: connection.statusMapping,
+        since: incremental ? state.watermark : null,
+        http,
+        concurrency,
+        storedAsFetched: (records) => this.writer.storedAsFetched(resource, { tenantId: connection.tenantId, connectionId }, records),
+      };
+      if (opts.scheduled && incremental && await this.nothingChanged(connector, resource, ctx, state, connectionId).catch(() => false)) {
+        // Confirmed current by one cheap call: nothing is read, the store is as fresh as this check.
+        state.checkedAt = started;
+        state.lastStatus = 'ok';
+        state.lastError = null;
+        state.quietChecks = (state.quietChecks ?? 0) + 1;
+        state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
+        await states.save(state);
+        report.resources.push({ resource, mode: 'probe', fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 });
+        continue;
+      }
+      const mode = incremental ? 'incremental' : 'full';
       state.lastAttemptAt = started;
       state.lastStatus = 'running';
       await states.save(state);
@@ -113,15 +177,6 @@ export class SyncService {
       // fetched and written; the resource is not done (nor its watermark saved) before all of it ran.
       let announced: Promise<void> = Promise.resolve();
       try {
-        const ctx: SyncContext = {
-          baseUrl: connection.baseUrl.replace(/\/$/, ''),
-          credentials,
-          statusMapping: connection.statusMapping,
-          since: incremental ? state.watermark : null,
-          http,
-          concurrency,
-          storedAsFetched: (records) => this.writer.storedAsFetched(resource, { tenantId: connection.tenantId, connectionId }, records),
-        };
         const pages = connector.fetch(resource, ctx);
         // A full listing's ids, for the deletion pass (stored form, as rows are keyed).
         const seen = incremental ? null : new Set<string>();
@@ -170,10 +225,15 @@ export class SyncService {
         state.lastStatus = 'ok';
         state.lastError = null;
         state.lastSyncedAt = new Date();
+        state.checkedAt = started;
         state.lastMode = mode;
         state.watermark = watermark;
         state.recordsSeen = r.fetched;
         state.quarantined = r.quarantined;
+        const changed = r.created + r.updated + (r.deleted ?? 0) > 0;
+        state.quietChecks = changed ? 0 : (state.quietChecks ?? 0) + 1;
+        // What a check costs from now on: not a first or forced full read of a resource read incrementally after.
+        if (!baseline && !(opts.full && connector.incremental.includes(resource))) state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
         await states.save(state);
         report.resources.push(r);
       } catch (err) {
@@ -192,12 +252,16 @@ export class SyncService {
         });
         // A sandbox connection fails against our own simulators: nothing for an operator to act on (docs/architecture.md, Running it).
         this.logger[connection.settings?.fixture === true ? 'info' : 'warn']({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
+        await this.planNext(connection, checked, due, planBefore, report);
         await this.ended(connection);
         recordSync(connection.kind, report, syncStarted);
         throw new SyncFailedError(report);
       }
     }
-    await this.audit.write({
+    await this.planNext(connection, checked, due, planBefore, report);
+    // A scheduled tick that changed nothing is not an event of the audit log (it runs every few seconds).
+    const eventful = !opts.scheduled || report.resources.some((x) => x.created + x.updated + (x.deleted ?? 0) + x.quarantined > 0);
+    if (eventful) await this.audit.write({
       tenantId: connection.tenantId, action: 'sync.completed', outcome: 'ok', connectionId,
       detail: {
         connector: connection.connector,
@@ -207,6 +271,43 @@ export class SyncService {
     await this.ended(connection);
     recordSync(connection.kind, report, syncStarted);
     return report;
+  }
+
+  /**
+   * "Anything changed since?" where the connector has the call, and only when the watermark's second is
+   * settled (the last read began SETTLED_AFTER past it): a change in that second would hide from a strict
+   * "after" filter, and the inclusive incremental read is what finds it. A deletion scan that is due reads.
+   */
+  private async nothingChanged(connector: ReturnType<typeof readConnector>, resource: SyncResource, ctx: SyncContext, state: SyncState, connectionId: string): Promise<boolean> {
+    if (!connector.changedSince || !state.watermark || !state.lastAttemptAt) return false;
+    if (state.lastAttemptAt.getTime() < state.watermark.getTime() + SETTLED_AFTER_MS) return false;
+    if (this.deletions.due(connectionId, resource)) return false;
+    const probe = connector.changedSince(resource, ctx);
+    return probe === null ? false : !(await probe);
+  }
+
+  /** After a run: each resource's interval and next check from the connection's plan; `tickChanged` tells the caller to move the schedule. */
+  private async planNext(
+    connection: Connection, checked: SyncState[], due: Set<SyncResource> | null, planBefore: FreshnessPlan | null, report: SyncReport,
+  ): Promise<void> {
+    const states = this.ds.getRepository(SyncState);
+    const all = await states.findBy({ connectionId: connection.id });
+    const plan = this.planOf(connection, all);
+    const now = Date.now();
+    for (const s of all) {
+      const interval = plan.intervals.get(s.resource as SyncResource);
+      if (interval === undefined) continue;
+      const done = checked.find((c) => c.resource === s.resource);
+      // Checked: due again one interval after this check began (a failed one too: the vendor is not
+      // hammered every tick). Claimed by this run but not reached: due at once. Others: as they were.
+      const nextCheckAt = done ? new Date((done.lastStatus === 'ok' ? done.checkedAt?.getTime() ?? now : now) + interval)
+        : due?.has(s.resource as SyncResource) ? new Date(now) : s.nextCheckAt;
+      const intervalSeconds = Math.round(interval / 1000);
+      if (intervalSeconds === s.intervalSeconds && nextCheckAt?.getTime() === s.nextCheckAt?.getTime()) continue;
+      await states.update({ id: s.id }, { intervalSeconds, nextCheckAt });
+    }
+    report.tickMs = plan.tickMs;
+    report.tickChanged = planBefore !== null && planBefore.tickMs !== plan.tickMs;
   }
 
   private async ended(connection: Connection): Promise<void> {
@@ -239,6 +340,11 @@ export class SyncFailedError extends Error {
     super(`sync of ${report.connector} connection ${report.connectionId} failed: ${report.error}`);
     this.name = 'SyncFailedError';
   }
+}
+
+/** A check's cost, averaged with the last ones: one busy read (thousands of changes) does not stretch the plan for long. */
+function averagedCost(previous: number | null, now: number): number {
+  return previous == null ? now : Math.ceil((previous + now) / 2);
 }
 
 /** A sync error as we record it: the vendor status and a short reason, never credentials or bodies. */

@@ -49,6 +49,8 @@ export async function connectionInfos(store: TenantsStore, access: TenantAccess,
         last_fetched: s.recordsSeen,
         quarantined: s.quarantined,
         lag_seconds: lagSeconds(s, now),
+        interval_seconds: s.intervalSeconds,
+        next_check_at: toRfc3339(s.nextCheckAt),
       })),
       sync: {
         running,
@@ -61,11 +63,12 @@ export async function connectionInfos(store: TenantsStore, access: TenantAccess,
 }
 
 /**
- * The stored copy is as fresh as the start of the last successful sync: that start when the last run
- * succeeded (lastAttemptAt), else (running or failed since) no later than its end (lastSyncedAt).
+ * The stored copy is as fresh as the start of the last successful check: a sync, or a "changed since?"
+ * probe that found nothing (checkedAt), when the last run succeeded; else (running or failed since) no
+ * later than the end of the last successful sync (lastSyncedAt).
  */
 function lagSeconds(s: SyncState, now: number): number | null {
-  const asOf = s.lastStatus === 'ok' ? (s.lastAttemptAt ?? s.lastSyncedAt) : s.lastSyncedAt;
+  const asOf = s.lastStatus === 'ok' ? (s.checkedAt ?? s.lastAttemptAt ?? s.lastSyncedAt) : s.lastSyncedAt;
   return asOf ? Math.max(0, Math.round((now - asOf.getTime()) / 1000)) : null;
 }
 

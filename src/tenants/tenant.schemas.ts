@@ -22,8 +22,12 @@ const ResourceSyncState = z.object({
   last_fetched: z.number().int().openapi({ description: 'Records the last sync fetched (an incremental sync fetches only what changed). Addition of this service.' }),
   quarantined: z.number().int().openapi({ description: 'Records of the last sync the store could not hold (kept aside, audited).' }),
   lag_seconds: z.number().int().nullable().openapi({
-    description: 'How old the stored copy of this resource may be: seconds since the start of the last successful sync (null: never synced). Addition of this service.',
+    description: 'How old the stored copy of this resource may be: seconds since the start of the last successful check (a sync, or a "changed since?" call that found nothing; null: never synced). Addition of this service.',
   }),
+  interval_seconds: z.number().int().nullable().openapi({
+    description: 'How often the scheduler checks this resource now: short for tickets, devices and alerts, long for lists and the catalogue, stretched while nothing changes and to keep within the connection\'s budget (null: not planned yet). Addition of this service.',
+  }),
+  next_check_at: ts.openapi({ description: 'When the scheduler checks this resource next (null: not planned yet). Addition of this service.' }),
 }).strict().openapi('ResourceSyncState');
 
 /** The connection's one API budget (docs/architecture.md, Vendor API budget), shared by every ISV, job and process. */
@@ -41,8 +45,8 @@ export const ConnectionInfo = z.object({
   sync: z.object({
     running: z.boolean().openapi({ description: 'A sync of this connection is running now.' }),
     running_since: ts.openapi({ description: 'When the running sync started (null: none running).' }),
-    next_at: ts.openapi({ description: 'When the schedule syncs the connection next (null: no schedule, e.g. SYNC_INTERVAL_SECONDS=0).' }),
-    interval_seconds: z.number().int().nullable().openapi({ description: 'The schedule\'s interval (configured, or what the connection\'s API budget allows).' }),
+    next_at: ts.openapi({ description: 'When the schedule looks for due resources of the connection next (null: no schedule, e.g. SYNC_INTERVAL_SECONDS=0).' }),
+    interval_seconds: z.number().int().nullable().openapi({ description: 'How often the schedule looks: the shortest interval of the connection\'s resources (each resource has its own, `resources[].interval_seconds`).' }),
   }).strict().openapi('ConnectionSync', { description: 'The running and the next sync. Addition of this service.' }),
   budget: ConnectionBudget.optional().openapi({ description: 'In `status` only. Addition of this service.' }),
 }).strict().openapi('Connection');

@@ -19,6 +19,7 @@ import {
   isCurrentPeriod, mapAgreement, mapAgreementLine, mapBoard, mapCompany, mapContact, mapMember, mapPriority, mapProject,
   mapService, mapStatus, mapTicket,
 } from './mapping';
+import { autotaskChangedSince } from './changes';
 
 const sinceFilter = (ctx: SyncContext, field: string): FilterItem[] =>
   ctx.since ? [{ op: 'gte', field, value: ctx.since.toISOString() }] : ALL;
@@ -137,6 +138,7 @@ export const autotaskConnector: ReadConnector = {
   kind: 'psa',
   resources: ['boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: ['companies', 'tickets'],
+  changedSince: autotaskChangedSince,
   probe: probeQuery,
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     return fetchResource(resource, ctx) as AsyncIterable<FetchedRecord<R>[]>;

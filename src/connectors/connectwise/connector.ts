@@ -32,6 +32,7 @@ import {
   mapAddition, mapAgreement, mapBoard, mapCatalogItem, mapCompany, mapContact, mapMember, mapPriority, mapProject, mapStatus, mapTicket,
   vendorUpdatedAt,
 } from './mappers';
+import { connectwiseChangedSince } from './changes';
 
 type Page<R extends SyncResource> = FetchedRecord<R>[];
 
@@ -196,6 +197,7 @@ export const connectwiseConnector: ReadConnector = {
   kind: 'psa',
   resources: ['boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: INCREMENTAL,
+  changedSince: connectwiseChangedSince,
   // GET /service/boards (Service > Boards, REST API 3.0) with pageSize=1: any API member may read it.
   async probe(ctx: SyncContext): Promise<void> {
     await ctx.http.request({ url: `${ctx.baseUrl}/service/boards`, headers: cwHeaders(ctx.credentials), query: { pageSize: 1 }, retry: false });

@@ -20,6 +20,7 @@ import {
   agreementFields, agreementLineFields, buildLookups, companyFields, contactFields, productFields, projectFields, ticketFields,
   type HaloLookups,
 } from './map';
+import { haloPsaChangedSince } from './changes';
 
 type Fetched<R extends SyncResource> = FetchedRecord<R>;
 
@@ -110,6 +111,7 @@ export const haloPsaConnector: ReadConnector = {
   kind: 'psa',
   resources: ['companies', 'contacts', 'tickets', 'projects', 'agreements', 'agreement_lines', 'products'],
   incremental: ['companies', 'contacts', 'tickets', 'projects'],
+  changedSince: haloPsaChangedSince,
   // The client-credentials token, then GET /api/Status (the ticket statuses the sync reads first; a short list).
   async probe(ctx: SyncContext): Promise<void> {
     await haloGet(ctx, 'Status');

@@ -1,0 +1,88 @@
+/**
+ * The scheduler's tick (src/sync/freshness.ts): it checks only the resources that are due, each claimed by
+ * one tick at a time; a resource with a "changed since?" call costs that call alone when nothing changed,
+ * and is read when something did; the plan shortens a busy resource, stretches a quiet one, and `status`
+ * shows it. Against the sandbox's simulators over HTTP, on the real store.
+ */
+import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
+import type { SyncReport } from '../src/sync/sync.service';
+import { CADENCE_BOUNDS } from '../src/sync/freshness';
+import { startTestService, type TestService } from './support/service';
+
+let svc: TestService;
+let cw: ConnectWiseSimulator;
+let connectionId: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  cw = svc.services.simulators!.connectwise as ConnectWiseSimulator;
+  connectionId = (await svc.services.ds.query(
+    "SELECT id FROM connections WHERE tenant_id = $1 AND connector = 'connectwise'", [svc.alphaId]))[0].id;
+}, 120_000);
+afterAll(async () => { await svc?.close(); });
+
+const ALPHA = 'sandbox-alpha';
+const tick = () => svc.services.sync.syncConnection(connectionId, { scheduled: true });
+/** Test setup: the named resources' next check is now (instead of waiting out their interval). */
+const makeDue = (resources: string[]) => svc.services.ds.query(
+  'UPDATE sync_states SET next_check_at = now() WHERE connection_id = $1 AND resource = ANY($2::text[])', [connectionId, resources]);
+const checked = (report: SyncReport) => report.resources.map((r) => [r.resource, r.mode]);
+const ticketEvents = async () => (await svc.api(`/tenants/${svc.alphaId}/connections/events?kind=ticket&limit=500`)).body.events as any[];
+const resourceState = async (resource: string) => {
+  const psa = (await svc.api(`/tenants/${svc.alphaId}/status`)).body.connections.find((c: any) => c.id === connectionId);
+  return psa.resources.find((r: any) => r.resource === resource);
+};
+
+describe('the scheduler checks what is due, cheaply', () => {
+  it('right after a sync nothing is due: a tick reads nothing and calls the vendor not once', async () => {
+    await svc.api(`/tenants/${svc.alphaId}/sync`, { method: 'POST', json: {} });
+    cw.faults.resetLog();
+    const report = await tick();
+    expect(report.resources).toEqual([]);
+    expect(cw.faults.countRequests()).toBe(0);
+  });
+
+  it('a due resource with nothing new costs its "changed since?" calls alone, and status shows it current', async () => {
+    await makeDue(['tickets']);
+    cw.faults.resetLog();
+    const report = await tick();
+    expect(checked(report)).toEqual([['tickets', 'probe']]);
+    // Service and project tickets: one count each, and no page of either.
+    expect(cw.faults.countRequests('/count')).toBe(2);
+    expect(cw.faults.countRequests()).toBe(2);
+    const state = await resourceState('tickets');
+    expect(state.lag_seconds).toBeLessThanOrEqual(1);
+    // Quiet: its next check comes later than a busy one's would.
+    expect(state.interval_seconds * 1000).toBeGreaterThan(CADENCE_BOUNDS.hot.minMs);
+    expect(state.interval_seconds * 1000).toBeLessThanOrEqual(CADENCE_BOUNDS.hot.maxMs);
+    expect(Date.parse(state.next_check_at)).toBeGreaterThan(Date.now());
+  });
+
+  it('a change at the vendor is read at the next check, its event is in the feed, and the resource is busy again', async () => {
+    const quietInterval = (await resourceState('tickets')).interval_seconds;
+    const before = (await ticketEvents()).length;
+    cw.update(ALPHA, 'tickets', 30101, { summary: 'Scheduler: printer jams again' });
+    await makeDue(['tickets']);
+    const report = await tick();
+    expect(checked(report)).toEqual([['tickets', 'incremental']]);
+    const events = (await ticketEvents()).slice(before);
+    expect(events.map((e) => [e.kind, e.subject_ref])).toEqual([['ticket.updated', '30101']]);
+    // Busy again: checked sooner than while it was quiet (as soon as the budget allows, the read having cost more calls).
+    expect((await resourceState('tickets')).interval_seconds).toBeLessThan(quietInterval);
+  });
+
+  it('two ticks at once never check the same resource twice', async () => {
+    await makeDue(['tickets', 'companies', 'contacts', 'boards', 'statuses', 'priorities', 'members', 'projects', 'agreements', 'agreement_lines', 'products']);
+    const [a, b] = await Promise.all([tick(), tick()]);
+    const all = [...a.resources, ...b.resources].map((r) => r.resource);
+    expect(all.length).toBe(11);
+    expect(new Set(all).size).toBe(11);
+  });
+
+  it('status shows each resource\'s interval: tickets in seconds, the catalogue and companies in minutes', async () => {
+    const psa = (await svc.api(`/tenants/${svc.alphaId}/status`)).body.connections.find((c: any) => c.id === connectionId);
+    const interval = (r: string) => psa.resources.find((x: any) => x.resource === r).interval_seconds * 1000;
+    expect(interval('tickets')).toBeLessThanOrEqual(CADENCE_BOUNDS.hot.maxMs);
+    for (const r of ['companies', 'products', 'boards']) expect(interval(r)).toBeGreaterThanOrEqual(CADENCE_BOUNDS.cold.minMs);
+    expect(psa.budget.used_last_hour).toBeLessThanOrEqual(psa.budget.requests_per_hour);
+  });
+});
