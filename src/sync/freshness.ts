@@ -8,8 +8,8 @@
  * - Change rate: a check that found a change brings the resource back to its cadence's shortest interval;
  *   each quiet check stretches it by half, up to the cadence's longest. A hot resource is never left
  *   longer than HOT.maxMs, so a change reaches the feed within about that plus one sync.
- * - Budget: scheduled checks may plan on SCHEDULED_SHARE of the connection's hourly budget (the rest is
- *   for writes, on-demand syncs and other traffic). A check costs what the last one cost (a "changed
+ * - Budget: scheduled checks may plan on SCHEDULED_SHARE (half) of the connection's hourly budget (the rest
+ *   is for writes, which go first at the gate, on-demand syncs and other traffic). A check costs what the last one cost (a "changed
  *   since?" probe: one call a query; a full read: its pages); when the plan would spend more, every
  *   interval is stretched by the same factor. The budget gate (src/budget) still holds every call.
  */
@@ -30,7 +30,7 @@ export const CADENCE_BOUNDS: Record<Cadence, { minMs: number; maxMs: number }> =
 };
 
 /** Share of the hourly budget the scheduled checks may plan to use. */
-export const SCHEDULED_SHARE = 0.25;
+export const SCHEDULED_SHARE = 0.5;
 
 /** A quiet check stretches the interval by this factor. */
 const QUIET_STRETCH = 1.5;

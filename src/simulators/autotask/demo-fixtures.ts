@@ -1,11 +1,12 @@
 /** The autotask-demo dataset (fixtures/autotask-demo/autotask), as `seed` takes it. For tests. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { projectRoot } from '../../shared/project-root';
 
 export const AUTOTASK_DEMO_INSTANCE = 'autotask-demo';
 
 export function autotaskDemoDir(): string {
-  return path.resolve(__dirname, '../../../fixtures/autotask-demo/autotask');
+  return path.join(projectRoot(), 'fixtures', 'autotask-demo', 'autotask');
 }
 
 export function loadAutotaskDemoFixtures(): { resources: Record<string, unknown[]>; statusMapping: Record<string, string> } {
