@@ -135,6 +135,8 @@ export class SyncService {
     const concurrency = this.budgets ? this.budgets.limits(connection).concurrent : undefined;
     const wanted = connector.resources.filter((r) => !opts.resources || opts.resources.includes(r));
     const due = opts.scheduled ? await this.statesStore.claimDue(connection.tenantId, connectionId, wanted) : null;
+    // A tick with nothing due ends here: no vendor call, no write, nothing to tell.
+    if (due && due.size === 0) return report;
     const planBefore = opts.scheduled ? this.planOf(connection, await states.findBy({ connectionId })) : null;
     const checked: SyncState[] = [];
 
