@@ -22,7 +22,6 @@
  * processes on PostgreSQL by a session advisory lock on a connection of its own while it runs. A wake-up
  * that finds the lane taken leaves it to the holder, which looks again for due work after it lets go.
  */
-import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { Webhook } from '../../entities';
 import { toEvent } from '../events/event-view';
@@ -30,6 +29,7 @@ import type { EventRow } from '../events/events.service';
 import { DELIVERY_ATTEMPTS, nextDelayMs } from './retry-schedule';
 import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, type CheckedReceiver } from './ssrf-guard';
 import { postToReceiver, ReceiverAgents, type SendResult } from './webhook-sender';
+import { WebhookSigner } from './signing';
 import type { AppConfig } from '../config/config';
 import type { SecretBox } from '../security/secret-box';
 import type { HostResolver } from './ssrf-guard';
@@ -167,8 +167,8 @@ export class DeliveryLanes {
         await this.webhooks.wake(hook.tenantId, [hook.id], new Date(due).getTime() - Date.now());
         return tries;
       }
-      const secret = this.webhooks.box.open(hook.secretEncrypted);
-      const held = await this.sendWindow(hook, secret, rows, job, observe);
+      const signer = new WebhookSigner(this.webhooks.box.open(hook.secretEncrypted));
+      const held = await this.sendWindow(hook, signer, rows, job, observe);
       tries += held.tries;
       if (held.stop) return tries;
     }
@@ -179,7 +179,7 @@ export class DeliveryLanes {
    * delivery for good (a retry is due later) or that disabled the webhook; the tries in flight finish.
    */
   private async sendWindow(
-    hook: Webhook, secret: string, rows: PendingRow[], job: WebhookDeliverJob, observe: TryObserver,
+    hook: Webhook, signer: WebhookSigner, rows: PendingRow[], job: WebhookDeliverJob, observe: TryObserver,
   ): Promise<{ tries: number; stop: boolean }> {
     const inFlight = new Set<Promise<void>>();
     let stop = false;
@@ -205,7 +205,7 @@ export class DeliveryLanes {
       const onWire = new Promise<void>((resolve) => { written = resolve; });
       tries++;
       const hold = () => { stop = true; };
-      const done = this.tryOne(hook, secret, row, written, onDelivered, hold).then((outcome) => {
+      const done = this.tryOne(hook, signer, row, written, onDelivered, hold).then((outcome) => {
         if (outcome.kind === 'retry') {
           stop = true;
           const at = Date.now() + outcome.delayMs;
@@ -234,7 +234,7 @@ export class DeliveryLanes {
    * handed to `onDelivered`, which records it with others before the lane reads its next batch.
    */
   private async tryOne(
-    hook: Webhook, secret: string, row: PendingRow, written: () => void, onDelivered: (t: DeliveredTry) => void, hold: () => void,
+    hook: Webhook, signer: WebhookSigner, row: PendingRow, written: () => void, onDelivered: (t: DeliveredTry) => void, hold: () => void,
   ): Promise<DeliveryOutcome> {
     const attemptsMade = Number(row.delivery_attempts) + 1;
     const lastTry = attemptsMade >= DELIVERY_ATTEMPTS;
@@ -252,7 +252,7 @@ export class DeliveryLanes {
     // Exactly the Event the feed shows for this row.
     const body = JSON.stringify(toEvent(row));
     const now = new Date();
-    const signature = new StandardWebhook(secret).sign(row.id, now, body);
+    const signature = signer.sign(row.id, now, body);
     const result: SendResult = await postToReceiver(target, body, {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
