@@ -399,7 +399,8 @@ describe('after a restart', () => {
     await settled(hook.id, eventId);
     // As if the service had stopped with the delivery still pending and its retry held in memory only.
     const repo = svc.services.ds.getRepository(WebhookDelivery);
-    const stranded = await repo.save(repo.create({ webhookId: hook.id, tenantId: svc.alphaId, eventId: await emitSilently('ticket.updated'), status: 'pending', attempts: 1, lastStatusCode: 503, lastError: 'HTTP 503' }));
+    const silent = await svc.services.ds.getRepository(EventRecord).findOneByOrFail({ id: await emitSilently('ticket.updated') });
+    const stranded = await repo.save(repo.create({ webhookId: hook.id, tenantId: svc.alphaId, eventId: silent.id, eventSeq: silent.seq, status: 'pending', attempts: 1, lastStatusCode: 503, lastError: 'HTTP 503' }));
     expect(await svc.services.webhooks.resumePending()).toBe(1);
     const { delivery } = await settled(hook.id, stranded.eventId);
     expect(delivery).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });

@@ -142,7 +142,7 @@ export class DeliveryLanes {
   private async headDue(webhookId: string): Promise<boolean> {
     const [head]: { next_attempt_at: Date | null }[] = await this.ds.query(
       `SELECT d.next_attempt_at FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-       WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY e.seq LIMIT 1`, [webhookId]);
+       WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY d.event_seq LIMIT 1`, [webhookId]);
     return head !== undefined && (head.next_attempt_at === null || new Date(head.next_attempt_at).getTime() <= Date.now());
   }
 
@@ -154,7 +154,7 @@ export class DeliveryLanes {
       if (!hook) return tries;
       const rows: PendingRow[] = await this.ds.query(
         `SELECT e.*, d.id AS delivery_id, d.attempts AS delivery_attempts, d.next_attempt_at FROM webhook_deliveries d
-         JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY e.seq LIMIT ${LANE_BATCH}`, [hook.id]);
+         JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY d.event_seq LIMIT ${LANE_BATCH}`, [hook.id]);
       if (rows.length === 0) return tries;
       if (!hook.enabled) {
         const lastError = `webhook disabled (${hook.disabledReason ?? 'no reason'})`;

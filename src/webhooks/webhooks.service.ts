@@ -5,14 +5,14 @@
  * encrypted; it is never logged.
  */
 import { randomBytes } from 'node:crypto';
-import { In, type DataSource } from 'typeorm';
-import { EventRecord, Webhook, WebhookDelivery } from '../../entities';
+import type { DataSource } from 'typeorm';
+import { Webhook, WebhookDelivery } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
 import type { AppConfig } from '../config/config';
 import { ServiceError } from '../errors/service-error';
 import type { SecretBox } from '../security/secret-box';
 import type { AccessService, TenantAccess } from '../access/access.service';
-import { entitledTo, EVENT_GRANTS, kindsForGrants } from './event-access';
+import { EVENT_GRANTS, kindsForGrants } from './event-access';
 import { BLOCKED_PRIVATE, checkReceiverUrl, parseReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
 import { DeliveryLanes } from './delivery-lanes';
 import { WebhooksStore } from './webhooks.store';
@@ -32,7 +32,7 @@ export interface DeliveryCounts {
 export const MAX_WEBHOOKS_PER_ISV_TENANT = 10;
 export const DELIVERY_TIMEOUT_MS = 15_000;
 export { GONE_REASON } from './delivery-lanes';
-const FAN_OUT_CHUNK = 500;
+const FAN_OUT_CHUNK = 2_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Tries of a lane wake-up the queue makes when the lane itself failed (the store, not a receiver). */
 const WAKE_ATTEMPTS = 5;
@@ -149,29 +149,15 @@ export class WebhooksService {
     const hooks = await this.ds.getRepository(Webhook).find({ where: { tenantId, enabled: true } });
     if (hooks.length === 0) return 0;
     const visibility = await this.access.eventVisibilityOfIsvs(tenantId, hooks.map((h) => h.isvId));
+    // An ISV that sees nothing of the tenant (no grant left) gets nothing.
+    const seeing = hooks.flatMap((h) => { const v = visibility.get(h.isvId); return v ? [{ id: h.id, visibility: v }] : []; });
     let queued = 0;
-    // Bounded statements: a large sync announces thousands of events at once.
+    // One statement per chunk, in bounded size: a large sync announces thousands of events at once.
     for (const ids of chunks(eventIds, FAN_OUT_CHUNK)) {
-      const events = await this.ds.getRepository(EventRecord).find({
-        where: { tenantId, id: In(ids) }, select: { id: true, kind: true, connectionId: true, detail: true }, order: { seq: 'ASC' },
-      });
-      const rows: Partial<WebhookDelivery>[] = [];
-      for (const event of events) {
-        for (const hook of hooks) {
-          if (entitledTo(visibility.get(hook.isvId) ?? null, event)) {
-            rows.push({ webhookId: hook.id, tenantId, eventId: event.id, status: 'pending', attempts: 0 });
-          }
-        }
-      }
-      for (const batch of chunks(rows, FAN_OUT_CHUNK)) {
-        const inserted = await this.ds.createQueryBuilder().insert().into(WebhookDelivery).values(batch).orIgnore()
-          .returning(['id', 'webhookId', 'eventId']).execute(); // property names: TypeORM drops any other
-        const rowsIn = (inserted.raw as { id: string; webhook_id: string; event_id: string }[]) ?? [];
-        queued += rowsIn.length;
-        const hooksIn = [...new Set(rowsIn.map((d) => d.webhook_id))];
-        // Each batch's lanes are woken as soon as it is stored: the first deliveries leave while later batches are written.
-        await this.wake(tenantId, hooksIn);
-      }
+      const added = await this.store.insertDeliveries(tenantId, ids, seeing);
+      for (const a of added) queued += a.n;
+      // Each chunk's lanes are woken as soon as it is stored: the first deliveries leave while later chunks are written.
+      await this.wake(tenantId, added.map((a) => a.webhook_id));
     }
     return queued;
   }
