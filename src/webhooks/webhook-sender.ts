@@ -22,11 +22,14 @@ export interface SendResult {
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-/** Keep-alive agents, one per receiver origin and checked address; at most `maxSockets` connections each. */
+/**
+ * Keep-alive agents, one per receiver origin and checked address; at most `maxSockets()` connections
+ * each (asked when the pool is made: the lanes' window).
+ */
 export class ReceiverAgents {
   private readonly agents = new Map<string, http.Agent>();
 
-  constructor(private readonly maxSockets: number, private readonly maxAgents = 1_000) {}
+  constructor(private readonly maxSockets: () => number, private readonly maxAgents = 1_000) {}
 
   /** The pool for this checked target; its connections all go to `target.address`. */
   for(target: CheckedReceiver): http.Agent {
@@ -38,7 +41,8 @@ export class ReceiverAgents {
       this.agents.set(key, agent);
       return agent;
     }
-    const options = { keepAlive: true, maxSockets: this.maxSockets, maxFreeSockets: this.maxSockets, timeout: 30_000, scheduling: 'lifo' as const };
+    const max = this.maxSockets();
+    const options = { keepAlive: true, maxSockets: max, maxFreeSockets: max, timeout: 30_000, scheduling: 'lifo' as const };
     agent = target.url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
     if (this.agents.size >= this.maxAgents) {
       const [oldestKey, oldest] = this.agents.entries().next().value!;
