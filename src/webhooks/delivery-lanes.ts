@@ -34,7 +34,7 @@ import { toEvent } from '../events/event-view';
 import type { EventRow } from '../events/events.service';
 import { DELIVERY_ATTEMPTS, nextDelayMs } from './retry-schedule';
 import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, type CheckedReceiver } from './ssrf-guard';
-import { postToReceiver, ReceiverAgents, type SendResult } from './webhook-sender';
+import { postToPool, ReceiverPools, type SendResult } from './webhook-sender';
 import { WebhookSigner } from './signing';
 import type { AppConfig } from '../config/config';
 import type { SecretBox } from '../security/secret-box';
@@ -97,7 +97,7 @@ export class DeliveryLanes {
   window = DEFAULT_DELIVERY_WINDOW;
   /** PostgreSQL: several worker processes may wake the same lane; an advisory lock keeps it single. */
   crossProcess = false;
-  private agents = new ReceiverAgents(() => this.window);
+  private pools = new ReceiverPools(() => this.window);
   private readonly running = new Map<string, { again: boolean }>();
 
   constructor(private readonly ds: DataSource, private readonly webhooks: LaneOwner) {}
@@ -132,7 +132,7 @@ export class DeliveryLanes {
   }
 
   close(): void {
-    this.agents.close();
+    this.pools.close();
   }
 
   private async lock(webhookId: string): Promise<{ release(): Promise<void> } | null> {
@@ -301,14 +301,14 @@ export class DeliveryLanes {
     const body = JSON.stringify(toEvent(row));
     const now = new Date();
     const signature = signer.sign(row.id, now, body);
-    const result: SendResult = await postToReceiver(target, body, {
+    const result: SendResult = await postToPool(this.pools.for(target), target, body, {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'webhook-id': row.id,
       'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
       'webhook-signature': signature,
       'Service-Signature': signature,
-    }, this.webhooks.timeoutMs, { agent: this.agents.for(target), onWritten: written });
+    }, this.webhooks.timeoutMs, written);
 
     const code = result.statusCode;
     // A try that will be retried (or a 410) holds the lane from now on, before its outcome is on record.
