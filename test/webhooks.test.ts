@@ -436,6 +436,39 @@ describe('which events go where', () => {
   });
 });
 
+describe('the fan-out follows changes at once', () => {
+  it('a webhook registered or removed, and a grant taken away or given back, count from the next event on', async () => {
+    const first = await register('/known');
+    // The tenant's webhooks and the ISV's grants are now what the fan-out knows.
+    await settled(first.id, await emit('ticket.updated'));
+    const second = await register('/newcomer');
+    const both = await emit('ticket.updated');
+    await settled(first.id, both);
+    await settled(second.id, both);
+    await remove(first.id);
+    const afterRemoval = await emit('ticket.updated');
+    await settled(second.id, afterRemoval);
+    expect(receiver.requests.filter((r) => r.path === '/known').map((r) => r.headers['webhook-id'])).not.toContain(afterRemoval);
+
+    // The ticket grant taken away: ticket events stop at once; given back, they flow again.
+    const psa = connections[svc.alphaId].psa;
+    const [grant] = await svc.services.ds.query('SELECT isv_id, keys FROM grants WHERE connection_id = $1 AND keys ? $2', [psa, 'psa.ticket.events']);
+    const setGrant = (keys: string[]) => svc.graphql('mutation($isv: ID!, $c: ID!, $keys: [String!]!) { set_grant(isv_id: $isv, connection_id: $c, keys: $keys) { id } }',
+      { isv: grant.isv_id, c: psa, keys });
+    try {
+      await setGrant((grant.keys as string[]).filter((k) => k !== 'psa.ticket.events'));
+      const unseen = await emit('ticket.updated');
+      const reset = await emit('sandbox_reset');
+      await settled(second.id, reset);
+      expect(await deliveryOf(second.id, unseen)).toBeNull();
+    } finally {
+      await setGrant(grant.keys);
+    }
+    await settled(second.id, await emit('ticket.updated'));
+    await remove(second.id);
+  });
+});
+
 describe('from an MSP change to the receiver', () => {
   it('a ticket edited in the PSA and synced is delivered as the very Event the feed shows', async () => {
     const hook = await register('/live');

@@ -77,6 +77,8 @@ export interface LaneOwner {
   timeoutMs: number;
   retryScale: number;
   wake(tenantId: string, webhookIds: string[], delayMs?: number): Promise<void>;
+  /** A webhook was disabled: the fan-out stops adding its deliveries. */
+  hooksChanged(): Promise<void>;
 }
 
 interface PendingRow extends EventRow {
@@ -320,6 +322,7 @@ export class DeliveryLanes {
     if (code === 410) {
       // The receiver says it is gone for good: stop at once, for this delivery and every later event.
       await this.ds.getRepository(Webhook).update({ id: hook.id }, { enabled: false, disabledReason: GONE_REASON });
+      await this.webhooks.hooksChanged();
       await this.record(row.delivery_id, { status: 'failed', attempts: attemptsMade, last_status_code: 410, last_error: `${GONE_REASON}; webhook disabled` });
       return { kind: 'disabled' };
     }

@@ -17,6 +17,7 @@ import { BLOCKED_PRIVATE, checkReceiverUrl, parseReceiverUrl, ReceiverUrlRefused
 import { DeliveryLanes } from './delivery-lanes';
 import { WebhooksStore } from './webhooks.store';
 import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest } from '../shared/paging';
+import { TtlCache } from '../shared/ttl-cache';
 
 /** Webhooks page oldest first on (created_at, id); their deliveries newest first on the delivery id's stored position. */
 export const WEBHOOKS_CURSOR = listCursor('webhooks', ['time', 'uuid']);
@@ -36,6 +37,8 @@ const FAN_OUT_CHUNK = 2_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Tries of a lane wake-up the queue makes when the lane itself failed (the store, not a receiver). */
 const WAKE_ATTEMPTS = 5;
+/** How long the fan-out keeps a tenant's enabled webhooks at most (any change clears them at once). */
+const HOOKS_CACHE_MS = 5_000;
 
 export class WebhooksService {
   /** Multiplies every retry delay (WEBHOOK_RETRY_SCALE); tests shrink it, production keeps 1. */
@@ -47,10 +50,26 @@ export class WebhooksService {
   /** One ordered lane per webhook: what the `webhook.deliver` job runs. */
   readonly lanes: DeliveryLanes;
   private readonly store: WebhooksStore;
+  /**
+   * Each tenant's enabled webhooks, as the fan-out reads them at every committed page: cached like the
+   * access lookups and cleared with them, so registering, removing or disabling a webhook (which
+   * announces itself as an access change) clears them here and in every other process.
+   */
+  private readonly enabledHooks = new TtlCache<Webhook[]>(HOOKS_CACHE_MS);
+  private hooksGeneration = 0;
 
   constructor(readonly ds: DataSource, readonly box: SecretBox, readonly queue: JobQueue, readonly config: AppConfig, private readonly access: AccessService) {
     this.lanes = new DeliveryLanes(ds, this);
     this.store = new WebhooksStore(ds);
+    access.onCachesCleared(() => {
+      this.hooksGeneration++;
+      this.enabledHooks.clear();
+    });
+  }
+
+  /** A webhook was registered, removed or disabled: the fan-out of every process reads the tenant's webhooks again. */
+  hooksChanged(): Promise<void> {
+    return this.access.invalidate();
   }
 
   // ---- registration -------------------------------------------------------------------------
@@ -80,6 +99,7 @@ export class WebhooksService {
     const webhook = await repo.save(repo.create({
       tenantId: access.tenant.id, isvId, url: normalised, secretEncrypted: this.box.seal(secret), enabled: true, disabledReason: null,
     }));
+    await this.hooksChanged();
     return { webhook, secret, kinds: kindsForGrants(held) };
   }
 
@@ -108,6 +128,7 @@ export class WebhooksService {
       await m.getRepository(WebhookDelivery).delete({ webhookId: hook.id });
       await m.getRepository(Webhook).delete({ id: hook.id });
     });
+    await this.hooksChanged();
   }
 
   /**
@@ -146,7 +167,7 @@ export class WebhooksService {
    */
   async enqueueForEvents(tenantId: string, eventIds: string[]): Promise<number> {
     if (eventIds.length === 0) return 0;
-    const hooks = await this.ds.getRepository(Webhook).find({ where: { tenantId, enabled: true } });
+    const hooks = await this.enabledOf(tenantId);
     if (hooks.length === 0) return 0;
     const visibility = await this.access.eventVisibilityOfIsvs(tenantId, hooks.map((h) => h.isvId));
     // An ISV that sees nothing of the tenant (no grant left) gets nothing.
@@ -160,6 +181,16 @@ export class WebhooksService {
       await this.wake(tenantId, added.map((a) => a.webhook_id));
     }
     return queued;
+  }
+
+  private async enabledOf(tenantId: string): Promise<Webhook[]> {
+    const hit = this.enabledHooks.get(tenantId);
+    if (hit) return hit;
+    const generation = this.hooksGeneration;
+    const hooks = await this.ds.getRepository(Webhook).find({ where: { tenantId, enabled: true } });
+    // Not kept when a change cleared the cache while this was read: it may be from before the change.
+    if (generation === this.hooksGeneration) this.enabledHooks.set(tenantId, hooks);
+    return hooks;
   }
 
   /** Queues a wake-up of each webhook's lane, now or after `delayMs` (a retry that is due then). */
