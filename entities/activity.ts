@@ -109,12 +109,14 @@ export class Webhook extends BaseEntityWithId {
 
 @Entity('webhook_deliveries')
 @Index('ix_webhook_deliveries_webhook', ['webhookId', 'createdAt'])
-@Index('ix_webhook_deliveries_pending', ['webhookId'], { where: `"status" = 'pending'` })
+@Index('ix_webhook_deliveries_pending', ['webhookId', 'eventSeq'], { where: `"status" = 'pending'` })
 @Unique('uq_webhook_deliveries_event', ['webhookId', 'eventId'])
 export class WebhookDelivery extends BaseEntityWithId {
   @Column({ name: 'webhook_id', type: 'uuid' }) webhookId!: string;
   @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
   @Column({ name: 'event_id', type: 'uuid' }) eventId!: string;
+  /** The event's feed position (its seq): a lane sends its pending deliveries in this order. */
+  @Column({ name: 'event_seq', type: 'bigint' }) eventSeq!: string;
   @Column({ type: 'text', default: 'pending' }) status!: 'pending' | 'delivered' | 'failed' | 'gave_up';
   @Column({ type: 'integer', default: 0 }) attempts!: number;
   @Column({ name: 'last_status_code', type: 'integer', nullable: true }) lastStatusCode!: number | null;

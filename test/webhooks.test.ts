@@ -399,7 +399,8 @@ describe('after a restart', () => {
     await settled(hook.id, eventId);
     // As if the service had stopped with the delivery still pending and its retry held in memory only.
     const repo = svc.services.ds.getRepository(WebhookDelivery);
-    const stranded = await repo.save(repo.create({ webhookId: hook.id, tenantId: svc.alphaId, eventId: await emitSilently('ticket.updated'), status: 'pending', attempts: 1, lastStatusCode: 503, lastError: 'HTTP 503' }));
+    const silent = await svc.services.ds.getRepository(EventRecord).findOneByOrFail({ id: await emitSilently('ticket.updated') });
+    const stranded = await repo.save(repo.create({ webhookId: hook.id, tenantId: svc.alphaId, eventId: silent.id, eventSeq: silent.seq, status: 'pending', attempts: 1, lastStatusCode: 503, lastError: 'HTTP 503' }));
     expect(await svc.services.webhooks.resumePending()).toBe(1);
     const { delivery } = await settled(hook.id, stranded.eventId);
     expect(delivery).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
@@ -432,6 +433,39 @@ describe('which events go where', () => {
     expect(next.body.next_cursor).toBeNull();
     expect([log.body.deliveries[0].event_id, next.body.deliveries[0].event_id].sort()).toEqual([ticket, reset].sort());
     await remove(hook.id, svc.betaId);
+  });
+});
+
+describe('the fan-out follows changes at once', () => {
+  it('a webhook registered or removed, and a grant taken away or given back, count from the next event on', async () => {
+    const first = await register('/known');
+    // The tenant's webhooks and the ISV's grants are now what the fan-out knows.
+    await settled(first.id, await emit('ticket.updated'));
+    const second = await register('/newcomer');
+    const both = await emit('ticket.updated');
+    await settled(first.id, both);
+    await settled(second.id, both);
+    await remove(first.id);
+    const afterRemoval = await emit('ticket.updated');
+    await settled(second.id, afterRemoval);
+    expect(receiver.requests.filter((r) => r.path === '/known').map((r) => r.headers['webhook-id'])).not.toContain(afterRemoval);
+
+    // The ticket grant taken away: ticket events stop at once; given back, they flow again.
+    const psa = connections[svc.alphaId].psa;
+    const [grant] = await svc.services.ds.query('SELECT isv_id, keys FROM grants WHERE connection_id = $1 AND keys ? $2', [psa, 'psa.ticket.events']);
+    const setGrant = (keys: string[]) => svc.graphql('mutation($isv: ID!, $c: ID!, $keys: [String!]!) { set_grant(isv_id: $isv, connection_id: $c, keys: $keys) { id } }',
+      { isv: grant.isv_id, c: psa, keys });
+    try {
+      await setGrant((grant.keys as string[]).filter((k) => k !== 'psa.ticket.events'));
+      const unseen = await emit('ticket.updated');
+      const reset = await emit('sandbox_reset');
+      await settled(second.id, reset);
+      expect(await deliveryOf(second.id, unseen)).toBeNull();
+    } finally {
+      await setGrant(grant.keys);
+    }
+    await settled(second.id, await emit('ticket.updated'));
+    await remove(second.id);
   });
 });
 

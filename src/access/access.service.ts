@@ -90,6 +90,10 @@ export class AccessService {
   private readonly keys = new TtlCache<Caller | null>(CACHE_MS);
   private readonly access = new TtlCache<TenantAccess | null>(CACHE_MS);
   private readonly connections = new TtlCache<Connection>(CACHE_MS);
+  private readonly isvEvents = new TtlCache<EventVisibility | null>(CACHE_MS);
+  /** Counts the clearings, so a lookup that overlapped one is not cached. */
+  private generation = 0;
+  private readonly clearedListeners: (() => void)[] = [];
 
   constructor(private readonly ds: DataSource) {}
 
@@ -209,16 +213,32 @@ export class AccessService {
     return eventVisibility(access.connections.map((c) => c.id), (c, k) => this.holds(access, c, k));
   }
 
-  /** For each ISV, the events its webhooks receive on the tenant: what its key would see in the feed; null when it sees no tenant. */
+  /**
+   * For each ISV, the events its webhooks receive on the tenant: what its key would see in the feed; null
+   * when it sees no tenant. Asked at every committed page of a sync (the webhook fan-out), so cached like
+   * the request path's lookups and cleared with them.
+   */
   async eventVisibilityOfIsvs(tenantId: string, isvIds: readonly string[]): Promise<Map<string, EventVisibility | null>> {
     const ids = [...new Set(isvIds)];
-    const rows = ids.length ? await this.ds.getRepository(GrantRow).find({ where: { tenantId, isvId: In(ids) } }) : [];
-    return new Map(ids.map((isv) => {
-      const held = rows.filter((g) => g.isvId === isv && g.keys.length > 0);
-      if (held.length === 0) return [isv, null];
-      const keys = new Map(held.map((g) => [g.connectionId, new Set(g.keys.filter(isGrantKey))]));
-      return [isv, eventVisibility([...keys.keys()], (c, k) => keys.get(c)?.has(k) ?? false)];
-    }));
+    const known = new Map<string, EventVisibility | null>();
+    for (const isv of ids) {
+      const hit = this.isvEvents.get(`${tenantId}:${isv}`);
+      if (hit !== undefined) known.set(isv, hit);
+    }
+    const missing = ids.filter((isv) => !known.has(isv));
+    if (missing.length > 0) {
+      const generation = this.generation;
+      const rows = await this.ds.getRepository(GrantRow).find({ where: { tenantId, isvId: In(missing) } });
+      for (const isv of missing) {
+        const held = rows.filter((g) => g.isvId === isv && g.keys.length > 0);
+        const keys = new Map(held.map((g) => [g.connectionId, new Set(g.keys.filter(isGrantKey))]));
+        const visibility = held.length === 0 ? null : eventVisibility([...keys.keys()], (c, k) => keys.get(c)?.has(k) ?? false);
+        known.set(isv, visibility);
+        // Not kept when a change cleared the caches while this was read: it may be from before the change.
+        if (generation === this.generation) this.isvEvents.set(`${tenantId}:${isv}`, visibility);
+      }
+    }
+    return new Map(ids.map((isv) => [isv, known.get(isv)!]));
   }
 
   /**
@@ -274,10 +294,18 @@ export class AccessService {
     return this.broadcast?.announce() ?? Promise.resolve();
   }
 
+  /** Told whenever this process clears its caches: a change made here, or one another process announced. */
+  onCachesCleared(listener: () => void): void {
+    this.clearedListeners.push(listener);
+  }
+
   private clearCaches(): void {
+    this.generation++;
     this.keys.clear();
     this.access.clear();
     this.connections.clear();
+    this.isvEvents.clear();
+    for (const listener of this.clearedListeners) listener();
   }
 
   private broadcast: AccessBroadcast | null = null;

@@ -21,15 +21,21 @@
  * One lane runs per webhook at a time: within a process by a map of running lanes, across worker
  * processes on PostgreSQL by a session advisory lock on a connection of its own while it runs. A wake-up
  * that finds the lane taken leaves it to the holder, which looks again for due work after it lets go.
+ *
+ * How a lane keeps up with a burst: it reads its pending deliveries `LANE_BATCH` at a time from one index
+ * range (webhook, position), reading the next batch after the last position read while the current one
+ * is being sent, so the window never drains between batches. The address guard and the signing key are
+ * prepared once per batch, not per try. Delivered tries are recorded together (DeliveredRecorder), a
+ * statement per hundreds of them in a burst; a failed try is recorded at once (it holds the lane).
  */
-import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { Webhook } from '../../entities';
 import { toEvent } from '../events/event-view';
 import type { EventRow } from '../events/events.service';
 import { DELIVERY_ATTEMPTS, nextDelayMs } from './retry-schedule';
 import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, type CheckedReceiver } from './ssrf-guard';
-import { postToReceiver, ReceiverAgents, type SendResult } from './webhook-sender';
+import { postToPool, ReceiverPools, type SendResult } from './webhook-sender';
+import { WebhookSigner } from './signing';
 import type { AppConfig } from '../config/config';
 import type { SecretBox } from '../security/secret-box';
 import type { HostResolver } from './ssrf-guard';
@@ -38,13 +44,21 @@ import type { DeliveryOutcome, WebhookDeliverJob } from './delivery-job';
 /** Tries in flight per webhook unless WebhooksService.lanes.window says otherwise. */
 export const DEFAULT_DELIVERY_WINDOW = 8;
 /** Pending deliveries a lane reads at once. */
-const LANE_BATCH = 200;
-/** Delivered tries recorded in one statement (a failed try is recorded at once: it holds the lane). */
-const RECORD_BATCH = 64;
+export const LANE_BATCH = 256;
+/** Delivered tries recorded in one statement at most, and how long the first of them waits for others. */
+const RECORD_BATCH = 500;
+const RECORD_DELAY_MS = 50;
 const RECORD_DELIVERED_SQL =
   `UPDATE webhook_deliveries d SET status = 'delivered', attempts = x.attempts, last_status_code = x.code, last_error = NULL,
    delivered_at = x.at, next_attempt_at = NULL, updated_at = now()
    FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, attempts integer, code integer, at timestamptz) WHERE d.id = x.id`;
+const PENDING_COLUMNS = 'e.*, d.id AS delivery_id, d.attempts AS delivery_attempts, d.next_attempt_at, d.event_seq AS delivery_seq';
+/** The lane's first pending deliveries, in feed order. */
+const HEAD_SQL = `SELECT ${PENDING_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+  WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY d.event_seq LIMIT $2`;
+/** The next pending deliveries after a position already read. */
+const AFTER_SQL = `SELECT ${PENDING_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+  WHERE d.webhook_id = $1 AND d.status = 'pending' AND d.event_seq > $3 ORDER BY d.event_seq LIMIT $2`;
 
 interface DeliveredTry { id: string; attempts: number; code: number; at: string }
 const USER_AGENT = 'msp-integration-service-webhooks/1';
@@ -63,20 +77,29 @@ export interface LaneOwner {
   timeoutMs: number;
   retryScale: number;
   wake(tenantId: string, webhookIds: string[], delayMs?: number): Promise<void>;
+  /** A webhook was disabled: the fan-out stops adding its deliveries. */
+  hooksChanged(): Promise<void>;
 }
 
 interface PendingRow extends EventRow {
   delivery_id: string;
   delivery_attempts: number;
   next_attempt_at: Date | null;
+  delivery_seq: string;
 }
+
+/** Where a batch's tries go: the address the guard checked for it, or why the guard refused. */
+type BatchTarget = CheckedReceiver | ReceiverUrlRefused;
+
+/** How a pass over the lane ended: drained, held by a try to be retried later, or the webhook disabled. */
+type PassEnd = 'drained' | 'held' | 'disabled';
 
 export class DeliveryLanes {
   /** Tries in flight per webhook. */
   window = DEFAULT_DELIVERY_WINDOW;
   /** PostgreSQL: several worker processes may wake the same lane; an advisory lock keeps it single. */
   crossProcess = false;
-  private agents = new ReceiverAgents(DEFAULT_DELIVERY_WINDOW);
+  private pools = new ReceiverPools(() => this.window);
   private readonly running = new Map<string, { again: boolean }>();
 
   constructor(private readonly ds: DataSource, private readonly webhooks: LaneOwner) {}
@@ -101,8 +124,9 @@ export class DeliveryLanes {
         } finally {
           await lock.release();
         }
-        // A wake-up that came while the lane was held (here, or in another process) left its work to us.
-      } while (state.again || await this.headDue(job.webhookId));
+        // A wake-up that came while the lane ran here left its work to us (its deliveries may sit before
+        // the last position read); one in another process found the lock taken and left it to us too.
+      } while (state.again || (this.crossProcess && await this.headDue(job.webhookId)));
       return { tries };
     } finally {
       this.running.delete(job.webhookId);
@@ -110,7 +134,7 @@ export class DeliveryLanes {
   }
 
   close(): void {
-    this.agents.close();
+    this.pools.close();
   }
 
   private async lock(webhookId: string): Promise<{ release(): Promise<void> } | null> {
@@ -142,8 +166,13 @@ export class DeliveryLanes {
   private async headDue(webhookId: string): Promise<boolean> {
     const [head]: { next_attempt_at: Date | null }[] = await this.ds.query(
       `SELECT d.next_attempt_at FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-       WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY e.seq LIMIT 1`, [webhookId]);
+       WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY d.event_seq LIMIT 1`, [webhookId]);
     return head !== undefined && (head.next_attempt_at === null || new Date(head.next_attempt_at).getTime() <= Date.now());
+  }
+
+  /** Pending deliveries in feed order: from the head, or after the position `after`. */
+  private pending(webhookId: string, after: string | null): Promise<PendingRow[]> {
+    return after === null ? this.ds.query(HEAD_SQL, [webhookId, LANE_BATCH]) : this.ds.query(AFTER_SQL, [webhookId, LANE_BATCH, after]);
   }
 
   /** Sends what is due, in order, until the lane is empty or held by a failed try. Returns the tries made. */
@@ -152,115 +181,136 @@ export class DeliveryLanes {
     for (;;) {
       const hook = await this.ds.getRepository(Webhook).findOne({ where: { id: job.webhookId } });
       if (!hook) return tries;
-      const rows: PendingRow[] = await this.ds.query(
-        `SELECT e.*, d.id AS delivery_id, d.attempts AS delivery_attempts, d.next_attempt_at FROM webhook_deliveries d
-         JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY e.seq LIMIT ${LANE_BATCH}`, [hook.id]);
-      if (rows.length === 0) return tries;
+      const head = await this.pending(hook.id, null);
+      if (head.length === 0) return tries;
       if (!hook.enabled) {
         const lastError = `webhook disabled (${hook.disabledReason ?? 'no reason'})`;
         await this.ds.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, updated_at = now()
           WHERE webhook_id = $1 AND status = 'pending'`, [hook.id, lastError]);
         return tries;
       }
-      const due = rows[0].next_attempt_at;
+      const due = head[0].next_attempt_at;
       if (due !== null && new Date(due).getTime() > Date.now()) {
         await this.webhooks.wake(hook.tenantId, [hook.id], new Date(due).getTime() - Date.now());
         return tries;
       }
-      const secret = this.webhooks.box.open(hook.secretEncrypted);
-      const held = await this.sendWindow(hook, secret, rows, job, observe);
-      tries += held.tries;
-      if (held.stop) return tries;
+      const pass = await this.sendPass(hook, head, job, observe);
+      tries += pass.tries;
+      // Disabled on the way (a 410): once more round, which fails what is left.
+      if (pass.end !== 'disabled') return tries;
     }
   }
 
   /**
-   * One batch, in order, `window` at a time. Stops starting tries at the first one that did not end the
-   * delivery for good (a retry is due later) or that disabled the webhook; the tries in flight finish.
+   * One pass over the lane from its head, in order, `window` at a time, batch after batch (each read
+   * after the last position of the one before, while that one is sent), until nothing more is pending
+   * or a try ends in a way that holds the lane (a retry due later) or disables the webhook; the tries
+   * in flight then finish and every try is on record when this returns.
    */
-  private async sendWindow(
-    hook: Webhook, secret: string, rows: PendingRow[], job: WebhookDeliverJob, observe: TryObserver,
-  ): Promise<{ tries: number; stop: boolean }> {
+  private async sendPass(hook: Webhook, head: PendingRow[], job: WebhookDeliverJob, observe: TryObserver): Promise<{ tries: number; end: PassEnd }> {
+    const signer = new WebhookSigner(this.webhooks.box.open(hook.secretEncrypted));
+    const recorder = new DeliveredRecorder(this.ds);
     const inFlight = new Set<Promise<void>>();
-    let stop = false;
+    let slotFreed: (() => void) | null = null;
+    let end: PassEnd = 'drained';
     let retryAt: number | null = null;
     let tries = 0;
     let failure: unknown = null;
-    // Delivered tries are recorded in batches, in order; `recorded` is the chain of those statements.
-    let delivered: DeliveredTry[] = [];
-    let recorded: Promise<void> = Promise.resolve();
-    const flush = () => {
-      if (delivered.length === 0) return;
-      const batch = delivered;
-      delivered = [];
-      recorded = recorded.then(() => this.ds.query(RECORD_DELIVERED_SQL, [JSON.stringify(batch)]).then(() => undefined));
-      recorded.catch(() => undefined);
-    };
-    const onDelivered = (t: DeliveredTry) => { delivered.push(t); if (delivered.length >= RECORD_BATCH) flush(); };
-    for (const row of rows) {
-      while (inFlight.size >= this.window && !stop) await Promise.race(inFlight);
-      if (stop) break;
-      const startedAt = performance.now();
-      let written!: () => void;
-      const onWire = new Promise<void>((resolve) => { written = resolve; });
-      tries++;
-      const hold = () => { stop = true; };
-      const done = this.tryOne(hook, secret, row, written, onDelivered, hold).then((outcome) => {
-        if (outcome.kind === 'retry') {
-          stop = true;
-          const at = Date.now() + outcome.delayMs;
-          retryAt = retryAt === null ? at : Math.min(retryAt, at);
-        } else if (outcome.kind === 'disabled') {
-          stop = true;
+    const stopped = () => end !== 'drained' || failure !== null;
+    const hold = () => { if (end === 'drained') end = 'held'; };
+
+    let batch = head;
+    try {
+      while (batch.length > 0 && !stopped()) {
+        // The guard runs again for every batch: the name may resolve elsewhere now, or the flag may be off.
+        const target = await this.guard(hook);
+        // The next batch is read while this one is sent: after its last position, so nothing is read twice.
+        const next = this.pending(hook.id, batch[batch.length - 1].delivery_seq);
+        next.catch(() => undefined);
+        for (const row of batch) {
+          while (inFlight.size >= this.window && !stopped()) await new Promise<void>((resolve) => { slotFreed = resolve; });
+          if (stopped()) break;
+          const startedAt = performance.now();
+          let written!: () => void;
+          const onWire = new Promise<void>((resolve) => { written = resolve; });
+          tries++;
+          const done = this.tryOne(hook, target, signer, row, written, (t) => recorder.add(t), hold).then((outcome) => {
+            if (outcome.kind === 'retry') {
+              hold();
+              const at = Date.now() + outcome.delayMs;
+              retryAt = retryAt === null ? at : Math.min(retryAt, at);
+            } else if (outcome.kind === 'disabled') {
+              end = 'disabled';
+            }
+            observe({ ...job, tenantId: hook.tenantId, webhookId: hook.id, deliveryId: row.delivery_id, eventId: row.id }, outcome, startedAt);
+          }).catch((err: unknown) => { failure ??= err; })
+            .finally(() => {
+              written();
+              inFlight.delete(done);
+              const wake = slotFreed;
+              slotFreed = null;
+              wake?.();
+            });
+          inFlight.add(done);
+          // The next position starts only once this one is on the wire (or already ended).
+          await onWire;
         }
-        observe({ ...job, tenantId: hook.tenantId, webhookId: hook.id, deliveryId: row.delivery_id, eventId: row.id }, outcome, startedAt);
-      }).catch((err: unknown) => { stop = true; failure ??= err; })
-        .finally(() => { written(); inFlight.delete(done); });
-      inFlight.add(done);
-      // The next position starts only once this one is on the wire (or already ended).
-      await onWire;
+        if (stopped()) break;
+        batch = await next;
+      }
+    } catch (err) {
+      // Reading the next batch or checking the address failed (the store, a bug): what is on its way finishes first.
+      failure ??= err;
     }
     await Promise.all(inFlight);
-    flush();
-    await recorded;
+    await recorder.flush();
     // Not the receiver (the store, a bug): the job fails and the queue tries the lane again.
     if (failure !== null) throw failure;
     if (retryAt !== null) await this.webhooks.wake(hook.tenantId, [hook.id], Math.max(0, retryAt - Date.now()));
-    return { tries, stop };
+    return { tries, end };
+  }
+
+  /** The address this batch's tries connect to, checked now; or why the guard refuses the URL. */
+  private async guard(hook: Webhook): Promise<BatchTarget> {
+    try {
+      return await checkReceiverUrl(hook.url, { allowLoopback: this.webhooks.config.webhookAllowLoopback, resolve: this.webhooks.resolve });
+    } catch (err) {
+      if (err instanceof ReceiverUrlRefused) return err;
+      throw err;
+    }
   }
 
   /**
    * One try of one delivery. A failure is on record in the delivery log when this returns; a success is
-   * handed to `onDelivered`, which records it with others before the lane reads its next batch.
+   * handed to `onDelivered`, which records it with others (all on record before the pass ends).
    */
   private async tryOne(
-    hook: Webhook, secret: string, row: PendingRow, written: () => void, onDelivered: (t: DeliveredTry) => void, hold: () => void,
+    hook: Webhook, target: BatchTarget, signer: WebhookSigner, row: PendingRow, written: () => void,
+    onDelivered: (t: DeliveredTry) => void, hold: () => void,
   ): Promise<DeliveryOutcome> {
     const attemptsMade = Number(row.delivery_attempts) + 1;
     const lastTry = attemptsMade >= DELIVERY_ATTEMPTS;
-    // The guard runs again at every try: the name may resolve elsewhere now, or the flag may be off.
-    let target: CheckedReceiver;
-    try {
-      target = await checkReceiverUrl(hook.url, { allowLoopback: this.webhooks.config.webhookAllowLoopback, resolve: this.webhooks.resolve });
-    } catch (err) {
-      if (!(err instanceof ReceiverUrlRefused)) throw err;
-      if (err.reason === 'unresolvable') return this.failedTry(row.delivery_id, attemptsMade, lastTry, null, err.message, null);
-      const lastError = err.reason === 'private' ? BLOCKED_PRIVATE : `blocked: ${err.message}`;
+    if (target instanceof ReceiverUrlRefused) {
+      if (target.reason === 'unresolvable') {
+        if (!lastTry) hold();
+        return this.failedTry(row.delivery_id, attemptsMade, lastTry, null, target.message, null);
+      }
+      const lastError = target.reason === 'private' ? BLOCKED_PRIVATE : `blocked: ${target.message}`;
       await this.record(row.delivery_id, { status: 'failed', attempts: attemptsMade, last_status_code: null, last_error: lastError });
       return { kind: 'blocked' };
     }
     // Exactly the Event the feed shows for this row.
     const body = JSON.stringify(toEvent(row));
     const now = new Date();
-    const signature = new StandardWebhook(secret).sign(row.id, now, body);
-    const result: SendResult = await postToReceiver(target, body, {
+    const signature = signer.sign(row.id, now, body);
+    const result: SendResult = await postToPool(this.pools.for(target), target, body, {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'webhook-id': row.id,
       'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
       'webhook-signature': signature,
       'Service-Signature': signature,
-    }, this.webhooks.timeoutMs, { agent: this.agents.for(target), onWritten: written });
+    }, this.webhooks.timeoutMs, written);
 
     const code = result.statusCode;
     // A try that will be retried (or a 410) holds the lane from now on, before its outcome is on record.
@@ -272,6 +322,7 @@ export class DeliveryLanes {
     if (code === 410) {
       // The receiver says it is gone for good: stop at once, for this delivery and every later event.
       await this.ds.getRepository(Webhook).update({ id: hook.id }, { enabled: false, disabledReason: GONE_REASON });
+      await this.webhooks.hooksChanged();
       await this.record(row.delivery_id, { status: 'failed', attempts: attemptsMade, last_status_code: 410, last_error: `${GONE_REASON}; webhook disabled` });
       return { kind: 'disabled' };
     }
@@ -299,5 +350,49 @@ export class DeliveryLanes {
       `UPDATE webhook_deliveries SET ${columns.map((c, i) => `"${c}" = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1`,
       [deliveryId, ...columns.map((c) => (values as Record<string, unknown>)[c])],
     );
+  }
+}
+
+/**
+ * Delivered tries on record together: a statement is written once RECORD_BATCH tries wait, or
+ * RECORD_DELAY_MS after the first of them was answered, or when the pass ends (`flush`), one statement at
+ * a time. The receiver has them already; the delivery log shows them a moment later, and a burst costs
+ * a statement per hundreds of tries rather than per few. A statement that fails is thrown by `flush`.
+ */
+class DeliveredRecorder {
+  private waiting: DeliveredTry[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private failure: unknown = null;
+
+  constructor(private readonly ds: DataSource) {}
+
+  add(t: DeliveredTry): void {
+    this.waiting.push(t);
+    if (this.waiting.length >= RECORD_BATCH) this.write();
+    else this.timer ??= setTimeout(() => this.write(), RECORD_DELAY_MS);
+  }
+
+  /** Every try added so far is on record (or the failure is thrown). */
+  async flush(): Promise<void> {
+    this.write();
+    await this.writing;
+    if (this.failure !== null) throw this.failure;
+  }
+
+  private write(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.waiting.length === 0) return;
+    const batch = this.waiting;
+    this.waiting = [];
+    this.writing = this.writing.then(async () => {
+      if (this.failure !== null) return;
+      try {
+        await this.ds.query(RECORD_DELIVERED_SQL, [JSON.stringify(batch)]);
+      } catch (err) {
+        this.failure = err;
+      }
+    });
   }
 }

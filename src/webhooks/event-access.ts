@@ -1,8 +1,8 @@
 /**
  * Which events an ISV's webhook receives: exactly what its key would see in the events feed, through
- * the one visibility policy (src/access/event-visibility.ts), built by the access module from the ISV's grants.
+ * the one visibility policy (src/access/event-visibility.ts), built by the access module from the ISV's
+ * grants; the fan-out applies the feed's own SQL predicate of it (webhooks.store.ts).
  */
-import { canSee, type EventVisibility } from '../access/event-visibility';
 import { Grant, type GrantKey } from '../access/caller';
 import {
   COMPANY_KINDS, DEVICE_KINDS, EVENT_FAMILIES, FAMILY_GRANTS, HEALTH_KIND, SANDBOX_RESET_KIND, TICKET_KINDS, type EventFamily,
@@ -19,15 +19,4 @@ const KINDS_OF_FAMILY: Record<EventFamily, readonly string[]> = {
 export function kindsForGrants(held: Iterable<string>): string[] {
   const keys = new Set(held);
   return [...EVENT_FAMILIES.filter((f) => FAMILY_GRANTS[f].some((k) => keys.has(k))).flatMap((f) => KINDS_OF_FAMILY[f]), SANDBOX_RESET_KIND];
-}
-
-export interface RoutableEvent {
-  kind: string;
-  connectionId: string | null;
-  detail: Record<string, unknown> | null;
-}
-
-/** Whether an ISV whose visibility is `v` (null: it sees no tenant) receives the event. */
-export function entitledTo(v: EventVisibility | null, event: RoutableEvent): boolean {
-  return v !== null && canSee(v, event);
 }

@@ -5,18 +5,19 @@
  * encrypted; it is never logged.
  */
 import { randomBytes } from 'node:crypto';
-import { In, type DataSource } from 'typeorm';
-import { EventRecord, Webhook, WebhookDelivery } from '../../entities';
+import type { DataSource } from 'typeorm';
+import { Webhook, WebhookDelivery } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
 import type { AppConfig } from '../config/config';
 import { ServiceError } from '../errors/service-error';
 import type { SecretBox } from '../security/secret-box';
 import type { AccessService, TenantAccess } from '../access/access.service';
-import { entitledTo, EVENT_GRANTS, kindsForGrants } from './event-access';
+import { EVENT_GRANTS, kindsForGrants } from './event-access';
 import { BLOCKED_PRIVATE, checkReceiverUrl, parseReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
 import { DeliveryLanes } from './delivery-lanes';
 import { WebhooksStore } from './webhooks.store';
 import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest } from '../shared/paging';
+import { TtlCache } from '../shared/ttl-cache';
 
 /** Webhooks page oldest first on (created_at, id); their deliveries newest first on the delivery id's stored position. */
 export const WEBHOOKS_CURSOR = listCursor('webhooks', ['time', 'uuid']);
@@ -32,10 +33,12 @@ export interface DeliveryCounts {
 export const MAX_WEBHOOKS_PER_ISV_TENANT = 10;
 export const DELIVERY_TIMEOUT_MS = 15_000;
 export { GONE_REASON } from './delivery-lanes';
-const FAN_OUT_CHUNK = 500;
+const FAN_OUT_CHUNK = 2_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Tries of a lane wake-up the queue makes when the lane itself failed (the store, not a receiver). */
 const WAKE_ATTEMPTS = 5;
+/** How long the fan-out keeps a tenant's enabled webhooks at most (any change clears them at once). */
+const HOOKS_CACHE_MS = 5_000;
 
 export class WebhooksService {
   /** Multiplies every retry delay (WEBHOOK_RETRY_SCALE); tests shrink it, production keeps 1. */
@@ -47,10 +50,26 @@ export class WebhooksService {
   /** One ordered lane per webhook: what the `webhook.deliver` job runs. */
   readonly lanes: DeliveryLanes;
   private readonly store: WebhooksStore;
+  /**
+   * Each tenant's enabled webhooks, as the fan-out reads them at every committed page: cached like the
+   * access lookups and cleared with them, so registering, removing or disabling a webhook (which
+   * announces itself as an access change) clears them here and in every other process.
+   */
+  private readonly enabledHooks = new TtlCache<Webhook[]>(HOOKS_CACHE_MS);
+  private hooksGeneration = 0;
 
   constructor(readonly ds: DataSource, readonly box: SecretBox, readonly queue: JobQueue, readonly config: AppConfig, private readonly access: AccessService) {
     this.lanes = new DeliveryLanes(ds, this);
     this.store = new WebhooksStore(ds);
+    access.onCachesCleared(() => {
+      this.hooksGeneration++;
+      this.enabledHooks.clear();
+    });
+  }
+
+  /** A webhook was registered, removed or disabled: the fan-out of every process reads the tenant's webhooks again. */
+  hooksChanged(): Promise<void> {
+    return this.access.invalidate();
   }
 
   // ---- registration -------------------------------------------------------------------------
@@ -80,6 +99,7 @@ export class WebhooksService {
     const webhook = await repo.save(repo.create({
       tenantId: access.tenant.id, isvId, url: normalised, secretEncrypted: this.box.seal(secret), enabled: true, disabledReason: null,
     }));
+    await this.hooksChanged();
     return { webhook, secret, kinds: kindsForGrants(held) };
   }
 
@@ -108,6 +128,7 @@ export class WebhooksService {
       await m.getRepository(WebhookDelivery).delete({ webhookId: hook.id });
       await m.getRepository(Webhook).delete({ id: hook.id });
     });
+    await this.hooksChanged();
   }
 
   /**
@@ -146,34 +167,30 @@ export class WebhooksService {
    */
   async enqueueForEvents(tenantId: string, eventIds: string[]): Promise<number> {
     if (eventIds.length === 0) return 0;
-    const hooks = await this.ds.getRepository(Webhook).find({ where: { tenantId, enabled: true } });
+    const hooks = await this.enabledOf(tenantId);
     if (hooks.length === 0) return 0;
     const visibility = await this.access.eventVisibilityOfIsvs(tenantId, hooks.map((h) => h.isvId));
+    // An ISV that sees nothing of the tenant (no grant left) gets nothing.
+    const seeing = hooks.flatMap((h) => { const v = visibility.get(h.isvId); return v ? [{ id: h.id, visibility: v }] : []; });
     let queued = 0;
-    // Bounded statements: a large sync announces thousands of events at once.
+    // One statement per chunk, in bounded size: a large sync announces thousands of events at once.
     for (const ids of chunks(eventIds, FAN_OUT_CHUNK)) {
-      const events = await this.ds.getRepository(EventRecord).find({
-        where: { tenantId, id: In(ids) }, select: { id: true, kind: true, connectionId: true, detail: true }, order: { seq: 'ASC' },
-      });
-      const rows: Partial<WebhookDelivery>[] = [];
-      for (const event of events) {
-        for (const hook of hooks) {
-          if (entitledTo(visibility.get(hook.isvId) ?? null, event)) {
-            rows.push({ webhookId: hook.id, tenantId, eventId: event.id, status: 'pending', attempts: 0 });
-          }
-        }
-      }
-      for (const batch of chunks(rows, FAN_OUT_CHUNK)) {
-        const inserted = await this.ds.createQueryBuilder().insert().into(WebhookDelivery).values(batch).orIgnore()
-          .returning(['id', 'webhookId', 'eventId']).execute(); // property names: TypeORM drops any other
-        const rowsIn = (inserted.raw as { id: string; webhook_id: string; event_id: string }[]) ?? [];
-        queued += rowsIn.length;
-        const hooksIn = [...new Set(rowsIn.map((d) => d.webhook_id))];
-        // Each batch's lanes are woken as soon as it is stored: the first deliveries leave while later batches are written.
-        await this.wake(tenantId, hooksIn);
-      }
+      const added = await this.store.insertDeliveries(tenantId, ids, seeing);
+      for (const a of added) queued += a.n;
+      // Each chunk's lanes are woken as soon as it is stored: the first deliveries leave while later chunks are written.
+      await this.wake(tenantId, added.map((a) => a.webhook_id));
     }
     return queued;
+  }
+
+  private async enabledOf(tenantId: string): Promise<Webhook[]> {
+    const hit = this.enabledHooks.get(tenantId);
+    if (hit) return hit;
+    const generation = this.hooksGeneration;
+    const hooks = await this.ds.getRepository(Webhook).find({ where: { tenantId, enabled: true } });
+    // Not kept when a change cleared the cache while this was read: it may be from before the change.
+    if (generation === this.hooksGeneration) this.enabledHooks.set(tenantId, hooks);
+    return hooks;
   }
 
   /** Queues a wake-up of each webhook's lane, now or after `delayMs` (a retry that is due then). */

@@ -1,12 +1,34 @@
 /**
  * The webhooks service's statements beside its repository calls (docs/architecture.md, Events and
- * webhooks): deliveries counted per webhook and state, and the lanes with deliveries still pending.
- * The lanes' own statements are in delivery-lanes.ts, the store of delivery order.
+ * webhooks): the fan-out of committed events into deliveries, deliveries counted per webhook and state,
+ * and the lanes with deliveries still pending. The lanes' own statements are in delivery-lanes.ts, the
+ * store of delivery order.
  */
 import type { DataSource } from 'typeorm';
+import { visibleWhere, type EventVisibility } from '../access/event-visibility';
 
 export class WebhooksStore {
   constructor(private readonly ds: DataSource) {}
+
+  /**
+   * One pending delivery per (webhook, event among `eventIds` the webhook's ISV may see), in one
+   * statement: the events feed's own visibility predicate picks the events of each webhook, and each
+   * delivery carries its event's position. A delivery that exists already is left as it is. Answers how
+   * many were added per webhook.
+   */
+  insertDeliveries(tenantId: string, eventIds: string[], hooks: { id: string; visibility: EventVisibility }[]): Promise<{ webhook_id: string; n: number }[]> {
+    if (eventIds.length === 0 || hooks.length === 0) return Promise.resolve([]);
+    const params: unknown[] = [tenantId, eventIds];
+    const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
+    const perHook = hooks.map((h) => `SELECT ${p(h.id)}::uuid AS webhook_id, id, seq FROM events
+      WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND ${visibleWhere(h.visibility, null, p)}`);
+    return this.ds.query(
+      `WITH added AS (
+         INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_seq)
+         SELECT x.webhook_id, $1, x.id, x.seq FROM (${perHook.join(' UNION ALL ')}) x
+         ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING webhook_id)
+       SELECT webhook_id, count(*)::int AS n FROM added GROUP BY webhook_id`, params);
+  }
 
   deliveryCounts(webhookIds: string[]): Promise<{ webhook_id: string; status: string; n: string }[]> {
     return this.ds.query(
