@@ -53,8 +53,13 @@ const RECORD_DELIVERED_SQL =
    delivered_at = x.at, next_attempt_at = NULL, updated_at = now()
    FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, attempts integer, code integer, at timestamptz) WHERE d.id = x.id`;
 const PENDING_COLUMNS = 'e.*, d.id AS delivery_id, d.attempts AS delivery_attempts, d.next_attempt_at, d.event_seq AS delivery_seq';
-/** The lane's first pending deliveries, in feed order. */
-const HEAD_SQL = `SELECT ${PENDING_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+/**
+ * The lane's first pending deliveries, in feed order, with their webhook as it is now: one statement
+ * between a wake-up and the first try (on the embedded store each statement may wait for a sync's page).
+ */
+const HEAD_SQL = `SELECT ${PENDING_COLUMNS}, h.tenant_id AS hook_tenant_id, h.url AS hook_url, h.secret_encrypted AS hook_secret,
+    h.enabled AS hook_enabled, h.disabled_reason AS hook_disabled_reason
+  FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks h ON h.id = d.webhook_id
   WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY d.event_seq LIMIT $2`;
 /** The next pending deliveries after a position already read. */
 const AFTER_SQL = `SELECT ${PENDING_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
@@ -86,6 +91,16 @@ interface PendingRow extends EventRow {
   delivery_attempts: number;
   next_attempt_at: Date | null;
   delivery_seq: string;
+}
+
+/** The webhook a lane sends for, as its head read found it. */
+interface LaneHook {
+  id: string;
+  tenantId: string;
+  url: string;
+  secretEncrypted: string;
+  enabled: boolean;
+  disabledReason: string | null;
 }
 
 /** Where a batch's tries go: the address the guard checked for it, or why the guard refused. */
@@ -179,17 +194,21 @@ export class DeliveryLanes {
   private async drain(job: WebhookDeliverJob, observe: TryObserver): Promise<number> {
     let tries = 0;
     for (;;) {
-      const hook = await this.ds.getRepository(Webhook).findOne({ where: { id: job.webhookId } });
-      if (!hook) return tries;
-      const head = await this.pending(hook.id, null);
+      // No pending delivery: nothing to do (a webhook removed has none left).
+      const head = await this.pending(job.webhookId, null);
       if (head.length === 0) return tries;
+      const first = head[0];
+      const hook: LaneHook = {
+        id: job.webhookId, tenantId: first.hook_tenant_id, url: first.hook_url, secretEncrypted: first.hook_secret,
+        enabled: first.hook_enabled, disabledReason: first.hook_disabled_reason,
+      };
       if (!hook.enabled) {
         const lastError = `webhook disabled (${hook.disabledReason ?? 'no reason'})`;
         await this.ds.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, updated_at = now()
           WHERE webhook_id = $1 AND status = 'pending'`, [hook.id, lastError]);
         return tries;
       }
-      const due = head[0].next_attempt_at;
+      const due = first.next_attempt_at;
       if (due !== null && new Date(due).getTime() > Date.now()) {
         await this.webhooks.wake(hook.tenantId, [hook.id], new Date(due).getTime() - Date.now());
         return tries;
@@ -207,7 +226,7 @@ export class DeliveryLanes {
    * or a try ends in a way that holds the lane (a retry due later) or disables the webhook; the tries
    * in flight then finish and every try is on record when this returns.
    */
-  private async sendPass(hook: Webhook, head: PendingRow[], job: WebhookDeliverJob, observe: TryObserver): Promise<{ tries: number; end: PassEnd }> {
+  private async sendPass(hook: LaneHook, head: PendingRow[], job: WebhookDeliverJob, observe: TryObserver): Promise<{ tries: number; end: PassEnd }> {
     const signer = new WebhookSigner(this.webhooks.box.open(hook.secretEncrypted));
     const recorder = new DeliveredRecorder(this.ds);
     const inFlight = new Set<Promise<void>>();
@@ -271,7 +290,7 @@ export class DeliveryLanes {
   }
 
   /** The address this batch's tries connect to, checked now; or why the guard refuses the URL. */
-  private async guard(hook: Webhook): Promise<BatchTarget> {
+  private async guard(hook: LaneHook): Promise<BatchTarget> {
     try {
       return await checkReceiverUrl(hook.url, { allowLoopback: this.webhooks.config.webhookAllowLoopback, resolve: this.webhooks.resolve });
     } catch (err) {
@@ -285,7 +304,7 @@ export class DeliveryLanes {
    * handed to `onDelivered`, which records it with others (all on record before the pass ends).
    */
   private async tryOne(
-    hook: Webhook, target: BatchTarget, signer: WebhookSigner, row: PendingRow, written: () => void,
+    hook: LaneHook, target: BatchTarget, signer: WebhookSigner, row: PendingRow, written: () => void,
     onDelivered: (t: DeliveredTry) => void, hold: () => void,
   ): Promise<DeliveryOutcome> {
     const attemptsMade = Number(row.delivery_attempts) + 1;
