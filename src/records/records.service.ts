@@ -125,12 +125,9 @@ export class RecordsService {
   /** Oldest successful sync among the connections that feed the list; null if one never synced. */
   private async lastSyncedAt(tenantId: string, resource: string, connectionIds: string[]): Promise<string | null> {
     if (connectionIds.length === 0) return null;
-    const key = `${tenantId}:${resource}:${connectionIds.join(',')}`;
-    const hit = this.syncedAt.get(key);
-    if (hit !== undefined) return hit;
-    const row = await this.store.oldestSync(resource, connectionIds);
-    const value = row && row.n === connectionIds.length ? toRfc3339(row.oldest) : null;
-    this.syncedAt.set(key, value);
-    return value;
+    return this.syncedAt.getOrLoad(`${tenantId}:${resource}:${connectionIds.join(',')}`, async () => {
+      const row = await this.store.oldestSync(resource, connectionIds);
+      return row && row.n === connectionIds.length ? toRfc3339(row.oldest) : null;
+    });
   }
 }
