@@ -100,26 +100,19 @@ export class AccessService {
   async authenticate(apiKey: string | undefined): Promise<Caller> {
     if (!apiKey) throw new ServiceError('unauthenticated', 'Send your API key in the X-API-Key header.');
     const hash = hashApiKey(apiKey);
-    let hit = this.keys.get(hash);
-    if (hit === undefined) {
+    const hit = await this.keys.getOrLoad(hash, async () => {
       const row = await this.ds.getRepository(ApiKey).findOne({ where: { keyHash: hash } });
-      hit = !row || row.revokedAt ? null
+      return !row || row.revokedAt ? null
         : row.kind === 'msp' ? { kind: 'msp', tenantId: row.tenantId!, apiKeyId: row.id }
           : { kind: 'isv', isvId: row.isvId!, apiKeyId: row.id };
-      this.keys.set(hash, hit);
-    }
+    });
     if (!hit) throw new ServiceError('unauthenticated', 'The API key is unknown or revoked.');
     return hit;
   }
 
   /** The tenant as the caller may see it; 404 when it is not visible, exactly as when it does not exist. */
   async tenantAccess(caller: Caller, tenantId: string): Promise<TenantAccess> {
-    const cacheKey = `${callerScope(caller)}:${tenantId}`;
-    let hit = this.access.get(cacheKey);
-    if (hit === undefined) {
-      hit = await this.loadAccess(caller, tenantId);
-      this.access.set(cacheKey, hit);
-    }
+    const hit = await this.access.getOrLoad(`${callerScope(caller)}:${tenantId}`, () => this.loadAccess(caller, tenantId));
     if (!hit) throw ServiceError.notFound('Tenant');
     return hit;
   }
@@ -152,12 +145,7 @@ export class AccessService {
    * the rest: every change to a connection clears it here and in every other process (invalidate).
    */
   async connection(id: string): Promise<Connection> {
-    let hit = this.connections.get(id);
-    if (!hit) {
-      hit = await this.ds.getRepository(Connection).findOneByOrFail({ id });
-      this.connections.set(id, hit);
-    }
-    return hit;
+    return this.connections.getOrLoad(id, () => this.ds.getRepository(Connection).findOneByOrFail({ id }));
   }
 
   async visibleTenants(caller: Caller): Promise<Tenant[]> {

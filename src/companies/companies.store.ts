@@ -27,10 +27,10 @@ export class CompaniesStore {
     );
   }
 
-  /** Contacts of these connections with their company's name, those of `email` (any case) only when it is given. */
-  contacts(tenantId: string, email: string | null, connectionIds: string[]): Promise<Record<string, any>[]> {
+  /** Contacts of these connections (id, names, their company's name), those of `email` (any case) only when it is given. */
+  contacts(tenantId: string, email: string | null, connectionIds: string[]): Promise<{ id: string; first_name: string | null; last_name: string | null; company_name: string | null }[]> {
     return this.ds.query(
-      `SELECT r.*, (SELECT c.name FROM companies c WHERE c.tenant_id = r.tenant_id AND c.connection_id = r.connection_id AND c.source_id = r.company_source_id LIMIT 1) AS company_name
+      `SELECT r.id, r.first_name, r.last_name, (SELECT c.name FROM companies c WHERE c.tenant_id = r.tenant_id AND c.connection_id = r.connection_id AND c.source_id = r.company_source_id LIMIT 1) AS company_name
          FROM contacts r WHERE r.tenant_id = $1 AND r.connection_id = ANY($3::uuid[]) AND ($2::text IS NULL OR lower(r.email) = lower($2)) ORDER BY r.id`,
       [tenantId, email, connectionIds],
     );

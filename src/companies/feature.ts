@@ -17,7 +17,7 @@ import { ambiguous, type PsaCompany, type IdentityService } from '../identity/id
 import { normalizeName } from '../identity/normalize';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
-import { RECORD_LISTS } from '../records/record-lists';
+import type { RecordsService } from '../records/records.service';
 import { ContactList } from '../records/record.schemas';
 import { ErrorBody } from '../rest/schemas';
 import { checkWrite, previewWrites, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
@@ -32,6 +32,7 @@ export interface CompaniesServices {
   companiesStore: CompaniesStore;
   identity: IdentityService;
   pipeline: WritePipeline;
+  records: RecordsService;
   sync: SyncService;
 }
 const defineOperation = operationsUsing<CompaniesServices>();
@@ -149,8 +150,6 @@ const createCompany = defineOperation({
   },
 });
 
-const contactRecord = RECORD_LISTS.contacts.toApi;
-
 const matchContacts = defineOperation({
   name: 'match_contacts', kind: 'query', summary: 'Match a contact', tag: 'Reads', role: 'reader',
   description: 'Exact email (any case), else the name (its normal form) within the company named. Answers every match, none when nothing matches. There is no contact create.',
@@ -161,14 +160,14 @@ const matchContacts = defineOperation({
   handle: async ({ body }, ctx) => {
     const access = tenantOf(ctx);
     const rows = await ctx.services.companiesStore.contacts(access.tenant.id, body.email ?? null, access.connections.filter((c) => c.kind === 'psa').map((c) => c.id));
-    const connectorOf = new Map(access.connections.map((c) => [c.id, c.connector]));
     let matches = rows;
     if (!body.email) {
       const wanted = normalizeName(body.name!);
       const company = body.company_name ? normalizeName(body.company_name) : null;
       matches = rows.filter((r) => normalizeName(`${r.first_name ?? ''} ${r.last_name ?? ''}`) === wanted && (!company || (r.company_name && normalizeName(r.company_name) === company)));
     }
-    return { matches: matches.map((r) => contactRecord({ ...r, connector: connectorOf.get(r.connection_id) })) };
+    // Each match as the contacts list shows it.
+    return { matches: await ctx.services.records.byIds(access, 'contacts', matches.map((r) => r.id)) };
   },
 });
 

@@ -13,20 +13,17 @@ import type { ZodType } from 'zod';
 import type { Operation } from '../operations/operation';
 import { runOperation } from '../operations/runner';
 import { selectableFields } from '../shared/field-selection';
-import { RawJson } from '../shared/raw-json';
+import { parsedRawJson } from '../shared/raw-json';
 import type { GraphContext } from './context';
 
 /** The only fields that may carry free-form JSON: vendor payloads and free-form detail. */
 export const PAYLOAD_FIELDS = new Set(['raw', 'native', 'vendor_native', 'detail', 'body']);
-
-const unraw = (v: unknown) => (v instanceof RawJson ? v.value() : v);
 
 /** A vendor payload object (records' `raw`, `vendor.native`; `vendor_native` in; `detail`). */
 export const PayloadObject = new GraphQLScalarType({
   ...GraphQLJSONObject.toConfig(),
   name: 'JSONObject',
   description: 'A vendor payload or free-form detail object, verbatim.',
-  serialize: (v) => GraphQLJSONObject.serialize(unraw(v)),
 });
 
 /** A vendor request body in a preview: an object, or an array (JSON Patch, batch writes). */
@@ -34,7 +31,6 @@ export const PayloadValue = new GraphQLScalarType({
   ...GraphQLJSON.toConfig(),
   name: 'JSON',
   description: 'A vendor request body, exactly as the commit sends it.',
-  serialize: (v) => GraphQLJSON.serialize(unraw(v)),
   parseLiteral: (ast: ValueNode, vars) => GraphQLJSON.parseLiteral(ast, vars),
 });
 void Kind;
@@ -228,7 +224,8 @@ export function operationResolver(op: Operation, types: GraphTypeFactory): Funct
       const bag = ((raw[p.where] as Record<string, unknown> | undefined) ??= {});
       bag[p.key] = v;
     });
-    return runOperation(op, raw, ctx.caller, ctx.services);
+    // Records come as their JSON text (src/shared/raw-json.ts): the resolvers read their fields.
+    return parsedRawJson(await runOperation(op, raw, ctx.caller, ctx.services));
   };
   const addArgs = (where: 'path' | 'query' | 'body', shape: Record<string, ZodType> | undefined) => {
     for (const [key, schema] of Object.entries(shape ?? {})) {

@@ -59,8 +59,9 @@ function listOperation(spec: ListSpec): Operation {
         after: afterKey(recordCursor(spec.list), query)?.[0] ?? null,
         updatedSince: query.updated_since ? new Date(query.updated_since) : null,
       });
-      const items = page.items.map((item) => selectFields(item, query.fields));
-      return envelopeOf(spec.path, { ...page, items }, access.tenant.sandbox, page);
+      // A narrowed answer reads the records' fields; a whole one is written as the records' text.
+      const items = query.fields ? page.items.map((item) => selectFields(item.value() as Record<string, unknown>, query.fields)) : page.items;
+      return envelopeOf<unknown>(spec.path, { ...page, items }, access.tenant.sandbox, page);
     },
   });
 }
@@ -80,7 +81,10 @@ function getOperation(spec: ListSpec): Operation {
     path: RecordPath, query: z.object({ fields: fieldsParam(spec.item) }).strict(),
     responses: [{ status: 200, schema: spec.item, narrowed: narrowedAnswer(spec.item as ZodObject, `${schemaName(spec.item)}Selection`), description: 'The record, as the list shows it (with `fields=`, only those fields).' }],
     errors: [...(spec.errors ?? []), 'validation'],
-    handle: async ({ path, query }, ctx) => selectFields(await ctx.services.records.one(tenantOf(ctx), spec.list, path.record_id), query.fields),
+    handle: async ({ path, query }, ctx) => {
+      const record = await ctx.services.records.one(tenantOf(ctx), spec.list, path.record_id);
+      return query.fields ? selectFields(record.value() as Record<string, unknown>, query.fields) : record;
+    },
   });
 }
 

@@ -8,15 +8,15 @@ import { ServiceError } from '../errors/service-error';
 import { capabilitiesOf, connectorsListing } from '../connectors/registry';
 import type { TenantAccess } from '../access/access.service';
 import { RawJson } from '../shared/raw-json';
-import { unescapeStoredJsonText, unescapeStoredText } from '../sync/stored-text';
+import { unescapeStoredJsonText } from '../sync/stored-text';
 import { listCursor, toPage, type ListCursor, type Page } from '../shared/paging';
 import { TtlCache } from '../shared/ttl-cache';
-import { agreementLineToApi, RECORD_LISTS, toRfc3339, type RecordListName, type Row } from './record-lists';
+import { agreementLineToApi, RECORD_LISTS, recordWriter, toRfc3339, type RecordListDef, type RecordListName, type RecordRow } from './record-lists';
 import { RecordsStore, type RowsQuery as ListQuery } from './records.store';
 
 export type { RowsQuery as ListQuery } from './records.store';
 
-export interface ListPage extends Page<Record<string, unknown>> {
+export interface ListPage extends Page<RawJson> {
   lastSyncedAt: string | null;
 }
 
@@ -29,15 +29,14 @@ export function recordCursor(name: RecordListName): ListCursor {
 }
 
 /** Text sync had to escape (src/sync/stored-text.ts) is read back as the vendor sent it. */
-const ESC = '\uffff';
-function decoded(r: Row): Row {
-  let out: Row | null = null;
-  for (const [k, v] of Object.entries(r)) {
-    if (typeof v === 'string' && v.includes(ESC)) (out ??= { ...r })[k] = unescapeStoredText(v);
-  }
-  return out ?? r;
+const decodedJson = (text: string) => (text.includes('\uffff') ? unescapeStoredJsonText(text) : text);
+
+const writers = new Map<RecordListName, ReturnType<typeof recordWriter>>();
+function writerOf(name: RecordListName) {
+  let w = writers.get(name);
+  if (!w) writers.set(name, (w = recordWriter(RECORD_LISTS[name])));
+  return w;
 }
-const decodedJson = (text: string) => (text.includes(ESC) ? unescapeStoredJsonText(text) : text);
 
 export class RecordsService {
   /** (tenant, resource) -> last_synced_at; sync completion clears it. */
@@ -54,17 +53,19 @@ export class RecordsService {
   }
 
   /**
-   * One page of a list. The vendor payload is read as text and carried as RawJson (twice: `raw` and
-   * `vendor.native`), so the REST answer writes it as is instead of parsing and serialising it again:
-   * it is the bulk of every record, and this is the hot read path.
+   * One page of a list: each record as its JSON text (record-lists.ts, recordWriter), which REST writes
+   * as it is; nothing is parsed or serialised again on the way.
    */
   async list(access: TenantAccess, name: RecordListName, q: ListQuery): Promise<ListPage> {
-    const rawAsText = name !== 'agreements';
-    const { rows: fetched, lastSyncedAt } = await this.fetch(access, name, q, rawAsText);
-    const { items: rows, next_cursor } = toPage(fetched, q.limit, recordCursor(name), (r) => [r.id as string]);
-    const def = RECORD_LISTS[name];
-    const items = rows.map((r) => def.toApi(rawAsText ? { ...decoded(r), raw: new RawJson(decodedJson(r.raw as string)) } : decoded(r)));
-    if (name === 'agreements' && rows.length > 0) await this.attachLines(access.tenant.id, rows, items);
+    const { rows: fetched, lastSyncedAt } = await this.fetch(access, name, q);
+    const { items: rows, next_cursor } = toPage(fetched, q.limit, recordCursor(name), (r) => [r.id]);
+    const def: RecordListDef = RECORD_LISTS[name];
+    const lines = def.lines && rows.length > 0 ? await this.linesOf(access.tenant.id, rows) : null;
+    // The connector of each record comes from the tenant's connections, already loaded with the access.
+    const connectorOf = new Map(access.connections.map((c) => [c.id, JSON.stringify(c.connector)]));
+    const write = writerOf(name);
+    // Text sync had to escape is written back as the vendor sent it, in the finished record.
+    const items = rows.map((r, i) => new RawJson(decodedJson(write(r, connectorOf.get(r.connection_id) ?? 'null', lines?.[i]))));
     return { items, next_cursor, lastSyncedAt };
   }
 
@@ -73,18 +74,23 @@ export class RecordsService {
    * (same visibility, capability rule and shape). A source_id that two connections share is ambiguous:
    * 422 with the ids that settle it.
    */
-  async one(access: TenantAccess, name: RecordListName, recordId: string): Promise<Record<string, unknown>> {
+  async one(access: TenantAccess, name: RecordListName, recordId: string): Promise<RawJson> {
     const page = await this.list(access, name, { limit: 2, recordId });
     if (page.items.length === 0) throw ServiceError.notFound(RECORD_LISTS[name].itemsField.replace(/s$/, ''));
     if (page.items.length > 1) {
       throw new ServiceError('validation', `source_id ${recordId} names ${page.items.length} records of this tenant (one per connection); read it by its id.`,
-        { details: { field: 'record_id', candidates: page.items.map((i) => i.id) } });
+        { details: { field: 'record_id', candidates: page.items.map((i) => (i.value() as { id?: unknown }).id) } });
     }
     return page.items[0];
   }
 
-  /** The rows of one page, plus one to know whether there is more; `rawAsText` leaves `raw` unparsed. */
-  private async fetch(access: TenantAccess, name: RecordListName, q: ListQuery, rawAsText: boolean) {
+  /** These records (our ids) of a list, as the list shows them, in its order. */
+  async byIds(access: TenantAccess, name: RecordListName, ids: string[]): Promise<RawJson[]> {
+    return ids.length === 0 ? [] : (await this.list(access, name, { limit: ids.length, ids })).items;
+  }
+
+  /** The rows of one page, plus one to know whether there is more. */
+  private async fetch(access: TenantAccess, name: RecordListName, q: ListQuery) {
     const def = RECORD_LISTS[name];
     const feeding = connectorsListing(def.resource);
     const ofKind = access.connections.filter((c) => c.kind === def.kind);
@@ -97,15 +103,15 @@ export class RecordsService {
       );
     }
     const tenantId = access.tenant.id;
-    const rows = await this.store.rows(name, tenantId, q, rawAsText, ofKind.map((c) => c.id));
-    // The connector of each record comes from the tenant's connections, already loaded with the access.
-    const connectorOf = new Map(access.connections.map((c) => [c.id, c.connector]));
-    for (const r of rows) r.connector = connectorOf.get(r.connection_id);
-    const lastSyncedAt = await this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id));
+    const [rows, lastSyncedAt] = await Promise.all([
+      this.store.rows(name, tenantId, q, ofKind.map((c) => c.id)),
+      this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id)),
+    ]);
     return { rows, lastSyncedAt };
   }
 
-  private async attachLines(tenantId: string, rows: Row[], items: Record<string, unknown>[]): Promise<void> {
+  /** The JSON text of each agreement's lines, in the order of `rows`. */
+  private async linesOf(tenantId: string, rows: RecordRow[]): Promise<string[]> {
     const lines = await this.store.linesOf(tenantId, rows);
     const byAgreement = new Map<string, Record<string, unknown>[]>();
     for (const l of lines) {
@@ -113,18 +119,15 @@ export class RecordsService {
       if (!byAgreement.has(k)) byAgreement.set(k, []);
       byAgreement.get(k)!.push(agreementLineToApi(l));
     }
-    rows.forEach((r, i) => { items[i].lines = byAgreement.get(`${r.connection_id}:${r.source_id}`) ?? []; });
+    return rows.map((r) => JSON.stringify(byAgreement.get(`${r.connection_id}:${r.source_id}`) ?? []));
   }
 
   /** Oldest successful sync among the connections that feed the list; null if one never synced. */
   private async lastSyncedAt(tenantId: string, resource: string, connectionIds: string[]): Promise<string | null> {
     if (connectionIds.length === 0) return null;
-    const key = `${tenantId}:${resource}:${connectionIds.join(',')}`;
-    const hit = this.syncedAt.get(key);
-    if (hit !== undefined) return hit;
-    const row = await this.store.oldestSync(resource, connectionIds);
-    const value = row && row.n === connectionIds.length ? toRfc3339(row.oldest) : null;
-    this.syncedAt.set(key, value);
-    return value;
+    return this.syncedAt.getOrLoad(`${tenantId}:${resource}:${connectionIds.join(',')}`, async () => {
+      const row = await this.store.oldestSync(resource, connectionIds);
+      return row && row.n === connectionIds.length ? toRfc3339(row.oldest) : null;
+    });
   }
 }

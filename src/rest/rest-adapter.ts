@@ -9,7 +9,7 @@ import { RequestValidationError } from '../errors/request-validation-error';
 import type { Operation } from '../operations/operation';
 import { runOperation } from '../operations/runner';
 import type { Services } from '../services';
-import { toJsonText } from '../shared/raw-json';
+import { toJsonBuffer } from '../shared/raw-json';
 
 export function expressPath(openApiPath: string): string {
   return openApiPath.replace(/\{([a-z_]+)\}/g, ':$1');
@@ -55,6 +55,6 @@ export function bindOperation(op: Operation, services: Services): RequestHandler
     if (isObject(result) && result.idempotent_replay === true) res.setHeader('Idempotent-Replay', 'true');
     res.status(status);
     if (status === 204) { res.end(); return; }
-    res.type('application/json').send(toJsonText(result));
+    res.type('application/json').send(toJsonBuffer(result));
   };
 }
