@@ -120,7 +120,9 @@ export class SyncService {
           since: incremental ? state.watermark : null,
           http,
           concurrency,
-          storedAsFetched: (records) => this.writer.storedAsFetched(resource, { tenantId: connection.tenantId, connectionId }, records),
+          baseline,
+          compareStored: (records, bookkeeping) =>
+            this.writer.compareStored(resource, { tenantId: connection.tenantId, connectionId }, records, bookkeeping),
         };
         const pages = connector.fetch(resource, ctx);
         // A full listing's ids, for the deletion pass (stored form, as rows are keyed).
