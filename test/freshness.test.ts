@@ -1,8 +1,8 @@
 /**
  * Freshness at the vendor's cost: an incremental sync asks ConnectWise for the note count of a ticket
- * only when the ticket changed there (the inclusive watermark re-reads tickets stored exactly as
- * fetched, and those cost nothing), a new note is still seen as ticket.noted, and `status` shows each
- * resource's lag and the connection's budget usage.
+ * only when a note may have touched it (only its `_info` moved, or it was stored within its stamp's
+ * second); an edit and a ticket re-read exactly as stored (the inclusive watermark) cost nothing, a new
+ * note is still seen as ticket.noted, and `status` shows each resource's lag and the connection's budget usage.
  */
 import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
 import { SETTLED_AFTER_MS } from '../src/sync/record-writer';
@@ -49,15 +49,15 @@ describe('note counts cost a call only for tickets that changed', () => {
     expect(events.map((e: any) => [e.kind, e.subject_ref])).toEqual([['ticket.noted', '30102']]);
   });
 
-  it('a note added in the same second as the edit the last sync stored is still seen', async () => {
-    // Start at the top of a second so the edit, the sync and the note share one vendor stamp (whole
-    // seconds): the ticket comes back byte-identical, and only its note count tells. A slow sync can
+  it('a note added in the same second as the note the last sync stored is still seen', async () => {
+    // Start at the top of a second so the two notes and the sync between them share one vendor stamp
+    // (whole seconds): the ticket comes back byte-identical, and only its note count tells. A slow sync can
     // spill into the next second (then the stamp tells); up to three tries to hit the case itself.
     let sameSecond = false;
     for (let attempt = 0; attempt < 3 && !sameSecond; attempt++) {
       await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)));
       const stampedAt = Date.now();
-      cw.update(ALPHA, 'tickets', 30103, { summary: `Freshness: same-second edit ${attempt}` });
+      cw.addNote(ALPHA, 30103, `Freshness: a first note (${attempt}).`);
       await sync();
       const before = (await ticketEvents()).length;
       cw.addNote(ALPHA, 30103, `Freshness: a note in the same second (${attempt}).`);
@@ -73,6 +73,23 @@ describe('note counts cost a call only for tickets that changed', () => {
     await sync();
     expect(noteCounts()).toBe(0);
     if (!sameSecond) console.warn('the same-second case was not reached in three tries (each sync took over a second)');
+  });
+
+  it('an edit costs no call and is ticket.updated; a note added with it shows at the next note that touches the ticket', async () => {
+    const before = (await ticketEvents()).length;
+    cw.faults.resetLog();
+    cw.update(ALPHA, 'tickets', 30104, { summary: 'Freshness: edited with a note' });
+    cw.addNote(ALPHA, 30104, 'Freshness: a note written with the edit.');
+    await sync();
+    expect(cw.faults.countRequests('/service/tickets/30104/notes')).toBe(0);
+    expect((await ticketEvents()).slice(before).map((e: any) => [e.kind, e.subject_ref])).toEqual([['ticket.updated', '30104']]);
+
+    const next = (await ticketEvents()).length;
+    cw.addNote(ALPHA, 30104, 'Freshness: a later note.');
+    cw.faults.resetLog();
+    await sync();
+    expect(noteCounts()).toBe(1);
+    expect((await ticketEvents()).slice(next).map((e: any) => [e.kind, e.subject_ref])).toEqual([['ticket.noted', '30104']]);
   });
 
   it('status shows the lag of each resource and the calls the connection made this hour', async () => {

@@ -37,10 +37,10 @@ export interface ConnectorCapabilities {
    */
   projectWrite: 'project_ticket' | 'project_note' | null;
   /**
-   * How a new note shows on a synced ticket: its note count grows (counted on every read, or only on
-   * incremental reads, so a stored 0 may mean "not counted"), and/or a stamp field moves.
+   * How a new note shows on a synced ticket: its note count grows (counted on every read, or only for some
+   * tickets, so a stored 0 may mean "not counted"), and/or a stamp field moves.
    */
-  notes: { counted: 'always' | 'incremental' | 'never'; stampField?: string };
+  notes: { counted: 'always' | 'sometimes' | 'never'; stampField?: string };
   /**
    * The default API budget of one connection (docs/architecture.md, Vendor API budget), from the vendor's published
    * limits; a connection's settings.budget or the operator's VENDOR_BUDGET may override it.

@@ -70,11 +70,33 @@ export interface SyncContext {
   /** Calls the connection's budget lets run at once: the bound for per-record calls (note counts). */
   concurrency?: number;
   /**
-   * Source ids among `records` stored exactly as fetched: `settled` ones did not change at the vendor
-   * (skip per-record calls for them); `unsettled` ones were stored within their stamp's second, where a
-   * change leaves the payload identical (record-writer.ts).
+   * The resource's first sync (sync.service.ts): an import that raises no events, so a connector may skip
+   * per-record calls whose only use is telling one change from another (ConnectWise's note counts).
    */
-  storedAsFetched?: (records: FetchedRecord[]) => Promise<{ settled: Set<string>; unsettled: Set<string> }>;
+  baseline?: boolean;
+  /**
+   * How each of `records` stands against its stored copy (record-writer.ts `compareStored`), so a connector
+   * spends per-record calls only where they can tell something; `bookkeeping` are the native keys that
+   * moving alone does not make a change (the connector's `bookkeepingFields`).
+   */
+  compareStored?: (records: FetchedRecord[], bookkeeping: readonly string[]) => Promise<StoredComparison>;
+}
+
+/**
+ * Source ids of a page by how each record stands against the store; a record in none of the sets is new.
+ * - `settled`: stored exactly as fetched, late enough after its vendor stamp that a later change would
+ *   show: it did not change at the vendor.
+ * - `unsettled`: stored exactly as fetched, but less than SETTLED_AFTER_MS past its stamp (or without
+ *   one): vendor stamps have whole seconds, so a change made in the same second as the stored one (a
+ *   note added right after an edit) leaves the payload identical; only a per-record call can tell.
+ * - `touched`: only bookkeeping keys moved (a ConnectWise ticket a note was added to: `_info` alone).
+ * - `edited`: a key that is not bookkeeping moved.
+ */
+export interface StoredComparison {
+  settled: Set<string>;
+  unsettled: Set<string>;
+  touched: Set<string>;
+  edited: Set<string>;
 }
 
 export interface ReadConnector {

@@ -4,12 +4,14 @@
  * change is. Only changes a consumer could notice count: a canonical field, a vendor field that is
  * not bookkeeping (last-updated stamps, heartbeats), or a new note.
  */
+import { createHash } from 'node:crypto';
 import type { Connection } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
 import { payloadHash, type PageWriteResult, type StoredRow } from '../sync/record-writer';
 import type { EventKind, HealthType } from './event-kinds';
 import type { LinkedRecord } from '../connectors/capabilities';
 import { capabilitiesOf, recordUrl } from '../connectors/registry';
+import { sameJson } from '../shared/same-json';
 
 /** An event ready to insert (the events table's columns, camelCase). */
 export interface EventDraft {
@@ -48,21 +50,12 @@ const IGNORED_FIELDS: Partial<Record<SyncResource, ReadonlySet<string>>> = {
   devices: new Set(['lastContactAt']),
 };
 
-const snake = (prop: string) => prop.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/** JSON with object keys sorted: jsonb does not keep key order, so stored payloads come back reordered. */
-function stableJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x)
-    ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
-    : x));
-}
-
-/** Whether two JSON values are equal; primitives are compared as they are, objects key order aside. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  return stableJson(a) === stableJson(b);
-}
+const SNAKE = new Map<string, string>();
+const snake = (prop: string) => {
+  let column = SNAKE.get(prop);
+  if (column === undefined) SNAKE.set(prop, (column = prop.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)));
+  return column;
+};
 
 /** Equality of a fetched field and its stored column (timestamps as instants, numerics as numbers). */
 function sameValue(next: unknown, stored: unknown): boolean {
@@ -73,15 +66,27 @@ function sameValue(next: unknown, stored: unknown): boolean {
     return a === b;
   }
   if (typeof next === 'number' && typeof stored === 'string') return next === Number(stored);
-  if (typeof next === 'object' || typeof stored === 'object') return stableJson(next) === stableJson(stored);
+  if (typeof next === 'object' || typeof stored === 'object') return sameJson(next, stored);
   return next === stored;
 }
 
+/**
+ * The canonical fields that moved. A field this read did not measure (FetchedRecord.unmeasured) is stored
+ * as it was, so it did not move; one measured now but stored null was not measured before (a ConnectWise
+ * description after the baseline), so its first measurement is not a change either.
+ */
 function changedFields(resource: SyncResource, record: FetchedRecord, before: StoredRow): string[] {
   const ignored = IGNORED_FIELDS[resource];
-  return Object.entries(record.fields as unknown as Record<string, unknown>)
-    .filter(([prop, value]) => !ignored?.has(prop) && !sameValue(value, before[snake(prop)]))
-    .map(([prop]) => snake(prop));
+  const fields = record.fields as unknown as Record<string, unknown>;
+  const out: string[] = [];
+  for (const prop in fields) {
+    if (ignored?.has(prop) || record.unmeasured?.includes(prop)) continue;
+    const column = snake(prop);
+    if (sameValue(fields[prop], before[column])) continue;
+    if (before[column] == null && record.measured?.includes(prop)) continue;
+    out.push(column);
+  }
+  return out;
 }
 
 function changedVendorFields(connector: string, native: Record<string, unknown>, previous: unknown): string[] {
@@ -104,7 +109,7 @@ function noteAdded(connector: string, record: FetchedRecord<'tickets'>, before: 
   const { notes } = capabilitiesOf(connector);
   const was = Number(before.note_count ?? 0);
   if (notes.counted !== 'never' && record.fields.noteCount > was) {
-    if (notes.counted !== 'incremental' || was > 0) return true;
+    if (notes.counted !== 'sometimes' || was > 0) return true;
     return !otherChanges && payloadMoved;
   }
   if (notes.stampField) {
@@ -200,14 +205,17 @@ export class ChangeDetector {
   }
 
   /**
-   * `${connection_id}:${source_id}:${raw_hash}:${kind}`, then the measured fields' values when the read
-   * measured any (a note in the same second leaves the payload as it was): a repeated or retried sync finds it taken.
+   * `${connection_id}:${source_id}:${raw_hash}:${kind}`, then a hash of the measured fields' values when
+   * the read measured any (a note in the same second leaves the payload as it was): a repeated or retried
+   * sync finds it taken. A hash, not the values: a measured description can be longer than a unique
+   * index entry may be.
    */
   private dedupeKey(record: FetchedRecord, kind: string): string {
     const key = `${this.scope.connection.id}:${record.sourceId}:${this.hashOf(record)}:${kind}`;
     if (!record.measured?.length) return key;
     const fields = record.fields as unknown as Record<string, unknown>;
-    return `${key}:${record.measured.map((f) => String(fields[f] ?? '')).join(',')}`;
+    const measured = JSON.stringify(record.measured.map((f) => fields[f] ?? null));
+    return `${key}:${createHash('sha256').update(measured).digest('hex').slice(0, 32)}`;
   }
 
   private created(record: FetchedRecord, id: string): EventDraft[] {

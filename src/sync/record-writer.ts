@@ -16,8 +16,9 @@ import {
   InstalledApplicationRecord, MemberRecord, PackageRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord, SubscriptionRecord,
   TicketRecord,
 } from '../../entities';
-import type { FetchedRecord, SyncResource } from '../connectors/types';
+import type { FetchedRecord, StoredComparison, SyncResource } from '../connectors/types';
 import { escapeStored, escapeStoredText } from './stored-text';
+import { sameJson } from '../shared/same-json';
 
 export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
   tickets: TicketRecord, companies: CompanyRecord, contacts: ContactRecord, members: MemberRecord,
@@ -98,6 +99,14 @@ export function storedForm(record: FetchedRecord): { record: FetchedRecord; hash
   return { record: { ...record, native, fields, sourceId }, hash };
 }
 
+/** `native` without `keys` (the same object when it has none of them). */
+function withoutKeys(native: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  if (!keys.some((k) => k in native)) return native;
+  const out = { ...native };
+  for (const k of keys) delete out[k];
+  return out;
+}
+
 const QUARANTINE_SQL =
   'INSERT INTO sync_quarantine (tenant_id, connection_id, resource, source_id, error, payload) VALUES ($1, $2, $3, $4, $5, $6) ' +
   'ON CONFLICT (connection_id, resource, source_id) DO UPDATE SET error = EXCLUDED.error, payload = EXCLUDED.payload, ' +
@@ -128,26 +137,29 @@ export class RecordWriter {
   }
 
   /**
-   * Source ids of `records` whose payload is exactly what is stored (an inclusive watermark re-reads
-   * such records), split in two. `settled`: stored late enough after the vendor stamp that a later
-   * change would show, so they did not change and a connector may skip per-record calls for them.
-   * `unsettled`: stored less than SETTLED_AFTER past their stamp, or without one. Vendor stamps have
-   * whole seconds, so a change made in the same second as the stored one (a note added right after an
-   * edit) leaves the record byte-identical: only a per-record call can tell.
+   * How each of `records` stands against its stored copy (StoredComparison, connectors/types.ts): stored
+   * exactly as fetched, settled or not (the settled rule above); only `bookkeeping` keys moved; another
+   * key moved; or not stored at all. Keyed by the fetched record's own source id. Outside the page's
+   * transaction: a connector asks it to decide which per-record calls to make, before the page is written.
    */
-  async storedAsFetched(
-    resource: SyncResource, scope: { tenantId: string; connectionId: string }, records: FetchedRecord[],
-  ): Promise<{ settled: Set<string>; unsettled: Set<string> }> {
-    if (records.length === 0) return { settled: new Set(), unsettled: new Set() };
-    const hashes = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, s.hash] as const; }));
-    const rows: { source_id: string; raw_hash: string; synced_at: Date; vendor_updated_at: Date | null }[] = await this.ds.query(
-      `SELECT source_id, raw_hash, synced_at, vendor_updated_at FROM "${this.plan(resource).table}" WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])`,
-      [scope.tenantId, scope.connectionId, [...hashes.keys()]],
+  async compareStored(
+    resource: SyncResource, scope: { tenantId: string; connectionId: string }, records: FetchedRecord[], bookkeeping: readonly string[],
+  ): Promise<StoredComparison> {
+    const out: StoredComparison = { settled: new Set(), unsettled: new Set(), touched: new Set(), edited: new Set() };
+    if (records.length === 0) return out;
+    const fetched = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, { ...s, sourceId: r.sourceId }] as const; }));
+    // The stored payload less its bookkeeping keys comes back only where the hash differs.
+    const rows: { source_id: string; raw_hash: string; synced_at: Date; vendor_updated_at: Date | null; visible: Record<string, unknown> | null }[] = await this.ds.query(
+      `SELECT t.source_id, t.raw_hash, t.synced_at, t.vendor_updated_at, CASE WHEN t.raw_hash <> f.hash THEN t.raw - $5::text[] END AS visible ` +
+      `FROM unnest($3::text[], $4::text[]) AS f(source_id, hash) JOIN "${this.plan(resource).table}" t ` +
+      'ON t.tenant_id = $1 AND t.connection_id = $2 AND t.source_id = f.source_id',
+      [scope.tenantId, scope.connectionId, [...fetched.keys()], [...fetched.values()].map((f) => f.hash), [...bookkeeping]],
     );
-    const out = { settled: new Set<string>(), unsettled: new Set<string>() };
     for (const r of rows) {
-      if (hashes.get(r.source_id) !== r.raw_hash) continue;
-      (settled(r.synced_at, r.vendor_updated_at) ? out.settled : out.unsettled).add(r.source_id);
+      const f = fetched.get(r.source_id);
+      if (!f) continue;
+      if (r.visible == null) (settled(r.synced_at, r.vendor_updated_at) ? out.settled : out.unsettled).add(f.sourceId);
+      else (sameJson(withoutKeys(f.record.native, bookkeeping), r.visible) ? out.touched : out.edited).add(f.sourceId);
     }
     return out;
   }

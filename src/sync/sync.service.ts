@@ -155,7 +155,9 @@ export class SyncService {
         since: incremental ? state.watermark : null,
         http,
         concurrency,
-        storedAsFetched: (records) => this.writer.storedAsFetched(resource, { tenantId: connection.tenantId, connectionId }, records),
+        baseline,
+        compareStored: (records, bookkeeping) =>
+          this.writer.compareStored(resource, { tenantId: connection.tenantId, connectionId }, records, bookkeeping),
       };
       if (opts.scheduled && incremental && await this.nothingChanged(connector, resource, ctx, state, connectionId).catch(() => false)) {
         // Confirmed current by one cheap call: nothing is read, the store is as fresh as this check.

@@ -8,13 +8,13 @@ export const connectwiseCapabilities: ConnectorCapabilities = {
   pageSize: CW_MAX_PAGE_SIZE,
   credentials: ['companyId', 'publicKey', 'privateKey', 'clientId'],
   projectWrite: 'project_ticket',
-  // The list record says nothing about notes: the connector counts them per changed ticket on
-  // incremental reads only (connector.ts), so a stored 0 after the initial import means "not counted".
+  // The list record says nothing about notes: the connector counts them for new tickets and tickets a note
+  // touched only (connector.ts), so a stored 0 (after the initial import, say) may mean "not counted".
   bookkeepingFields: ['_info'],
   // ConnectWise publishes no hourly limit (docs/vendors.md: throttling unconfirmed; 429 + Retry-After is the
   // signal). A conservative default, shrunk further by AIMD on a 429; operators may set their own.
   budget: { requestsPerHour: 10_000, concurrent: 10 },
-  notes: { counted: 'incremental' },
+  notes: { counted: 'sometimes' },
   // ConnectWise stamps the member identifier in _info.enteredBy / updatedBy.
   actor(native, created) {
     const info = native._info as Record<string, unknown> | undefined;

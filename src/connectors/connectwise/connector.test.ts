@@ -88,7 +88,7 @@ describe('full fetch', () => {
   });
 
   it('maps tickets to canonical fields', async () => {
-    const { records } = await fetchAll('tickets');
+    const { records } = await fetchAll('tickets', ctx({ baseline: true }));
     for (const t of records) {
       const n = t.native;
       expect(t.fields.status).toBe(statusMapping[n.status.name]);
@@ -153,7 +153,7 @@ describe('full fetch', () => {
 
   it('follows the Link header across pages of 1000', async () => {
     sim.grow(INSTANCE, 'tickets', 2100);
-    const { records, pages } = await fetchAll('tickets');
+    const { records, pages } = await fetchAll('tickets', ctx({ baseline: true }));
     // 2160 service tickets in 3 pages, then one page of project tickets.
     expect(pages).toBe(4);
     expect(records.length).toBe(fx('tickets').length + 2100 + fx('project_tickets').length);
@@ -225,24 +225,40 @@ describe('incremental', () => {
   });
 });
 
-describe('note counts on incremental reads', () => {
-  it('counts changed tickets, skips settled ones, and counts unsettled ones only within the per-sync allowance', async () => {
+describe('per-ticket calls (note count and description) only where they tell something', () => {
+  const none = () => ({ settled: new Set<string>(), unsettled: new Set<string>(), touched: new Set<string>(), edited: new Set<string>() });
+  const calls = () => ({ counts: sim.faults.countRequests('/notes/count'), descriptions: sim.faults.countRequests('/notes', 'GET') - sim.faults.countRequests('/notes/count', 'GET') });
+
+  it('a ticket a note touched is counted and described, an edited or settled one is not, unsettled ones only within the per-sync allowance, a new one is', async () => {
     const first = (await fetchAll('tickets')).records.filter((r) => r.native.recordType === 'ServiceTicket');
-    // Every service ticket of the board, re-read at an early watermark: the store has them all as fetched.
+    // Every service ticket of the board, re-read at an early watermark.
     const since = new Date(Math.min(...first.map((r) => r.vendorUpdatedAt!.getTime())));
     const ids = first.map((r) => r.sourceId);
-    const changed = ids[0];
-    const settled = new Set(ids.slice(1, 3));
-    const unsettled = new Set(ids.slice(3));
+    const [touched, edited, created] = ids;
+    const settled = new Set(ids.slice(3, 5));
+    const unsettled = new Set(ids.slice(5));
+    let bookkeeping: readonly string[] = [];
     sim.faults.resetLog();
     const { records } = await fetchAll('tickets', ctx({
-      since, storedAsFetched: async () => ({ settled, unsettled }),
+      since, compareStored: async (_records, keys) => {
+        bookkeeping = keys;
+        return { ...none(), settled, unsettled, touched: new Set([touched]), edited: new Set([edited]) };
+      },
     }));
-    const counted = records.filter((r) => r.measured?.includes('noteCount')).map((r) => r.sourceId);
-    expect(counted).toContain(changed);
+    expect(bookkeeping).toEqual(['_info']);
+    const service = records.filter((r) => r.native.recordType === 'ServiceTicket');
+    const counted = service.filter((r) => r.measured?.includes('noteCount')).map((r) => r.sourceId);
+    expect(counted).toEqual(expect.arrayContaining([touched, created]));
+    expect(counted).not.toContain(edited);
     for (const id of settled) expect(counted).not.toContain(id);
     expect(counted.filter((id) => unsettled.has(id))).toHaveLength(Math.min(100, unsettled.size));
-    expect(sim.faults.countRequests('/notes/count')).toBe(counted.length);
+    // What is not read stays as stored: an edited ticket's count and description are unmeasured.
+    const edit = records.find((r) => r.sourceId === edited)!;
+    expect(edit.unmeasured).toEqual(expect.arrayContaining(['noteCount', 'description']));
+    expect(edit.measured).toBeUndefined();
+    const described = service.filter((r) => r.measured?.includes('description')).map((r) => r.sourceId);
+    expect(described.sort()).toEqual([...counted].sort());
+    expect(calls().counts).toBe(counted.length);
   });
 
   it('past the allowance of 100 an unsettled ticket is taken as unchanged', async () => {
@@ -251,9 +267,22 @@ describe('note counts on incremental reads', () => {
     const since = new Date(Math.min(...all.map((r) => r.vendorUpdatedAt!.getTime())));
     sim.faults.resetLog();
     const unsettled = new Set(all.map((r) => r.sourceId));
-    await fetchAll('tickets', ctx({ since, storedAsFetched: async () => ({ settled: new Set(), unsettled }) }));
+    await fetchAll('tickets', ctx({ since, compareStored: async () => ({ ...none(), unsettled }) }));
     expect(unsettled.size).toBeGreaterThan(100);
-    expect(sim.faults.countRequests('/notes/count')).toBe(100);
+    expect(calls().counts).toBe(100);
+  });
+
+  it('the baseline makes no per-ticket call: descriptions and counts are left unmeasured', async () => {
+    sim.grow(INSTANCE, 'tickets', 1500);
+    sim.faults.resetLog();
+    const { records } = await fetchAll('tickets', ctx({ baseline: true, compareStored: async () => none() }));
+    expect(records.length).toBeGreaterThan(1500);
+    expect(calls()).toEqual({ counts: 0, descriptions: 0 });
+    for (const r of records) {
+      expect(r.measured).toBeUndefined();
+      expect(r.unmeasured).toEqual(expect.arrayContaining(['noteCount', 'description']));
+      expect(r.fields).toMatchObject({ description: null, noteCount: 0 });
+    }
   });
 });
 

@@ -13,20 +13,33 @@
  *   (ServiceNote / ProjectTicketNote models: connectwise-rest ManageTypes.d.ts, sowderca/
  *   connectwise-ruby-sdk docs/ServiceNote.md). So a ticket's description is the text of its first such
  *   note: `GET /service/tickets/{id}/notes` (or /project/tickets/{id}/notes) with
- *   `conditions=detailDescriptionFlag = true`, `orderBy=id asc`, `pageSize=1`. One call per ticket, so
- *   only for tickets that are new or changed since they were stored (a stored ticket keeps its own);
- *   a ticket without one has a null description.
- * - Note counts: a ticket's list record says nothing about its notes (adding one only bumps
- *   `_info.lastUpdated`), so on incremental reads, which return only the tickets changed since the
- *   watermark, each changed service ticket's notes are counted (`/service/tickets/{id}/notes/count`)
- *   for change detection to tell a new note from another edit. Full reads count nothing rather than
- *   make one call per ticket of the whole board: a stored ticket keeps its count, a new one has 0.
+ *   `conditions=detailDescriptionFlag = true`, `orderBy=id asc`, `pageSize=1`; a ticket without one has
+ *   a null description. Note counts: `/service/tickets/{id}/notes/count`. ConnectWise has notes only
+ *   per ticket (no endpoint lists the notes of many tickets), so both are one call per ticket, made only
+ *   where they can tell something (`readTickets`):
+ *   - A ticket whose list record moved only in `_info` (the bookkeeping field, capabilities.ts) was
+ *     touched by a note: adding one bumps `_info.lastUpdated` and nothing else of the record. Its notes
+ *     are counted (service tickets) and its description read again, so change detection tells a new
+ *     note (ticket.noted) from another touch.
+ *   - A ticket whose other fields moved was edited: its event is ticket.updated whatever its notes did,
+ *     and no call is made. Its count and description stay as stored (unmeasured), so a note added at
+ *     the same time shows as a grown count at the ticket's next note-only touch.
+ *   - A new ticket after the baseline gets both calls: its description is there with ticket.created,
+ *     and a later note-only touch compares with a real count (not an uncounted 0 that any touch grows).
+ *   - The baseline (the resource's first sync, an import that raises no events) makes none: 50,000
+ *     tickets would cost 50,000 description reads, five hours of the default budget, before the first
+ *     sync could end. Its tickets keep a null description and an uncounted 0 until a note touches them
+ *     (`notes.counted: 'sometimes'`: a stored 0 may mean "not counted").
+ *   - A ticket stored exactly as fetched costs nothing (the inclusive watermark re-reads such tickets),
+ *     except one stored within its stamp's second (unsettled: a note in that second leaves the record
+ *     identical), read like a touched one within a per-sync allowance.
  * - Statuses are read per board, agreement lines (additions) per agreement.
  * - Products: the catalogue (`/procurement/catalog`, docs/vendors.md), read whole; additions name their
  *   product by catalogue id (`product.id`), which is the product record's source id.
  * - A baseline project is one whose project type is named "Baseline" (`type.name`).
  */
-import type { FetchedRecord, ReadConnector, RecordFieldsByResource, SyncContext, SyncResource } from '../types';
+import type { FetchedRecord, ReadConnector, RecordFieldsByResource, StoredComparison, SyncContext, SyncResource } from '../types';
+import { connectwiseCapabilities } from './capabilities';
 import { cwAll, cwDate, cwHeaders, cwPages, type CwNative } from './client';
 import {
   mapAddition, mapAgreement, mapBoard, mapCatalogItem, mapCompany, mapContact, mapMember, mapPriority, mapProject, mapStatus, mapTicket,
@@ -62,49 +75,18 @@ async function* statuses(ctx: SyncContext): AsyncGenerator<Page<'statuses'>> {
   }
 }
 
-/** Parallel note counts per page without a connection budget (tests of the connector alone). */
-const NOTE_COUNT_CONCURRENCY = 4;
+/** Parallel per-ticket calls per page without a connection budget (tests of the connector alone). */
+const PER_TICKET_CONCURRENCY = 4;
 
 /**
- * Unsettled tickets (stored within their stamp's second, payload unchanged) counted per sync of the
+ * Unsettled tickets (stored within their stamp's second, payload unchanged) read again per sync of the
  * tickets: a note in that second hides behind an identical payload, but a bulk edit can leave thousands
- * of them, and counting them all would spend the connection's hourly budget on a rare case. Past the
+ * of them, and reading them all would spend the connection's hourly budget on a rare case. Past the
  * allowance they are taken as unchanged, as every re-read ticket was before.
  */
 const UNSETTLED_COUNTS_PER_SYNC = 100;
 
-/** Fills `noteCount` of each service ticket of an incremental page (see the header comment). */
-async function countNotes(ctx: SyncContext, all: Page<'tickets'>, allowance: { unsettled: number }): Promise<void> {
-  const headers = cwHeaders(ctx.credentials);
-  // Adding a note bumps `_info.lastUpdated`, so a ticket stored exactly as fetched has no new note:
-  // the inclusive watermark re-reads such tickets, and they cost no count (the store keeps theirs).
-  // A ticket stored within its stamp's second is counted again, within the allowance: a note added in
-  // that second leaves the record identical (whole-second stamps).
-  const stored = ctx.storedAsFetched ? await ctx.storedAsFetched(all) : { settled: new Set<string>(), unsettled: new Set<string>() };
-  const page = all.filter((r) => {
-    if (stored.settled.has(r.sourceId)) return false;
-    if (!stored.unsettled.has(r.sourceId)) return true;
-    if (allowance.unsettled <= 0) return false;
-    allowance.unsettled--;
-    return true;
-  });
-  let next = 0;
-  const worker = async () => {
-    while (next < page.length) {
-      const rec = page[next++];
-      const res = await ctx.http.request<{ count?: unknown }>({ url: `${ctx.baseUrl}/service/tickets/${rec.sourceId}/notes/count`, headers });
-      const count = res.body?.count;
-      if (typeof count === 'number' && Number.isFinite(count)) {
-        rec.fields.noteCount = count;
-        rec.measured = ['noteCount'];
-      } else {
-        rec.unmeasured = ['noteCount'];
-      }
-    }
-  };
-  // As many at once as the connection's budget admits (its concurrent limit); the budget keeps the total there.
-  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? NOTE_COUNT_CONCURRENCY, page.length) }, worker));
-}
+const NOTHING_STORED: StoredComparison = { settled: new Set(), unsettled: new Set(), touched: new Set(), edited: new Set() };
 
 /** Marks `field` of a record as filled (or not) by a call of the connector's own. */
 function measuredField(rec: FetchedRecord<'tickets'>, field: string, filled: boolean): void {
@@ -112,30 +94,65 @@ function measuredField(rec: FetchedRecord<'tickets'>, field: string, filled: boo
   rec[list] = [...(rec[list] ?? []), field];
 }
 
-/** Fills `description` of each new or changed ticket of a page from its first detail-description note (see the header). */
-async function readDescriptions(ctx: SyncContext, path: string, page: Page<'tickets'>): Promise<void> {
+/**
+ * The tickets of a page that get their per-ticket calls (see the header): new ones after the baseline, the
+ * ones a note touched (only `_info` moved), and unsettled re-reads within the sync's allowance. An edited
+ * ticket (a field that is not bookkeeping moved) gets none: its event is ticket.updated whatever its notes
+ * did, and its count and description stay as stored.
+ */
+async function ticketsToRead(ctx: SyncContext, page: Page<'tickets'>, allowance: { unsettled: number }): Promise<Page<'tickets'>> {
+  const stored = ctx.compareStored ? await ctx.compareStored(page, connectwiseCapabilities.bookkeepingFields) : NOTHING_STORED;
+  return page.filter((r) => {
+    if (stored.settled.has(r.sourceId) || stored.edited.has(r.sourceId)) return false;
+    if (stored.touched.has(r.sourceId)) return true;
+    if (stored.unsettled.has(r.sourceId)) {
+      if (allowance.unsettled <= 0) return false;
+      allowance.unsettled--;
+      return true;
+    }
+    return !ctx.baseline;
+  });
+}
+
+/**
+ * The per-ticket calls of one page: for each ticket to read, its description (its first detail-description
+ * note, both ticket kinds) and, for a service ticket, its note count; what is not read is marked unmeasured
+ * (the store keeps its own).
+ */
+async function readTickets(ctx: SyncContext, path: string, page: Page<'tickets'>, allowance: { unsettled: number }): Promise<void> {
   const headers = cwHeaders(ctx.credentials);
-  const stored = ctx.storedAsFetched ? await ctx.storedAsFetched(page) : { settled: new Set<string>(), unsettled: new Set<string>() };
-  const wanted = page.filter((r) => !stored.settled.has(r.sourceId));
-  for (const r of page) if (stored.settled.has(r.sourceId)) measuredField(r, 'description', false);
-  let next = 0;
-  const worker = async () => {
-    while (next < wanted.length) {
-      const rec = wanted[next++];
+  const wanted = new Set(await ticketsToRead(ctx, page, allowance));
+  const counted = path === '/service/tickets';
+  const calls: (() => Promise<void>)[] = [];
+  for (const rec of page) {
+    if (!wanted.has(rec)) {
+      measuredField(rec, 'description', false);
+      measuredField(rec, 'noteCount', false);
+      continue;
+    }
+    calls.push(async () => {
       const res = await ctx.http.request<unknown>({
         url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes`, headers,
         query: { conditions: 'detailDescriptionFlag = true', orderBy: 'id asc', pageSize: 1, page: 1 },
       });
       const notes = Array.isArray(res.body) ? (res.body as CwNative[]) : null;
-      if (!notes) {
-        measuredField(rec, 'description', false);
-        continue;
-      }
-      rec.fields.description = typeof notes[0]?.text === 'string' ? notes[0].text : null;
-      measuredField(rec, 'description', true);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? NOTE_COUNT_CONCURRENCY, wanted.length) }, worker));
+      if (notes) rec.fields.description = typeof notes[0]?.text === 'string' ? notes[0].text : null;
+      measuredField(rec, 'description', notes !== null);
+    });
+    // Project ticket notes are not counted (a project ticket is not watched for notes).
+    if (!counted) measuredField(rec, 'noteCount', false);
+    else calls.push(async () => {
+      const res = await ctx.http.request<{ count?: unknown }>({ url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes/count`, headers });
+      const count = res.body?.count;
+      const filled = typeof count === 'number' && Number.isFinite(count);
+      if (filled) rec.fields.noteCount = count;
+      measuredField(rec, 'noteCount', filled);
+    });
+  }
+  let next = 0;
+  const worker = async () => { while (next < calls.length) await calls[next++](); };
+  // As many at once as the connection's budget admits (its concurrent limit); the budget keeps the total there.
+  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? PER_TICKET_CONCURRENCY, calls.length) }, worker));
 }
 
 async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
@@ -144,10 +161,7 @@ async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
   for (const path of ['/service/tickets', '/project/tickets']) {
     for await (const page of cwPages(ctx, path, conditions)) {
       const mapped = toPage<'tickets'>(page, (t) => mapTicket(t, ctx.statusMapping));
-      // Project ticket notes live elsewhere (/project/tickets/{id}/notes); they are not counted.
-      if (ctx.since && path === '/service/tickets') await countNotes(ctx, mapped, allowance);
-      else if (path === '/service/tickets') for (const rec of mapped) rec.unmeasured = ['noteCount'];
-      await readDescriptions(ctx, path, mapped);
+      await readTickets(ctx, path, mapped, allowance);
       yield mapped;
     }
   }
