@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Connection } from '../entities';
 import { eventDraft } from '../src/events/change-detector';
 import { systemResolver } from '../src/webhooks/ssrf-guard';
+import { DEFAULT_DELIVERY_WINDOW } from '../src/webhooks/delivery-lanes';
 import { startTestService, type TestService } from './support/service';
 import { settledDelivery } from './support/webhook-deliveries';
 
@@ -192,6 +193,42 @@ describe('a window of one', () => {
       svc.services.webhooks.lanes.window = WINDOW;
       await remove(hook);
       await receiver.close();
+    }
+  });
+});
+
+describe('the default window', () => {
+  it('fills up to the default window and never beyond, over as many connections at most', async () => {
+    svc.services.webhooks.lanes.window = DEFAULT_DELIVERY_WINDOW;
+    // Answers nothing until the window's worth of tries is waiting, then all of them: the lane can only go
+    // on once the receiver has held exactly the window, and a try beyond it would be seen here.
+    const held: http.ServerResponse[] = [];
+    let most = 0;
+    let connections = 0;
+    const received: string[] = [];
+    const server = http.createServer((req, res) => {
+      req.on('data', () => undefined);
+      req.on('end', () => {
+        received.push(String(req.headers['webhook-id']));
+        held.push(res);
+        most = Math.max(most, held.length);
+        if (held.length === DEFAULT_DELIVERY_WINDOW) for (const r of held.splice(0)) r.writeHead(204).end();
+      });
+    });
+    server.on('connection', () => { connections++; });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const hook = await register(`http://127.0.0.1:${(server.address() as AddressInfo).port}/window`);
+    try {
+      const feed = await burst(DEFAULT_DELIVERY_WINDOW * 8, 'default-window');
+      await allSettled(hook, feed);
+      expect(received.sort()).toEqual([...feed].sort());
+      expect(most).toBe(DEFAULT_DELIVERY_WINDOW);
+      expect(connections).toBeLessThanOrEqual(DEFAULT_DELIVERY_WINDOW);
+    } finally {
+      svc.services.webhooks.lanes.window = WINDOW;
+      await remove(hook);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });

@@ -41,8 +41,11 @@ import type { SecretBox } from '../security/secret-box';
 import type { HostResolver } from './ssrf-guard';
 import type { DeliveryOutcome, WebhookDeliverJob } from './delivery-job';
 
-/** Tries in flight per webhook unless WebhooksService.lanes.window says otherwise. */
-export const DEFAULT_DELIVERY_WINDOW = 8;
+/**
+ * Tries in flight per webhook unless WebhooksService.lanes.window says otherwise: a receiver 100 ms away
+ * gets about 300 tries a second, a burst of thousands in seconds.
+ */
+export const DEFAULT_DELIVERY_WINDOW = 32;
 /** Pending deliveries a lane reads at once. */
 export const LANE_BATCH = 256;
 /** Delivered tries recorded in one statement at most, and how long the first of them waits for others. */

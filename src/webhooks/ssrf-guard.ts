@@ -1,8 +1,8 @@
 /**
  * Receiver URL guard (docs/architecture.md, Events and webhooks): a webhook may only reach a public address over https.
- * Checked at registration and again before every delivery; the delivery then connects to the exact
- * address that was checked (pinnedLookup), so a DNS answer that changes between check and connect
- * (rebinding) cannot steer it to a private address. `allowLoopback` (WEBHOOK_ALLOW_LOOPBACK) admits
+ * Checked at registration and again before each batch of deliveries a lane sends (delivery-lanes.ts);
+ * the deliveries then connect to the exact address that was checked (pinnedLookup), so a DNS answer that
+ * changes between check and connect (rebinding) cannot steer them to a private address. `allowLoopback` (WEBHOOK_ALLOW_LOOPBACK) admits
  * loopback receivers, over http too, for local testing only.
  */
 import dns from 'node:dns';
