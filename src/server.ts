@@ -62,6 +62,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
     services.budgets.stopWaiting();
     await queue.close().catch(() => undefined);
     await services.budgets.close().catch(() => undefined);
+    await services.syncLeases.close().catch(() => undefined);
     await services.rateLimits.close().catch(() => undefined);
     await services.access.close().catch(() => undefined);
     await db.close().catch(() => undefined);
@@ -123,6 +124,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     await queue.close();
     await services.writeFence.stop();
     await services.budgets.close();
+    await services.syncLeases.close();
     await services.rateLimits.close();
     await services.access.close();
     await apollo.stop();

@@ -31,6 +31,7 @@ import { LineMappingsService } from './billing/line-mappings.service';
 import { ReconciliationService } from './billing/reconciliation.service';
 import { AgreementLinesService } from './agreements/agreement-lines.service';
 import { ConnectionBudgets } from './budget/connection-budgets';
+import { createSyncLeases, type SyncLeases } from './sync/sync-leases';
 import { RateLimits } from './access/rate-limit';
 import { AskService } from './ask/ask.service';
 import { ConnectSessions } from './connect/connect-sessions.service';
@@ -83,6 +84,8 @@ export interface Services {
   http: VendorHttpClient;
   /** One API budget per connection (docs/architecture.md, Vendor API budget). */
   budgets: ConnectionBudgets;
+  /** One sync of a connection at a time across processes (sync-leases.ts). */
+  syncLeases: SyncLeases;
   /** Our own per-key limit and the per-address limit on failed authentications. */
   rateLimits: RateLimits;
   /** The one request authenticator every surface uses (key lookup and both limits). */
@@ -126,6 +129,7 @@ export function createServices(
     events, identity, pipeline, writeFence,
     webhooks,
     http, budgets,
+    syncLeases: createSyncLeases(config.redisUrl, config.queuePrefix),
     rateLimits,
     authenticator: new RequestAuthenticator(access, rateLimits, config.adminToken),
     agreementLines: new AgreementLinesService(ds, access, pipeline, sync),
