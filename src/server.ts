@@ -41,10 +41,9 @@ export interface StartOptions {
 
 export async function startServer(config: AppConfig, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger(config.logLevel);
-  const db = await openDatabase(opts.database ?? {
-    databaseUrl: config.databaseUrl,
-    schema: config.databaseSchema,
-    dataDir: config.ephemeral ? undefined : config.dataDir,
+  const db = await openDatabase({
+    poolSize: config.databasePoolSize,
+    ...(opts.database ?? { databaseUrl: config.databaseUrl, schema: config.databaseSchema, dataDir: config.ephemeral ? undefined : config.dataDir }),
   });
   const queue = createJobQueue({
     redisUrl: config.redisUrl, prefix: config.queuePrefix, logger: queueLogger(logger),

@@ -228,6 +228,8 @@ export class BullMqJobQueue implements JobQueue {
         id: job.id!, name, data: job.data as JobPayload, attempt, attempts,
         // A stalled job (its worker died) is started again without a failed attempt: attemptsStarted tells.
         redelivered: attempt > 1 || (job.attemptsStarted ?? 0) > 1 || (job.stalledCounter ?? 0) > 0,
+        // A job scheduler's run carries the scheduler's key.
+        scheduled: job.repeatJobKey != null,
       });
     } catch (thrown) {
       const err = toError(thrown);

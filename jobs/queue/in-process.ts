@@ -37,6 +37,8 @@ interface JobRecord {
   error?: string;
   finishedAt?: number;
   timer?: NodeJS.Timeout;
+  /** Added by a scheduler (JobContext.scheduled). */
+  scheduled?: boolean;
 }
 
 /** One job name: its handler, its FIFO of ready jobs and every job record it still keeps. */
@@ -185,7 +187,7 @@ export class InProcessJobQueue implements JobQueue {
     this.waiters.clear();
   }
 
-  private enqueue(name: JobName, data: JobPayload, id: string, opts: AddJobOptions): { id: string } {
+  private enqueue(name: JobName, data: JobPayload, id: string, opts: AddJobOptions, scheduled = false): { id: string } {
     if (this.closed) throw new Error('Job queue is closed');
     const lane = this.lane(name);
     const attempts = opts.attempts ?? 1;
@@ -203,6 +205,7 @@ export class InProcessJobQueue implements JobQueue {
       backoff: opts.backoff,
       state: 'waiting',
       attemptsMade: 0,
+      scheduled,
     };
     lane.jobs.set(id, job);
     this.schedule(lane, job, opts.delay ?? 0);
@@ -242,7 +245,7 @@ export class InProcessJobQueue implements JobQueue {
     job.state = 'active';
     const attempt = job.attemptsMade + 1;
     try {
-      const result = await lane.handler!({ id: job.id, name: job.name, data: job.data, attempt, attempts: job.attempts, redelivered: attempt > 1 });
+      const result = await lane.handler!({ id: job.id, name: job.name, data: job.data, attempt, attempts: job.attempts, redelivered: attempt > 1, scheduled: job.scheduled === true });
       job.attemptsMade = attempt;
       this.finish(lane, job, 'completed', result === undefined ? undefined : JSON.parse(JSON.stringify(result)));
     } catch (thrown) {
@@ -300,7 +303,7 @@ export class InProcessJobQueue implements JobQueue {
     if (pending && (pending.state === 'waiting' || pending.state === 'delayed')) return;
     const id = `repeat:${schedulerId}:${Date.now()}`;
     try {
-      this.enqueue(name, data, id, {});
+      this.enqueue(name, data, id, {}, true);
       scheduler.pendingJob = { name, id };
     } catch (err) {
       this.logger.error({ schedulerId, jobName: name, err: toError(err).message }, 'scheduler could not add its job');

@@ -141,6 +141,7 @@ describe.each(drivers)('job queue contract: %s', (driver, make) => {
       data: { tenantId: 'sandbox-alpha', connectionId: 'c-1' },
       attempt: 1,
       attempts: 1,
+      scheduled: false,
     });
     // A finished job answers at once, again.
     await expect(queue.waitFor(id, 5000)).resolves.toEqual(outcome);
@@ -364,6 +365,7 @@ describe.each(drivers)('job queue contract: %s', (driver, make) => {
     const queue = await started({
       'sync.connection': async (job) => {
         expect(job.data).toEqual({ tenantId: 't1', connectionId: 'c-9' });
+        expect(job.scheduled).toBe(true);
         runs++;
       },
     });

@@ -47,6 +47,8 @@ export interface JobContext<T extends JobPayload = JobPayload> {
    * whose effect is not idempotent checks for its earlier effect first when this is true.
    */
   redelivered: boolean;
+  /** A scheduler's run (upsertScheduler), not a job someone added: it may be skipped when its work is already under way. */
+  scheduled: boolean;
 }
 
 export type JobHandler<T extends JobPayload = JobPayload, R = unknown> = (job: JobContext<T>) => Promise<R>;

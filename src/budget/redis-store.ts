@@ -59,11 +59,21 @@ const SNAPSHOT = `${PRUNE}
 return {redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2]), tostring(factor)}
 `;
 
+/** The scripts as commands of the client: sent by SHA (EVALSHA), their text only once per connection. */
+type ScriptClient = IORedis & Record<'budgetAcquire' | 'budgetThrottled' | 'budgetSnapshot', (...args: (string | number)[]) => Promise<unknown>>;
+
 export class RedisBudgetStore implements BudgetStore {
-  private readonly client: IORedis;
+  private readonly client: ScriptClient;
 
   constructor(redisUrl: string, private readonly prefix: string) {
-    this.client = new IORedis(redisUrl, { maxRetriesPerRequest: 3 });
+    // Every vendor call takes and releases a lease: a worker with many syncs in flight sends thousands a
+    // second. Commands issued in one tick share one write (auto-pipelining), and the scripts go by SHA
+    // rather than as a kilobyte of Lua each time: both were a tenth of a busy worker's CPU (the fleet bench).
+    const client = new IORedis(redisUrl, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
+    client.defineCommand('budgetAcquire', { numberOfKeys: 4, lua: ACQUIRE });
+    client.defineCommand('budgetThrottled', { numberOfKeys: 4, lua: THROTTLED });
+    client.defineCommand('budgetSnapshot', { numberOfKeys: 4, lua: SNAPSHOT });
+    this.client = client as ScriptClient;
   }
 
   private keys(key: string): string[] {
@@ -73,8 +83,8 @@ export class RedisBudgetStore implements BudgetStore {
 
   async tryAcquire(key: string, limits: BudgetLimits, priority: BudgetPriority, now: number, leaseMs: number): Promise<AdmitResult> {
     const leaseId = randomUUID();
-    const [ok, wait] = (await this.client.eval(
-      ACQUIRE, 4, ...this.keys(key), now, limits.requestsPerHour, limits.concurrent, priority, leaseMs, leaseId,
+    const [ok, wait] = (await this.client.budgetAcquire(
+      ...this.keys(key), now, limits.requestsPerHour, limits.concurrent, priority, leaseMs, leaseId,
     )) as [number, number];
     return ok === 1 ? { ok: true, leaseId } : { ok: false, retryInMs: wait };
   }
@@ -93,11 +103,11 @@ export class RedisBudgetStore implements BudgetStore {
   }
 
   async throttled(key: string, now: number): Promise<void> {
-    await this.client.eval(THROTTLED, 4, ...this.keys(key), now);
+    await this.client.budgetThrottled(...this.keys(key), now);
   }
 
   async snapshot(key: string, limits: BudgetLimits, now: number): Promise<BudgetSnapshot> {
-    const [used, inFlight, factor] = (await this.client.eval(SNAPSHOT, 4, ...this.keys(key), now)) as [number, number, string];
+    const [used, inFlight, factor] = (await this.client.budgetSnapshot(...this.keys(key), now)) as [number, number, string];
     return {
       requestsPerHour: limits.requestsPerHour,
       usedLastHour: used,

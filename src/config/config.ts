@@ -5,6 +5,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import { KeyStoreError, loadOrCreateEncryptionKey } from './key-store';
 
+/** SYNC_CONCURRENCY unset (docs/architecture.md, Running it). */
+export const DEFAULT_SYNC_CONCURRENCY = 64;
+
 const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
@@ -32,6 +35,15 @@ const envSchema = z.object({
   QUEUE_PREFIX: z.string().default('msp'),
   /** Run inside this PostgreSQL schema (isolated test databases; a worker process joins the API's). */
   DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
+  /**
+   * Sync jobs one worker process runs at once. A sync mostly waits on its vendor (each answer takes tens to
+   * hundreds of milliseconds), so one process keeps many in flight; each connection's own calls stay inside
+   * its API budget whatever this is. Each sync in flight holds at most two pages of records (the one written
+   * and the one fetched meanwhile): fleets of very large tenants want a lower value or a larger heap.
+   */
+  SYNC_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(DEFAULT_SYNC_CONCURRENCY),
+  /** PostgreSQL connections per process. Unset: enough for SYNC_CONCURRENCY syncs and the other jobs (databasePoolSize). */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).optional(),
   QUEUE_LOCK_MS: z.coerce.number().int().min(1000).optional(),
   QUEUE_STALLED_MS: z.coerce.number().int().min(500).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -70,6 +82,10 @@ export interface AppConfig {
   databaseUrl: string | undefined;
   databaseSchema: string | undefined;
   queueLockMs: number | undefined;
+  /** Sync jobs one worker process runs at once (SYNC_CONCURRENCY). */
+  syncConcurrency: number;
+  /** PostgreSQL connections per process (DATABASE_POOL_SIZE, or derived from syncConcurrency). */
+  databasePoolSize: number;
   queueStalledMs: number | undefined;
   redisUrl: string | undefined;
   role: 'api' | 'worker' | 'all';
@@ -147,6 +163,17 @@ function parseVendorBudget(raw: string | undefined): AppConfig['vendorBudget'] {
   return parsed.data;
 }
 
+/**
+ * The pool a process needs when DATABASE_POOL_SIZE is unset. A sync holds a connection only while it reads
+ * its state or writes a page (most of its time it waits on its vendor), so syncs share a pool smaller than
+ * their number; an api process, which runs no syncs, and small workers keep the floor of 10. Two workers and
+ * an api stay well inside PostgreSQL's default of 100 connections.
+ */
+export function databasePoolSize(role: 'api' | 'worker' | 'all', syncConcurrency: number): number {
+  if (role === 'api') return 10;
+  return Math.max(10, Math.min(24, Math.ceil(syncConcurrency / 2)));
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -187,6 +214,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.DATABASE_SCHEMA,
     queueLockMs: e.QUEUE_LOCK_MS,
+    syncConcurrency: e.SYNC_CONCURRENCY,
+    databasePoolSize: e.DATABASE_POOL_SIZE ?? databasePoolSize(e.SERVICE_ROLE, e.SYNC_CONCURRENCY),
     queueStalledMs: e.QUEUE_STALLED_MS,
     redisUrl: e.REDIS_URL,
     role: e.SERVICE_ROLE,

@@ -7,6 +7,4 @@ export interface SyncConnectionJob extends JobPayload {
   connectionId: string;
   full?: boolean;
   resources?: SyncResource[];
-  /** A scheduler's tick: only the resources due (src/sync/freshness.ts). */
-  scheduled?: boolean;
 }

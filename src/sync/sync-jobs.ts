@@ -37,7 +37,7 @@ export class SyncJobs {
     const intervalMs = await this.tickMs(connection);
     if (intervalMs <= 0) return;
     await this.queue.upsertScheduler(
-      `sync-${connection.id}`, intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id, scheduled: true },
+      `sync-${connection.id}`, intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id },
     );
   }
 

@@ -13,18 +13,19 @@ export class SyncStatesStore {
 
   /**
    * The resources of `resources` that are due now, claimed until now + CLAIM_MS (a resource never checked
-   * has no row yet: it is due, and its row is made here).
+   * has no row yet: it is due, and its row is made here). `dueOnly` false: a sync someone asked for claims
+   * them all, so that the scheduler's ticks leave them to it meanwhile.
    */
-  async claimDue(tenantId: string, connectionId: string, resources: readonly SyncResource[]): Promise<Set<SyncResource>> {
+  async claimDue(tenantId: string, connectionId: string, resources: readonly SyncResource[], dueOnly = true): Promise<Set<SyncResource>> {
     await this.ds.query(
       `INSERT INTO sync_states (tenant_id, connection_id, resource) SELECT $1, $2, r FROM unnest($3::text[]) AS r
        ON CONFLICT (connection_id, resource) DO NOTHING`, [tenantId, connectionId, resources]);
     // Through a CTE: the driver answers an UPDATE's RETURNING rows with its count, a SELECT's as they are.
     const rows: { resource: SyncResource }[] = await this.ds.query(
       `WITH claimed AS (UPDATE sync_states SET next_check_at = now() + ($3::int * interval '1 millisecond')
-         WHERE connection_id = $1 AND resource = ANY($2::text[]) AND (next_check_at IS NULL OR next_check_at <= now())
+         WHERE connection_id = $1 AND resource = ANY($2::text[]) AND (NOT $4::boolean OR next_check_at IS NULL OR next_check_at <= now())
          RETURNING resource)
-       SELECT resource FROM claimed`, [connectionId, resources, CLAIM_MS]);
+       SELECT resource FROM claimed`, [connectionId, resources, CLAIM_MS, dueOnly]);
     return new Set(rows.map((r) => r.resource));
   }
 }

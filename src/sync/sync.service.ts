@@ -134,7 +134,9 @@ export class SyncService {
     const http = this.http.withBudget(counted);
     const concurrency = this.budgets ? this.budgets.limits(connection).concurrent : undefined;
     const wanted = connector.resources.filter((r) => !opts.resources || opts.resources.includes(r));
-    const due = opts.scheduled ? await this.statesStore.claimDue(connection.tenantId, connectionId, wanted) : null;
+    // A tick claims what is due; a sync someone asked for claims what it reads, so ticks leave it alone meanwhile.
+    const claimed = await this.statesStore.claimDue(connection.tenantId, connectionId, wanted, opts.scheduled === true);
+    const due = opts.scheduled ? claimed : null;
     // A tick with nothing due ends here: no vendor call, no write, nothing to tell.
     if (due && due.size === 0) return report;
     const planBefore = opts.scheduled ? this.planOf(connection, await states.findBy({ connectionId })) : null;

@@ -8,7 +8,8 @@
  *  (c) peak RSS of the process running the service;
  *  (d) ask: POST /tenants/{t}/ask latency (p50/p99) on the same 50,000-ticket tenant vs the same
  *      structured query run directly in SQL (count plus the cited rows), ratio of latencies;
- *  (e) connect: the connect page's time to first byte, and Connect -> the new tenant's first complete sync.
+ *  (e) connect: the connect page's time to first byte, and Connect -> the new tenant's first complete sync;
+ *  (f) fleet (PostgreSQL with Redis only): 1,000 small tenants on one worker, then two (fleet.ts).
  */
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
@@ -28,13 +29,16 @@ import { IdempotencyService } from '../../src/writes/idempotency.service';
 import { benchFuzz, benchServiceRss } from './service-process';
 import { benchFreshness } from './freshness';
 import { benchConnect } from './connect';
+import { benchFleet } from './fleet';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
 const INSTANCE = 'bench';
-/** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz,fleet and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz,fleet').split(','));
+/** The parts measured on the in-process service of benchRuntime (fleet runs processes of its own, PostgreSQL and Redis only). */
+const IN_PROCESS_PARTS = [...PARTS].some((p) => p !== 'fleet');
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -376,10 +380,14 @@ async function postgresReachable(url: string): Promise<boolean> {
 
 (async () => {
   const results: Record<string, unknown>[] = [];
-  if (RUNTIMES.has('embedded')) results.push(await benchRuntime('embedded (PGlite)', undefined));
+  if (RUNTIMES.has('embedded') && IN_PROCESS_PARTS) results.push(await benchRuntime('embedded (PGlite)', undefined));
   const pgUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  if (!RUNTIMES.has('postgres')) { /* not asked for */ } else if (await postgresReachable(pgUrl)) results.push(await benchRuntime('PostgreSQL', pgUrl));
-  else console.log(`PostgreSQL not reachable at ${pgUrl}: skipped`);
+  if (!RUNTIMES.has('postgres')) { /* not asked for */ } else if (await postgresReachable(pgUrl)) {
+    const pg = IN_PROCESS_PARTS ? await benchRuntime('PostgreSQL', pgUrl) : { runtime: 'PostgreSQL' };
+    // A thousand MSPs on one worker, then two: after the in-process service has closed (fleet.ts).
+    if (PARTS.has('fleet')) Object.assign(pg, await benchFleet(pgUrl));
+    results.push(pg);
+  } else console.log(`PostgreSQL not reachable at ${pgUrl}: skipped`);
   const rss = process.resourceUsage().maxRSS / 1024;
   for (const r of results) {
     console.log(`\n## ${r.runtime}`);

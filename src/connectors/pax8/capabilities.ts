@@ -9,8 +9,8 @@ export const pax8Capabilities: ConnectorCapabilities = {
   credentials: ['clientId', 'clientSecret'],
   projectWrite: null,
   bookkeepingFields: [],
-  // Pax8 rate-limits its public API ("API Rate Limits", devx.pax8.com; figure not confirmed here): a
-  // conservative default well under it, AIMD on a 429.
+  // Pax8 allows 1000 calls a minute ("API Rate Limits", devx.pax8.com; docs/vendors.md): a conservative
+  // default well under it, AIMD on a 429.
   budget: { requestsPerHour: 10_000, concurrent: 5 },
   notes: { counted: 'never' },
   connect: {

@@ -34,11 +34,13 @@ export function createHaloPsaSimulator(opts: {
   controlToken?: string;
   /** A Halo-hosted instance: the token request must carry `?tenant=<this>`. */
   tenant?: string;
+  /** client id -> secret and the instance it selects; defaults to the public sandbox client. */
+  clients?: Record<string, { secret: string; instance: string }>;
 } = {}): HaloPsaSimulator {
   // Injected faults in Halo's error body: the message as a JSON string (see ./errors.ts).
   const faults = new FaultInjector((status) => `${http.STATUS_CODES[status] ?? 'Error'}: injected fault`);
   const clock = new VendorClock();
-  const tokens = new HaloTokens(undefined, undefined, opts.tenant);
+  const tokens = new HaloTokens(opts.clients, undefined, opts.tenant);
   let instances = new Map<string, HaloInstance>();
 
   const instance = (name: string): HaloInstance => {

@@ -87,7 +87,26 @@ function pax8Error(res: Response, status: number, type: string, message: string,
 /** The path called, as Pax8 reports it in `instance` (from /v1 on). */
 const calledPath = (req: Request) => `/v1${req.path}`;
 
-export function createPax8Simulator(opts: { controlToken?: string } = {}): Pax8Simulator {
+/**
+ * Pax8's published limit: "The current rate limit is 1000" calls a minute (devx.pax8.com, Pax8 Public APIs,
+ * "API Rate Limits"; "1000 requests per minute per application" in the imperian-systems/pax8-api client's
+ * README), refused with 429. Pax8 documents no Retry-After or rate-limit headers, so none is sent. Counted
+ * here per partner dataset over a rolling minute, refused requests included; the token endpoint is not counted.
+ */
+export const PAX8_RATE_LIMIT = { requests: 1000, windowSeconds: 60 } as const;
+
+export interface Pax8SimulatorOptions {
+  controlToken?: string;
+  /** client id -> secret and the dataset it selects; defaults to the public sandbox client. */
+  clients?: Readonly<Record<string, { secret: string; instance: string }>>;
+  rateLimit?: { requests: number; windowSeconds: number };
+}
+
+export function createPax8Simulator(opts: Pax8SimulatorOptions = {}): Pax8Simulator {
+  const clients = opts.clients ?? PAX8_SANDBOX_CLIENTS;
+  const rateLimit = opts.rateLimit ?? PAX8_RATE_LIMIT;
+  /** Request times of each dataset within the last window, oldest first. */
+  const windows = new Map<string, number[]>();
   // Injected faults in the Partner API's error body; `instance` is the path called (from /v1 on).
   const faults = new FaultInjector((status, req): Pax8ErrorBody => ({
     type: statusName(status), message: `${http.STATUS_CODES[status] ?? 'Error'}: injected fault`, instance: req.path, status, details: [],
@@ -123,7 +142,7 @@ export function createPax8Simulator(opts: { controlToken?: string } = {}): Pax8S
       res.status(403).json({ error: 'unsupported_grant_type', error_description: `Grant type '${grantType}' not allowed for the client.` });
       return;
     }
-    const client = PAX8_SANDBOX_CLIENTS[str('client_id') ?? ''];
+    const client = clients[str('client_id') ?? ''];
     if (!client || client.secret !== str('client_secret')) {
       res.status(401).json({ error: 'access_denied', error_description: 'Unauthorized' });
       return;
@@ -149,6 +168,16 @@ export function createPax8Simulator(opts: { controlToken?: string } = {}): Pax8S
       return;
     }
     res.locals.ds = dataset(grant.instance);
+    // The partner's rate limit (PAX8_RATE_LIMIT).
+    const now = Date.now();
+    let times = windows.get(grant.instance);
+    if (!times) windows.set(grant.instance, (times = []));
+    while (times.length > 0 && times[0] <= now - rateLimit.windowSeconds * 1000) times.shift();
+    times.push(now);
+    if (times.length > rateLimit.requests) {
+      pax8Error(res, 429, 'TOO_MANY_REQUESTS', `Rate limit exceeded: ${rateLimit.requests} requests per ${rateLimit.windowSeconds} seconds`, calledPath(req));
+      return;
+    }
     next();
   });
   v1.use(express.json());
@@ -315,6 +344,7 @@ export function createPax8Simulator(opts: { controlToken?: string } = {}): Pax8S
 
     reset() {
       instances.clear();
+      windows.clear();
     },
 
     get(instance, resource, id) {
