@@ -263,7 +263,6 @@ export class ChangeDetector {
   }
 
   private updated(record: FetchedRecord, id: string, before: StoredRow, payloadMoved: boolean): EventDraft[] {
-    const { connector } = this.scope.connection;
     const changed = changedFields(this.scope.resource, record, before);
     const vendorFields = changedVendorFields(this.bookkeeping(), record.native, before.raw);
     switch (this.scope.resource) {

@@ -4,7 +4,7 @@
  *  (a) GET tickets, limit 100, tenant with 50,000 tickets, 32 clients: service vs a bare handler that
  *      reads the same rows with one SQL query (ratio of requests per second; target >= 0.8 on PostgreSQL);
  *  (b) full sync of 50,000 tickets from the ConnectWise simulator vs a plain batched INSERT of the same
- *      rows (ratio of records per second; target >= 0.5);
+ *      rows (ratio of records per second; target >= 0.75 on PostgreSQL);
  *  (c) peak RSS of the process running the service;
  *  (d) ask: POST /tenants/{t}/ask latency (p50/p99) on the same 50,000-ticket tenant vs the same
  *      structured query run directly in SQL (count plus the cited rows), ratio of latencies;
@@ -144,7 +144,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       'tickets.synced': synced,
       'sync.records_per_s': Math.round(syncRate),
       'plain_insert.records_per_s': Math.round(insertRate),
-      'sync/insert ratio (>=0.5)': +(syncRate / insertRate).toFixed(2),
+      'sync/insert ratio (>=0.75 on PostgreSQL)': +(syncRate / insertRate).toFixed(2),
       'GET tickets rps': Math.round(service.rps),
       'GET tickets p50/p99 ms': `${service.p50.toFixed(1)} / ${service.p99.toFixed(1)}`,
       'baseline rps': Math.round(baseline.rps),
