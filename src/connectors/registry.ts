@@ -112,8 +112,9 @@ export function credentialNames(): string[] {
 }
 
 /** A deep link to a record in the vendor's UI, or null when the vendor has no stable one. */
-export function recordUrl(connector: string, baseUrl: string, record: LinkedRecord, id: string): string | null {
+export function recordUrl(connector: string, baseUrl: string | URL | null, record: LinkedRecord, id: string): string | null {
   let base: URL;
-  try { base = new URL(baseUrl); } catch { return null; }
+  if (baseUrl === null) return null;
+  try { base = typeof baseUrl === 'string' ? new URL(baseUrl) : baseUrl; } catch { return null; }
   return capabilitiesOf(connector).recordUrl?.(base, record, id) ?? null;
 }

@@ -90,13 +90,16 @@ export interface SyncContext {
  *   one): vendor stamps have whole seconds, so a change made in the same second as the stored one (a
  *   note added right after an edit) leaves the payload identical; only a per-record call can tell.
  * - `touched`: only bookkeeping keys moved (a ConnectWise ticket a note was added to: `_info` alone).
- * - `edited`: a key that is not bookkeeping moved.
+ * - `edited`: a key that is not bookkeeping moved; `editedUnsettled` the edited ones this sync reads within
+ *   SETTLED_AFTER_MS of their stamp, whose new copy will be stored unsettled (a change later in the
+ *   same second will leave them as stored).
  */
 export interface StoredComparison {
   settled: Set<string>;
   unsettled: Set<string>;
   touched: Set<string>;
   edited: Set<string>;
+  editedUnsettled: Set<string>;
 }
 
 export interface ReadConnector {

@@ -89,12 +89,13 @@ function changedFields(resource: SyncResource, record: FetchedRecord, before: St
   return out;
 }
 
-function changedVendorFields(connector: string, native: Record<string, unknown>, previous: unknown): string[] {
+/** Native keys that moved; `skip` are the keys the vendor stamps on every edit (a change to these alone is not a change to the record). */
+function changedVendorFields(skip: ReadonlySet<string>, native: Record<string, unknown>, previous: unknown): string[] {
   const old = previous && typeof previous === 'object' ? (previous as Record<string, unknown>) : {};
-  // Keys the vendor stamps on every edit: a change to these alone is not a change to the record.
-  const skip = new Set(capabilitiesOf(connector).bookkeepingFields);
-  const keys = new Set([...Object.keys(native), ...Object.keys(old)]);
-  return [...keys].filter((k) => !skip.has(k) && !sameJson(native[k], old[k])).sort();
+  const out: string[] = [];
+  for (const k in native) if (!skip.has(k) && !sameJson(native[k], old[k])) out.push(k);
+  for (const k in old) if (!Object.prototype.hasOwnProperty.call(native, k) && !skip.has(k) && old[k] !== undefined) out.push(k);
+  return out.sort();
 }
 
 
@@ -132,18 +133,27 @@ export interface DetectScope {
 }
 
 export class ChangeDetector {
-  /** Payload hashes of this page's records: a record's hash serves its payload check and its dedupe key. */
-  private readonly hashes = new WeakMap<object, string>();
-
   constructor(private readonly scope: DetectScope, private readonly now: Date = new Date()) {}
 
-  private hashOf(record: FetchedRecord): string {
-    let hash = this.hashes.get(record);
-    if (hash === undefined) {
-      hash = payloadHash(record.native);
-      this.hashes.set(record, hash);
+  private skip?: ReadonlySet<string>;
+  private linkBaseUrl?: URL | null;
+
+  /** The connector's bookkeeping keys (capabilities), once per page. */
+  private bookkeeping(): ReadonlySet<string> {
+    return (this.skip ??= new Set(capabilitiesOf(this.scope.connection.connector).bookkeepingFields));
+  }
+
+  /** The connection's base URL, parsed once per page for the events' record links. */
+  private linkBase(): URL | null {
+    if (this.linkBaseUrl === undefined) {
+      try { this.linkBaseUrl = new URL(this.scope.connection.baseUrl); } catch { this.linkBaseUrl = null; }
     }
-    return hash;
+    return this.linkBaseUrl;
+  }
+
+  /** The payload's hash as the writer stored it (computed once per payload): its payload check and dedupe key. */
+  private hashOf(record: FetchedRecord): string {
+    return payloadHash(record.native);
   }
 
   detect(result: PageWriteResult): EventDraft[] {
@@ -199,7 +209,7 @@ export class ChangeDetector {
       newStatus: null,
       vendor: connection.connector,
       vendorId: record.sourceId,
-      vendorUrl: recordUrl(connection.connector, connection.baseUrl, linked, record.sourceId),
+      vendorUrl: recordUrl(connection.connector, this.linkBase(), linked, record.sourceId),
       ...ids,
     };
   }
@@ -253,9 +263,8 @@ export class ChangeDetector {
   }
 
   private updated(record: FetchedRecord, id: string, before: StoredRow, payloadMoved: boolean): EventDraft[] {
-    const { connector } = this.scope.connection;
     const changed = changedFields(this.scope.resource, record, before);
-    const vendorFields = changedVendorFields(connector, record.native, before.raw);
+    const vendorFields = changedVendorFields(this.bookkeeping(), record.native, before.raw);
     switch (this.scope.resource) {
       case 'tickets': return this.ticketUpdated(record as FetchedRecord<'tickets'>, id, before, changed, vendorFields, payloadMoved);
       case 'devices': return this.deviceUpdated(record as FetchedRecord<'devices'>, id, before, changed, vendorFields);

@@ -13,7 +13,7 @@ import type { FetchedRecord, SyncContext, SyncResource } from '../connectors/typ
 import { VendorHttpClient, VendorHttpError } from '../connectors/vendor-http';
 import type { SecretBox } from '../security/secret-box';
 import type { AuditService } from '../audit/audit.service';
-import { RecordWriter, type PageWriteResult } from './record-writer';
+import { PageRefusedError, RecordWriter, type PageWriteResult } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 import { DeletionScanner, listIds, removeVanished } from './deletions';
 import { escapeStoredText } from './stored-text';
@@ -159,7 +159,7 @@ export class SyncService {
         concurrency,
         baseline,
         compareStored: (records, bookkeeping) =>
-          this.writer.compareStored(resource, { tenantId: connection.tenantId, connectionId }, records, bookkeeping),
+          this.writer.compareStored(resource, { tenantId: connection.tenantId, connectionId }, records, bookkeeping, started),
       };
       if (opts.scheduled && incremental && await this.nothingChanged(connector, resource, ctx, state, connectionId).catch(() => false)) {
         // Confirmed current by one cheap call: nothing is read, the store is as fresh as this check.
@@ -186,22 +186,30 @@ export class SyncService {
         const pages = connector.fetch(resource, ctx);
         // A full listing's ids, for the deletion pass (stored form, as rows are keyed).
         const seen = incremental ? null : new Set<string>();
-        // Fetch the next page while this one is written: the vendor (HTTP) and the store work side by side.
-        for await (const page of prefetch(pages)) {
+        const scope = { tenantId: connection.tenantId, connectionId };
+        // Fetch and prepare the next page while this one is written: the vendor (HTTP), the page's own
+        // work (stored form, hashes, rows) and the store work side by side.
+        for await (const prepared of prefetch(pages, (page) => this.writer.prepare(resource, scope, page as FetchedRecord[], started))) {
+          const { page } = prepared;
           r.fetched += page.length;
           if (seen) for (const rec of page) seen.add(escapeStoredText(rec.sourceId));
-          const afterCommit: (() => Promise<void>)[] = [];
-          const result = await this.ds.transaction(async (manager) => {
-            const res = await this.writer.writePage(
-              manager, resource, { tenantId: connection.tenantId, connectionId }, page as FetchedRecord[], started, opts.full === true,
-            );
+          let afterCommit: (() => Promise<void>)[] = [];
+          const write = (careful: boolean) => this.ds.transaction(async (manager) => {
+            afterCommit = [];
+            const res = await this.writer.writePage(manager, prepared, opts.full === true, careful);
             for (const l of this.listeners) {
               const after = await l.onPageWritten?.(manager, { tenantId: connection.tenantId, connection, resource, baseline }, res);
               if (after) afterCommit.push(after);
             }
             return res;
           });
-          if (afterCommit.length > 0) announced = announced.then(async () => { for (const after of afterCommit) await after(); });
+          // A page the store refuses (a record no column takes) lost its transaction: written again, carefully.
+          const result = await write(false).catch((err: unknown) => {
+            if (err instanceof PageRefusedError) return write(true);
+            throw err;
+          });
+          const owed = afterCommit;
+          if (owed.length > 0) announced = announced.then(async () => { for (const after of owed) await after(); });
           // A page's announcement that failed surfaces at the end of the resource; keep it handled meanwhile.
           announced.catch(() => undefined);
           r.created += result.created.length;
@@ -364,15 +372,19 @@ function describeSyncError(err: unknown): string {
   return (err as Error)?.message?.slice(0, 300) ?? String(err);
 }
 
-/** Iterates `source` one page ahead: the next page is being fetched while the caller handles this one. */
-async function* prefetch<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+/**
+ * Iterates `source` one page ahead: the next page is being fetched, then made `ready`, while the caller
+ * handles this one.
+ */
+async function* prefetch<T, U>(source: AsyncIterable<T>, ready: (page: T) => Promise<U>): AsyncGenerator<U> {
   const it = source[Symbol.asyncIterator]();
-  let next = it.next();
+  const advance = () => it.next().then(async (r): Promise<IteratorResult<U, undefined>> => (r.done ? { done: true, value: undefined } : { done: false, value: await ready(r.value) }));
+  let next = advance();
   try {
     for (;;) {
       const current = await next;
       if (current.done) return;
-      next = it.next();
+      next = advance();
       // A fetch that fails while the current page is written surfaces at the next await; keep it handled meanwhile.
       next.catch(() => undefined);
       yield current.value;

@@ -4,7 +4,7 @@
  *  (a) GET tickets, limit 100, tenant with 50,000 tickets, 32 clients: service vs a bare handler that
  *      reads the same rows with one SQL query (ratio of requests per second; target >= 0.8 on PostgreSQL);
  *  (b) full sync of 50,000 tickets from the ConnectWise simulator vs a plain batched INSERT of the same
- *      rows (ratio of records per second; target >= 0.5);
+ *      rows (ratio of records per second; target >= 0.75 on PostgreSQL);
  *  (c) peak RSS of the process running the service;
  *  (d) ask: POST /tenants/{t}/ask latency (p50/p99) on the same 50,000-ticket tenant vs the same
  *      structured query run directly in SQL (count plus the cited rows), ratio of latencies;
@@ -148,7 +148,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       'tickets.synced': synced,
       'sync.records_per_s': Math.round(syncRate),
       'plain_insert.records_per_s': Math.round(insertRate),
-      'sync/insert ratio (>=0.5)': +(syncRate / insertRate).toFixed(2),
+      'sync/insert ratio (>=0.75 on PostgreSQL)': +(syncRate / insertRate).toFixed(2),
       'GET tickets rps': Math.round(service.rps),
       'GET tickets p50/p99 ms': `${service.p50.toFixed(1)} / ${service.p99.toFixed(1)}`,
       'baseline rps': Math.round(baseline.rps),
@@ -187,12 +187,19 @@ async function benchEvents(svc: RunningServer, tenantId: string, key: string, co
 
   const cw = svc.services.simulators!.connectwise as unknown as { list: (i: string, r: string) => { id: number; summary: string }[]; update: (i: string, r: string, id: number, p: object) => void };
   const tickets = cw.list(INSTANCE, 'tickets');
+  // The simulator stamps all grown tickets in one second and the baseline stored them within it, so the
+  // first incremental re-reads every one (the watermark is inclusive) and settles them: a one-time cost of
+  // the synthetic baseline, not a 5,000-change sync. One edit and its sync, timed apart, move the
+  // watermark past that second first, as any later sync of a real board would find it.
+  cw.update(INSTANCE, 'tickets', tickets[1].id, { summary: `${tickets[1].summary} (first incremental)` });
+  const f0 = process.hrtime.bigint();
+  await svc.services.sync.syncConnection(connectionId, { resources: ['tickets'] });
+  const firstIncrementalSeconds = Number(process.hrtime.bigint() - f0) / 1e9;
   const changed = Math.floor(tickets.length / 10);
   for (let i = 0; i < changed; i++) cw.update(INSTANCE, 'tickets', tickets[i * 10].id, { summary: `${tickets[i * 10].summary} (edited)` });
   const before = Number((await svc.services.ds.query('SELECT COUNT(*)::int AS n FROM events WHERE tenant_id = $1', [tenantId]))[0].n);
   // The change path alone: time inside the sync's page transactions (records upserted, changes detected,
-  // events inserted, commit), apart from the vendor calls (the list pages and a note count and a
-  // description read per changed ticket) the sync spends the rest of its time on.
+  // events inserted, commit), apart from the vendor calls (the list pages) the sync spends the rest of its time on.
   const ds = svc.services.ds;
   const transaction = ds.transaction;
   let changePathNs = 0n;
@@ -240,6 +247,7 @@ async function benchEvents(svc: RunningServer, tenantId: string, key: string, co
     `SELECT last_error, COUNT(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND last_error IS NOT NULL GROUP BY 1`, [tenantId]);
   return {
     'webhook failed tries (last error)': failures.map((f) => `${f.n}x ${f.last_error}`).join('; ') || 'none',
+    'first incremental after the baseline s': firstIncrementalSeconds.toFixed(1),
     'incremental sync: tickets changed': changed,
     'events written': written,
     'events written/s': Math.round(written / seconds),

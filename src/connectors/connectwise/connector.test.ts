@@ -226,7 +226,7 @@ describe('incremental', () => {
 });
 
 describe('per-ticket calls (note count and description) only where they tell something', () => {
-  const none = () => ({ settled: new Set<string>(), unsettled: new Set<string>(), touched: new Set<string>(), edited: new Set<string>() });
+  const none = () => ({ settled: new Set<string>(), unsettled: new Set<string>(), touched: new Set<string>(), edited: new Set<string>(), editedUnsettled: new Set<string>() });
   const calls = () => ({ counts: sim.faults.countRequests('/notes/count'), descriptions: sim.faults.countRequests('/notes', 'GET') - sim.faults.countRequests('/notes/count', 'GET') });
 
   it('a ticket a note touched is counted and described, an edited or settled one is not, unsettled ones only within the per-sync allowance, a new one is', async () => {
@@ -234,30 +234,33 @@ describe('per-ticket calls (note count and description) only where they tell som
     // Every service ticket of the board, re-read at an early watermark.
     const since = new Date(Math.min(...first.map((r) => r.vendorUpdatedAt!.getTime())));
     const ids = first.map((r) => r.sourceId);
-    const [touched, edited, created] = ids;
-    const settled = new Set(ids.slice(3, 5));
-    const unsettled = new Set(ids.slice(5));
+    const [touched, edited, created, editedNow] = ids;
+    const settled = new Set(ids.slice(4, 6));
+    const unsettled = new Set(ids.slice(6));
     let bookkeeping: readonly string[] = [];
     sim.faults.resetLog();
     const { records } = await fetchAll('tickets', ctx({
       since, compareStored: async (_records, keys) => {
         bookkeeping = keys;
-        return { ...none(), settled, unsettled, touched: new Set([touched]), edited: new Set([edited]) };
+        return { ...none(), settled, unsettled, touched: new Set([touched]), edited: new Set([edited, editedNow]), editedUnsettled: new Set([editedNow]) };
       },
     }));
     expect(bookkeeping).toEqual(['_info']);
     const service = records.filter((r) => r.native.recordType === 'ServiceTicket');
     const counted = service.filter((r) => r.measured?.includes('noteCount')).map((r) => r.sourceId);
-    expect(counted).toEqual(expect.arrayContaining([touched, created]));
+    expect(counted).toEqual(expect.arrayContaining([touched, created, editedNow]));
     expect(counted).not.toContain(edited);
     for (const id of settled) expect(counted).not.toContain(id);
-    expect(counted.filter((id) => unsettled.has(id))).toHaveLength(Math.min(100, unsettled.size));
+    // The same-second allowance: the edit stored within its second, then unsettled re-reads.
+    expect(counted.filter((id) => unsettled.has(id))).toHaveLength(Math.min(99, unsettled.size));
     // What is not read stays as stored: an edited ticket's count and description are unmeasured.
     const edit = records.find((r) => r.sourceId === edited)!;
     expect(edit.unmeasured).toEqual(expect.arrayContaining(['noteCount', 'description']));
     expect(edit.measured).toBeUndefined();
+    // An edit stored within its second is counted, not described.
+    expect(records.find((r) => r.sourceId === editedNow)!).toMatchObject({ measured: ['noteCount'], unmeasured: ['description'] });
     const described = service.filter((r) => r.measured?.includes('description')).map((r) => r.sourceId);
-    expect(described.sort()).toEqual([...counted].sort());
+    expect(described.sort()).toEqual(counted.filter((id) => id !== editedNow).sort());
     expect(calls().counts).toBe(counted.length);
   });
 

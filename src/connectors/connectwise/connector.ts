@@ -23,7 +23,9 @@
  *     note (ticket.noted) from another touch.
  *   - A ticket whose other fields moved was edited: its event is ticket.updated whatever its notes did,
  *     and no call is made. Its count and description stay as stored (unmeasured), so a note added at
- *     the same time shows as a grown count at the ticket's next note-only touch.
+ *     the same time shows as a grown count at the ticket's next note-only touch. (Except an edit this
+ *     sync stores within its stamp's second: its notes are counted, within a per-sync allowance, since a
+ *     note added later in that second leaves the record as stored, and shows only as a grown count.)
  *   - A new ticket after the baseline gets both calls: its description is there with ticket.created,
  *     and a later note-only touch compares with a real count (not an uncounted 0 that any touch grows).
  *   - The baseline (the resource's first sync, an import that raises no events) makes none: 50,000
@@ -79,14 +81,16 @@ async function* statuses(ctx: SyncContext): AsyncGenerator<Page<'statuses'>> {
 const PER_TICKET_CONCURRENCY = 4;
 
 /**
- * Unsettled tickets (stored within their stamp's second, payload unchanged) read again per sync of the
- * tickets: a note in that second hides behind an identical payload, but a bulk edit can leave thousands
- * of them, and reading them all would spend the connection's hourly budget on a rare case. Past the
- * allowance they are taken as unchanged, as every re-read ticket was before.
+ * Tickets read for a change in their stamp's second, per sync of the tickets: unsettled re-reads (stored
+ * within their stamp's second, payload unchanged), and edits this sync stores within theirs (their notes
+ * are counted, so that a note added later in that second shows as a grown count, not as a first count).
+ * A note in that second hides behind an identical payload, but a bulk edit can leave thousands of such
+ * tickets, and reading them all would spend the connection's hourly budget on a rare case. Past the
+ * allowance they are taken as unchanged.
  */
-const UNSETTLED_COUNTS_PER_SYNC = 100;
+const SAME_SECOND_READS_PER_SYNC = 100;
 
-const NOTHING_STORED: StoredComparison = { settled: new Set(), unsettled: new Set(), touched: new Set(), edited: new Set() };
+const NOTHING_STORED: StoredComparison = { settled: new Set(), unsettled: new Set(), touched: new Set(), edited: new Set(), editedUnsettled: new Set() };
 
 /** Marks `field` of a record as filled (or not) by a call of the connector's own. */
 function measuredField(rec: FetchedRecord<'tickets'>, field: string, filled: boolean): void {
@@ -94,24 +98,29 @@ function measuredField(rec: FetchedRecord<'tickets'>, field: string, filled: boo
   rec[list] = [...(rec[list] ?? []), field];
 }
 
+/** What a ticket's per-ticket calls read: its description and note count, or its note count only. */
+type Reads = 'both' | 'count';
+
 /**
- * The tickets of a page that get their per-ticket calls (see the header): new ones after the baseline, the
- * ones a note touched (only `_info` moved), and unsettled re-reads within the sync's allowance. An edited
- * ticket (a field that is not bookkeeping moved) gets none: its event is ticket.updated whatever its notes
- * did, and its count and description stay as stored.
+ * The tickets of a page that get per-ticket calls (see the header): new ones, the ones a note touched (only
+ * `_info` moved), and within the sync's same-second allowance unsettled re-reads (both calls) and edits
+ * stored within their second (service tickets: the count); none on the baseline. Another edited ticket (a
+ * field that is not bookkeeping moved) gets none: its event is ticket.updated whatever its notes did, and
+ * its count and description stay as stored.
  */
-async function ticketsToRead(ctx: SyncContext, page: Page<'tickets'>, allowance: { unsettled: number }): Promise<Page<'tickets'>> {
+async function ticketsToRead(ctx: SyncContext, page: Page<'tickets'>, counted: boolean, allowance: { sameSecond: number }): Promise<Map<FetchedRecord<'tickets'>, Reads>> {
+  const out = new Map<FetchedRecord<'tickets'>, Reads>();
+  if (ctx.baseline) return out;
   const stored = ctx.compareStored ? await ctx.compareStored(page, connectwiseCapabilities.bookkeepingFields) : NOTHING_STORED;
-  return page.filter((r) => {
-    if (stored.settled.has(r.sourceId) || stored.edited.has(r.sourceId)) return false;
-    if (stored.touched.has(r.sourceId)) return true;
-    if (stored.unsettled.has(r.sourceId)) {
-      if (allowance.unsettled <= 0) return false;
-      allowance.unsettled--;
-      return true;
-    }
-    return !ctx.baseline;
-  });
+  const spend = () => allowance.sameSecond > 0 && allowance.sameSecond-- > 0;
+  for (const r of page) {
+    const id = r.sourceId;
+    if (stored.settled.has(id)) continue;
+    if (stored.edited.has(id)) {
+      if (counted && stored.editedUnsettled.has(id) && spend()) out.set(r, 'count');
+    } else if (!stored.unsettled.has(id) || spend()) out.set(r, 'both');
+  }
+  return out;
 }
 
 /**
@@ -119,35 +128,34 @@ async function ticketsToRead(ctx: SyncContext, page: Page<'tickets'>, allowance:
  * note, both ticket kinds) and, for a service ticket, its note count; what is not read is marked unmeasured
  * (the store keeps its own).
  */
-async function readTickets(ctx: SyncContext, path: string, page: Page<'tickets'>, allowance: { unsettled: number }): Promise<void> {
+async function readTickets(ctx: SyncContext, path: string, page: Page<'tickets'>, allowance: { sameSecond: number }): Promise<void> {
   const headers = cwHeaders(ctx.credentials);
-  const wanted = new Set(await ticketsToRead(ctx, page, allowance));
+  // Project ticket notes are not counted (a project ticket is not watched for notes).
   const counted = path === '/service/tickets';
+  const wanted = await ticketsToRead(ctx, page, counted, allowance);
   const calls: (() => Promise<void>)[] = [];
   for (const rec of page) {
-    if (!wanted.has(rec)) {
-      measuredField(rec, 'description', false);
-      measuredField(rec, 'noteCount', false);
-      continue;
-    }
-    calls.push(async () => {
-      const res = await ctx.http.request<unknown>({
-        url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes`, headers,
-        query: { conditions: 'detailDescriptionFlag = true', orderBy: 'id asc', pageSize: 1, page: 1 },
+    const reads = wanted.get(rec);
+    if (reads === 'both') {
+      calls.push(async () => {
+        const res = await ctx.http.request<unknown>({
+          url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes`, headers,
+          query: { conditions: 'detailDescriptionFlag = true', orderBy: 'id asc', pageSize: 1, page: 1 },
+        });
+        const notes = Array.isArray(res.body) ? (res.body as CwNative[]) : null;
+        if (notes) rec.fields.description = typeof notes[0]?.text === 'string' ? notes[0].text : null;
+        measuredField(rec, 'description', notes !== null);
       });
-      const notes = Array.isArray(res.body) ? (res.body as CwNative[]) : null;
-      if (notes) rec.fields.description = typeof notes[0]?.text === 'string' ? notes[0].text : null;
-      measuredField(rec, 'description', notes !== null);
-    });
-    // Project ticket notes are not counted (a project ticket is not watched for notes).
-    if (!counted) measuredField(rec, 'noteCount', false);
-    else calls.push(async () => {
-      const res = await ctx.http.request<{ count?: unknown }>({ url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes/count`, headers });
-      const count = res.body?.count;
-      const filled = typeof count === 'number' && Number.isFinite(count);
-      if (filled) rec.fields.noteCount = count;
-      measuredField(rec, 'noteCount', filled);
-    });
+    } else measuredField(rec, 'description', false);
+    if (reads && counted) {
+      calls.push(async () => {
+        const res = await ctx.http.request<{ count?: unknown }>({ url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes/count`, headers });
+        const count = res.body?.count;
+        const filled = typeof count === 'number' && Number.isFinite(count);
+        if (filled) rec.fields.noteCount = count;
+        measuredField(rec, 'noteCount', filled);
+      });
+    } else measuredField(rec, 'noteCount', false);
   }
   let next = 0;
   const worker = async () => { while (next < calls.length) await calls[next++](); };
@@ -157,7 +165,7 @@ async function readTickets(ctx: SyncContext, path: string, page: Page<'tickets'>
 
 async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
   const conditions = sinceCondition('tickets', ctx);
-  const allowance = { unsettled: UNSETTLED_COUNTS_PER_SYNC };
+  const allowance = { sameSecond: SAME_SECOND_READS_PER_SYNC };
   for (const path of ['/service/tickets', '/project/tickets']) {
     for await (const page of cwPages(ctx, path, conditions)) {
       const mapped = toPage<'tickets'>(page, (t) => mapTicket(t, ctx.statusMapping));
