@@ -20,10 +20,14 @@ export class WebhooksStore {
     if (eventIds.length === 0 || hooks.length === 0) return Promise.resolve([]);
     const params: unknown[] = [tenantId, eventIds];
     const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
-    const perHook = hooks.map((h) => `SELECT ${p(h.id)}::uuid AS webhook_id, id, seq FROM events
-      WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND ${visibleWhere(h.visibility, null, p)}`);
+    const perHook = hooks.map((h) => `SELECT ${p(h.id)}::uuid AS webhook_id, id, seq FROM announced
+      WHERE tenant_id = $1 AND ${visibleWhere(h.visibility, null, p)}`);
+    // The events are found by id alone (materialized first): with the tenant in the same condition, a
+    // planner without statistics (the embedded store never gathers any) reads all of the tenant's events.
     return this.ds.query(
-      `WITH added AS (
+      `WITH announced AS MATERIALIZED (
+         SELECT id, seq, tenant_id, kind, connection_id, detail FROM events WHERE id = ANY($2::uuid[])),
+       added AS (
          INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_seq)
          SELECT x.webhook_id, $1, x.id, x.seq FROM (${perHook.join(' UNION ALL ')}) x
          ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING webhook_id)
