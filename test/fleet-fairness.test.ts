@@ -1,7 +1,7 @@
 /**
  * A big tenant does not starve the small ones on a worker (docs/architecture.md, Vendor API budget): with two
  * sync slots and every connection scheduled each second, one connection whose first sync is slow and huge
- * (hundreds of tickets from a vendor that takes 400 ms an answer) runs in one slot, and the small tenants
+ * (thousands of tickets, over a dozen calls, from a vendor that takes 1.5 s an answer) runs in one slot, and the small tenants
  * that connect meanwhile are all synced in the other while it is still running. Its scheduled runs that fall
  * due meanwhile find its resources claimed and end at once (src/sync/freshness.ts), never taking the second slot.
  */
@@ -23,7 +23,7 @@ let servers: { url: string; close(): Promise<void> }[] = [];
 beforeAll(async () => {
   const cw = loadVendorFixtures('sandbox-alpha', 'connectwise');
   big.seed('big', cw.resources);
-  big.grow('big', 'tickets', 400);
+  big.grow('big', 'tickets', 3000);
   const pax8 = loadVendorFixtures('sandbox-alpha', 'pax8');
   for (let i = 0; i < SMALL; i++) small.seed(`small-${i}`, pax8.resources);
   servers = [await startStandalone(big), await startStandalone(small)];
@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 it('small tenants are all synced while a big one\'s slow first sync still runs, its scheduled runs never taking the other slot', async () => {
-  big.faults.setLatency(400);
+  big.faults.setLatency(1500);
   const bigConnection = await addTenantConnection(svc, {
     slug: 'fleet-big', kind: 'psa', connector: 'connectwise', baseUrl: `${servers[0].url}/v4_6_release/apis/3.0`,
     credentials: { companyId: 'big', publicKey: 'sandbox-public', privateKey: 'sandbox-private', clientId: '00000000-0000-0000-0000-000000000000' },
