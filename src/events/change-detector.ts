@@ -72,7 +72,7 @@ function sameValue(next: unknown, stored: unknown): boolean {
 
 /**
  * The canonical fields that moved. A field this read did not measure (FetchedRecord.unmeasured) is stored
- * as it was, so it did not move; one measured now but stored null was not measured before (a ConnectWise
+ * as it was, so it did not move; one measured now but stored null was not measured before (a
  * description after the baseline), so its first measurement is not a change either.
  */
 function changedFields(resource: SyncResource, record: FetchedRecord, before: StoredRow): string[] {

@@ -148,13 +148,21 @@ export function storedForm(record: FetchedRecord): { record: FetchedRecord; hash
 }
 
 /** Whether a field the connector measured (FetchedRecord.measured) differs from the stored column. */
-function measuredChanged(plan: TablePlan, record: FetchedRecord, row: StoredRow): boolean {
-  if (!record.measured) return false;
+/**
+ * How the fields the connector measured compare with the stored row: unmoved, only filled (every moved
+ * one stored null: measured for the first time, nothing the vendor changed) or moved.
+ */
+function measuredChanged(plan: TablePlan, record: FetchedRecord, row: StoredRow): 'none' | 'filled' | 'moved' {
+  if (!record.measured) return 'none';
   const fields = record.fields as unknown as Record<string, unknown>;
-  return record.measured.some((prop) => {
+  let out: 'none' | 'filled' | 'moved' = 'none';
+  for (const prop of record.measured) {
     const column = plan.byProp.get(prop);
-    return column !== undefined && String(row[column.db] ?? null) !== String(fields[prop] ?? null);
-  });
+    if (column === undefined || String(row[column.db] ?? null) === String(fields[prop] ?? null)) continue;
+    if (row[column.db] != null) return 'moved';
+    out = 'filled';
+  }
+  return out;
 }
 
 /**
@@ -323,7 +331,7 @@ export class RecordWriter {
       scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId), records.map((r) => r.hash),
     ]);
     const before = new Map(stored.map((s) => [s.source_id, s]));
-    const changed: { record: FetchedRecord; values: unknown[]; json: string; measuredMoved: boolean }[] = [];
+    const changed: { record: FetchedRecord; values: unknown[]; json: string; measuredMoved: boolean; filledOnly: boolean }[] = [];
     let unchanged = 0;
     const nowSettled: string[] = [];
     for (const p of records) {
@@ -331,14 +339,17 @@ export class RecordWriter {
       const prev = before.get(record.sourceId);
       // The stored payload comes back only where it moved; where it did not, it is this one.
       if (prev && prev.raw == null) prev.raw = record.native;
-      const measuredMoved = prev !== undefined && measuredChanged(plan, record, prev);
-      if (!force && prev?.raw_hash === hash && !measuredMoved) {
+      const measured = prev === undefined ? 'none' : measuredChanged(plan, record, prev);
+      const measuredMoved = measured === 'moved';
+      if (!force && prev?.raw_hash === hash && measured === 'none') {
         unchanged++;
         if (!settled(prev.synced_at, prev.vendor_updated_at) && settled(syncedAt, prev.vendor_updated_at)) nowSettled.push(prev.id);
         continue;
       }
       const keeps = prev !== undefined && record.unmeasured?.some((prop) => plan.byProp.has(prop));
-      changed.push({ record, values: keeps ? this.rowValues(plan, record, hash, prev) : p.values, json: p.json, measuredMoved });
+      // A first measurement of an unchanged record is stored, but nothing at the vendor moved: not an update.
+      const filledOnly = !force && prev?.raw_hash === hash && measured === 'filled';
+      changed.push({ record, values: keeps ? this.rowValues(plan, record, hash, prev) : p.values, json: p.json, measuredMoved, filledOnly });
     }
     // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
     if (nowSettled.length > 0) {
@@ -385,9 +396,10 @@ export class RecordWriter {
       };
       await writeSome(changed);
     }
-    for (const { record, measuredMoved } of changed) {
+    for (const { record, measuredMoved, filledOnly } of changed) {
       const id = ids.get(record.sourceId);
       if (id === undefined) continue;
+      if (filledOnly) { result.unchanged++; continue; }
       const prev = before.get(record.sourceId);
       if (prev) result.updated.push({ record, id, before: prev, measuredChanged: measuredMoved });
       else result.created.push({ record, id });
