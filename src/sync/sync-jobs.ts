@@ -26,19 +26,37 @@ export type TenantSyncOutcome =
   | { state: 'finished'; syncId: string; connections: ConnectionSyncResult[] }
   | { state: 'running'; syncId: string; connections: ConnectionSyncResult[]; pending: string[] };
 
+type ScheduledConnection = Pick<Connection, 'id' | 'tenantId' | 'connector' | 'settings'>;
+
+/** How often each connection's scheduler ticks (its freshness plan), by connection id; 0 = no schedule. */
+export type TickPlanner = (connections: Pick<Connection, 'id' | 'connector' | 'settings'>[]) => Promise<Map<string, number>>;
+
+/** Connections planned per read of their states, and schedules placed at once, when a worker places them all. */
+const SCHEDULE_CHUNK = 500;
+const SCHEDULES_AT_ONCE = 32;
+
 export class SyncJobs {
   constructor(
     private readonly ds: DataSource, private readonly queue: JobQueue,
-    /** How often the connection's scheduler ticks (its freshness plan); 0 = no schedule. */
-    private readonly tickMs: (connection: Pick<Connection, 'id' | 'connector' | 'settings'>) => Promise<number>,
+    private readonly tickMs: TickPlanner,
   ) {}
 
-  async schedule(connection: Pick<Connection, 'id' | 'tenantId' | 'connector' | 'settings'>): Promise<void> {
-    const intervalMs = await this.tickMs(connection);
-    if (intervalMs <= 0) return;
-    await this.queue.upsertScheduler(
-      `sync-${connection.id}`, intervalMs, 'sync.connection', { tenantId: connection.tenantId, connectionId: connection.id },
-    );
+  async schedule(connection: ScheduledConnection): Promise<void> {
+    await this.place([connection]);
+  }
+
+  /** Places (or moves) the schedules of `connections`: one read of their plans, a bounded number of upserts at once. */
+  private async place(connections: ScheduledConnection[]): Promise<void> {
+    const ticks = await this.tickMs(connections);
+    const due = connections.filter((c) => (ticks.get(c.id) ?? 0) > 0);
+    let next = 0;
+    const placer = async () => {
+      while (next < due.length) {
+        const c = due[next++];
+        await this.queue.upsertScheduler(`sync-${c.id}`, ticks.get(c.id)!, 'sync.connection', { tenantId: c.tenantId, connectionId: c.id });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SCHEDULES_AT_ONCE, due.length) }, placer));
   }
 
   /** Moves a connection's schedule to its plan's tick now (a removed connection: nothing). */
@@ -49,7 +67,7 @@ export class SyncJobs {
 
   /** The connection's schedule as it stands: its tick and when it runs next (null: no schedule). */
   async scheduleOf(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<{ intervalMs: number | null; nextAt: Date | null }> {
-    const intervalMs = await this.tickMs(connection);
+    const intervalMs = (await this.tickMs([connection])).get(connection.id) ?? 0;
     if (intervalMs <= 0) return { intervalMs: null, nextAt: null };
     return { intervalMs, nextAt: await this.queue.nextRun(`sync-${connection.id}`) };
   }
@@ -59,8 +77,10 @@ export class SyncJobs {
     await this.queue.removeScheduler(`sync-${connectionId}`);
   }
 
+  /** Every connection's schedule, placed when a worker starts (a thousand tenants' in seconds, not minutes). */
   async scheduleAll(): Promise<void> {
-    for (const c of await this.ds.getRepository(Connection).find()) await this.schedule(c);
+    const all = await this.ds.getRepository(Connection).find({ select: { id: true, tenantId: true, connector: true, settings: true }, order: { id: 'ASC' } });
+    for (let i = 0; i < all.length; i += SCHEDULE_CHUNK) await this.place(all.slice(i, i + SCHEDULE_CHUNK));
   }
 
   /**

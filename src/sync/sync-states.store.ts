@@ -17,15 +17,17 @@ export class SyncStatesStore {
    * them all, so that the scheduler's ticks leave them to it meanwhile.
    */
   async claimDue(tenantId: string, connectionId: string, resources: readonly SyncResource[], dueOnly = true): Promise<Set<SyncResource>> {
-    await this.ds.query(
-      `INSERT INTO sync_states (tenant_id, connection_id, resource) SELECT $1, $2, r FROM unnest($3::text[]) AS r
-       ON CONFLICT (connection_id, resource) DO NOTHING`, [tenantId, connectionId, resources]);
-    // Through a CTE: the driver answers an UPDATE's RETURNING rows with its count, a SELECT's as they are.
+    // One statement per tick: a missing row is made claimed, an existing one is claimed only when due (a row
+    // the WHERE leaves alone is neither written nor returned). Through a CTE: the driver answers a bare
+    // RETURNING with its count on some statements, a SELECT's rows as they are.
     const rows: { resource: SyncResource }[] = await this.ds.query(
-      `WITH claimed AS (UPDATE sync_states SET next_check_at = now() + ($3::int * interval '1 millisecond')
-         WHERE connection_id = $1 AND resource = ANY($2::text[]) AND (NOT $4::boolean OR next_check_at IS NULL OR next_check_at <= now())
+      `WITH claimed AS (
+         INSERT INTO sync_states (tenant_id, connection_id, resource, next_check_at)
+         SELECT $1, $2, r, now() + ($4::int * interval '1 millisecond') FROM unnest($3::text[]) AS r
+         ON CONFLICT (connection_id, resource) DO UPDATE SET next_check_at = EXCLUDED.next_check_at
+         WHERE NOT $5::boolean OR sync_states.next_check_at IS NULL OR sync_states.next_check_at <= now()
          RETURNING resource)
-       SELECT resource FROM claimed`, [connectionId, resources, CLAIM_MS, dueOnly]);
+       SELECT resource FROM claimed`, [tenantId, connectionId, resources, CLAIM_MS, dueOnly]);
     return new Set(rows.map((r) => r.resource));
   }
 }

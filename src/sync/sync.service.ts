@@ -5,7 +5,7 @@
  * retries, and the last good data stays served. A record the store refuses does not fail its page:
  * the writer quarantines it, and here it is counted (report and sync_states.quarantined) and audited.
  */
-import type { DataSource, EntityManager } from 'typeorm';
+import { In, type DataSource, type EntityManager } from 'typeorm';
 import { Connection, SyncState } from '../../entities';
 import type { Logger } from 'pino';
 import { readConnector } from '../connectors/registry';
@@ -108,9 +108,16 @@ export class SyncService {
     })), requestsPerHour, this.fixedIntervalMs);
   }
 
-  /** The plan as the stored states make it now. */
-  async currentPlan(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<FreshnessPlan> {
-    return this.planOf(connection, await this.ds.getRepository(SyncState).findBy({ connectionId: connection.id }));
+  /**
+   * The ticks of many connections' plans as their stored states make them now, by connection id, from one
+   * read of those states (a worker places every schedule at start).
+   */
+  async currentTicks(connections: Pick<Connection, 'id' | 'connector' | 'settings'>[]): Promise<Map<string, number>> {
+    const states = connections.length === 0 ? []
+      : await this.ds.getRepository(SyncState).findBy({ connectionId: In(connections.map((c) => c.id)) });
+    const byConnection = new Map<string, SyncState[]>();
+    for (const s of states) byConnection.set(s.connectionId, [...(byConnection.get(s.connectionId) ?? []), s]);
+    return new Map(connections.map((c) => [c.id, this.planOf(c, byConnection.get(c.id) ?? []).tickMs]));
   }
 
   addListener(listener: SyncListener): void {
@@ -139,11 +146,13 @@ export class SyncService {
     const due = opts.scheduled ? claimed : null;
     // A tick with nothing due ends here: no vendor call, no write, nothing to tell.
     if (due && due.size === 0) return report;
-    const planBefore = opts.scheduled ? this.planOf(connection, await states.findBy({ connectionId })) : null;
+    // The connection's states, read once: the plan before this run and each checked resource's state.
+    const stored = await states.findBy({ connectionId });
+    const planBefore = opts.scheduled ? this.planOf(connection, stored) : null;
     const checked: SyncState[] = [];
 
     for (const resource of wanted.filter((r) => !due || due.has(r))) {
-      const state = (await states.findOneBy({ connectionId, resource })) ??
+      const state = stored.find((s) => s.resource === resource) ??
         states.create({ tenantId: connection.tenantId, connectionId, resource, lastStatus: 'never', recordsSeen: 0, quietChecks: 0 });
       checked.push(state);
       const callsBefore = calls;
@@ -168,14 +177,14 @@ export class SyncService {
         state.lastError = null;
         state.quietChecks = (state.quietChecks ?? 0) + 1;
         state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
-        await states.save(state);
+        // Written with its next check, in planNext's one statement for it.
         report.resources.push({ resource, mode: 'probe', fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 });
         continue;
       }
       const mode = incremental ? 'incremental' : 'full';
       state.lastAttemptAt = started;
       state.lastStatus = 'running';
-      await states.save(state);
+      await this.saveState(state);
 
       const r: ResourceReport = { resource, mode, fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 };
       let watermark = state.watermark;
@@ -248,7 +257,7 @@ export class SyncService {
         state.quietChecks = changed ? 0 : (state.quietChecks ?? 0) + 1;
         // What a check costs from now on: not a first or forced full read of a resource read incrementally after.
         if (!baseline && !(opts.full && connector.incremental.includes(resource))) state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
-        await states.save(state);
+        await this.saveState(state);
         report.resources.push(r);
       } catch (err) {
         // Pages that committed before the failure are announced all the same.
@@ -256,7 +265,7 @@ export class SyncService {
         const message = describeSyncError(err);
         state.lastStatus = 'failed';
         state.lastError = message;
-        await states.save(state);
+        await this.saveState(state);
         report.ok = false;
         report.error = `${resource}: ${message}`;
         report.resources.push(r);
@@ -266,13 +275,13 @@ export class SyncService {
         });
         // A sandbox connection fails against our own simulators: nothing for an operator to act on (docs/architecture.md, Running it).
         this.logger[connection.settings?.fixture === true ? 'info' : 'warn']({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
-        await this.planNext(connection, checked, due, planBefore, report);
+        await this.planNext(connection, stored, checked, due, planBefore, report);
         await this.ended(connection);
         recordSync(connection.kind, report, syncStarted);
         throw new SyncFailedError(report);
       }
     }
-    await this.planNext(connection, checked, due, planBefore, report);
+    await this.planNext(connection, stored, checked, due, planBefore, report);
     // A scheduled tick that changed nothing is not an event of the audit log (it runs every few seconds).
     const eventful = !opts.scheduled || report.resources.some((x) => x.created + x.updated + (x.deleted ?? 0) + x.quarantined > 0);
     if (eventful) await this.audit.write({
@@ -285,6 +294,17 @@ export class SyncService {
     await this.ended(connection);
     recordSync(connection.kind, report, syncStarted);
     return report;
+  }
+
+  /** What a check sets on a resource's state, in one statement (its row exists: claimDue made it), with `also`. */
+  private async saveState(state: SyncState, also: Partial<Pick<SyncState, 'intervalSeconds' | 'nextCheckAt'>> = {}): Promise<void> {
+    const states = this.ds.getRepository(SyncState);
+    if (!state.id) { await states.save(Object.assign(state, also)); return; }
+    await states.update({ id: state.id }, {
+      lastSyncedAt: state.lastSyncedAt, watermark: state.watermark, lastAttemptAt: state.lastAttemptAt, lastStatus: state.lastStatus,
+      lastError: state.lastError, lastMode: state.lastMode, recordsSeen: state.recordsSeen, quarantined: state.quarantined,
+      checkedAt: state.checkedAt, quietChecks: state.quietChecks, callsPerCheck: state.callsPerCheck, ...also,
+    });
   }
 
   /**
@@ -302,10 +322,11 @@ export class SyncService {
 
   /** After a run: each resource's interval and next check from the connection's plan; `tickChanged` tells the caller to move the schedule. */
   private async planNext(
-    connection: Connection, checked: SyncState[], due: Set<SyncResource> | null, planBefore: FreshnessPlan | null, report: SyncReport,
+    connection: Connection, stored: SyncState[], checked: SyncState[], due: Set<SyncResource> | null, planBefore: FreshnessPlan | null, report: SyncReport,
   ): Promise<void> {
     const states = this.ds.getRepository(SyncState);
-    const all = await states.findBy({ connectionId: connection.id });
+    // The states as this run read and changed them (a state it made itself among them).
+    const all = [...stored, ...checked.filter((c) => !stored.includes(c))];
     const plan = this.planOf(connection, all);
     const now = Date.now();
     for (const s of all) {
@@ -317,8 +338,11 @@ export class SyncService {
       const nextCheckAt = done ? new Date((done.lastStatus === 'ok' ? done.checkedAt?.getTime() ?? now : now) + interval)
         : due?.has(s.resource as SyncResource) ? new Date(now) : s.nextCheckAt;
       const intervalSeconds = Math.round(interval / 1000);
-      if (intervalSeconds === s.intervalSeconds && nextCheckAt?.getTime() === s.nextCheckAt?.getTime()) continue;
-      await states.update({ id: s.id }, { intervalSeconds, nextCheckAt });
+      // A checked resource: what its check found and its next check, in one statement.
+      if (done) await this.saveState(done, { intervalSeconds, nextCheckAt });
+      else if (intervalSeconds !== s.intervalSeconds || nextCheckAt?.getTime() !== s.nextCheckAt?.getTime()) {
+        await states.update({ id: s.id }, { intervalSeconds, nextCheckAt });
+      }
     }
     report.tickMs = plan.tickMs;
     report.tickChanged = planBefore !== null && planBefore.tickMs !== plan.tickMs;

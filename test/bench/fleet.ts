@@ -410,6 +410,24 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
     }
   };
 
+  // Which resources run late, and whether sync jobs wait for a slot: what a figure under 100 % comes from.
+  const lateByResource = new Map<string, { late: number; worstS: number }>();
+  let mostWaiting = 0;
+  let lastDiagnosis = 0;
+  const diagnose = async (now: number) => {
+    const rows: { key: string; late: number; worst: number | null }[] = await store.db.dataSource.query(
+      `SELECT c.connector || '/' || s.resource AS key,
+         COUNT(*) FILTER (WHERE s.checked_at IS NULL OR EXTRACT(EPOCH FROM (to_timestamp($1::double precision / 1000) - s.checked_at)) * 1000 > s.interval_seconds * 1000 + $2)::int AS late,
+         MAX(EXTRACT(EPOCH FROM (to_timestamp($1::double precision / 1000) - s.checked_at)) - s.interval_seconds) AS worst
+       FROM sync_states s JOIN connections c ON c.id = s.connection_id GROUP BY 1`, [now, GRACE_MS]);
+    for (const r of rows) {
+      const was = lateByResource.get(r.key) ?? { late: 0, worstS: -Infinity };
+      lateByResource.set(r.key, { late: Math.max(was.late, r.late), worstS: Math.max(was.worstS, Number(r.worst ?? Infinity)) });
+    }
+    const sync = (await store.queue.counts()).find((c) => c.name === 'sync.connection');
+    mostWaiting = Math.max(mostWaiting, sync?.waiting ?? 0);
+  };
+
   let made = 0;
   let lastSample = 0;
   let lastWatch = 0;
@@ -424,6 +442,7 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
         stalenessSamples.push(l.stalenessMs);
       }
     }
+    if (now - lastDiagnosis >= 10_000) { lastDiagnosis = now; await diagnose(now); }
     if (rssAtInterval.length < Math.floor((now - t0) / interval)) rssAtInterval.push(rss.samples.at(-1)?.bytes ?? NaN);
     await sleep(100);
   }
@@ -447,6 +466,9 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
     [`fleet steady, ${label}: staleness p50/p95/max s`]: [percentile(stalenessSamples, 0.5), percentile(stalenessSamples, 0.95), Math.max(...worst.values())]
       .map((ms) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : 'never synced')).join(' / '),
     [`fleet steady, ${label}: change->store lag p50/p95 s`]: `${(percentile(lags, 0.5) / 1000).toFixed(1)} / ${(percentile(lags, 0.95) / 1000).toFixed(1)} (${lags.length} of ${changes.length} changes seen)`,
+    [`fleet steady, ${label}: late resources (most at once, worst s past interval)`]: [...lateByResource].filter(([, v]) => v.late > 0)
+      .sort((a, b) => b[1].late - a[1].late).slice(0, 6).map(([k, v]) => `${k} ${v.late}, ${v.worstS.toFixed(0)}`).join('; ') || 'none',
+    [`fleet steady, ${label}: sync jobs waiting for a slot, most at once`]: mostWaiting,
     [`fleet steady, ${label}: worker peak RSS MiB (goal <500)`]: mib(peakRss),
     [`fleet steady, ${label}: worker RSS at each interval MiB`]: rssAtInterval.map((b) => mib(b)).join(' / '),
     [`fleet steady, ${label}: vendor requests/s, 429s (goal 0)`]: `${Math.round((after.requests - before.requests) / ((Date.now() - t0) / 1000))}, ${after.throttled - before.throttled}`,
@@ -484,6 +506,15 @@ export async function benchFleet(databaseUrl: string): Promise<Record<string, un
     store = await openStore(shared);
     out['fleet tenants / connections'] = `${TENANTS} / ${store.connections.length} (vendors answer in ${LATENCY_MS} ms)`;
     out['fleet sync concurrency / database pool per worker'] = `${concurrency} / ${databasePoolSize('worker', concurrency)}`;
+    // BENCH_FLEET_SPEEDUP=0: the steady state alone (its first round is then the fleet's first sync).
+    if (process.env.BENCH_FLEET_SPEEDUP === '0') {
+      for (const w of STEADY_WORKERS) {
+        const figures = await steadyState(shared, store, w, partStarted + PART_LIMIT_MS);
+        for (const [k, v] of Object.entries(figures)) progress(`${k}: ${v}`);
+        Object.assign(out, figures);
+      }
+      return out;
+    }
     const one = await initialSync(shared, store, 1);
     progress(`initial sync, 1 worker: ${one.seconds.toFixed(1)} s, ${one.complete} complete (${one.rate.toFixed(1)}/s), ${one.failed} failed; ${one.cpu}`);
     await closeStore(shared, store);

@@ -134,7 +134,7 @@ async function benchLagAtDefaultBudgets(svc: RunningServer): Promise<Record<stri
   }
   await s.access.invalidate();
   // The service's own scheduler wiring, with the plan's tick (the bench's service runs with SYNC_INTERVAL_SECONDS=0).
-  const jobs = new SyncJobs(s.ds, s.queue, async (c) => (await s.sync.currentPlan(c)).tickMs);
+  const jobs = new SyncJobs(s.ds, s.queue, (cs) => s.sync.currentTicks(cs));
   for (const t of targets) {
     const [c] = await s.ds.query('SELECT id, tenant_id AS "tenantId", connector, settings FROM connections WHERE id = $1', [t.connectionId]);
     await jobs.schedule(c);
