@@ -60,6 +60,18 @@ export async function listIds(connector: ReadConnector, resource: SyncResource, 
  * Removes the connection's rows of `resource` whose source id is not in `present`, inside the caller's
  * transaction, and answers what was removed (the rows as they were) for the deletion events.
  */
+/** Whether any stored record of the resource is missing from `present` (removeVanished would remove something). */
+export async function anyVanished(
+  manager: EntityManager, writer: RecordWriter, resource: SyncResource, scope: { tenantId: string; connectionId: string }, present: Set<string>,
+): Promise<boolean> {
+  const { table } = writer.plan(resource);
+  const [row]: { vanished: boolean }[] = await manager.query(
+    `SELECT EXISTS (SELECT 1 FROM "${table}" WHERE tenant_id = $1 AND connection_id = $2 AND NOT (source_id = ANY($3::text[]))) AS vanished`,
+    [scope.tenantId, scope.connectionId, [...present]],
+  );
+  return row?.vanished === true;
+}
+
 export async function removeVanished(
   manager: EntityManager,
   writer: RecordWriter,

@@ -323,6 +323,18 @@ export class RecordWriter {
    * and the transaction is lost; with it, refused records are quarantined and the rest written.
    */
   async writePage(manager: EntityManager, prepared: PreparedPage, force = false, careful = false): Promise<PageWriteResult> {
+    return (await this.write(manager, prepared, force, careful, false))!;
+  }
+
+  /**
+   * The page's result when nothing in it would be written (every record as stored: a quiet full read),
+   * with no transaction needed; null, and nothing done, when something would.
+   */
+  async unchangedPage(manager: EntityManager, prepared: PreparedPage): Promise<PageWriteResult | null> {
+    return this.write(manager, prepared, false, false, true);
+  }
+
+  private async write(manager: EntityManager, prepared: PreparedPage, force: boolean, careful: boolean, onlyIfUnchanged: boolean): Promise<PageWriteResult | null> {
     const { resource, scope, syncedAt, records } = prepared;
     const plan = this.plan(resource);
     if (records.length === 0) return { created: [], updated: [], unchanged: 0, quarantined: [] };
@@ -351,6 +363,7 @@ export class RecordWriter {
       const filledOnly = !force && prev?.raw_hash === hash && measured === 'filled';
       changed.push({ record, values: keeps ? this.rowValues(plan, record, hash, prev) : p.values, json: p.json, measuredMoved, filledOnly });
     }
+    if (onlyIfUnchanged && changed.length > 0) return null;
     // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
     if (nowSettled.length > 0) {
       await manager.query(`UPDATE "${plan.table}" SET synced_at = $1 WHERE id = ANY($2::uuid[])`, [syncedAt, nowSettled]);

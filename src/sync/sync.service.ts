@@ -15,7 +15,7 @@ import type { SecretBox } from '../security/secret-box';
 import type { AuditService } from '../audit/audit.service';
 import { PageRefusedError, RecordWriter, type PageWriteResult } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
-import { DeletionScanner, listIds, removeVanished } from './deletions';
+import { anyVanished, DeletionScanner, listIds, removeVanished } from './deletions';
 import { escapeStoredText } from './stored-text';
 import { recordSync } from '../http/metrics';
 import type { BudgetGate, BudgetLease } from '../budget/budget';
@@ -203,6 +203,10 @@ export class SyncService {
           r.fetched += page.length;
           if (seen) for (const rec of page) seen.add(escapeStoredText(rec.sourceId));
           let afterCommit: (() => Promise<void>)[] = [];
+          // A full read's page the store already holds as fetched (a quiet RMM list every few seconds) needs no
+          // transaction and tells no listener. Not tried where pages are mostly new or changed (a baseline, an
+          // incremental read, a forced full sync): the try would cost them one more read.
+          const quiet = incremental || baseline || opts.full === true ? null : await this.writer.unchangedPage(this.ds.manager, prepared);
           const write = (careful: boolean) => this.ds.transaction(async (manager) => {
             afterCommit = [];
             const res = await this.writer.writePage(manager, prepared, opts.full === true, careful);
@@ -213,7 +217,7 @@ export class SyncService {
             return res;
           });
           // A page the store refuses (a record no column takes) lost its transaction: written again, carefully.
-          const result = await write(false).catch((err: unknown) => {
+          const result = quiet ?? await write(false).catch((err: unknown) => {
             if (err instanceof PageRefusedError) return write(true);
             throw err;
           });
@@ -358,6 +362,8 @@ export class SyncService {
   /** The deletion pass: removes what the vendor no longer lists and tells the listeners, in one transaction. */
   private async removeVanished(connection: Connection, resource: SyncResource, baseline: boolean, present: Set<string>): Promise<number> {
     const afterCommit: (() => Promise<void>)[] = [];
+    // Nothing vanished (the usual case): one read, no transaction.
+    if (!(await anyVanished(this.ds.manager, this.writer, resource, { tenantId: connection.tenantId, connectionId: connection.id }, present))) return 0;
     const deleted = await this.ds.transaction(async (manager) => {
       const rows = await removeVanished(manager, this.writer, resource, { tenantId: connection.tenantId, connectionId: connection.id }, present);
       if (rows.length === 0) return rows;
