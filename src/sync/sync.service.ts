@@ -13,14 +13,13 @@ import type { FetchedRecord, SyncContext, SyncResource } from '../connectors/typ
 import { VendorHttpClient, VendorHttpError } from '../connectors/vendor-http';
 import type { SecretBox } from '../security/secret-box';
 import type { AuditService } from '../audit/audit.service';
-import { PageRefusedError, RecordWriter, type PageWriteResult } from './record-writer';
+import { PageRefusedError, RecordWriter, SETTLED_AFTER_MS, type PageWriteResult } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 import { anyVanished, DeletionScanner, listIds, removeVanished } from './deletions';
 import { escapeStoredText } from './stored-text';
 import { recordSync } from '../http/metrics';
 import type { BudgetGate, BudgetLease } from '../budget/budget';
 import { planFreshness, type FreshnessPlan } from './freshness';
-import { SETTLED_AFTER_MS } from './record-writer';
 import { SyncStatesStore } from './sync-states.store';
 
 const NO_LEASE: BudgetLease = { release: async () => undefined };
@@ -150,6 +149,8 @@ export class SyncService {
     const stored = await states.findBy({ connectionId });
     const planBefore = opts.scheduled ? this.planOf(connection, stored) : null;
     const checked: SyncState[] = [];
+    // Checks that found nothing: their state is written once, with the next check (planNext).
+    const probed = new Set<SyncState>();
 
     for (const resource of wanted.filter((r) => !due || due.has(r))) {
       const state = stored.find((s) => s.resource === resource) ??
@@ -178,6 +179,7 @@ export class SyncService {
         state.quietChecks = (state.quietChecks ?? 0) + 1;
         state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
         // Written with its next check, in planNext's one statement for it.
+        probed.add(state);
         report.resources.push({ resource, mode: 'probe', fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 });
         continue;
       }
@@ -279,13 +281,13 @@ export class SyncService {
         });
         // A sandbox connection fails against our own simulators: nothing for an operator to act on (docs/architecture.md, Running it).
         this.logger[connection.settings?.fixture === true ? 'info' : 'warn']({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
-        await this.planNext(connection, stored, checked, due, planBefore, report);
+        await this.planNext(connection, stored, checked, probed, due, planBefore, report);
         await this.ended(connection);
         recordSync(connection.kind, report, syncStarted);
         throw new SyncFailedError(report);
       }
     }
-    await this.planNext(connection, stored, checked, due, planBefore, report);
+    await this.planNext(connection, stored, checked, probed, due, planBefore, report);
     // A scheduled tick that changed nothing is not an event of the audit log (it runs every few seconds).
     const eventful = !opts.scheduled || report.resources.some((x) => x.created + x.updated + (x.deleted ?? 0) + x.quarantined > 0);
     if (eventful) await this.audit.write({
@@ -326,7 +328,8 @@ export class SyncService {
 
   /** After a run: each resource's interval and next check from the connection's plan; `tickChanged` tells the caller to move the schedule. */
   private async planNext(
-    connection: Connection, stored: SyncState[], checked: SyncState[], due: Set<SyncResource> | null, planBefore: FreshnessPlan | null, report: SyncReport,
+    connection: Connection, stored: SyncState[], checked: SyncState[], probed: Set<SyncState>, due: Set<SyncResource> | null,
+    planBefore: FreshnessPlan | null, report: SyncReport,
   ): Promise<void> {
     const states = this.ds.getRepository(SyncState);
     // The states as this run read and changed them (a state it made itself among them).
@@ -342,8 +345,8 @@ export class SyncService {
       const nextCheckAt = done ? new Date((done.lastStatus === 'ok' ? done.checkedAt?.getTime() ?? now : now) + interval)
         : due?.has(s.resource as SyncResource) ? new Date(now) : s.nextCheckAt;
       const intervalSeconds = Math.round(interval / 1000);
-      // A checked resource: what its check found and its next check, in one statement.
-      if (done) await this.saveState(done, { intervalSeconds, nextCheckAt });
+      // A probe's check: what it found and its next check, in one statement (a read saved its own as it ended).
+      if (done && probed.has(done)) await this.saveState(done, { intervalSeconds, nextCheckAt });
       else if (intervalSeconds !== s.intervalSeconds || nextCheckAt?.getTime() !== s.nextCheckAt?.getTime()) {
         await states.update({ id: s.id }, { intervalSeconds, nextCheckAt });
       }

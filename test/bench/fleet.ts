@@ -506,13 +506,16 @@ export async function benchFleet(databaseUrl: string): Promise<Record<string, un
     store = await openStore(shared);
     out['fleet tenants / connections'] = `${TENANTS} / ${store.connections.length} (vendors answer in ${LATENCY_MS} ms)`;
     out['fleet sync concurrency / database pool per worker'] = `${concurrency} / ${databasePoolSize('worker', concurrency)}`;
-    // BENCH_FLEET_SPEEDUP=0: the steady state alone (its first round is then the fleet's first sync).
-    if (process.env.BENCH_FLEET_SPEEDUP === '0') {
+    const steady = async (s: Store) => {
       for (const w of STEADY_WORKERS) {
-        const figures = await steadyState(shared, store, w, partStarted + PART_LIMIT_MS);
+        const figures = await steadyState(shared, s, w, partStarted + PART_LIMIT_MS);
         for (const [k, v] of Object.entries(figures)) progress(`${k}: ${v}`);
         Object.assign(out, figures);
       }
+    };
+    // BENCH_FLEET_SPEEDUP=0: the steady state alone (its first round is then the fleet's first sync).
+    if (process.env.BENCH_FLEET_SPEEDUP === '0') {
+      await steady(store);
       return out;
     }
     const one = await initialSync(shared, store, 1);
@@ -532,11 +535,7 @@ export async function benchFleet(databaseUrl: string): Promise<Record<string, un
     out['fleet initial sync, 1 worker: CPU'] = one.cpu;
     out['fleet initial sync, 2 workers: CPU'] = two.cpu;
     out['fleet initial sync: 429s answered by the vendors'] = one.throttled + two.throttled;
-    for (const w of STEADY_WORKERS) {
-      const figures = await steadyState(shared, store, w, partStarted + PART_LIMIT_MS);
-      for (const [k, v] of Object.entries(figures)) progress(`${k}: ${v}`);
-      Object.assign(out, figures);
-    }
+    await steady(store);
   } finally {
     if (store) await closeStore(shared, store).catch((err: Error) => console.error(`fleet: cleanup: ${err.message}`));
     await vendors.stop();
