@@ -14,6 +14,9 @@ import { RedisBudgetStore } from './redis-store';
 
 type BudgetConnection = Pick<Connection, 'id' | 'connector' | 'settings'>;
 
+/** A call's slot outlasts its timeout by this: the send check before it, and a slow event loop. */
+const LEASE_SLACK_MS = 30_000;
+
 const ConnectionBudgetSetting = z.object({
   requests_per_hour: z.number().int().min(1).optional(),
   concurrent: z.number().int().min(1).optional(),
@@ -22,9 +25,12 @@ const ConnectionBudgetSetting = z.object({
 export class ConnectionBudgets {
   constructor(readonly budget: VendorBudget, private readonly operator: AppConfig['vendorBudget'] = {}) {}
 
-  static fromConfig(config: Pick<AppConfig, 'redisUrl' | 'queuePrefix' | 'vendorBudget'>): ConnectionBudgets {
+  static fromConfig(config: Pick<AppConfig, 'redisUrl' | 'queuePrefix' | 'vendorBudget' | 'vendorTimeoutMs'>): ConnectionBudgets {
     const store = config.redisUrl ? new RedisBudgetStore(config.redisUrl, config.queuePrefix) : new InProcessBudgetStore();
-    return new ConnectionBudgets(new VendorBudget(store), config.vendorBudget);
+    // A slot is held for one call (vendor-http.ts), which its timeout ends: the slot of a process that died
+    // mid-call frees itself soon after, not minutes later (ten crashed writes would otherwise stop a
+    // connection's writes for two minutes).
+    return new ConnectionBudgets(new VendorBudget(store, { leaseMs: config.vendorTimeoutMs + LEASE_SLACK_MS }), config.vendorBudget);
   }
 
   limits(connection: BudgetConnection): BudgetLimits {

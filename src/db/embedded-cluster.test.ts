@@ -46,14 +46,14 @@ describe('embedded database process', () => {
   });
 
   /** A plain Node parent running the compiled module (it has no imports of the project) and `script`. */
-  function parentProcess(work: string, script: string) {
+  function parentProcess(work: string, script: string, env: Record<string, string> = {}) {
     const compiled = transformSync(fs.readFileSync(path.join(__dirname, 'embedded-cluster.ts'), 'utf8'), {
       filename: 'embedded-cluster.ts', module: { type: 'commonjs' }, jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
     }).code;
     fs.writeFileSync(path.join(work, 'embedded-cluster.js'), compiled);
     // NODE_PATH: the compiled module finds PGlite in this project's node_modules.
     const parent = spawn(process.execPath, ['-e', `const { startEmbeddedCluster } = require('./embedded-cluster.js');\n${script}`], {
-      cwd: work, env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(__dirname, '..', '..', 'node_modules') }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: work, env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(__dirname, '..', '..', 'node_modules'), ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     parent.stdout!.on('data', (d) => { out += d; });
@@ -73,6 +73,36 @@ describe('embedded database process', () => {
     parent.kill('SIGKILL');
     expect(await until(() => !alive(dbPid), 15_000)).toBe(true);
     fs.rmSync(work, { recursive: true, force: true });
+  }, 180_000);
+
+  runIt('a shared template directory is used only when it is closed to everyone else, and outlives the process', async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-parent-'));
+    const run = async (shared: string) => {
+      const { parent, out } = parentProcess(work, `
+        startEmbeddedCluster(undefined, require('path').join(${JSON.stringify(work)}, '.s.PGSQL.5432'))
+          .then(async (c) => { await c.stop(); console.log('closed'); });
+      `, { EMBEDDED_TEMPLATE_DIR: shared });
+      expect(await new Promise<number | null>((resolve) => parent.once('exit', resolve))).toBe(0);
+      expect(out()).toMatch(/closed/);
+    };
+    try {
+      // Open to others: somebody else could have planted a cluster there, so the process makes its own.
+      const open = fs.mkdtempSync(path.join(work, 'open-'));
+      fs.chmodSync(open, 0o755);
+      await run(open);
+      expect(fs.readdirSync(open)).toEqual([]);
+      // Owner-only: the template is made there once, kept for the next process, and owner-only itself.
+      const closed = fs.mkdtempSync(path.join(work, 'closed-'));
+      fs.chmodSync(closed, 0o700);
+      await run(closed);
+      expect(fs.readdirSync(closed)).toEqual(['cluster.tar']);
+      expect(fs.statSync(path.join(closed, 'cluster.tar')).mode & 0o077).toBe(0);
+      const made = fs.statSync(path.join(closed, 'cluster.tar')).mtimeMs;
+      await run(closed);
+      expect(fs.statSync(path.join(closed, 'cluster.tar')).mtimeMs).toBe(made);
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
   }, 180_000);
 
   runIt('a service with nothing else to do still waits for the database to close before it exits', async () => {

@@ -144,8 +144,10 @@ function serve(socket) {
     db = await PGlite.create(env.PGLITE_DIR || undefined);
     if (!env.PGLITE_DIR) {
       const tarball = Buffer.from(await (await db.dumpDataDir('none')).arrayBuffer());
-      fs.writeFileSync(env.PGLITE_TEMPLATE + '.tmp', tarball, { mode: 0o600 });
-      fs.renameSync(env.PGLITE_TEMPLATE + '.tmp', env.PGLITE_TEMPLATE);
+      // Written aside and renamed: a process sharing the directory reads a whole template or none.
+      const aside = env.PGLITE_TEMPLATE + '.' + process.pid + '.tmp';
+      fs.writeFileSync(aside, tarball, { mode: 0o600 });
+      fs.renameSync(aside, env.PGLITE_TEMPLATE);
     }
     return close(0);
   }
@@ -204,13 +206,30 @@ export interface EmbeddedCluster {
 let templateDir: string | null = null;
 let templateMade: Promise<void> | null = null;
 
-/** Where this process keeps its in-memory cluster template (owner-only, removed at exit). */
+/**
+ * A directory that processes started together share for the template (the test runner's, made by
+ * test/support/global-setup.ts and passed in EMBEDDED_TEMPLATE_DIR): initdb then runs once per run, not
+ * once per test file and child service (about 3 s each here). Taken only when it is this user's own and
+ * closed to everyone else, so nobody else can plant a cluster in it.
+ */
+function sharedTemplateDir(): string | null {
+  const dir = process.env.EMBEDDED_TEMPLATE_DIR;
+  if (!dir) return null;
+  const stat = fs.statSync(dir, { throwIfNoEntry: false });
+  const own = stat?.isDirectory() && (stat.mode & 0o077) === 0 && (typeof process.getuid !== 'function' || stat.uid === process.getuid());
+  return own ? dir : null;
+}
+
+/** Where this process keeps its in-memory cluster template (owner-only; its own is removed at exit). */
 function templatePath(): string {
   if (!templateDir) {
-    templateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'msp-pgtemplate-'));
-    fs.chmodSync(templateDir, 0o700);
-    const dir = templateDir;
-    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    templateDir = sharedTemplateDir();
+    if (!templateDir) {
+      templateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'msp-pgtemplate-'));
+      fs.chmodSync(templateDir, 0o700);
+      const dir = templateDir;
+      process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    }
   }
   return path.join(templateDir, 'cluster.tar');
 }
