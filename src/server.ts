@@ -94,7 +94,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   let sandbox: SandboxInfo | null = null;
   if (services.sandbox && config.role !== 'worker') {
     const owned = services.sandbox;
-    owned.onStoreEmptied(() => services.records.invalidateSyncedAt());
+    owned.onStoreEmptied(() => services.records.emptied());
     owned.seedSimulators();
     sandbox = await owned.ensure(config.sandboxApiKey);
     const firstSync = (async () => {

@@ -211,3 +211,27 @@ describe('connections, status and audit', () => {
     expect(second.body.audit[0].created_at <= first.body.audit[0].created_at).toBe(true);
   });
 });
+
+describe('last_synced_at', () => {
+  it('a list read while the store is emptied (a sandbox reset) does not answer synced; the next read does', async () => {
+    const before = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=1`);
+    expect(before.body.last_synced_at).not.toBeNull();
+    // The reset's own signal (server.ts wires it to the sandbox's store-emptied listeners), given while the
+    // rows are read from the real store: the time beside them, cached before, no longer holds.
+    const records = svc.services.records as unknown as { store: { rows: (...a: unknown[]) => Promise<unknown[]> } };
+    const rows = records.store.rows.bind(records.store);
+    const spy = jest.spyOn(records.store, 'rows').mockImplementationOnce(async (...a: unknown[]) => {
+      const out = await rows(...a);
+      svc.services.records.emptied();
+      return out;
+    });
+    try {
+      const during = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=1`);
+      expect(during.status).toBe(200);
+      expect(during.body.last_synced_at).toBeNull();
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await svc.api(`/tenants/${svc.alphaId}/tickets?limit=1`)).body.last_synced_at).toBe(before.body.last_synced_at);
+  });
+});

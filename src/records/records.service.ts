@@ -48,7 +48,16 @@ export class RecordsService {
     this.store = new RecordsStore(ds);
   }
 
+  /** Counts the times a tenant's store was emptied (sandbox reset): a read that saw it move answers unsynced. */
+  private storeEmptied = 0;
+
   invalidateSyncedAt(): void {
+    this.syncedAt.clear();
+  }
+
+  /** A tenant's records and sync states were removed: no cached time holds, nor any read under way. */
+  emptied(): void {
+    this.storeEmptied++;
     this.syncedAt.clear();
   }
 
@@ -103,11 +112,14 @@ export class RecordsService {
       );
     }
     const tenantId = access.tenant.id;
-    const rows = await this.store.rows(name, tenantId, q, ofKind.map((c) => c.id));
-    // Asked after the rows, not beside them: a sandbox reset empties the store and then forgets the cached
-    // time, so a time looked up before its rows could call an emptied list synced (mostly a cache hit, no query).
-    const lastSyncedAt = await this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id));
-    return { rows, lastSyncedAt };
+    const emptiedBefore = this.storeEmptied;
+    const [rows, lastSyncedAt] = await Promise.all([
+      this.store.rows(name, tenantId, q, ofKind.map((c) => c.id)),
+      this.lastSyncedAt(tenantId, def.resource, ofKind.filter((c) => feeding.includes(c.connector)).map((c) => c.id)),
+    ]);
+    // The store was emptied while this read ran (a sandbox reset): the time, cached or read, may be from
+    // before, and these rows are no synced list.
+    return { rows, lastSyncedAt: this.storeEmptied === emptiedBefore ? lastSyncedAt : null };
   }
 
   /** The JSON text of each agreement's lines, in the order of `rows`. */

@@ -56,10 +56,6 @@ export async function listIds(connector: ReadConnector, resource: SyncResource, 
   return ids;
 }
 
-/**
- * Removes the connection's rows of `resource` whose source id is not in `present`, inside the caller's
- * transaction, and answers what was removed (the rows as they were) for the deletion events.
- */
 /** Whether any stored record of the resource is missing from `present` (removeVanished would remove something). */
 export async function anyVanished(
   manager: EntityManager, writer: RecordWriter, resource: SyncResource, scope: { tenantId: string; connectionId: string }, present: Set<string>,
@@ -72,6 +68,10 @@ export async function anyVanished(
   return row?.vanished === true;
 }
 
+/**
+ * Removes the connection's rows of `resource` whose source id is not in `present`, inside the caller's
+ * transaction, and answers what was removed (the rows as they were) for the deletion events.
+ */
 export async function removeVanished(
   manager: EntityManager,
   writer: RecordWriter,
