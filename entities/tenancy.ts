@@ -115,6 +115,7 @@ export class Grant extends BaseEntityWithId {
 /** Sync bookkeeping per connection and resource. */
 @Entity('sync_states')
 @Unique(['connectionId', 'resource'])
+@Index('ix_sync_states_next_check', { synchronize: false })
 export class SyncState extends BaseEntityWithId {
   @Column({ name: 'tenant_id', type: 'uuid' })
   tenantId!: string;

@@ -110,7 +110,10 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   } else {
     services.sandbox?.markReady();
   }
-  if (worker) await services.syncJobs.scheduleAll();
+  if (worker) {
+    await services.syncJobs.scheduleAll();
+    services.sweeper?.start();
+  }
 
   let closing: Promise<void> | undefined;
   const unwatch = watchService(services); // /metrics reads its store, queue and budgets when scraped
@@ -120,6 +123,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     await new Promise<void>((resolve) => server.close(() => resolve()));
     // A job in flight may be parked on a spent hourly budget: it ends unsent instead of holding the close.
     services.budgets.stopWaiting();
+    await services.sweeper?.stop();
     await queue.close();
     await services.writeFence.stop();
     await services.budgets.close();

@@ -11,6 +11,8 @@ import type { SandboxSimulators } from './simulators';
 import { SandboxService } from './sandbox/sandbox.service';
 import { SecretBox } from './security/secret-box';
 import { SyncJobs } from './sync/sync-jobs';
+import { FreshnessSweeper } from './sync/sweeper';
+import { SyncStatesStore } from './sync/sync-states.store';
 import { SyncService } from './sync/sync.service';
 import { AccessService } from './access/access.service';
 import { AdminService } from './tenants/admin.service';
@@ -56,6 +58,8 @@ export interface Services {
   charges: ChargesService;
   reconciliation: ReconciliationService;
   syncJobs: SyncJobs;
+  /** The scheduled checks, run where jobs run (src/sync/sweeper.ts); null: no schedule (SYNC_INTERVAL_SECONDS=0). */
+  sweeper: FreshnessSweeper | null;
   simulators: SandboxSimulators | null;
   sandbox: SandboxService | null;
   events: EventsService;
@@ -102,7 +106,7 @@ export function createServices(
   const budgets = ConnectionBudgets.fromConfig(config);
   const sync = new SyncService(ds, box, audit, logger, http, budgets);
   sync.addListener({ onSyncEnded: async () => records.invalidateSyncedAt() });
-  // The schedule ticks at each connection's freshness plan; SYNC_INTERVAL_SECONDS fixes every resource's interval (0: no schedule).
+  // Each resource is checked at its freshness plan's interval; SYNC_INTERVAL_SECONDS fixes every resource's interval (0: no schedule).
   sync.fixedIntervalMs = config.syncIntervalMs || null;
   const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs === 0 ? async () => new Map() : (cs) => sync.currentTicks(cs));
   const events = new EventsService(ds);
@@ -125,6 +129,7 @@ export function createServices(
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
     admin, sync, syncJobs, simulators, sandbox,
+    sweeper: config.syncIntervalMs === 0 ? null : new FreshnessSweeper(sync, new SyncStatesStore(ds), logger, config.syncConcurrency),
     events, identity, pipeline, writeFence,
     webhooks,
     http, budgets,

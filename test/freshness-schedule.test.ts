@@ -1,12 +1,14 @@
 /**
- * The scheduler's tick (src/sync/freshness.ts): it checks only the resources that are due, each claimed by
- * one tick at a time; a resource with a "changed since?" call costs that call alone when nothing changed,
+ * The scheduled checks (src/sync/freshness.ts, src/sync/sweeper.ts): only the resources that are due are
+ * checked, each claimed by one check at a time, the earliest deadline first (due time plus half the interval); a resource with a "changed since?" call costs that call alone when nothing changed,
  * and is read when something did; the plan shortens a busy resource, stretches a quiet one, and `status`
  * shows it. Against the sandbox's simulators over HTTP, on the real store.
  */
 import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
 import type { SyncReport } from '../src/sync/sync.service';
 import { CADENCE_BOUNDS } from '../src/sync/freshness';
+import { SyncStatesStore } from '../src/sync/sync-states.store';
+import { readConnector } from '../src/connectors/registry';
 import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;
@@ -21,7 +23,10 @@ beforeAll(async () => {
 afterAll(async () => { await svc?.close(); });
 
 const ALPHA = 'sandbox-alpha';
-const tick = () => svc.services.sync.syncConnection(connectionId, { scheduled: true });
+/** One scheduled check of the connection: what is due, claimed, then checked (the sweeper claims fleet-wide, as tested below). */
+const tick = async () => svc.services.sync.syncConnection(connectionId, {
+  claimed: await new SyncStatesStore(svc.services.ds).claimDue(svc.alphaId, connectionId, readConnector('connectwise').resources),
+});
 /** Test setup: the named resources' next check is now (instead of waiting out their interval). */
 const makeDue = (resources: string[]) => svc.services.ds.query(
   'UPDATE sync_states SET next_check_at = now() WHERE connection_id = $1 AND resource = ANY($2::text[])', [connectionId, resources]);
@@ -84,5 +89,34 @@ describe('the scheduler checks what is due, cheaply', () => {
     expect(interval('tickets')).toBeLessThanOrEqual(CADENCE_BOUNDS.hot.maxMs);
     for (const r of ['companies', 'products', 'boards']) expect(interval(r)).toBeGreaterThanOrEqual(CADENCE_BOUNDS.cold.minMs);
     expect(psa.budget.used_last_hour).toBeLessThanOrEqual(psa.budget.requests_per_hour);
+  });
+
+  it('the sweeper claims the earliest deadline first, with its connection\'s other due resources, and two sweepers never claim one twice', async () => {
+    const store = new SyncStatesStore(svc.services.ds);
+    const ds = svc.services.ds;
+    const [rmm] = await ds.query("SELECT connection_id AS id FROM sync_states WHERE resource = 'devices' LIMIT 1");
+    try {
+      // Overdue by an hour and more: longer than any other state of the store is. The PSA's companies (every
+      // 30 min) are ten minutes more overdue than the RMM's devices (every 10 s), yet can wait longer unharmed.
+      await ds.query("UPDATE sync_states SET next_check_at = now() - interval '70 minutes', interval_seconds = 1800 WHERE connection_id = $1 AND resource = 'companies'", [connectionId]);
+      await ds.query("UPDATE sync_states SET next_check_at = now() - interval '60 minutes', interval_seconds = 10 WHERE connection_id = $1 AND resource = 'devices'", [rmm.id]);
+      const first = await store.claimNext(1);
+      expect(first.map((r) => `${r.connectionId}/${r.resource}`)).toEqual([`${rmm.id}/devices`]);
+      // Then the companies, with the connection's other due resources (its tickets, overdue by two hours).
+      await ds.query("UPDATE sync_states SET next_check_at = now() - interval '2 hours' WHERE connection_id = $1 AND resource = 'tickets'", [connectionId]);
+      const second = await store.claimNext(1);
+      expect(second.map((r) => `${r.connectionId}/${r.resource}`).sort()).toEqual([`${connectionId}/companies`, `${connectionId}/tickets`]);
+      // Claimed: not due again until the claim ends.
+      expect((await store.claimNext(500)).filter((r) => [...first, ...second].some((c) => c.connectionId === r.connectionId && c.resource === r.resource))).toEqual([]);
+
+      await ds.query("UPDATE sync_states SET next_check_at = now() - interval '1 hour'");
+      const [{ n }] = await ds.query('SELECT count(*)::int AS n FROM sync_states');
+      const [a, b] = await Promise.all([store.claimNext(n), store.claimNext(n)]);
+      const claimed = [...a, ...b].map((r) => `${r.connectionId}/${r.resource}`);
+      expect(new Set(claimed).size).toBe(claimed.length);
+      expect(claimed.length).toBe(n);
+    } finally {
+      await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour'");
+    }
   });
 });

@@ -180,14 +180,6 @@ export class BullMqJobQueue implements JobQueue {
     for (const queue of this.queues.values()) await queue.removeJobScheduler(schedulerId);
   }
 
-  async nextRun(schedulerId: string): Promise<Date | null> {
-    for (const queue of this.queues.values()) {
-      const next = (await queue.getJobScheduler(schedulerId))?.next;
-      if (next != null) return new Date(next);
-    }
-    return null;
-  }
-
   async counts(): Promise<JobCounts[]> {
     return Promise.all([...this.queues].map(async ([name, queue]) => {
       const c = await queue.getJobCounts('waiting', 'delayed', 'active', 'failed');

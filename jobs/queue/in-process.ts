@@ -60,9 +60,6 @@ interface Waiter {
 
 interface Scheduler {
   timer: NodeJS.Timeout;
-  /** When the interval started and its period: the next run is the next multiple after now. */
-  startedAt: number;
-  everyMs: number;
   pendingJob?: { name: JobName; id: string };
 }
 
@@ -140,7 +137,7 @@ export class InProcessJobQueue implements JobQueue {
     if (!(everyMs > 0)) throw new Error('everyMs must be > 0');
     this.lane(name);
     this.stopScheduler(schedulerId);
-    const scheduler: Scheduler = { timer: setInterval(() => this.fireScheduler(schedulerId, scheduler, name, data), everyMs), startedAt: Date.now(), everyMs };
+    const scheduler: Scheduler = { timer: setInterval(() => this.fireScheduler(schedulerId, scheduler, name, data), everyMs) };
     this.schedulers.set(schedulerId, scheduler);
     // Like BullMQ's `every` schedulers: the first job is due at once.
     this.fireScheduler(schedulerId, scheduler, name, data);
@@ -148,13 +145,6 @@ export class InProcessJobQueue implements JobQueue {
 
   async removeScheduler(schedulerId: string): Promise<void> {
     this.stopScheduler(schedulerId);
-  }
-
-  async nextRun(schedulerId: string): Promise<Date | null> {
-    const s = this.schedulers.get(schedulerId);
-    if (!s) return null;
-    const elapsed = Date.now() - s.startedAt;
-    return new Date(s.startedAt + (Math.floor(elapsed / s.everyMs) + 1) * s.everyMs);
   }
 
   async ping(): Promise<boolean> {

@@ -101,8 +101,6 @@ export interface JobQueue {
   /** A repeating job (BullMQ job scheduler). Re-upserting the same id replaces the schedule. */
   upsertScheduler<N extends JobName>(schedulerId: string, everyMs: number, name: N, data: JobPayloads[N]): Promise<void>;
   removeScheduler(schedulerId: string): Promise<void>;
-  /** When a repeating job is next due (null: no such scheduler), for the tenant status. */
-  nextRun(schedulerId: string): Promise<Date | null>;
   /** Readiness: true when the backing store answers. */
   ping(): Promise<boolean>;
   /** Jobs per name and state, for /metrics (src/http/metrics.ts); `failed` counts the failed jobs still kept. */

@@ -1,14 +1,16 @@
 /**
- * Sync as jobs: a job scheduler per connection that ticks at the connection's freshness plan (its shortest
- * resource interval, src/sync/freshness.ts; each tick checks only the resources due), and on-demand syncs
- * that wait for their jobs for a bounded time, then answer with the sync to poll. Job ids derive from the
- * connection id.
+ * Sync as jobs and schedules. Scheduled checks are claimed from the store by each worker's sweeper
+ * (src/sync/sweeper.ts) when their sync_states row falls due; placing a connection's schedule is making
+ * those rows. On-demand syncs are queue jobs that the caller waits for for a bounded time, then answers
+ * with the sync to poll. Job ids derive from the connection id.
  */
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { Connection } from '../../entities';
+import { readConnector } from '../connectors/registry';
 import { JobWaitTimeoutError, UnknownJobError, type JobQueue } from '../../jobs/queue/types';
 import type { SyncReport } from './sync.service';
+import { SyncStatesStore } from './sync-states.store';
 
 export interface ConnectionSyncResult {
   connection_id: string;
@@ -28,59 +30,52 @@ export type TenantSyncOutcome =
 
 type ScheduledConnection = Pick<Connection, 'id' | 'tenantId' | 'connector' | 'settings'>;
 
-/** How often each connection's scheduler ticks (its freshness plan), by connection id; 0 = no schedule. */
+/** How often each connection's scheduled checks come round (its freshness plan's tick), by connection id; 0 = no schedule. */
 export type TickPlanner = (connections: Pick<Connection, 'id' | 'connector' | 'settings'>[]) => Promise<Map<string, number>>;
 
-/** Connections planned per read of their states, and schedules placed at once, when a worker places them all. */
+/** Connections planned per statement when a worker places every schedule at start. */
 const SCHEDULE_CHUNK = 500;
-const SCHEDULES_AT_ONCE = 32;
+/** Job schedulers of an earlier version (one per connection) removed at once when a worker starts. */
+const REMOVALS_AT_ONCE = 32;
 
 export class SyncJobs {
+  private readonly states: SyncStatesStore;
+
   constructor(
     private readonly ds: DataSource, private readonly queue: JobQueue,
     private readonly tickMs: TickPlanner,
-  ) {}
+  ) {
+    this.states = new SyncStatesStore(ds);
+  }
 
+  /** Places a connection's schedule: its resources without a state yet are due now (their first sync). */
   async schedule(connection: ScheduledConnection): Promise<void> {
     await this.place([connection]);
   }
 
-  /** Places (or moves) the schedules of `connections`: one read of their plans, a bounded number of upserts at once. */
   private async place(connections: ScheduledConnection[]): Promise<void> {
     const ticks = await this.tickMs(connections);
-    const due = connections.filter((c) => (ticks.get(c.id) ?? 0) > 0);
-    let next = 0;
-    const placer = async () => {
-      while (next < due.length) {
-        const c = due[next++];
-        await this.queue.upsertScheduler(`sync-${c.id}`, ticks.get(c.id)!, 'sync.connection', { tenantId: c.tenantId, connectionId: c.id });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(SCHEDULES_AT_ONCE, due.length) }, placer));
+    await this.states.ensureStates(connections.filter((c) => (ticks.get(c.id) ?? 0) > 0)
+      .map((c) => ({ tenantId: c.tenantId, connectionId: c.id, resources: readConnector(c.connector).resources })));
   }
 
-  /** Moves a connection's schedule to its plan's tick now (a removed connection: nothing). */
-  async reschedule(connectionId: string): Promise<void> {
-    const connection = await this.ds.getRepository(Connection).findOneBy({ id: connectionId });
-    if (connection) await this.schedule(connection);
-  }
-
-  /** The connection's schedule as it stands: its tick and when it runs next (null: no schedule). */
+  /** The connection's schedule as it stands: its tick and when it is checked next (null: no schedule). */
   async scheduleOf(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<{ intervalMs: number | null; nextAt: Date | null }> {
     const intervalMs = (await this.tickMs([connection])).get(connection.id) ?? 0;
     if (intervalMs <= 0) return { intervalMs: null, nextAt: null };
-    return { intervalMs, nextAt: await this.queue.nextRun(`sync-${connection.id}`) };
+    return { intervalMs, nextAt: await this.states.nextCheckOf(connection.id) };
   }
 
-  /** Stops the schedule of a removed connection (its one-off jobs find no connection and end). */
-  async unschedule(connectionId: string): Promise<void> {
-    await this.queue.removeScheduler(`sync-${connectionId}`);
-  }
-
-  /** Every connection's schedule, placed when a worker starts (a thousand tenants' in seconds, not minutes). */
+  /**
+   * Every connection's schedule, placed when a worker starts (a thousand tenants' in a few statements), and
+   * the per-connection job schedulers of an earlier version removed: the sweeper does their work now.
+   */
   async scheduleAll(): Promise<void> {
     const all = await this.ds.getRepository(Connection).find({ select: { id: true, tenantId: true, connector: true, settings: true }, order: { id: 'ASC' } });
     for (let i = 0; i < all.length; i += SCHEDULE_CHUNK) await this.place(all.slice(i, i + SCHEDULE_CHUNK));
+    let next = 0;
+    const remover = async () => { while (next < all.length) await this.queue.removeScheduler(`sync-${all[next++].id}`); };
+    await Promise.all(Array.from({ length: Math.min(REMOVALS_AT_ONCE, all.length) }, remover));
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
- * The sync states' store (src/sync/freshness.ts): which of a connection's resources are due, claimed at
- * once so that two ticks (or two worker processes) never check the same resource together.
+ * The sync states' store (src/sync/freshness.ts): which resources are due, claimed at once so that two
+ * checks (or two worker processes) never check the same resource together.
  */
 import type { DataSource } from 'typeorm';
 import type { SyncResource } from '../connectors/types';
@@ -8,17 +8,20 @@ import type { SyncResource } from '../connectors/types';
 /** A claim lasts this long: a check that died with its process is due again after it. */
 export const CLAIM_MS = 10 * 60_000;
 
+/** A resource the sweeper claimed (src/sync/sweeper.ts). */
+export interface ClaimedResource { tenantId: string; connectionId: string; resource: SyncResource }
+
 export class SyncStatesStore {
   constructor(private readonly ds: DataSource) {}
 
   /**
    * The resources of `resources` that are due now, claimed until now + CLAIM_MS (a resource never checked
    * has no row yet: it is due, and its row is made here). `dueOnly` false: a sync someone asked for claims
-   * them all, so that the scheduler's ticks leave them to it meanwhile.
+   * them all, so that the scheduled checks leave them to it meanwhile.
    */
   async claimDue(tenantId: string, connectionId: string, resources: readonly SyncResource[], dueOnly = true): Promise<Set<SyncResource>> {
-    // One statement per tick: a missing row is made claimed, an existing one is claimed only when due (a row
-    // the WHERE leaves alone is neither written nor returned). Through a CTE: the driver answers a bare
+    // One statement: a missing row is made claimed, an existing one is claimed only when due (a row the
+    // WHERE leaves alone is neither written nor returned). Through a CTE: the driver answers a bare
     // RETURNING with its count on some statements, a SELECT's rows as they are.
     const rows: { resource: SyncResource }[] = await this.ds.query(
       `WITH claimed AS (
@@ -29,5 +32,52 @@ export class SyncStatesStore {
          RETURNING resource)
        SELECT resource FROM claimed`, [tenantId, connectionId, resources, CLAIM_MS, dueOnly]);
     return new Set(rows.map((r) => r.resource));
+  }
+
+  /**
+   * Up to `limit` due resources of the whole fleet, claimed in one statement (rows another process is
+   * claiming are skipped, not waited for), with the other due resources of the same connections, so that one
+   * run checks them together. The earliest deadline first: a resource's deadline is its due time plus half
+   * its interval, so that when many fall due at once (every cold list of a fleet five minutes after its
+   * first sync) a ticket list due every 10 s is not held behind lists due every 5 minutes, which can wait
+   * seconds unharmed. A first check (no interval yet) is due at its due time.
+   */
+  async claimNext(limit: number): Promise<ClaimedResource[]> {
+    const rows: { tenant_id: string; connection_id: string; resource: SyncResource }[] = await this.ds.query(
+      `WITH picked AS (
+         SELECT DISTINCT connection_id FROM (
+           SELECT connection_id FROM sync_states WHERE next_check_at IS NULL OR next_check_at <= now()
+           ORDER BY next_check_at + COALESCE(interval_seconds, 0) * interval '500 milliseconds' NULLS FIRST LIMIT $1) earliest),
+       due AS (
+         SELECT s.id FROM sync_states s JOIN picked p ON p.connection_id = s.connection_id
+         WHERE s.next_check_at IS NULL OR s.next_check_at <= now()
+         FOR UPDATE OF s SKIP LOCKED),
+       claimed AS (
+         UPDATE sync_states s SET next_check_at = now() + ($2::int * interval '1 millisecond')
+         FROM due WHERE s.id = due.id
+         RETURNING s.tenant_id, s.connection_id, s.resource)
+       SELECT tenant_id, connection_id, resource FROM claimed`, [limit, CLAIM_MS]);
+    return rows.map((r) => ({ tenantId: r.tenant_id, connectionId: r.connection_id, resource: r.resource }));
+  }
+
+  /**
+   * Makes the missing states of these connections' resources, due now (a new connection, or a resource its
+   * connector learned since): the sweeper's first check of them is their first sync.
+   */
+  async ensureStates(connections: { tenantId: string; connectionId: string; resources: readonly SyncResource[] }[]): Promise<void> {
+    const rows = connections.flatMap((c) => c.resources.map((r) => [c.tenantId, c.connectionId, r] as const));
+    if (rows.length === 0) return;
+    await this.ds.query(
+      `INSERT INTO sync_states (tenant_id, connection_id, resource, next_check_at)
+       SELECT t, c, r, now() FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS x(t, c, r)
+       ON CONFLICT (connection_id, resource) DO NOTHING`,
+      [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])]);
+  }
+
+  /** When the connection's next scheduled check is (a running check's claim end aside); null: none planned. */
+  async nextCheckOf(connectionId: string): Promise<Date | null> {
+    const [row] = await this.ds.query(
+      `SELECT MIN(next_check_at) AS next FROM sync_states WHERE connection_id = $1 AND last_status <> 'running'`, [connectionId]);
+    return row?.next ? new Date(row.next) : null;
   }
 }

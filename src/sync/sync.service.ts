@@ -27,13 +27,14 @@ const NO_LEASE: BudgetLease = { release: async () => undefined };
 export interface SyncOptions {
   /** Ignore watermarks and rewrite every record. */
   full?: boolean;
-  /**
-   * The scheduler's tick (src/sync/freshness.ts): only the resources due now, each claimed first; one with a
-   * "changed since?" probe is read only when the probe says something changed.
-   */
-  scheduled?: boolean;
   /** Only these resources (a refresh after our own write); default every resource of the connector. */
   resources?: SyncResource[];
+  /**
+   * A scheduled check (src/sync/sweeper.ts) of these resources, already claimed: only they are checked, and one
+   * with a "changed since?" call is read only when that call says something changed. Without it, the sync
+   * claims every resource it reads, so that scheduled checks leave them to it meanwhile.
+   */
+  claimed?: ReadonlySet<SyncResource>;
 }
 
 export interface ResourceReport {
@@ -57,10 +58,6 @@ export interface SyncReport {
   ok: boolean;
   error?: string;
   resources: ResourceReport[];
-  /** The connection's freshness plan after this run: how often the scheduler should look (src/sync/freshness.ts). */
-  tickMs?: number;
-  /** The tick differs from the plan's before this run: the schedule is to be moved. */
-  tickChanged?: boolean;
 }
 
 /** What other features hear of a sync. */
@@ -140,17 +137,17 @@ export class SyncService {
     const http = this.http.withBudget(counted);
     const concurrency = this.budgets ? this.budgets.limits(connection).concurrent : undefined;
     const wanted = connector.resources.filter((r) => !opts.resources || opts.resources.includes(r));
-    // A tick claims what is due; a sync someone asked for claims what it reads, so ticks leave it alone meanwhile.
-    const claimed = await this.statesStore.claimDue(connection.tenantId, connectionId, wanted, opts.scheduled === true);
-    const due = opts.scheduled ? claimed : null;
-    // A tick with nothing due ends here: no vendor call, no write, nothing to tell.
+    const due = opts.claimed ?? null;
+    if (!due) await this.statesStore.claimDue(connection.tenantId, connectionId, wanted, false);
+    // A check with nothing claimed ends here: no vendor call, no write, nothing to tell.
     if (due && due.size === 0) return report;
-    // The connection's states, read once: the plan before this run and each checked resource's state.
+    // The connection's states, read once: each checked resource's state, and the plan's history after.
     const stored = await states.findBy({ connectionId });
-    const planBefore = opts.scheduled ? this.planOf(connection, stored) : null;
     const checked: SyncState[] = [];
-    // Checks that found nothing: their state is written once, with the next check (planNext).
-    const probed = new Set<SyncState>();
+    // Scheduled checks whose state is written once, with its next check (planNext): a probe that found
+    // nothing, and a re-read of a synced resource. A first read or a sync someone asked for writes its state
+    // as each resource ends, so that status follows it.
+    const writtenWithPlan = new Set<SyncState>();
 
     for (const resource of wanted.filter((r) => !due || due.has(r))) {
       const state = stored.find((s) => s.resource === resource) ??
@@ -171,22 +168,26 @@ export class SyncService {
         compareStored: (records, bookkeeping) =>
           this.writer.compareStored(resource, { tenantId: connection.tenantId, connectionId }, records, bookkeeping, started),
       };
-      if (opts.scheduled && incremental && await this.nothingChanged(connector, resource, ctx, state, connectionId).catch(() => false)) {
+      if (due && incremental && await this.nothingChanged(connector, resource, ctx, state, connectionId).catch(() => false)) {
         // Confirmed current by one cheap call: nothing is read, the store is as fresh as this check.
         state.checkedAt = started;
         state.lastStatus = 'ok';
         state.lastError = null;
         state.quietChecks = (state.quietChecks ?? 0) + 1;
         state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
-        // Written with its next check, in planNext's one statement for it.
-        probed.add(state);
+        writtenWithPlan.add(state);
         report.resources.push({ resource, mode: 'probe', fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 });
         continue;
       }
       const mode = incremental ? 'incremental' : 'full';
       state.lastAttemptAt = started;
-      state.lastStatus = 'running';
-      await this.saveState(state);
+      // Status shows a read under way: a sync someone asked for, or a first read. A scheduled re-read of a
+      // synced resource (every few seconds on a hot RMM list) writes its state once, with its next check.
+      if (due && !baseline) writtenWithPlan.add(state);
+      else {
+        state.lastStatus = 'running';
+        await this.saveState(state);
+      }
 
       const r: ResourceReport = { resource, mode, fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 };
       let watermark = state.watermark;
@@ -263,7 +264,7 @@ export class SyncService {
         state.quietChecks = changed ? 0 : (state.quietChecks ?? 0) + 1;
         // What a check costs from now on: not a first or forced full read of a resource read incrementally after.
         if (!baseline && !(opts.full && connector.incremental.includes(resource))) state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
-        await this.saveState(state);
+        if (!writtenWithPlan.has(state)) await this.saveState(state);
         report.resources.push(r);
       } catch (err) {
         // Pages that committed before the failure are announced all the same.
@@ -271,7 +272,8 @@ export class SyncService {
         const message = describeSyncError(err);
         state.lastStatus = 'failed';
         state.lastError = message;
-        await this.saveState(state);
+        // Written with its next check when its check was to be (planNext), else now.
+        if (!writtenWithPlan.has(state)) await this.saveState(state);
         report.ok = false;
         report.error = `${resource}: ${message}`;
         report.resources.push(r);
@@ -281,15 +283,15 @@ export class SyncService {
         });
         // A sandbox connection fails against our own simulators: nothing for an operator to act on (docs/architecture.md, Running it).
         this.logger[connection.settings?.fixture === true ? 'info' : 'warn']({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
-        await this.planNext(connection, stored, checked, probed, due, planBefore, report);
+        await this.planNext(connection, stored, checked, writtenWithPlan, due);
         await this.ended(connection);
         recordSync(connection.kind, report, syncStarted);
         throw new SyncFailedError(report);
       }
     }
-    await this.planNext(connection, stored, checked, probed, due, planBefore, report);
-    // A scheduled tick that changed nothing is not an event of the audit log (it runs every few seconds).
-    const eventful = !opts.scheduled || report.resources.some((x) => x.created + x.updated + (x.deleted ?? 0) + x.quarantined > 0);
+    await this.planNext(connection, stored, checked, writtenWithPlan, due);
+    // A scheduled check that changed nothing is not an event of the audit log (it runs every few seconds).
+    const eventful = !due || report.resources.some((x) => x.created + x.updated + (x.deleted ?? 0) + x.quarantined > 0);
     if (eventful) await this.audit.write({
       tenantId: connection.tenantId, action: 'sync.completed', outcome: 'ok', connectionId,
       detail: {
@@ -326,10 +328,9 @@ export class SyncService {
     return probe === null ? false : !(await probe);
   }
 
-  /** After a run: each resource's interval and next check from the connection's plan; `tickChanged` tells the caller to move the schedule. */
+  /** After a run: each resource's interval and next check (what makes it due again, src/sync/sweeper.ts) from the connection's plan. */
   private async planNext(
-    connection: Connection, stored: SyncState[], checked: SyncState[], probed: Set<SyncState>, due: Set<SyncResource> | null,
-    planBefore: FreshnessPlan | null, report: SyncReport,
+    connection: Connection, stored: SyncState[], checked: SyncState[], writtenWithPlan: Set<SyncState>, due: ReadonlySet<SyncResource> | null,
   ): Promise<void> {
     const states = this.ds.getRepository(SyncState);
     // The states as this run read and changed them (a state it made itself among them).
@@ -341,18 +342,16 @@ export class SyncService {
       if (interval === undefined) continue;
       const done = checked.find((c) => c.resource === s.resource);
       // Checked: due again one interval after this check began (a failed one too: the vendor is not
-      // hammered every tick). Claimed by this run but not reached: due at once. Others: as they were.
+      // hammered every check). Claimed by this run but not reached: due at once. Others: as they were.
       const nextCheckAt = done ? new Date((done.lastStatus === 'ok' ? done.checkedAt?.getTime() ?? now : now) + interval)
         : due?.has(s.resource as SyncResource) ? new Date(now) : s.nextCheckAt;
       const intervalSeconds = Math.round(interval / 1000);
-      // A probe's check: what it found and its next check, in one statement (a read saved its own as it ended).
-      if (done && probed.has(done)) await this.saveState(done, { intervalSeconds, nextCheckAt });
+      // A scheduled check's state: what it found and its next check, in one statement (other reads saved theirs as they ended).
+      if (done && writtenWithPlan.has(done)) await this.saveState(done, { intervalSeconds, nextCheckAt });
       else if (intervalSeconds !== s.intervalSeconds || nextCheckAt?.getTime() !== s.nextCheckAt?.getTime()) {
         await states.update({ id: s.id }, { intervalSeconds, nextCheckAt });
       }
     }
-    report.tickMs = plan.tickMs;
-    report.tickChanged = planBefore !== null && planBefore.tickMs !== plan.tickMs;
   }
 
   private async ended(connection: Connection): Promise<void> {

@@ -116,7 +116,6 @@ const deleteConnection = defineOperation({
   responses: [{ status: 200, schema: Deleted, description: 'The removed connection.' }],
   handle: async ({ body }, { services }) => {
     const c = await services.admin.findConnection(body.id);
-    await services.syncJobs.unschedule(c.id);
     await services.tenantsStore.removeConnection(c);
     services.access.invalidate();
     return { id: c.id, deleted: true };
@@ -140,8 +139,7 @@ const deleteTenant = defineOperation({
   responses: [{ status: 200, schema: Deleted, description: 'The removed tenant.' }],
   handle: async ({ body }, { services }) => {
     const t = await services.admin.findTenant(body.id);
-    const connections = await services.tenantsStore.removeTenant(t);
-    for (const id of connections) await services.syncJobs.unschedule(id);
+    await services.tenantsStore.removeTenant(t);
     services.access.invalidate();
     return { id: t.id, deleted: true };
   },

@@ -37,7 +37,8 @@ export async function connectionInfos(store: TenantsStore, access: TenantAccess,
       grants: [...(access.grants.get(c.id) ?? [])].sort(),
       last_synced_at: synced.length === mine.length && synced.length > 0
         ? toRfc3339(new Date(Math.min(...synced.map((d) => d.getTime())))) : null,
-      sync_status: mine.length === 0 ? 'never' : failing ? 'failed' : running ? 'running' : 'ok',
+      // A placed schedule makes a new connection's states before its first check: still 'never' until one runs.
+      sync_status: mine.every((s) => s.lastStatus === 'never') ? 'never' : failing ? 'failed' : running ? 'running' : 'ok',
       resources: mine.map((s) => ({
         resource: s.resource,
         last_status: s.lastStatus,

@@ -12,7 +12,9 @@
  *  A. Speed-up: the initial sync of every connection (one job each, queued at once) with one worker, then
  *     from scratch (a new schema) with two; their durations, and the ratio of their rates (connections
  *     synced a second: a run still going after BENCH_FLEET_TIMEOUT_S, 90, stops there and its rate counts).
- *  B. Steady state: the scheduler runs (intervals as the service derives them) for BENCH_FLEET_INTERVALS (2)
+ *     Then the same at BENCH_FLEET_SCALE_CONCURRENCY (16) syncs a worker, which leaves the host cores to
+ *     spare: whether the work splits across workers, apart from how many cores the host has.
+ *  B. Steady state, on a fresh store: the scheduler runs (intervals as the service derives them) for BENCH_FLEET_INTERVALS (2)
  *     intervals with one worker (then with two if BENCH_FLEET_STEADY_WORKERS=1,2) while BENCH_FLEET_CHANGES
  *     (5 %) of the tenants per interval change a ticket or a device in their systems: the share of
  *     connections synced within their interval (syncedWithinInterval), the change-to-store lag, the
@@ -50,6 +52,8 @@ const CONCURRENCY = process.env.BENCH_FLEET_CONCURRENCY;
 const PART_LIMIT_MS = Number(process.env.BENCH_FLEET_LIMIT_S ?? 540) * 1000;
 /** A phase-A run still going by then stops there: its rate (connections synced a second) is what compares. */
 const INITIAL_SYNC_LIMIT_MS = Number(process.env.BENCH_FLEET_TIMEOUT_S ?? 90) * 1000;
+/** Phase A again at this SYNC_CONCURRENCY a worker (0: not), below what fills the host's cores. */
+const SCALE_CONCURRENCY = Number(process.env.BENCH_FLEET_SCALE_CONCURRENCY ?? 16);
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const mib = (bytes: number) => Math.round(bytes / 1048576);
@@ -286,8 +290,8 @@ async function syncProgress(store: Store): Promise<Map<string, { ok: number; fai
 }
 
 /** Phase A: every connection's first sync, one job each queued at once, with `workers` worker processes. */
-async function initialSync(shared: Shared, store: Store, workers: number): Promise<{ seconds: number; finished: boolean; rate: number; complete: number; failed: number; peakRss: number; throttled: number; perConnector: string; cpuMsPerSync: number; cpu: string }> {
-  await startWorkers(shared, store, workers, { SYNC_INTERVAL_SECONDS: '0' });
+async function initialSync(shared: Shared, store: Store, workers: number, extra: Record<string, string> = {}): Promise<{ seconds: number; finished: boolean; rate: number; complete: number; failed: number; peakRss: number; throttled: number; perConnector: string; cpuMsPerSync: number; cpu: string }> {
+  await startWorkers(shared, store, workers, { SYNC_INTERVAL_SECONDS: '0', ...extra });
   const rss = rssSampler(store);
   progress(`initial sync of ${store.connections.length} connections with ${workers} worker(s)`);
   const before = await vendorStats(shared);
@@ -518,11 +522,11 @@ export async function benchFleet(databaseUrl: string): Promise<Record<string, un
       await steady(store);
       return out;
     }
+    // Each run on a store of its own: a run stopped at its limit leaves claims and queued jobs behind.
+    const fresh = async () => { await closeStore(shared, store!); store = await openStore(shared); return store; };
     const one = await initialSync(shared, store, 1);
     progress(`initial sync, 1 worker: ${one.seconds.toFixed(1)} s, ${one.complete} complete (${one.rate.toFixed(1)}/s), ${one.failed} failed; ${one.cpu}`);
-    await closeStore(shared, store);
-    store = await openStore(shared);
-    const two = await initialSync(shared, store, 2);
+    const two = await initialSync(shared, await fresh(), 2);
     progress(`initial sync, 2 workers: ${two.seconds.toFixed(1)} s, ${two.complete} complete (${two.rate.toFixed(1)}/s), ${two.failed} failed; ${two.cpu}`);
     const n = store.connections.length;
     const initial = (r: typeof one) => `${r.finished ? `${r.seconds.toFixed(1)} s` : `stopped at ${r.seconds.toFixed(0)} s`}: ${r.complete} of ${n} synced (${r.rate.toFixed(1)}/s), ${r.failed} failed`;
@@ -534,8 +538,20 @@ export async function benchFleet(databaseUrl: string): Promise<Record<string, un
     out['fleet initial sync: worker CPU ms per connection, 1 / 2 workers'] = `${Math.round(one.cpuMsPerSync)} / ${Math.round(two.cpuMsPerSync)}`;
     out['fleet initial sync, 1 worker: CPU'] = one.cpu;
     out['fleet initial sync, 2 workers: CPU'] = two.cpu;
-    out['fleet initial sync: 429s answered by the vendors'] = one.throttled + two.throttled;
-    await steady(store);
+    let throttled = one.throttled + two.throttled;
+    // The same at a concurrency one worker cannot fill the host with: whether the work splits across
+    // workers with nothing shared in the way (a host whose cores one worker already fills cannot say).
+    if (SCALE_CONCURRENCY > 0) {
+      const env = { SYNC_CONCURRENCY: String(SCALE_CONCURRENCY) };
+      const oneS = await initialSync(shared, await fresh(), 1, env);
+      const twoS = await initialSync(shared, await fresh(), 2, env);
+      progress(`initial sync at ${SCALE_CONCURRENCY} a worker: ${oneS.rate.toFixed(1)}/s with 1, ${twoS.rate.toFixed(1)}/s with 2`);
+      out[`fleet initial sync at SYNC_CONCURRENCY=${SCALE_CONCURRENCY}, 1 / 2 workers`] = `${initial(oneS)} / ${initial(twoS)}`;
+      out[`fleet speed-up 1 -> 2 workers at SYNC_CONCURRENCY=${SCALE_CONCURRENCY}`] = `${(twoS.rate / oneS.rate).toFixed(2)} (CPU: ${oneS.cpu} / ${twoS.cpu})`;
+      throttled += oneS.throttled + twoS.throttled;
+    }
+    out['fleet initial sync: 429s answered by the vendors'] = throttled;
+    await steady(await fresh());
   } finally {
     if (store) await closeStore(shared, store).catch((err: Error) => console.error(`fleet: cleanup: ${err.message}`));
     await vendors.stop();

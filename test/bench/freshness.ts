@@ -9,7 +9,8 @@
  */
 import type { RunningServer } from '../../src/server';
 import { loadVendorFixtures } from '../../src/sandbox/fixtures';
-import { SyncJobs } from '../../src/sync/sync-jobs';
+import { FreshnessSweeper } from '../../src/sync/sweeper';
+import { SyncStatesStore } from '../../src/sync/sync-states.store';
 import { AUTOTASK_DEMO_INSTANCE, loadAutotaskDemoFixtures } from '../../src/simulators/autotask/demo-fixtures';
 
 const TICKETS = Number(process.env.BENCH_FRESHNESS_TICKETS ?? 50_000);
@@ -133,12 +134,10 @@ async function benchLagAtDefaultBudgets(svc: RunningServer): Promise<Record<stri
     targets.push({ connector: 'autotask', connectionId: conn.id, tenantId: tenant.id, change: (n) => { const id = ids[(n * 7) % ids.length]; at.update(AUTOTASK_DEMO_INSTANCE, 'Tickets', id, { title: `Lag sample ${n} ${Date.now()}` }); return String(id); } });
   }
   await s.access.invalidate();
-  // The service's own scheduler wiring, with the plan's tick (the bench's service runs with SYNC_INTERVAL_SECONDS=0).
-  const jobs = new SyncJobs(s.ds, s.queue, (cs) => s.sync.currentTicks(cs));
-  for (const t of targets) {
-    const [c] = await s.ds.query('SELECT id, tenant_id AS "tenantId", connector, settings FROM connections WHERE id = $1', [t.connectionId]);
-    await jobs.schedule(c);
-  }
+  // The service's own scheduled checks (the bench's service runs with SYNC_INTERVAL_SECONDS=0): every
+  // resource of the store at its freshness plan, these connections' among them.
+  const sweeper = new FreshnessSweeper(s.sync, new SyncStatesStore(s.ds), s.logger, s.config.syncConcurrency);
+  sweeper.start();
   const out: Record<string, string> = {};
   await Promise.all(targets.map(async (t) => {
     const seen = new Set<string>();
@@ -169,7 +168,6 @@ async function benchLagAtDefaultBudgets(svc: RunningServer): Promise<Record<stri
       }
       lags.push(found ? Date.now() - changedAt : Infinity);
     }
-    await s.queue.removeScheduler(`sync-${t.connectionId}`);
     const [connection] = await s.ds.query('SELECT id, connector, settings FROM connections WHERE id = $1', [t.connectionId]);
     const budget = await s.budgets.snapshot(connection);
     lags.sort((a, b) => a - b);
@@ -177,6 +175,6 @@ async function benchLagAtDefaultBudgets(svc: RunningServer): Promise<Record<stri
     const secs = (ms: number) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : 'never');
     out[`freshness: change->feed lag p50/p95 s, ${t.connector} (p95<15)`] =
       `${secs(at(0.5))} / ${secs(at(0.95))} (${lags.length} changes; budget used ${budget.usedLastHour} of ${budget.requestsPerHour} an hour)`;
-  }));
+  })).finally(() => sweeper.stop());
   return Object.fromEntries(Object.entries(out).sort());
 }
