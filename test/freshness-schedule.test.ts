@@ -119,4 +119,17 @@ describe('the scheduler checks what is due, cheaply', () => {
       await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour'");
     }
   });
+
+  it('a worker starting removes the per-connection job schedulers an earlier version placed, and no other', async () => {
+    const queue = svc.services.queue;
+    await queue.upsertScheduler(`sync-${connectionId}`, 3_600_000, 'sync.connection', { tenantId: svc.alphaId, connectionId });
+    await queue.upsertScheduler('other-schedule', 3_600_000, 'sync.connection', { tenantId: svc.alphaId, connectionId });
+    try {
+      await svc.services.syncJobs.scheduleAll();
+      expect(await queue.schedulerIds()).toEqual(['other-schedule']);
+    } finally {
+      await queue.removeScheduler(`sync-${connectionId}`);
+      await queue.removeScheduler('other-schedule');
+    }
+  });
 });

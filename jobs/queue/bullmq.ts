@@ -180,6 +180,11 @@ export class BullMqJobQueue implements JobQueue {
     for (const queue of this.queues.values()) await queue.removeJobScheduler(schedulerId);
   }
 
+  async schedulerIds(): Promise<string[]> {
+    const ids = await Promise.all([...this.queues.values()].map(async (queue) => (await queue.getJobSchedulers(0, -1)).map((s) => s.key)));
+    return [...new Set(ids.flat())];
+  }
+
   async counts(): Promise<JobCounts[]> {
     return Promise.all([...this.queues].map(async ([name, queue]) => {
       const c = await queue.getJobCounts('waiting', 'delayed', 'active', 'failed');

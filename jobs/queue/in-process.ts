@@ -147,6 +147,10 @@ export class InProcessJobQueue implements JobQueue {
     this.stopScheduler(schedulerId);
   }
 
+  async schedulerIds(): Promise<string[]> {
+    return [...this.schedulers.keys()];
+  }
+
   async ping(): Promise<boolean> {
     return !this.closed;
   }

@@ -371,8 +371,10 @@ describe.each(drivers)('job queue contract: %s', (driver, make) => {
     });
 
     await untyped(queue).upsertScheduler('poll-c9', 40, 'sync.connection', { tenantId: 't1', connectionId: 'c-9' });
+    expect(await queue.schedulerIds()).toEqual(['poll-c9']);
     await until(() => runs >= 3, 'the scheduled job ran 3 times');
     await queue.removeScheduler('poll-c9');
+    expect(await queue.schedulerIds()).toEqual([]);
     await sleep(160); // a job already due may still run
     const afterRemoval = runs;
     await sleep(200); // five more periods

@@ -101,6 +101,8 @@ export interface JobQueue {
   /** A repeating job (BullMQ job scheduler). Re-upserting the same id replaces the schedule. */
   upsertScheduler<N extends JobName>(schedulerId: string, everyMs: number, name: N, data: JobPayloads[N]): Promise<void>;
   removeScheduler(schedulerId: string): Promise<void>;
+  /** The ids of the schedulers placed (an upgrade clears the ones an earlier version left). */
+  schedulerIds(): Promise<string[]>;
   /** Readiness: true when the backing store answers. */
   ping(): Promise<boolean>;
   /** Jobs per name and state, for /metrics (src/http/metrics.ts); `failed` counts the failed jobs still kept. */

@@ -73,13 +73,11 @@ export class FreshnessSweeper {
     this.running.add(run);
   }
 
-  /** Until `ms` pass (null: until a check ends), or stop. */
+  /** Until `ms` pass (null: until a check ends), or stop. One pause at a time: only the loop pauses. */
   private pause(ms: number | null): Promise<void> {
     return new Promise((resolve) => {
-      const timer = ms === null ? null : setTimeout(done, ms);
-      const self = this;
-      function done() { if (timer) clearTimeout(timer); if (self.wake === done) self.wake = null; resolve(); }
-      this.wake = done;
+      const timer = ms === null ? undefined : setTimeout(() => this.wake?.(), ms);
+      this.wake = () => { clearTimeout(timer); this.wake = null; resolve(); };
     });
   }
 }

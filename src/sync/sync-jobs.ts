@@ -28,22 +28,21 @@ export type TenantSyncOutcome =
   | { state: 'finished'; syncId: string; connections: ConnectionSyncResult[] }
   | { state: 'running'; syncId: string; connections: ConnectionSyncResult[]; pending: string[] };
 
-type ScheduledConnection = Pick<Connection, 'id' | 'tenantId' | 'connector' | 'settings'>;
+type ScheduledConnection = Pick<Connection, 'id' | 'tenantId' | 'connector'>;
 
-/** How often each connection's scheduled checks come round (its freshness plan's tick), by connection id; 0 = no schedule. */
+/** How often each connection's scheduled checks come round (its freshness plan's tick), by connection id. */
 export type TickPlanner = (connections: Pick<Connection, 'id' | 'connector' | 'settings'>[]) => Promise<Map<string, number>>;
 
 /** Connections planned per statement when a worker places every schedule at start. */
 const SCHEDULE_CHUNK = 500;
-/** Job schedulers of an earlier version (one per connection) removed at once when a worker starts. */
-const REMOVALS_AT_ONCE = 32;
 
 export class SyncJobs {
   private readonly states: SyncStatesStore;
 
   constructor(
     private readonly ds: DataSource, private readonly queue: JobQueue,
-    private readonly tickMs: TickPlanner,
+    /** null: no schedule (SYNC_INTERVAL_SECONDS=0). */
+    private readonly tickMs: TickPlanner | null,
   ) {
     this.states = new SyncStatesStore(ds);
   }
@@ -54,28 +53,25 @@ export class SyncJobs {
   }
 
   private async place(connections: ScheduledConnection[]): Promise<void> {
-    const ticks = await this.tickMs(connections);
-    await this.states.ensureStates(connections.filter((c) => (ticks.get(c.id) ?? 0) > 0)
-      .map((c) => ({ tenantId: c.tenantId, connectionId: c.id, resources: readConnector(c.connector).resources })));
+    if (!this.tickMs) return;
+    await this.states.ensureStates(connections.map((c) => ({ tenantId: c.tenantId, connectionId: c.id, resources: readConnector(c.connector).resources })));
   }
 
   /** The connection's schedule as it stands: its tick and when it is checked next (null: no schedule). */
   async scheduleOf(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<{ intervalMs: number | null; nextAt: Date | null }> {
-    const intervalMs = (await this.tickMs([connection])).get(connection.id) ?? 0;
+    const intervalMs = this.tickMs ? (await this.tickMs([connection])).get(connection.id) ?? 0 : 0;
     if (intervalMs <= 0) return { intervalMs: null, nextAt: null };
     return { intervalMs, nextAt: await this.states.nextCheckOf(connection.id) };
   }
 
   /**
    * Every connection's schedule, placed when a worker starts (a thousand tenants' in a few statements), and
-   * the per-connection job schedulers of an earlier version removed: the sweeper does their work now.
+   * the per-connection job schedulers an earlier version placed removed: the sweeper does their work now.
    */
   async scheduleAll(): Promise<void> {
-    const all = await this.ds.getRepository(Connection).find({ select: { id: true, tenantId: true, connector: true, settings: true }, order: { id: 'ASC' } });
+    const all = await this.ds.getRepository(Connection).find({ select: { id: true, tenantId: true, connector: true }, order: { id: 'ASC' } });
     for (let i = 0; i < all.length; i += SCHEDULE_CHUNK) await this.place(all.slice(i, i + SCHEDULE_CHUNK));
-    let next = 0;
-    const remover = async () => { while (next < all.length) await this.queue.removeScheduler(`sync-${all[next++].id}`); };
-    await Promise.all(Array.from({ length: Math.min(REMOVALS_AT_ONCE, all.length) }, remover));
+    for (const id of await this.queue.schedulerIds()) if (id.startsWith('sync-')) await this.queue.removeScheduler(id);
   }
 
   /**
