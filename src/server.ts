@@ -5,6 +5,7 @@
 import type { Express } from 'express';
 import http from 'node:http';
 import { answerClientErrorsAsJson } from './http/client-errors';
+import { drainable } from './http/drain';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createJobQueue } from '../jobs/queue';
@@ -20,6 +21,9 @@ import { createLogger } from './shared/logger';
 import { watchService } from './http/metrics';
 import { queueLogger } from './webhooks/delivery-log';
 import type { VendorHttpClient } from './connectors/vendor-http';
+
+/** How long requests under way at shutdown may take to finish before their connections are cut. */
+const HTTP_DRAIN_GRACE_MS = 10_000;
 
 export interface RunningServer {
   url: string;
@@ -76,6 +80,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
   answerClientErrorsAsJson(server, () => config.publicUrl);
+  const inbound = drainable(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -119,8 +124,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   const unwatch = watchService(services); // /metrics reads its store, queue and budgets when scraped
   const close = () => (closing ??= (async () => {
     unwatch();
-    server.closeIdleConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await inbound.drain(HTTP_DRAIN_GRACE_MS);
     // A job in flight may be parked on a spent hourly budget: it ends unsent instead of holding the close.
     services.budgets.stopWaiting();
     await services.sweeper?.stop();
