@@ -17,3 +17,12 @@ export function fetchFrom(connector: string, fetchers: Fetchers) {
     return fetcher ? fetcher(ctx) : unsupported(connector, resource);
   };
 }
+
+/**
+ * `read`'s answer, read once for all the resources one sync checks (`SyncContext.shared`; outside a sync,
+ * each call reads). Both RMMs read their open alerts for the devices' alert flag and again for the
+ * incidents: a check of both, every few seconds, read them twice.
+ */
+export function readOnce<T>(ctx: SyncContext, key: string, read: () => Promise<T>): Promise<T> {
+  return ctx.shared ? ctx.shared(key, read) : read();
+}

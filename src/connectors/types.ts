@@ -80,6 +80,11 @@ export interface SyncContext {
    * moving alone does not make a change (the connector's `bookkeepingFields`).
    */
   compareStored?: (records: FetchedRecord[], bookkeeping: readonly string[]) => Promise<StoredComparison>;
+  /**
+   * A read the resources of one sync share (sync.service.ts): the first resource to ask runs `read`, the
+   * later ones in that sync get its answer. Use through `readOnce` (read-dispatch.ts).
+   */
+  shared?: <T>(key: string, read: () => Promise<T>) => Promise<T>;
 }
 
 /**

@@ -148,6 +148,17 @@ export class SyncService {
     // nothing, and a re-read of a synced resource. A first read or a sync someone asked for writes its state
     // as each resource ends, so that status follows it.
     const writtenWithPlan = new Set<SyncState>();
+    // Reads this sync's resources share (SyncContext.shared); a failed one is dropped, so a later resource reads again.
+    const sharedReads = new Map<string, Promise<unknown>>();
+    const shared = <T>(key: string, read: () => Promise<T>): Promise<T> => {
+      let answer = sharedReads.get(key) as Promise<T> | undefined;
+      if (!answer) {
+        answer = read();
+        sharedReads.set(key, answer);
+        answer.catch(() => sharedReads.delete(key));
+      }
+      return answer;
+    };
 
     for (const resource of wanted.filter((r) => !due || due.has(r))) {
       const state = stored.find((s) => s.resource === resource) ??
@@ -167,6 +178,7 @@ export class SyncService {
         baseline,
         compareStored: (records, bookkeeping) =>
           this.writer.compareStored(resource, { tenantId: connection.tenantId, connectionId }, records, bookkeeping, started),
+        shared,
       };
       if (due && incremental && await this.nothingChanged(connector, resource, ctx, state, connectionId).catch(() => false)) {
         // Confirmed current by one cheap call: nothing is read, the store is as fresh as this check.

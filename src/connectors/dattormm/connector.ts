@@ -18,7 +18,7 @@
  */
 import { parseVendorTime } from '../canonical';
 import type { FetchedRecord, ReadConnector, SyncContext } from '../types';
-import { fetchFrom } from '../read-dispatch';
+import { fetchFrom, readOnce } from '../read-dispatch';
 import { VendorHttpError } from '../vendor-http';
 import { dattoGet, pages } from './client';
 
@@ -32,10 +32,19 @@ function latest(a: Date | null, b: Date | null): Date | null {
   return a && b ? (a > b ? a : b) : a ?? b;
 }
 
+/** The account's open alerts, page by page: the devices' alert flag and the incidents, read once for a sync of both. */
+async function openAlertPages(ctx: SyncContext): Promise<Native[][]> {
+  return readOnce(ctx, 'dattormm:/v2/account/alerts/open', async () => {
+    const all: Native[][] = [];
+    for await (const page of pages<Native>(ctx, '/v2/account/alerts/open', 'alerts')) all.push(page);
+    return all;
+  });
+}
+
 /** Device uids with an open alert, from the account's open alerts. */
 async function alertingDevices(ctx: SyncContext): Promise<Set<string>> {
   const uids = new Set<string>();
-  for await (const page of pages<Native>(ctx, '/v2/account/alerts/open', 'alerts')) {
+  for (const page of await openAlertPages(ctx)) {
     for (const a of page) {
       const uid = text((a.alertSourceInfo as Native | undefined)?.deviceUid);
       if (uid) uids.add(uid);
@@ -155,7 +164,7 @@ function incidentRecord(a: Native): FetchedRecord<'incidents'> | null {
 }
 
 async function* fetchIncidents(ctx: SyncContext): AsyncGenerator<FetchedRecord<'incidents'>[]> {
-  for await (const page of pages<Native>(ctx, '/v2/account/alerts/open', 'alerts')) {
+  for (const page of await openAlertPages(ctx)) {
     const mapped = page.map(incidentRecord).filter((r): r is FetchedRecord<'incidents'> => r != null);
     if (mapped.length > 0) yield mapped;
   }

@@ -9,7 +9,7 @@
  */
 import { parseVendorTime } from '../canonical';
 import type { FetchedRecord, ReadConnector, SyncContext } from '../types';
-import { fetchFrom } from '../read-dispatch';
+import { fetchFrom, readOnce } from '../read-dispatch';
 import { listAll, ninjaGet, pagesAfter, reportPages } from './client';
 
 type Native = Record<string, unknown>;
@@ -51,10 +51,13 @@ async function pendingPatchCounts(ctx: SyncContext): Promise<Map<string, number>
   return counts;
 }
 
+/** /v2/alerts (unpaginated): the devices' alert flag and the incidents, read once for a sync of both. */
+const activeAlerts = (ctx: SyncContext) => readOnce(ctx, 'ninjaone:/v2/alerts', () => listAll<Native>(ctx, '/v2/alerts'));
+
 async function* fetchDevices(ctx: SyncContext): AsyncGenerator<FetchedRecord<'devices'>[]> {
   // The derived flags come from other reports: read them once, before the device pages.
   const orgNames = await organizationNames(ctx);
-  const alerting = new Set((await listAll<Native>(ctx, '/v2/alerts')).map((a) => idString(a.deviceId)).filter((id) => id != null));
+  const alerting = new Set((await activeAlerts(ctx)).map((a) => idString(a.deviceId)).filter((id) => id != null));
   const pending = await pendingPatchCounts(ctx);
 
   for await (const page of pagesAfter<Native>(ctx, '/v2/devices-detailed')) {
@@ -113,7 +116,7 @@ async function* fetchApplications(ctx: SyncContext): AsyncGenerator<FetchedRecor
 }
 
 async function* fetchIncidents(ctx: SyncContext): AsyncGenerator<FetchedRecord<'incidents'>[]> {
-  const alerts = await listAll<Native>(ctx, '/v2/alerts');
+  const alerts = await activeAlerts(ctx);
   const mapped = alerts.flatMap((a): FetchedRecord<'incidents'>[] => {
     const uid = str(a.uid);
     if (!uid) return [];
