@@ -23,7 +23,8 @@ export function drainable(server: http.Server): DrainableServer {
   const underWay = new Set<http.ServerResponse>();
   /** Tells the client the connection ends with this answer, when its head is not out yet. */
   const last = (res: http.ServerResponse) => { if (!res.headersSent) res.setHeader('connection', 'close'); };
-  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  // Before the app's listener, so that an answer the app ends at once is still seen to end.
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
     if (draining) last(res);
     underWay.add(res);
     // Node marks the connection idle before this listener runs ('finish' listeners run in order).
