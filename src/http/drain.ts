@@ -1,5 +1,5 @@
 /**
- * Closing the HTTP server without waiting on idle keep-alive connections (docs/architecture.md, Workers).
+ * Closing the HTTP server without waiting on idle keep-alive connections (docs/architecture.md, Running it).
  *
  * `server.close()` stops listening and closes the connections idle at that moment, then waits for every
  * other connection to end. A connection whose request was in flight becomes idle when its answer is
