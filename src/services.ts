@@ -108,7 +108,7 @@ export function createServices(
   sync.addListener({ onSyncEnded: async () => records.invalidateSyncedAt() });
   // Each resource is checked at its freshness plan's interval; SYNC_INTERVAL_SECONDS fixes every resource's interval (0: no schedule).
   sync.fixedIntervalMs = config.syncIntervalMs || null;
-  const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs === 0 ? null : (cs) => sync.currentTicks(cs));
+  const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs === 0 ? null : (c) => sync.currentTick(c));
   const events = new EventsService(ds);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => sandboxVendorOrigin(config), events) : null;
   // The embedded default is one process per database: any other instance there is gone.

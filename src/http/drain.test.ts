@@ -3,11 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { drainable } from './drain';
 
-/** A server whose answers take `delayMs` (or never end, when null), behind our keep-alive setting. */
-async function serve(delayMs: number | null) {
+/**
+ * A server whose answers take `delayMs` (or never end, when null), behind our keep-alive setting;
+ * `headFirst`: the head and a first chunk go out at once, the rest after the delay.
+ */
+async function serve(delayMs: number | null, headFirst = false) {
   const server = http.createServer((_req, res) => {
     if (delayMs === null) { res.write('never ends'); return; }
-    setTimeout(() => res.end('ok'), delayMs);
+    if (headFirst) res.write('o');
+    setTimeout(() => res.end(headFirst ? 'k' : 'ok'), delayMs);
   });
   server.keepAliveTimeout = 65_000;
   const inbound = drainable(server);
@@ -29,6 +33,19 @@ test('a request under way at shutdown is answered, and its keep-alive connection
     // Without draining, this close waited for the client's keep-alive timeout (64 s with undici).
     expect(await within(inbound.drain(30_000), 5_000)).toBe('closed');
     expect(await answer).toEqual({ status: 200, body: 'ok' });
+  } finally { await agent.close(); }
+});
+
+test('an answer whose head was out when draining started does not hold the close by its keep-alive connection', async () => {
+  const { inbound, url } = await serve(300, true);
+  const agent = new Agent({ keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
+  try {
+    const res = await request(url, { dispatcher: agent });
+    // Too late to say Connection: close: the connection is closed once the answer ends instead.
+    expect(res.headers.connection).toBe('keep-alive');
+    const body = res.body.text();
+    expect(await within(inbound.drain(30_000), 5_000)).toBe('closed');
+    expect(await body).toBe('ok');
   } finally { await agent.close(); }
 });
 

@@ -27,9 +27,8 @@ export function drainable(server: http.Server): DrainableServer {
   server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
     if (draining) last(res);
     underWay.add(res);
-    // Node marks the connection idle before this listener runs ('finish' listeners run in order).
-    res.once('finish', () => { underWay.delete(res); if (draining) server.closeIdleConnections(); });
-    res.once('close', () => underWay.delete(res));
+    // 'close' comes after the answer ended (or the connection was lost), once Node marked the connection idle.
+    res.once('close', () => { underWay.delete(res); if (draining) server.closeIdleConnections(); });
   });
   return {
     drain(graceMs: number): Promise<void> {

@@ -30,8 +30,8 @@ export type TenantSyncOutcome =
 
 type ScheduledConnection = Pick<Connection, 'id' | 'tenantId' | 'connector'>;
 
-/** How often each connection's scheduled checks come round (its freshness plan's tick), by connection id. */
-export type TickPlanner = (connections: Pick<Connection, 'id' | 'connector' | 'settings'>[]) => Promise<Map<string, number>>;
+/** How often a connection's scheduled checks come round (its freshness plan's tick). */
+export type TickPlanner = (connection: Pick<Connection, 'id' | 'connector' | 'settings'>) => Promise<number>;
 
 /** Connections planned per statement when a worker places every schedule at start. */
 const SCHEDULE_CHUNK = 500;
@@ -59,7 +59,7 @@ export class SyncJobs {
 
   /** The connection's schedule as it stands: its tick and when it is checked next (null: no schedule). */
   async scheduleOf(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<{ intervalMs: number | null; nextAt: Date | null }> {
-    const intervalMs = this.tickMs ? (await this.tickMs([connection])).get(connection.id) ?? 0 : 0;
+    const intervalMs = this.tickMs ? await this.tickMs(connection) : 0;
     if (intervalMs <= 0) return { intervalMs: null, nextAt: null };
     return { intervalMs, nextAt: await this.states.nextCheckOf(connection.id) };
   }

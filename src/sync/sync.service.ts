@@ -5,7 +5,8 @@
  * retries, and the last good data stays served. A record the store refuses does not fail its page:
  * the writer quarantines it, and here it is counted (report and sync_states.quarantined) and audited.
  */
-import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { TtlCache } from '../shared/ttl-cache';
 import { Connection, SyncState } from '../../entities';
 import type { Logger } from 'pino';
 import { readConnector } from '../connectors/registry';
@@ -104,16 +105,9 @@ export class SyncService {
     })), requestsPerHour, this.fixedIntervalMs);
   }
 
-  /**
-   * The ticks of many connections' plans as their stored states make them now, by connection id, from one
-   * read of those states (a worker places every schedule at start).
-   */
-  async currentTicks(connections: Pick<Connection, 'id' | 'connector' | 'settings'>[]): Promise<Map<string, number>> {
-    const states = connections.length === 0 ? []
-      : await this.ds.getRepository(SyncState).findBy({ connectionId: In(connections.map((c) => c.id)) });
-    const byConnection = new Map<string, SyncState[]>();
-    for (const s of states) byConnection.set(s.connectionId, [...(byConnection.get(s.connectionId) ?? []), s]);
-    return new Map(connections.map((c) => [c.id, this.planOf(c, byConnection.get(c.id) ?? []).tickMs]));
+  /** The tick of a connection's plan (how often its checks come round) as its stored states make it now. */
+  async currentTick(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<number> {
+    return this.planOf(connection, await this.ds.getRepository(SyncState).findBy({ connectionId: connection.id })).tickMs;
   }
 
   addListener(listener: SyncListener): void {
@@ -148,17 +142,9 @@ export class SyncService {
     // nothing, and a re-read of a synced resource. A first read or a sync someone asked for writes its state
     // as each resource ends, so that status follows it.
     const writtenWithPlan = new Set<SyncState>();
-    // Reads this sync's resources share (SyncContext.shared); a failed one is dropped, so a later resource reads again.
-    const sharedReads = new Map<string, Promise<unknown>>();
-    const shared = <T>(key: string, read: () => Promise<T>): Promise<T> => {
-      let answer = sharedReads.get(key) as Promise<T> | undefined;
-      if (!answer) {
-        answer = read();
-        sharedReads.set(key, answer);
-        answer.catch(() => sharedReads.delete(key));
-      }
-      return answer;
-    };
+    // Reads this sync's resources share (SyncContext.shared): kept for the sync; a failed one is not kept.
+    const sharedReads = new TtlCache<unknown>(Infinity);
+    const shared = <T>(key: string, read: () => Promise<T>) => sharedReads.getOrLoad(key, read) as Promise<T>;
 
     for (const resource of wanted.filter((r) => !due || due.has(r))) {
       const state = stored.find((s) => s.resource === resource) ??
