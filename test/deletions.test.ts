@@ -5,6 +5,7 @@
  */
 import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
 import type { NinjaOneSimulator } from '../src/simulators/ninjaone/simulator';
+import { Connection } from '../entities';
 import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;
@@ -80,6 +81,25 @@ describe('a record deleted at the vendor', () => {
     expect(await count('tickets')).toBe(tickets - 1);
     expect(await feed('ticket.deleted')).toHaveLength(1);
     expect(await feed('device.deleted')).toHaveLength(1);
+  });
+
+  it('a scheduled check of a list read whole finds a deletion, and a quiet check removes nothing', async () => {
+    const [rmm] = await svc.services.ds.getRepository(Connection).findBy({ tenantId: svc.alphaId, connector: 'ninjaone' });
+    const check = () => svc.services.sync.syncConnection(rmm.id, { claimed: new Set(['devices'] as const) });
+    // Settled first: the scheduled re-read of a synced, unchanged list (the store holds it as fetched).
+    expect((await check()).ok).toBe(true);
+    const devices = await count('devices');
+    const quiet = await check();
+    expect(quiet.resources).toEqual([expect.objectContaining({ resource: 'devices', mode: 'full', created: 0, updated: 0, deleted: 0 })]);
+    expect(await count('devices')).toBe(devices);
+    // The rest of the listing is as stored, so only what is stored beside it tells the deletion.
+    const gone = ninja.list(ALPHA, 'devices')[0].id;
+    expect(ninja.remove(ALPHA, 'devices', gone)).toBe(true);
+    const found = await check();
+    expect(found.resources).toEqual([expect.objectContaining({ resource: 'devices', created: 0, updated: 0, deleted: 1 })]);
+    expect(await vendorIds('devices')).not.toContain(String(gone));
+    expect(await count('devices')).toBe(devices - 1);
+    expect((await feed('device.deleted')).map((e) => e.vendor_id)).toContain(String(gone));
   });
 
   it('an incremental sync finds a deletion with its periodic id scan, and a company deletion raises company.deleted', async () => {

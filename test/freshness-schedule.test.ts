@@ -100,6 +100,8 @@ describe('the scheduler checks what is due, cheaply', () => {
       // 30 min) are ten minutes more overdue than the RMM's devices (every 10 s), yet can wait longer unharmed.
       await ds.query("UPDATE sync_states SET next_check_at = now() - interval '70 minutes', interval_seconds = 1800 WHERE connection_id = $1 AND resource = 'companies'", [connectionId]);
       await ds.query("UPDATE sync_states SET next_check_at = now() - interval '60 minutes', interval_seconds = 10 WHERE connection_id = $1 AND resource = 'devices'", [rmm.id]);
+      // The RMM's other resources not due (its incidents, every 10 s, may have come due while the tests before ran).
+      await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour' WHERE connection_id = $1 AND resource <> 'devices'", [rmm.id]);
       const first = await store.claimNext(1);
       expect(first.map((r) => `${r.connectionId}/${r.resource}`)).toEqual([`${rmm.id}/devices`]);
       // Then the companies, with the connection's other due resources (its tickets, overdue by two hours).

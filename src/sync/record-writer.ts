@@ -71,6 +71,8 @@ interface TablePlan {
   fieldColumns: { db: string; prop: string }[];
   /** The columns read back before a write: every one but `raw`, which comes only where the payload moved. */
   selectSql: string;
+  /** selectSql, and whether the connection stores a record of the resource outside the page (`beyond_page`). */
+  quietSelectSql: string;
   insertSql: string;
 }
 
@@ -90,6 +92,11 @@ export interface PageWriteResult {
   quarantined?: { sourceId: string; error: string }[];
   /** Rows the vendor no longer lists, removed by the deletion pass (deletions.ts), as they were stored. */
   deleted?: StoredRow[];
+  /**
+   * unchangedPage only: whether the store holds a record of the resource outside this page. Where the page
+   * is the whole listing, false answers the deletion pass's question (deletions.ts, anyVanished) as well.
+   */
+  storedBeyondPage?: boolean;
 }
 
 /** The page's upsert was refused: the transaction is lost, write the page again with `careful`. */
@@ -240,7 +247,11 @@ export class RecordWriter {
       'SELECT id, source_id FROM written';
     const selected = ['id', ...columns.map((c) => c.db).filter((c) => c !== 'raw')].map((c) => `t."${c}"`).join(', ');
     const selectSql = `SELECT ${selected}, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw FROM ${storedByIds(table, '*')}`;
-    p = { table, columns, byProp: new Map(columns.map((c) => [c.prop, c])), fieldColumns, selectSql, insertSql };
+    // An uncorrelated subquery: evaluated once for the statement, not per row.
+    const quietSelectSql = `SELECT ${selected}, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw, ` +
+      `EXISTS (SELECT 1 FROM "${table}" o WHERE o.tenant_id = $1 AND o.connection_id = $2 AND NOT (o.source_id = ANY($3::text[]))) AS beyond_page ` +
+      `FROM ${storedByIds(table, '*')}`;
+    p = { table, columns, byProp: new Map(columns.map((c) => [c.prop, c])), fieldColumns, selectSql, quietSelectSql, insertSql };
     this.plans.set(resource, p);
     return p;
   }
@@ -339,7 +350,7 @@ export class RecordWriter {
     const plan = this.plan(resource);
     if (records.length === 0) return { created: [], updated: [], unchanged: 0, quarantined: [] };
 
-    const stored: StoredRow[] = await manager.query(plan.selectSql, [
+    const stored: StoredRow[] = await manager.query(onlyIfUnchanged ? plan.quietSelectSql : plan.selectSql, [
       scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId), records.map((r) => r.hash),
     ]);
     const before = new Map(stored.map((s) => [s.source_id, s]));
@@ -370,6 +381,7 @@ export class RecordWriter {
     }
     const quarantined: { sourceId: string; error: string }[] = [];
     const result: PageWriteResult = { created: [], updated: [], unchanged, quarantined };
+    if (onlyIfUnchanged) result.storedBeyondPage = stored[0]?.beyond_page !== false;
     if (changed.length === 0) return result;
 
     const ids = new Map<string, string>();

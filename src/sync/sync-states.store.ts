@@ -3,6 +3,7 @@
  * checks (or two worker processes) never check the same resource together.
  */
 import type { DataSource } from 'typeorm';
+import type { SyncState } from '../../entities';
 import type { SyncResource } from '../connectors/types';
 
 /** A claim lasts this long: a check that died with its process is due again after it. */
@@ -72,6 +73,30 @@ export class SyncStatesStore {
        SELECT t, c, r, now() FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS x(t, c, r)
        ON CONFLICT (connection_id, resource) DO NOTHING`,
       [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])]);
+  }
+
+  /**
+   * What checks found, written in one statement for all of a run's resources (their rows exist). With `plan`,
+   * the resource's interval and next check too; without it, those stay as they are (a claim holds next_check_at).
+   */
+  async writeChecks(checks: { state: SyncState; plan?: { intervalSeconds: number; nextCheckAt: Date | null } }[]): Promise<void> {
+    if (checks.length === 0) return;
+    const rows = checks.map(({ state: s, plan }) => ({
+      id: s.id, last_synced_at: s.lastSyncedAt, watermark: s.watermark, last_attempt_at: s.lastAttemptAt, last_status: s.lastStatus,
+      last_error: s.lastError, last_mode: s.lastMode, records_seen: s.recordsSeen, quarantined: s.quarantined, checked_at: s.checkedAt,
+      quiet_checks: s.quietChecks, calls_per_check: s.callsPerCheck, planned: plan !== undefined,
+      interval_seconds: plan?.intervalSeconds ?? null, next_check_at: plan?.nextCheckAt ?? null,
+    }));
+    await this.ds.query(
+      `UPDATE sync_states s SET last_synced_at = x.last_synced_at, watermark = x.watermark, last_attempt_at = x.last_attempt_at,
+         last_status = x.last_status, last_error = x.last_error, last_mode = x.last_mode, records_seen = x.records_seen,
+         quarantined = x.quarantined, checked_at = x.checked_at, quiet_checks = x.quiet_checks, calls_per_check = x.calls_per_check,
+         interval_seconds = CASE WHEN x.planned THEN x.interval_seconds ELSE s.interval_seconds END,
+         next_check_at = CASE WHEN x.planned THEN x.next_check_at ELSE s.next_check_at END, updated_at = now()
+       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, last_synced_at timestamptz, watermark timestamptz, last_attempt_at timestamptz,
+         last_status text, last_error text, last_mode text, records_seen int, quarantined int, checked_at timestamptz, quiet_checks int,
+         calls_per_check int, planned boolean, interval_seconds int, next_check_at timestamptz)
+       WHERE s.id = x.id`, [JSON.stringify(rows)]);
   }
 
   /** When the connection's next scheduled check is (a running check's claim end aside); null: none planned. */

@@ -5,7 +5,7 @@
  * retries, and the last good data stays served. A record the store refuses does not fail its page:
  * the writer quarantines it, and here it is counted (report and sync_states.quarantined) and audited.
  */
-import type { DataSource, EntityManager } from 'typeorm';
+import { EntityNotFoundError, type DataSource, type EntityManager } from 'typeorm';
 import { TtlCache } from '../shared/ttl-cache';
 import { Connection, SyncState } from '../../entities';
 import type { Logger } from 'pino';
@@ -116,7 +116,10 @@ export class SyncService {
 
   async syncConnection(connectionId: string, opts: SyncOptions = {}): Promise<SyncReport> {
     const syncStarted = performance.now(); // /metrics
-    const connection = await this.ds.getRepository(Connection).findOneByOrFail({ id: connectionId });
+    const due = opts.claimed ?? null;
+    // A scheduled check reads its connection and states in one statement (a hot resource is checked every few
+    // seconds); another sync claims its resources first, which may make their states, and reads them after.
+    const { connection, states: claimedStates } = await this.connectionOf(connectionId, due !== null);
     const connector = readConnector(connection.connector);
     const credentials = this.box.openJson<Record<string, string>>(connection.credentialsEncrypted);
     const report: SyncReport = {
@@ -131,12 +134,11 @@ export class SyncService {
     const http = this.http.withBudget(counted);
     const concurrency = this.budgets ? this.budgets.limits(connection).concurrent : undefined;
     const wanted = connector.resources.filter((r) => !opts.resources || opts.resources.includes(r));
-    const due = opts.claimed ?? null;
     if (!due) await this.statesStore.claimDue(connection.tenantId, connectionId, wanted, false);
     // A check with nothing claimed ends here: no vendor call, no write, nothing to tell.
     if (due && due.size === 0) return report;
     // The connection's states, read once: each checked resource's state, and the plan's history after.
-    const stored = await states.findBy({ connectionId });
+    const stored = claimedStates ?? await states.findBy({ connectionId });
     const checked: SyncState[] = [];
     // Scheduled checks whose state is written once, with its next check (planNext): a probe that found
     // nothing, and a re-read of a synced resource. A first read or a sync someone asked for writes its state
@@ -197,6 +199,9 @@ export class SyncService {
         // A full listing's ids, for the deletion pass (stored form, as rows are keyed).
         const seen = incremental ? null : new Set<string>();
         const scope = { tenantId: connection.tenantId, connectionId };
+        // A full listing of one page the store holds as fetched, with nothing stored beside it: nothing vanished.
+        let pagesRead = 0;
+        let nothingBeyond = false;
         // Fetch and prepare the next page while this one is written: the vendor (HTTP), the page's own
         // work (stored form, hashes, rows) and the store work side by side.
         for await (const prepared of prefetch(pages, (page) => this.writer.prepare(resource, scope, page as FetchedRecord[], started))) {
@@ -208,6 +213,7 @@ export class SyncService {
           // transaction and tells no listener. Not tried where pages are mostly new or changed (a baseline, an
           // incremental read, a forced full sync): the try would cost them one more read.
           const quiet = incremental || baseline || opts.full === true ? null : await this.writer.unchangedPage(this.ds.manager, prepared);
+          nothingBeyond = ++pagesRead === 1 && quiet?.storedBeyondPage === false;
           const write = (careful: boolean) => this.ds.transaction(async (manager) => {
             afterCommit = [];
             const res = await this.writer.writePage(manager, prepared, opts.full === true, careful);
@@ -248,7 +254,8 @@ export class SyncService {
           ? await listIds(connector, resource, { ...ctx, since: null }) : null);
         if (present) {
           this.deletions.scanned(connectionId, resource);
-          r.deleted = await this.removeVanished(connection, resource, baseline, present);
+          // The page's compare already answered whether anything else is stored (one statement fewer on a quiet RMM list).
+          r.deleted = nothingBeyond ? 0 : await this.removeVanished(connection, resource, baseline, present);
         }
         state.lastStatus = 'ok';
         state.lastError = null;
@@ -302,15 +309,23 @@ export class SyncService {
     return report;
   }
 
-  /** What a check sets on a resource's state, in one statement (its row exists: claimDue made it), with `also`. */
-  private async saveState(state: SyncState, also: Partial<Pick<SyncState, 'intervalSeconds' | 'nextCheckAt'>> = {}): Promise<void> {
-    const states = this.ds.getRepository(SyncState);
-    if (!state.id) { await states.save(Object.assign(state, also)); return; }
-    await states.update({ id: state.id }, {
-      lastSyncedAt: state.lastSyncedAt, watermark: state.watermark, lastAttemptAt: state.lastAttemptAt, lastStatus: state.lastStatus,
-      lastError: state.lastError, lastMode: state.lastMode, recordsSeen: state.recordsSeen, quarantined: state.quarantined,
-      checkedAt: state.checkedAt, quietChecks: state.quietChecks, callsPerCheck: state.callsPerCheck, ...also,
-    });
+  /** The connection, and with `withStates` its sync states, in one statement. */
+  private async connectionOf(id: string, withStates: boolean): Promise<{ connection: Connection; states: SyncState[] | null }> {
+    const connections = this.ds.getRepository(Connection);
+    if (!withStates) return { connection: await connections.findOneByOrFail({ id }), states: null };
+    const found = await connections.createQueryBuilder('c')
+      .leftJoinAndMapMany('c.syncStates', SyncState, 's', 's.connection_id = c.id')
+      .where('c.id = :id', { id }).getOne() as (Connection & { syncStates: SyncState[] }) | null;
+    if (!found) throw new EntityNotFoundError(Connection, { id });
+    const states = found.syncStates;
+    delete (found as Partial<typeof found>).syncStates;
+    return { connection: found, states };
+  }
+
+  /** What a check sets on a resource's state, in one statement (its row exists: the claim made it). */
+  private async saveState(state: SyncState): Promise<void> {
+    if (!state.id) { await this.ds.getRepository(SyncState).save(state); return; }
+    await this.statesStore.writeChecks([{ state }]);
   }
 
   /**
@@ -335,6 +350,8 @@ export class SyncService {
     const all = [...stored, ...checked.filter((c) => !stored.includes(c))];
     const plan = this.planOf(connection, all);
     const now = Date.now();
+    // The scheduled checks' states, what they found and their next check, in one statement for the run.
+    const planned: Parameters<SyncStatesStore['writeChecks']>[0] = [];
     for (const s of all) {
       const interval = plan.intervals.get(s.resource as SyncResource);
       if (interval === undefined) continue;
@@ -345,11 +362,12 @@ export class SyncService {
         : due?.has(s.resource as SyncResource) ? new Date(now) : s.nextCheckAt;
       const intervalSeconds = Math.round(interval / 1000);
       // A scheduled check's state: what it found and its next check, in one statement (other reads saved theirs as they ended).
-      if (done && writtenWithPlan.has(done)) await this.saveState(done, { intervalSeconds, nextCheckAt });
+      if (done && writtenWithPlan.has(done)) planned.push({ state: done, plan: { intervalSeconds, nextCheckAt } });
       else if (intervalSeconds !== s.intervalSeconds || nextCheckAt?.getTime() !== s.nextCheckAt?.getTime()) {
         await states.update({ id: s.id }, { intervalSeconds, nextCheckAt });
       }
     }
+    await this.statesStore.writeChecks(planned);
   }
 
   private async ended(connection: Connection): Promise<void> {

@@ -281,6 +281,16 @@ async function vendorStats(shared: Shared): Promise<{ requests: number; throttle
   return { ...total, byVendor: body.vendors };
 }
 
+/** Checks the workers have run so far (each a run of the sync over a connection's claimed resources), from their /metrics. */
+async function checksRun(store: Store): Promise<number> {
+  let n = 0;
+  for (const w of store.workers) {
+    const text = await (await fetch(`${w.url}/metrics`)).text();
+    for (const m of text.matchAll(/^msp_sync_duration_seconds_count\{[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+  }
+  return n;
+}
+
 /** Per connection: its resources synced ok and failed, and its last completion. */
 async function syncProgress(store: Store): Promise<Map<string, { ok: number; failed: number; last: number }>> {
   const rows: { connection_id: string; ok: number; failed: number; last: Date | null }[] = await store.db.dataSource.query(
@@ -379,6 +389,7 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
     if (!firstRound) await sleep(2000);
   }
   const before = await vendorStats(shared);
+  const checksBefore = await checksRun(store);
   const cpu = cpuMeter(store, shared.vendors);
   const t0 = Date.now();
   // INTERVALS intervals, fewer (one at least) when the part would otherwise overrun its limit.
@@ -452,6 +463,7 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
   }
   rssAtInterval.push(rss.samples.at(-1)?.bytes ?? NaN);
   const used = cpu();
+  const checks = (await checksRun(store)) - checksBefore;
   const [{ n: syncs }] = await store.db.dataSource.query(
     "SELECT COUNT(*)::int AS n FROM audit_entries WHERE action = 'sync.completed' AND created_at >= $1 AND created_at < $2", [new Date(t0), new Date()]);
   // The last changes get the grace besides to reach the store.
@@ -477,7 +489,8 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
     [`fleet steady, ${label}: worker RSS at each interval MiB`]: rssAtInterval.map((b) => mib(b)).join(' / '),
     [`fleet steady, ${label}: vendor requests/s, 429s (goal 0)`]: `${Math.round((after.requests - before.requests) / ((Date.now() - t0) / 1000))}, ${after.throttled - before.throttled}`,
     [`fleet steady, ${label}: connections with a failed sync`]: failed,
-    [`fleet steady, ${label}: syncs/s, worker CPU ms per sync`]: `${(syncs / (windowMs / 1000)).toFixed(1)}, ${Math.round(used.workersMs / Math.max(1, syncs))}`,
+    [`fleet steady, ${label}: syncs that changed something /s`]: (syncs / (windowMs / 1000)).toFixed(1),
+    [`fleet steady, ${label}: checks/s, worker CPU ms per check`]: `${(checks / (windowMs / 1000)).toFixed(1)}, ${(used.workersMs / Math.max(1, checks)).toFixed(1)}`,
     [`fleet steady, ${label}: CPU`]: used.text,
     [`fleet steady, ${label}: worker start with every schedule placed s`]: Math.round(startMs / 1000),
     [`fleet steady, ${label}: phase took s`]: Math.round((Date.now() - started) / 1000),
