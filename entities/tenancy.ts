@@ -172,4 +172,11 @@ export class SyncState extends BaseEntityWithId {
   /** Vendor calls the last check made. */
   @Column({ name: 'calls_per_check', type: 'integer', nullable: true })
   callsPerCheck!: number | null;
+  /**
+   * Digest of the full listing the last check found exactly as stored (one page, nothing stored beside it,
+   * every record settled): a check whose listing has this digest needs no read of the store. Null otherwise;
+   * a write to the resource forgets it in its own transaction (src/sync/sync.service.ts).
+   */
+  @Column({ name: 'quiet_listing', type: 'text', nullable: true })
+  quietListing!: string | null;
 }

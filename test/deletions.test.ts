@@ -102,6 +102,58 @@ describe('a record deleted at the vendor', () => {
     expect((await feed('device.deleted')).map((e) => e.vendor_id)).toContain(String(gone));
   });
 
+  it('a check whose listing is the one last found as stored reads nothing of the store, and still finds every change', async () => {
+    const [rmm] = await svc.services.ds.getRepository(Connection).findBy({ tenantId: svc.alphaId, connector: 'ninjaone' });
+    const check = () => svc.services.sync.syncConnection(rmm.id, { claimed: new Set(['devices'] as const) });
+    const recorded = async (): Promise<string | null> => (await svc.services.ds.query(
+      "SELECT quiet_listing FROM sync_states WHERE connection_id = $1 AND resource = 'devices'", [rmm.id]))[0].quiet_listing;
+    const storedHash = async (id: number): Promise<string> => (await svc.services.ds.query(
+      'SELECT raw_hash FROM devices WHERE connection_id = $1 AND source_id = $2', [rmm.id, String(id)]))[0].raw_hash;
+    // Quiet checks until one finds every record settled (a record stamped in the last seconds is not yet).
+    for (let i = 0; i < 5 && (await recorded()) === null; i++) {
+      expect((await check()).ok).toBe(true);
+      if ((await recorded()) === null) await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(await recorded()).toEqual(expect.any(String));
+
+    // The recorded listing stands for the store: a check that matches it does not read the store, so a row
+    // altered behind the sync's back stays as it is (the only way to see that nothing was read).
+    const [first, second] = ninja.list(ALPHA, 'devices');
+    const hash = await storedHash(first.id);
+    await svc.services.ds.query('UPDATE devices SET raw_hash = $3 WHERE connection_id = $1 AND source_id = $2', [rmm.id, String(first.id), 'altered']);
+    expect((await check()).resources).toEqual([expect.objectContaining({ resource: 'devices', created: 0, updated: 0, deleted: 0 })]);
+    expect(await storedHash(first.id)).toBe('altered');
+    await svc.services.ds.query('UPDATE devices SET raw_hash = $3 WHERE connection_id = $1 AND source_id = $2', [rmm.id, String(first.id), hash]);
+
+    // A write forgets the recorded listing in its own transaction: a sync that dies after its page committed
+    // leaves nothing that would vouch for the store.
+    let seenInTransaction: (string | null)[] = [];
+    let watching = true;
+    svc.services.sync.addListener({
+      onPageWritten: async (manager, scope) => {
+        if (!watching || scope.connection.id !== rmm.id) return;
+        seenInTransaction.push((await manager.query("SELECT quiet_listing FROM sync_states WHERE connection_id = $1 AND resource = 'devices'", [rmm.id]))[0].quiet_listing);
+      },
+    });
+    try {
+      ninja.update(ALPHA, 'devices', second.id, { offline: !second.offline });
+      const edited = await check();
+      expect(edited.resources).toEqual([expect.objectContaining({ resource: 'devices', updated: 1 })]);
+      expect(seenInTransaction).toEqual([null]);
+      expect((await feed('device.updated')).map((e) => e.vendor_id)).toContain(String(second.id));
+      // A device added and one removed at the vendor: each found, whatever was recorded before.
+      for (let i = 0; i < 5 && (await recorded()) === null; i++) { await new Promise((r) => setTimeout(r, 1000)); await check(); }
+      expect(await recorded()).toEqual(expect.any(String));
+      seenInTransaction = [];
+      expect(ninja.remove(ALPHA, 'devices', second.id)).toBe(true);
+      expect((await check()).resources).toEqual([expect.objectContaining({ resource: 'devices', created: 0, updated: 0, deleted: 1 })]);
+      expect(seenInTransaction).toEqual([null]);
+      expect(await vendorIds('devices')).not.toContain(String(second.id));
+    } finally {
+      watching = false;
+    }
+  });
+
   it('an incremental sync finds a deletion with its periodic id scan, and a company deletion raises company.deleted', async () => {
     const before = await count('tickets');
     expect(cw.remove(ALPHA, 'tickets', 30106)).toBe(true);

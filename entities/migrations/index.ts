@@ -15,11 +15,12 @@ import { Console1764900000000 } from './1764900000000-console';
 import { Freshness1765000000000 } from './1765000000000-freshness';
 import { WebhookDeliveryPosition1765050000000 } from './1765050000000-webhook-delivery-position';
 import { SyncDueIndex1765100000000 } from './1765100000000-sync-due-index';
+import { QuietListing1765200000000 } from './1765200000000-quiet-listing';
 
 /** Every migration, in order. Run at start (never `synchronize`). */
 export const MIGRATIONS = [
   InitialSchema1763780000000, SyncQuarantine1763790000000, ProductsAndSubscriptions1763795000000, MspKeys1763900000000, Identity1763910000000,
   Packages1764000000000, Billing1764200000000, WriteFence1764300000000, CostResolutions1764400000000, CompanyNameIndex1764500000000, WriteLandBy1764600000000,
   WebhookLanes1764700000000, ConnectSessions1764800000000, Console1764900000000, Freshness1765000000000,
-  WebhookDeliveryPosition1765050000000, SyncDueIndex1765100000000,
+  WebhookDeliveryPosition1765050000000, SyncDueIndex1765100000000, QuietListing1765200000000,
 ];

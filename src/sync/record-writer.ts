@@ -97,6 +97,11 @@ export interface PageWriteResult {
    * is the whole listing, false answers the deletion pass's question (deletions.ts, anyVanished) as well.
    */
   storedBeyondPage?: boolean;
+  /**
+   * unchangedPage only: whether no record of the page is left for a later check to settle (each is settled
+   * after this check's own update, or has no vendor stamp to settle).
+   */
+  nothingToSettle?: boolean;
 }
 
 /** The page's upsert was refused: the transaction is lost, write the page again with `careful`. */
@@ -329,6 +334,25 @@ export class RecordWriter {
   }
 
   /**
+   * The digest of a prepared page as the quiet path compares it with the store: each record's source id,
+   * payload hash and measured fields, in order (sync_states.quiet_listing).
+   */
+  listingDigest(prepared: PreparedPage): string {
+    const h = createHash('sha256').update(prepared.resource);
+    for (const { record, hash } of prepared.records) {
+      const fields = record.fields as unknown as Record<string, unknown>;
+      h.update(`\u0000${record.sourceId}\u0000${hash}`);
+      if (record.measured) h.update(JSON.stringify(record.measured.map((prop) => jsonable(fields[prop]))));
+    }
+    return h.digest('base64');
+  }
+
+  /** The result of a page whose listing digest the last check recorded: every record stored as fetched, nothing left to settle. */
+  knownPage(prepared: PreparedPage): PageWriteResult {
+    return { created: [], updated: [], unchanged: prepared.records.length, quarantined: [], storedBeyondPage: false, nothingToSettle: true };
+  }
+
+  /**
    * Writes one prepared page. `force` rewrites unchanged rows too (a full sync refreshes derived columns
    * such as a changed status mapping). Without `careful`, a page the store refuses throws PageRefusedError
    * and the transaction is lost; with it, refused records are quarantined and the rest written.
@@ -381,7 +405,10 @@ export class RecordWriter {
     }
     const quarantined: { sourceId: string; error: string }[] = [];
     const result: PageWriteResult = { created: [], updated: [], unchanged, quarantined };
-    if (onlyIfUnchanged) result.storedBeyondPage = stored[0]?.beyond_page !== false;
+    if (onlyIfUnchanged) {
+      result.storedBeyondPage = stored[0]?.beyond_page !== false;
+      result.nothingToSettle = stored.every((row) => row.vendor_updated_at == null || settled(row.synced_at, row.vendor_updated_at) || settled(syncedAt, row.vendor_updated_at));
+    }
     if (changed.length === 0) return result;
 
     const ids = new Map<string, string>();

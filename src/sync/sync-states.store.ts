@@ -2,7 +2,7 @@
  * The sync states' store (src/sync/freshness.ts): which resources are due, claimed at once so that two
  * checks (or two worker processes) never check the same resource together.
  */
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { SyncState } from '../../entities';
 import type { SyncResource } from '../connectors/types';
 
@@ -84,19 +84,27 @@ export class SyncStatesStore {
     const rows = checks.map(({ state: s, plan }) => ({
       id: s.id, last_synced_at: s.lastSyncedAt, watermark: s.watermark, last_attempt_at: s.lastAttemptAt, last_status: s.lastStatus,
       last_error: s.lastError, last_mode: s.lastMode, records_seen: s.recordsSeen, quarantined: s.quarantined, checked_at: s.checkedAt,
-      quiet_checks: s.quietChecks, calls_per_check: s.callsPerCheck, planned: plan !== undefined,
+      quiet_checks: s.quietChecks, calls_per_check: s.callsPerCheck, quiet_listing: s.quietListing ?? null, planned: plan !== undefined,
       interval_seconds: plan?.intervalSeconds ?? null, next_check_at: plan?.nextCheckAt ?? null,
     }));
     await this.ds.query(
       `UPDATE sync_states s SET last_synced_at = x.last_synced_at, watermark = x.watermark, last_attempt_at = x.last_attempt_at,
          last_status = x.last_status, last_error = x.last_error, last_mode = x.last_mode, records_seen = x.records_seen,
-         quarantined = x.quarantined, checked_at = x.checked_at, quiet_checks = x.quiet_checks, calls_per_check = x.calls_per_check,
+         quarantined = x.quarantined, checked_at = x.checked_at, quiet_checks = x.quiet_checks, calls_per_check = x.calls_per_check, quiet_listing = x.quiet_listing,
          interval_seconds = CASE WHEN x.planned THEN x.interval_seconds ELSE s.interval_seconds END,
          next_check_at = CASE WHEN x.planned THEN x.next_check_at ELSE s.next_check_at END, updated_at = now()
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, last_synced_at timestamptz, watermark timestamptz, last_attempt_at timestamptz,
          last_status text, last_error text, last_mode text, records_seen int, quarantined int, checked_at timestamptz, quiet_checks int,
-         calls_per_check int, planned boolean, interval_seconds int, next_check_at timestamptz)
+         calls_per_check int, quiet_listing text, planned boolean, interval_seconds int, next_check_at timestamptz)
        WHERE s.id = x.id`, [JSON.stringify(rows)]);
+  }
+
+  /**
+   * Forgets the listing a resource's last check recorded (sync_states.quiet_listing), in the transaction of a
+   * write to the resource: from its commit on, the store is no longer what that listing vouched for.
+   */
+  async forgetQuietListing(manager: EntityManager, stateId: string): Promise<void> {
+    await manager.query('UPDATE sync_states SET quiet_listing = NULL WHERE id = $1', [stateId]);
   }
 
   /** When the connection's next scheduled check is (a running check's claim end aside); null: none planned. */

@@ -202,6 +202,14 @@ export class SyncService {
         // A full listing of one page the store holds as fetched, with nothing stored beside it: nothing vanished.
         let pagesRead = 0;
         let nothingBeyond = false;
+        // Such a listing, nothing in it left to settle, is recorded by its digest (sync_states.quiet_listing): the next
+        // check whose listing has the same digest reads nothing of the store. A write forgets it (forgetListing).
+        const knownListing = state.quietListing ?? null;
+        let listing: string | null = null;
+        state.quietListing = null;
+        const forgetListing = async (manager: EntityManager) => {
+          if (knownListing !== null && state.id) await this.statesStore.forgetQuietListing(manager, state.id);
+        };
         // Fetch and prepare the next page while this one is written: the vendor (HTTP), the page's own
         // work (stored form, hashes, rows) and the store work side by side.
         for await (const prepared of prefetch(pages, (page) => this.writer.prepare(resource, scope, page as FetchedRecord[], started))) {
@@ -212,10 +220,15 @@ export class SyncService {
           // A full read's page the store already holds as fetched (a quiet RMM list every few seconds) needs no
           // transaction and tells no listener. Not tried where pages are mostly new or changed (a baseline, an
           // incremental read, a forced full sync): the try would cost them one more read.
-          const quiet = incremental || baseline || opts.full === true ? null : await this.writer.unchangedPage(this.ds.manager, prepared);
+          const digest = incremental || baseline || opts.full === true ? null : this.writer.listingDigest(prepared);
+          const quiet = digest === null ? null
+            : pagesRead === 0 && digest === knownListing ? this.writer.knownPage(prepared)
+            : await this.writer.unchangedPage(this.ds.manager, prepared);
           nothingBeyond = ++pagesRead === 1 && quiet?.storedBeyondPage === false;
+          listing = nothingBeyond && quiet?.nothingToSettle === true ? digest : null;
           const write = (careful: boolean) => this.ds.transaction(async (manager) => {
             afterCommit = [];
+            await forgetListing(manager);
             const res = await this.writer.writePage(manager, prepared, opts.full === true, careful);
             for (const l of this.listeners) {
               const after = await l.onPageWritten?.(manager, { tenantId: connection.tenantId, connection, resource, baseline }, res);
@@ -255,8 +268,10 @@ export class SyncService {
         if (present) {
           this.deletions.scanned(connectionId, resource);
           // The page's compare already answered whether anything else is stored (one statement fewer on a quiet RMM list).
-          r.deleted = nothingBeyond ? 0 : await this.removeVanished(connection, resource, baseline, present);
+          r.deleted = nothingBeyond ? 0 : await this.removeVanished(connection, resource, baseline, present, forgetListing);
         }
+        // Recorded only for a listing of that one page.
+        state.quietListing = pagesRead === 1 ? listing : null;
         state.lastStatus = 'ok';
         state.lastError = null;
         state.lastSyncedAt = new Date();
@@ -378,11 +393,14 @@ export class SyncService {
   }
 
   /** The deletion pass: removes what the vendor no longer lists and tells the listeners, in one transaction. */
-  private async removeVanished(connection: Connection, resource: SyncResource, baseline: boolean, present: Set<string>): Promise<number> {
+  private async removeVanished(
+    connection: Connection, resource: SyncResource, baseline: boolean, present: Set<string>, beforeWrite: (manager: EntityManager) => Promise<void>,
+  ): Promise<number> {
     const afterCommit: (() => Promise<void>)[] = [];
     // Nothing vanished (the usual case): one read, no transaction.
     if (!(await anyVanished(this.ds.manager, this.writer, resource, { tenantId: connection.tenantId, connectionId: connection.id }, present))) return 0;
     const deleted = await this.ds.transaction(async (manager) => {
+      await beforeWrite(manager);
       const rows = await removeVanished(manager, this.writer, resource, { tenantId: connection.tenantId, connectionId: connection.id }, present);
       if (rows.length === 0) return rows;
       const result: PageWriteResult = { created: [], updated: [], unchanged: 0, quarantined: [], deleted: rows };

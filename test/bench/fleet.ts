@@ -282,13 +282,15 @@ async function vendorStats(shared: Shared): Promise<{ requests: number; throttle
 }
 
 /** Checks the workers have run so far (each a run of the sync over a connection's claimed resources), from their /metrics. */
-async function checksRun(store: Store): Promise<number> {
-  let n = 0;
+/** Checks the workers ran so far, and the seconds they took together (msp_sync_duration_seconds). */
+async function checksRun(store: Store): Promise<{ n: number; seconds: number }> {
+  const out = { n: 0, seconds: 0 };
   for (const w of store.workers) {
     const text = await (await fetch(`${w.url}/metrics`)).text();
-    for (const m of text.matchAll(/^msp_sync_duration_seconds_count\{[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+    for (const m of text.matchAll(/^msp_sync_duration_seconds_count\{[^}]*\} (\d+)$/gm)) out.n += Number(m[1]);
+    for (const m of text.matchAll(/^msp_sync_duration_seconds_sum\{[^}]*\} (\S+)$/gm)) out.seconds += Number(m[1]);
   }
-  return n;
+  return out;
 }
 
 /** Per connection: its resources synced ok and failed, and its last completion. */
@@ -380,13 +382,17 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
   const startMs = await startWorkers(shared, store, workers, {});
   const rss = rssSampler(store, 1000);
   progress(`steady state with ${label}: workers up after ${(startMs / 1000).toFixed(0)} s`);
-  // Warm-up: the first round (every schedule runs at once when placed), until an interval and its grace
-  // after the workers were started (placing every schedule may take longer than that by itself).
+  // Warm-up: the first round (every schedule runs at once when placed: 3,000 first syncs, before which the
+  // hot resources checked first wait and run late), then until nothing is late any more; an interval and
+  // its grace after the workers were started at most. The steady state is measured from there.
   let firstRound = false;
-  while (!firstRound && Date.now() - started < interval + GRACE_MS) {
+  let caughtUp = false;
+  let firstRoundAt = 0;
+  while (!caughtUp && Date.now() - started < interval + GRACE_MS) {
     const lags = await syncedWithinInterval(store, Date.now());
-    firstRound = lags.every((l) => l.stalenessMs <= Date.now() - started);
-    if (!firstRound) await sleep(2000);
+    if (!firstRound && lags.every((l) => l.stalenessMs <= Date.now() - started)) { firstRound = true; firstRoundAt = Date.now(); }
+    caughtUp = firstRound && lags.every((l) => l.within);
+    if (!caughtUp) await sleep(2000);
   }
   const before = await vendorStats(shared);
   const checksBefore = await checksRun(store);
@@ -439,6 +445,7 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
       const was = lateByResource.get(r.key) ?? { late: 0, worstS: -Infinity };
       lateByResource.set(r.key, { late: Math.max(was.late, r.late), worstS: Math.max(was.worstS, Number(r.worst ?? Infinity)) });
     }
+    progress(`steady state with ${label}, ${((now - t0) / 1000).toFixed(0)} s in: ${rows.reduce((n, r) => n + r.late, 0)} resources late`);
     const sync = (await store.queue.counts()).find((c) => c.name === 'sync.connection');
     mostWaiting = Math.max(mostWaiting, sync?.waiting ?? 0);
   };
@@ -463,7 +470,10 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
   }
   rssAtInterval.push(rss.samples.at(-1)?.bytes ?? NaN);
   const used = cpu();
-  const checks = (await checksRun(store)) - checksBefore;
+  const checksAfter = await checksRun(store);
+  const checks = checksAfter.n - checksBefore.n;
+  // Check slots in use on average (Little's law: checks a second times their mean duration).
+  const slotsBusy = (checksAfter.seconds - checksBefore.seconds) / (windowMs / 1000);
   const [{ n: syncs }] = await store.db.dataSource.query(
     "SELECT COUNT(*)::int AS n FROM audit_entries WHERE action = 'sync.completed' AND created_at >= $1 AND created_at < $2", [new Date(t0), new Date()]);
   // The last changes get the grace besides to reach the store.
@@ -478,7 +488,8 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
   const lags = changes.filter((c) => c.seenAt).map((c) => c.seenAt! - c.at);
   const failed = store.connections.filter((c) => (states.get(c.id)?.failed ?? 0) > 0).length;
   return {
-    [`fleet steady, ${label}: synced within interval (goal 100 %)`]: `${(100 * within / store.connections.length).toFixed(1)} % (${within} of ${store.connections.length}; interval ${interval / 1000} s + ${GRACE_MS / 1000} s grace, ${intervals} interval(s) watched after the first round ${firstRound ? 'took' : 'was still unfinished at'} ${((t0 - started) / 1000).toFixed(0)} s)`,
+    [`fleet steady, ${label}: synced within interval (goal 100 %)`]: `${(100 * within / store.connections.length).toFixed(1)} % (${within} of ${store.connections.length}; interval ${interval / 1000} s + ${GRACE_MS / 1000} s grace, ${intervals} interval(s) watched from ${((t0 - started) / 1000).toFixed(0)} s: ` +
+      `${!firstRound ? 'the first round still unfinished' : `the first round took ${((firstRoundAt - started) / 1000).toFixed(0)} s, ${caughtUp ? 'nothing late after it' : 'some still late'}`})`,
     [`fleet steady, ${label}: staleness p50/p95/max s`]: [percentile(stalenessSamples, 0.5), percentile(stalenessSamples, 0.95), Math.max(...worst.values())]
       .map((ms) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : 'never synced')).join(' / '),
     [`fleet steady, ${label}: change->store lag p50/p95 s`]: `${(percentile(lags, 0.5) / 1000).toFixed(1)} / ${(percentile(lags, 0.95) / 1000).toFixed(1)} (${lags.length} of ${changes.length} changes seen)`,
@@ -490,7 +501,8 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
     [`fleet steady, ${label}: vendor requests/s, 429s (goal 0)`]: `${Math.round((after.requests - before.requests) / ((Date.now() - t0) / 1000))}, ${after.throttled - before.throttled}`,
     [`fleet steady, ${label}: connections with a failed sync`]: failed,
     [`fleet steady, ${label}: syncs that changed something /s`]: (syncs / (windowMs / 1000)).toFixed(1),
-    [`fleet steady, ${label}: checks/s, worker CPU ms per check`]: `${(checks / (windowMs / 1000)).toFixed(1)}, ${(used.workersMs / Math.max(1, checks)).toFixed(1)}`,
+    [`fleet steady, ${label}: checks/s, worker CPU ms per check, mean check s, slots busy`]: `${(checks / (windowMs / 1000)).toFixed(1)}, ${(used.workersMs / Math.max(1, checks)).toFixed(1)}, ` +
+      `${((checksAfter.seconds - checksBefore.seconds) / Math.max(1, checks)).toFixed(2)}, ${slotsBusy.toFixed(0)} of ${workers} x ${Number(CONCURRENCY ?? DEFAULT_SYNC_CONCURRENCY)}`,
     [`fleet steady, ${label}: CPU`]: used.text,
     [`fleet steady, ${label}: worker start with every schedule placed s`]: Math.round(startMs / 1000),
     [`fleet steady, ${label}: phase took s`]: Math.round((Date.now() - started) / 1000),
