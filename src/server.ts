@@ -20,6 +20,7 @@ import { createServices, type Services } from './services';
 import { createLogger } from './shared/logger';
 import { watchService } from './http/metrics';
 import { queueLogger } from './webhooks/delivery-log';
+import { OVERDUE_LANE_MS } from './webhooks/webhooks.service';
 import type { VendorHttpClient } from './connectors/vendor-http';
 
 /** How long requests under way at shutdown may take to finish before their connections are cut. */
@@ -115,15 +116,21 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   } else {
     services.sandbox?.markReady();
   }
+  let overdueLanes: NodeJS.Timeout | undefined;
   if (worker) {
     await services.syncJobs.scheduleAll();
     services.sweeper?.start();
+    // A webhook delivery whose wake-up never came is sent all the same (src/webhooks/webhooks.service.ts, wakeOverdue).
+    overdueLanes = setInterval(() => {
+      services.webhooks.wakeOverdue().catch((err: Error) => services.logger.warn({ err: err.message }, 'waking overdue webhook lanes failed'));
+    }, OVERDUE_LANE_MS).unref();
   }
 
   let closing: Promise<void> | undefined;
   const unwatch = watchService(services); // /metrics reads its store, queue and budgets when scraped
   const close = () => (closing ??= (async () => {
     unwatch();
+    clearInterval(overdueLanes);
     await inbound.drain(HTTP_DRAIN_GRACE_MS);
     // A job in flight may be parked on a spent hourly budget: it ends unsent instead of holding the close.
     services.budgets.stopWaiting();

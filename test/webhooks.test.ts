@@ -409,6 +409,28 @@ describe('after a restart', () => {
   });
 });
 
+describe('a lane whose wake-up never came', () => {
+  it('is woken by the overdue sweep once its delivery has been due for a while, and a lane not yet overdue is left alone', async () => {
+    const hook = await register('/overdue');
+    const repo = svc.services.ds.getRepository(WebhookDelivery);
+    const event = await svc.services.ds.getRepository(EventRecord).findOneByOrFail({ id: await emitSilently('ticket.updated') });
+    // A retry due a minute ago whose delayed wake-up was lost: nothing else would send it.
+    const stranded = await repo.save(repo.create({
+      webhookId: hook.id, tenantId: svc.alphaId, eventId: event.id, eventSeq: event.seq, status: 'pending', attempts: 1,
+      lastStatusCode: 503, lastError: 'HTTP 503', nextAttemptAt: new Date(Date.now() - 60_000),
+    }));
+    // Due only just now: its wake-up may still be on its way, so the sweep leaves it.
+    expect(await svc.services.webhooks.wakeOverdue(120_000)).toBe(0);
+    expect((await repo.findOneByOrFail({ id: stranded.id })).status).toBe('pending');
+    expect(await svc.services.webhooks.wakeOverdue(30_000)).toBe(1);
+    const { delivery } = await settled(hook.id, event.id);
+    expect(delivery).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
+    expect(receiver.requests.filter((r) => r.path === '/overdue').map((r) => r.headers['webhook-id'])).toEqual([event.id]);
+    expect(await svc.services.webhooks.wakeOverdue(0)).toBe(0);
+    await remove(hook.id);
+  });
+});
+
 describe('which events go where', () => {
   it('sends only the kinds the ISV is granted on the event\'s tenant; sandbox_reset goes to every webhook', async () => {
     // Beta's grants leave out psa.company.events.

@@ -37,6 +37,11 @@ const FAN_OUT_CHUNK = 2_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Tries of a lane wake-up the queue makes when the lane itself failed (the store, not a receiver). */
 const WAKE_ATTEMPTS = 5;
+/**
+ * A lane with a delivery due this long ago was not woken (a delayed wake-up lost, a process gone while it
+ * held one): where jobs run, lanes are swept for such deliveries this often (WebhooksService.wakeOverdue).
+ */
+export const OVERDUE_LANE_MS = 30_000;
 /** How long the fan-out keeps a tenant's enabled webhooks at most (any change clears them at once). */
 const HOOKS_CACHE_MS = 5_000;
 
@@ -200,6 +205,17 @@ export class WebhooksService {
         attempts: WAKE_ATTEMPTS, backoff: { type: 'exponential', delay: 1_000, jitter: 0.5 }, delay: Math.max(0, Math.round(delayMs)),
       });
     }
+  }
+
+  /**
+   * Wakes every lane with a delivery due `overdueMs` ago or longer: its wake-up never came, and nothing
+   * else would send it before the next event of the webhook or a restart. A lane already running just
+   * looks again. Answers how many were woken.
+   */
+  async wakeOverdue(overdueMs = OVERDUE_LANE_MS): Promise<number> {
+    const rows = await this.store.overdueLanes(overdueMs);
+    for (const r of rows) await this.wake(r.tenant_id, [r.webhook_id]);
+    return rows.length;
   }
 
   /**

@@ -41,6 +41,16 @@ export class WebhooksStore {
     );
   }
 
+  /**
+   * Every webhook whose delivery has been pending and due for `overdueMs` or longer (its retry's time, or
+   * for a first try its last change, that long ago), with its tenant: a lane whose wake-up never came.
+   */
+  overdueLanes(overdueMs: number): Promise<{ webhook_id: string; tenant_id: string }[]> {
+    return this.ds.query(
+      `SELECT DISTINCT webhook_id, tenant_id FROM webhook_deliveries
+       WHERE status = 'pending' AND COALESCE(next_attempt_at, updated_at) <= now() - ($1::int * interval '1 millisecond')`, [overdueMs]);
+  }
+
   /** Every webhook with a delivery pending, with its tenant. */
   pendingLanes(): Promise<{ webhook_id: string; tenant_id: string }[]> {
     return this.ds.query(
