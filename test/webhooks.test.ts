@@ -429,6 +429,24 @@ describe('a lane whose wake-up never came', () => {
     expect(await svc.services.webhooks.wakeOverdue(0)).toBe(0);
     await remove(hook.id);
   });
+
+  it('leaves a lane held by a retry due later alone, however long the deliveries behind it have waited', async () => {
+    const hook = await register('/held');
+    const repo = svc.services.ds.getRepository(WebhookDelivery);
+    const [first, second] = await Promise.all([emitSilently('ticket.updated'), emitSilently('ticket.updated')])
+      .then((ids) => Promise.all(ids.map((id) => svc.services.ds.getRepository(EventRecord).findOneByOrFail({ id }))))
+      .then((events) => events.sort((a, b) => Number(a.seq) - Number(b.seq)));
+    const held = await repo.save(repo.create({
+      webhookId: hook.id, tenantId: svc.alphaId, eventId: first.id, eventSeq: first.seq, status: 'pending', attempts: 3,
+      lastStatusCode: 503, lastError: 'HTTP 503', nextAttemptAt: new Date(Date.now() + 3_600_000),
+    }));
+    const behind = await repo.save(repo.create({ webhookId: hook.id, tenantId: svc.alphaId, eventId: second.id, eventSeq: second.seq, status: 'pending', attempts: 0 }));
+    await svc.services.ds.query("UPDATE webhook_deliveries SET updated_at = now() - interval '10 minutes' WHERE id = ANY($1::uuid[])", [[held.id, behind.id]]);
+    // Waking it would only queue one more delayed wake-up for the retry's time, every sweep.
+    expect(await svc.services.webhooks.wakeOverdue(30_000)).toBe(0);
+    expect(receiver.requests.filter((r) => r.path === '/held')).toEqual([]);
+    await remove(hook.id);
+  });
 });
 
 describe('which events go where', () => {

@@ -208,7 +208,7 @@ export class WebhooksService {
   }
 
   /**
-   * Wakes every lane with a delivery due `overdueMs` ago or longer: its wake-up never came, and nothing
+   * Wakes every lane whose head delivery was due `overdueMs` ago or longer: its wake-up never came, and nothing
    * else would send it before the next event of the webhook or a restart. A lane already running just
    * looks again. Answers how many were woken.
    */

@@ -42,13 +42,16 @@ export class WebhooksStore {
   }
 
   /**
-   * Every webhook whose delivery has been pending and due for `overdueMs` or longer (its retry's time, or
-   * for a first try its last change, that long ago), with its tenant: a lane whose wake-up never came.
+   * Every webhook whose lane head (its first pending delivery in feed order) has been due for `overdueMs`
+   * or longer (its retry's time, or for a first try its last change, that long ago), with its tenant: a
+   * lane whose wake-up never came. A lane held by a retry due later is not one, whatever waits behind it.
    */
   overdueLanes(overdueMs: number): Promise<{ webhook_id: string; tenant_id: string }[]> {
     return this.ds.query(
-      `SELECT DISTINCT webhook_id, tenant_id FROM webhook_deliveries
-       WHERE status = 'pending' AND COALESCE(next_attempt_at, updated_at) <= now() - ($1::int * interval '1 millisecond')`, [overdueMs]);
+      `SELECT webhook_id, tenant_id FROM (
+         SELECT DISTINCT ON (webhook_id) webhook_id, tenant_id, next_attempt_at, updated_at FROM webhook_deliveries
+         WHERE status = 'pending' ORDER BY webhook_id, event_seq) head
+       WHERE COALESCE(next_attempt_at, updated_at) <= now() - ($1::int * interval '1 millisecond')`, [overdueMs]);
   }
 
   /** Every webhook with a delivery pending, with its tenant. */
