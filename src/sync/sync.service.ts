@@ -220,9 +220,11 @@ export class SyncService {
           // A full read's page the store already holds as fetched (a quiet RMM list every few seconds) needs no
           // transaction and tells no listener. Not tried where pages are mostly new or changed (a baseline, an
           // incremental read, a forced full sync): the try would cost them one more read.
-          const digest = incremental || baseline || opts.full === true ? null : this.writer.listingDigest(prepared);
-          const quiet = digest === null ? null
-            : pagesRead === 0 && digest === knownListing ? this.writer.knownPage(prepared)
+          const quietRead = !incremental && !baseline && opts.full !== true;
+          // Only a first page can be a listing recorded whole (a one-page listing).
+          const digest = quietRead && pagesRead === 0 ? this.writer.listingDigest(prepared) : null;
+          const quiet = !quietRead ? null
+            : digest !== null && digest === knownListing ? this.writer.knownPage(prepared)
             : await this.writer.unchangedPage(this.ds.manager, prepared);
           nothingBeyond = ++pagesRead === 1 && quiet?.storedBeyondPage === false;
           listing = nothingBeyond && quiet?.nothingToSettle === true ? digest : null;
@@ -270,8 +272,8 @@ export class SyncService {
           // The page's compare already answered whether anything else is stored (one statement fewer on a quiet RMM list).
           r.deleted = nothingBeyond ? 0 : await this.removeVanished(connection, resource, baseline, present, forgetListing);
         }
-        // Recorded only for a listing of that one page.
-        state.quietListing = pagesRead === 1 ? listing : null;
+        // Null unless the listing was that one page (a second page clears it).
+        state.quietListing = listing;
         state.lastStatus = 'ok';
         state.lastError = null;
         state.lastSyncedAt = new Date();

@@ -213,9 +213,7 @@ export class WebhooksService {
    * looks again. Answers how many were woken.
    */
   async wakeOverdue(overdueMs = OVERDUE_LANE_MS): Promise<number> {
-    const rows = await this.store.overdueLanes(overdueMs);
-    for (const r of rows) await this.wake(r.tenant_id, [r.webhook_id]);
-    return rows.length;
+    return this.wakeLanes(await this.store.overdueLanes(overdueMs));
   }
 
   /**
@@ -224,9 +222,13 @@ export class WebhooksService {
    * wake-up for when it is.
    */
   async resumePending(): Promise<number> {
-    const rows = await this.store.pendingLanes();
-    for (const r of rows) await this.wake(r.tenant_id, [r.webhook_id]);
-    return rows.length;
+    return this.wakeLanes(await this.store.pendingLanes());
+  }
+
+  /** Wakes each lane of `lanes` now; answers how many. */
+  private async wakeLanes(lanes: { webhook_id: string; tenant_id: string }[]): Promise<number> {
+    for (const r of lanes) await this.wake(r.tenant_id, [r.webhook_id]);
+    return lanes.length;
   }
 }
 
