@@ -11,7 +11,7 @@ import { payloadHash, type PageWriteResult, type StoredRow } from '../sync/recor
 import type { EventKind, HealthType } from './event-kinds';
 import type { LinkedRecord } from '../connectors/capabilities';
 import { capabilitiesOf, recordUrl } from '../connectors/registry';
-import { sameJson } from '../shared/same-json';
+import { movedKeys, sameJson } from '../shared/same-json';
 
 /** An event ready to insert (the events table's columns, camelCase). */
 export interface EventDraft {
@@ -88,16 +88,6 @@ function changedFields(resource: SyncResource, record: FetchedRecord, before: St
   }
   return out;
 }
-
-/** Native keys that moved; `skip` are the keys the vendor stamps on every edit (a change to these alone is not a change to the record). */
-function changedVendorFields(skip: ReadonlySet<string>, native: Record<string, unknown>, previous: unknown): string[] {
-  const old = previous && typeof previous === 'object' ? (previous as Record<string, unknown>) : {};
-  const out: string[] = [];
-  for (const k in native) if (!skip.has(k) && !sameJson(native[k], old[k])) out.push(k);
-  for (const k in old) if (!Object.prototype.hasOwnProperty.call(native, k) && !skip.has(k) && old[k] !== undefined) out.push(k);
-  return out.sort();
-}
-
 
 /**
  * A new note on the ticket: the connector's note count grew, or (a connector whose ticket list has no
@@ -264,7 +254,7 @@ export class ChangeDetector {
 
   private updated(record: FetchedRecord, id: string, before: StoredRow, payloadMoved: boolean): EventDraft[] {
     const changed = changedFields(this.scope.resource, record, before);
-    const vendorFields = changedVendorFields(this.bookkeeping(), record.native, before.raw);
+    const vendorFields = movedKeys(record.native, before.raw, this.bookkeeping());
     switch (this.scope.resource) {
       case 'tickets': return this.ticketUpdated(record as FetchedRecord<'tickets'>, id, before, changed, vendorFields, payloadMoved);
       case 'devices': return this.deviceUpdated(record as FetchedRecord<'devices'>, id, before, changed, vendorFields);

@@ -26,3 +26,16 @@ export function sameJson(a: unknown, b: unknown): boolean {
   for (const k in y) if (Object.prototype.hasOwnProperty.call(y, k) && y[k] !== undefined) members--;
   return members === 0;
 }
+
+/**
+ * The top-level keys of a payload that moved against its `previous` copy, sorted; `skip` are keys that do
+ * not count (a vendor's bookkeeping stamps). The one rule for "did anything but bookkeeping move": the
+ * change detector lists them in an event, the record writer tells a touch (none) from an edit.
+ */
+export function movedKeys(native: Record<string, unknown>, previous: unknown, skip: ReadonlySet<string>): string[] {
+  const old = previous && typeof previous === 'object' ? (previous as Record<string, unknown>) : {};
+  const out: string[] = [];
+  for (const k in native) if (!skip.has(k) && !sameJson(native[k], old[k])) out.push(k);
+  for (const k in old) if (!Object.prototype.hasOwnProperty.call(native, k) && !skip.has(k) && old[k] !== undefined) out.push(k);
+  return out.sort();
+}

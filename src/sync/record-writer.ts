@@ -19,6 +19,8 @@
  *   where it moved), the upsert, and the listeners' own.
  * - Stored rows are found by one probe of the unique index per source id (`storedByIds`), never by a
  *   plan that depends on the table's statistics.
+ * - A stored payload crosses once: where a connector compared the page first (compareStored), the payloads
+ *   it read are kept for the write, whose select names their hashes as known (storedPayloads).
  *
  * A record the store refuses: the page's upsert runs without a savepoint (two round trips a page fewer),
  * so its failure ends the transaction; writePage then throws PageRefusedError and the caller writes the
@@ -34,6 +36,7 @@ import {
 } from '../../entities';
 import type { FetchedRecord, StoredComparison, SyncResource } from '../connectors/types';
 import { escapeStored, escapeStoredText } from './stored-text';
+import { movedKeys } from '../shared/same-json';
 
 export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
   tickets: TicketRecord, companies: CompanyRecord, contacts: ContactRecord, members: MemberRecord,
@@ -45,6 +48,9 @@ export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
 
 /** Columns the writer fills itself rather than from the connector's fields. */
 const OWN_COLUMNS = new Set(['tenantId', 'connectionId', 'sourceId', 'raw', 'rawHash', 'vendorUpdatedAt', 'syncedAt']);
+
+/** Stored payloads kept between a page's compare and its write (RecordWriter.storedPayloads): a few pages' worth. */
+const STORED_PAYLOADS_KEPT = 5_000;
 
 /** Records prepared between two turns of the event loop. */
 const PREPARE_SLICE = 100;
@@ -73,6 +79,8 @@ interface TablePlan {
   selectSql: string;
   /** selectSql, and whether the connection stores a record of the resource outside the page (`beyond_page`). */
   quietSelectSql: string;
+  /** compareStored's read: per source id ($3) with its fetched hash ($4), the stored stamps, and `raw` where the hash moved. */
+  compareSql: string;
   insertSql: string;
 }
 
@@ -217,6 +225,12 @@ export interface PreparedPage {
 
 export class RecordWriter {
   private readonly plans = new Map<SyncResource, TablePlan>();
+  /**
+   * Stored payloads compareStored read where the fetched one moved, by connection, resource and source id,
+   * with their hash: the page's write then reads back only a payload that moved again since (its select
+   * names these hashes as known), so the payloads of a changed page cross from the store once, not twice.
+   */
+  private readonly storedPayloads = new Map<string, { hash: string; raw: Record<string, unknown> }>();
 
   constructor(private readonly ds: DataSource) {}
 
@@ -256,7 +270,10 @@ export class RecordWriter {
     const quietSelectSql = `SELECT ${selected}, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw, ` +
       `EXISTS (SELECT 1 FROM "${table}" o WHERE o.tenant_id = $1 AND o.connection_id = $2 AND NOT (o.source_id = ANY($3::text[]))) AS beyond_page ` +
       `FROM ${storedByIds(table, '*')}`;
-    p = { table, columns, byProp: new Map(columns.map((c) => [c.prop, c])), fieldColumns, selectSql, quietSelectSql, insertSql };
+    const compareSql = 'SELECT t.source_id, t.raw_hash, t.synced_at, t.vendor_updated_at, CASE WHEN t.raw_hash = k.hash THEN NULL ELSE t.raw END AS raw ' +
+      `FROM unnest($3::text[], $4::text[]) AS k(source_id, hash) CROSS JOIN LATERAL (SELECT source_id, raw_hash, synced_at, vendor_updated_at, raw FROM "${table}" ` +
+      'WHERE tenant_id = $1 AND connection_id = $2 AND source_id = k.source_id LIMIT 1) t';
+    p = { table, columns, byProp: new Map(columns.map((c) => [c.prop, c])), fieldColumns, selectSql, quietSelectSql, compareSql, insertSql };
     this.plans.set(resource, p);
     return p;
   }
@@ -274,35 +291,39 @@ export class RecordWriter {
     const out: StoredComparison = { settled: new Set(), unsettled: new Set(), touched: new Set(), edited: new Set(), editedUnsettled: new Set() };
     if (records.length === 0) return out;
     const fetched = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, { ...s, sourceId: r.sourceId }] as const; }));
-    const table = this.plan(resource).table;
-    const rows: { source_id: string; raw_hash: string; synced_at: Date; vendor_updated_at: Date | null }[] = await this.ds.query(
-      `SELECT t.* FROM ${storedByIds(table, 'source_id, raw_hash, synced_at, vendor_updated_at')}`,
-      [scope.tenantId, scope.connectionId, [...fetched.keys()]],
-    );
-    const moved: string[] = [];
+    const plan = this.plan(resource);
+    // The stored payload comes back only where it moved: compared here, and kept for the page's write.
+    const rows: { source_id: string; raw_hash: string; synced_at: Date; vendor_updated_at: Date | null; raw: Record<string, unknown> | null }[] =
+      await this.ds.query(plan.compareSql, [scope.tenantId, scope.connectionId, [...fetched.keys()], [...fetched.values()].map((f) => f.hash)]);
+    const skip = new Set(bookkeeping);
     for (const r of rows) {
       const f = fetched.get(r.source_id);
       if (!f) continue;
-      if (f.hash !== r.raw_hash) moved.push(r.source_id);
-      else (settled(r.synced_at, r.vendor_updated_at) ? out.settled : out.unsettled).add(f.sourceId);
-    }
-    if (moved.length === 0) return out;
-    // Where the payload moved, the stored one and the fetched one less their bookkeeping keys tell a touch
-    // from an edit, compared where they are (jsonb equality): the stored payloads do not travel.
-    const fetchedText = `{${moved.map((id) => `${JSON.stringify(id)}:${fetched.get(id)!.json}`).join(',')}}`;
-    const compared: { source_id: string; touched: boolean }[] = await this.ds.query(
-      `SELECT t.source_id, (t.raw - $4::text[]) = (($5::jsonb -> t.source_id) - $4::text[]) AS touched FROM ${storedByIds(table, 'source_id, raw')}`,
-      [scope.tenantId, scope.connectionId, moved, [...bookkeeping], fetchedText],
-    );
-    for (const r of compared) {
-      const f = fetched.get(r.source_id)!;
-      if (r.touched) out.touched.add(f.sourceId);
+      if (f.hash === r.raw_hash) {
+        (settled(r.synced_at, r.vendor_updated_at) ? out.settled : out.unsettled).add(f.sourceId);
+        continue;
+      }
+      if (r.raw) this.keepStoredPayload(resource, scope.connectionId, r.source_id, r.raw_hash, r.raw);
+      // Only bookkeeping keys moved: a touch; anything else: an edit (the change detector's own rule).
+      if (r.raw && movedKeys(f.record.native, r.raw, skip).length === 0) out.touched.add(f.sourceId);
       else {
         out.edited.add(f.sourceId);
         if (!settled(syncedAt, f.record.vendorUpdatedAt)) out.editedUnsettled.add(f.sourceId);
       }
     }
     return out;
+  }
+
+  /** Keeps a stored payload compareStored read for the write of its page (storedPayloads). */
+  private keepStoredPayload(resource: SyncResource, connectionId: string, sourceId: string, hash: string, raw: Record<string, unknown>): void {
+    const key = `${connectionId}\u0000${resource}\u0000${sourceId}`;
+    this.storedPayloads.delete(key);
+    this.storedPayloads.set(key, { hash, raw });
+    // Bounded: pages compared and never written (a sync that failed between) leave their payloads behind.
+    for (const oldest of this.storedPayloads.keys()) {
+      if (this.storedPayloads.size <= STORED_PAYLOADS_KEPT) break;
+      this.storedPayloads.delete(oldest);
+    }
   }
 
   /**
@@ -374,9 +395,19 @@ export class RecordWriter {
     const plan = this.plan(resource);
     if (records.length === 0) return { created: [], updated: [], unchanged: 0, quarantined: [] };
 
+    // Payloads known here by their hash: the fetched ones, and the stored ones compareStored read for this
+    // page. The select returns `raw` only for a stored hash not among them.
+    const known = new Map<string, Record<string, unknown>>();
+    for (const r of records) {
+      known.set(r.hash, r.record.native);
+      const key = `${scope.connectionId}\u0000${resource}\u0000${r.record.sourceId}`;
+      const kept = this.storedPayloads.get(key);
+      if (kept) { known.set(kept.hash, kept.raw); this.storedPayloads.delete(key); }
+    }
     const stored: StoredRow[] = await manager.query(onlyIfUnchanged ? plan.quietSelectSql : plan.selectSql, [
-      scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId), records.map((r) => r.hash),
+      scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId), [...known.keys()],
     ]);
+    for (const row of stored) if (row.raw == null) row.raw = known.get(row.raw_hash) ?? null;
     const before = new Map(stored.map((s) => [s.source_id, s]));
     const changed: { record: FetchedRecord; values: unknown[]; json: string; measuredMoved: boolean; filledOnly: boolean }[] = [];
     let unchanged = 0;
@@ -384,8 +415,6 @@ export class RecordWriter {
     for (const p of records) {
       const { record, hash } = p;
       const prev = before.get(record.sourceId);
-      // The stored payload comes back only where it moved; where it did not, it is this one.
-      if (prev && prev.raw == null) prev.raw = record.native;
       const measured = prev === undefined ? 'none' : measuredChanged(plan, record, prev);
       const measuredMoved = measured === 'moved';
       if (!force && prev?.raw_hash === hash && measured === 'none') {

@@ -13,7 +13,6 @@
  */
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
-import http from 'node:http';
 import path from 'node:path';
 import type { Express } from 'express';
 import { Client } from 'pg';
@@ -30,6 +29,7 @@ import { benchFuzz, benchServiceRss } from './service-process';
 import { benchFreshness } from './freshness';
 import { benchConnect } from './connect';
 import { benchFleet } from './fleet';
+import { startReceiver } from './receiver';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -172,15 +172,10 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
 }
 
 async function benchEvents(svc: RunningServer, tenantId: string, key: string, connectionId: string): Promise<Record<string, unknown>> {
-  const received = new Map<string, number>();
-  const receiver = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => { received.set(String(req.headers['webhook-id']), Date.now()); res.writeHead(204).end(); });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  const port = (receiver.address() as { port: number }).port;
+  const receiver = await startReceiver();
+  const received = receiver.received;
   const reg = await fetch(`${svc.url}/tenants/${tenantId}/ticket-events/webhook`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }),
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ url: receiver.url }),
   });
   if (reg.status !== 201) throw new Error(`webhook registration answered ${reg.status}: ${await reg.text()}`);
   const webhookId = (await reg.json() as { id: string }).id;
