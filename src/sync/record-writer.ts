@@ -52,6 +52,8 @@ const OWN_COLUMNS = new Set(['tenantId', 'connectionId', 'sourceId', 'raw', 'raw
 /** Stored payloads kept between a page's compare and its write (RecordWriter.storedPayloads): a few pages' worth. */
 const STORED_PAYLOADS_KEPT = 5_000;
 
+const storedPayloadKey = (connectionId: string, resource: SyncResource, sourceId: string) => `${connectionId}\u0000${resource}\u0000${sourceId}`;
+
 /** Records prepared between two turns of the event loop. */
 const PREPARE_SLICE = 100;
 
@@ -316,7 +318,7 @@ export class RecordWriter {
 
   /** Keeps a stored payload compareStored read for the write of its page (storedPayloads). */
   private keepStoredPayload(resource: SyncResource, connectionId: string, sourceId: string, hash: string, raw: Record<string, unknown>): void {
-    const key = `${connectionId}\u0000${resource}\u0000${sourceId}`;
+    const key = storedPayloadKey(connectionId, resource, sourceId);
     this.storedPayloads.delete(key);
     this.storedPayloads.set(key, { hash, raw });
     // Bounded: pages compared and never written (a sync that failed between) leave their payloads behind.
@@ -400,7 +402,7 @@ export class RecordWriter {
     const known = new Map<string, Record<string, unknown>>();
     for (const r of records) {
       known.set(r.hash, r.record.native);
-      const key = `${scope.connectionId}\u0000${resource}\u0000${r.record.sourceId}`;
+      const key = storedPayloadKey(scope.connectionId, resource, r.record.sourceId);
       const kept = this.storedPayloads.get(key);
       if (kept) { known.set(kept.hash, kept.raw); this.storedPayloads.delete(key); }
     }
