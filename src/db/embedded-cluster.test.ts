@@ -45,6 +45,29 @@ describe('embedded database process', () => {
     }
   });
 
+  runIt('a second database process on a data directory opens it only once the first has closed it, and sees what it committed', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-cluster-'));
+    try {
+      const first = await openDatabase({ dataDir });
+      await first.dataSource.query('CREATE TABLE kept (v text)');
+      await first.dataSource.query("INSERT INTO kept VALUES ('committed by the first')");
+      // A restarted service while the first database process is still closing its files.
+      let secondOpen = false;
+      const opening = openDatabase({ dataDir }).then((db) => { secondOpen = true; return db; });
+      expect(await until(() => secondOpen, 3_000)).toBe(false);
+      await first.close();
+      const second = await opening;
+      try {
+        expect(await second.dataSource.query('SELECT v FROM kept')).toEqual([{ v: 'committed by the first' }]);
+      } finally {
+        await second.close();
+      }
+      expect(fs.existsSync(path.join(dataDir, 'pg.lock'))).toBe(false);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   /** A plain Node parent running the compiled module (it has no imports of the project) and `script`. */
   function parentProcess(work: string, script: string, env: Record<string, string> = {}) {
     const compiled = transformSync(fs.readFileSync(path.join(__dirname, 'embedded-cluster.ts'), 'utf8'), {

@@ -32,6 +32,8 @@ import path from 'node:path';
 /** Shared buffers inside the WASM heap; the rest of the cache is the OS's. */
 const SHARED_BUFFERS = '32MB';
 const START_TIMEOUT_MS = 180_000;
+/** How long a database process waits for another one to close the same data directory (LOCK below). */
+const LOCK_WAIT_MS = 60_000;
 
 /**
  * Plain JavaScript, run with `node -e`: it must not depend on how the service itself was built.
@@ -46,6 +48,7 @@ const env = process.env;
 let db = null;
 let server = null;
 let closing = null;
+let locked = false;
 function close(code) {
   closing ??= (async () => {
     try { if (server) server.close(); } catch {}
@@ -54,8 +57,33 @@ function close(code) {
     // The last statements of the connection run to their end before the database closes.
     await active?.work.catch(() => undefined);
     try { if (db) await db.close(); } catch {}
+    // Only once the files are closed may the next process open them.
+    if (locked) { try { if (fs.readFileSync(env.PGLITE_LOCK, 'utf8') === String(process.pid)) fs.unlinkSync(env.PGLITE_LOCK); } catch {} }
     process.exit(code);
   })();
+}
+
+// LOCK: one process at a time on a data directory, as postmaster.pid is for a server (PGlite keeps none
+// that another process would honour). A database process whose service was killed is still closing its
+// files when the restarted service starts the next one; two on one directory lose committed rows (a
+// commit's reservation, and with it exactly once). The lock file holds its owner's pid: a live owner is
+// waited for, a dead one's file is taken over.
+async function lockDataDir() {
+  const deadline = Date.now() + Number(env.PGLITE_LOCK_WAIT_MS);
+  for (;;) {
+    try {
+      fs.writeFileSync(env.PGLITE_LOCK, String(process.pid), { flag: 'wx', mode: 0o600 });
+      locked = true;
+      return;
+    } catch (err) { if (err.code !== 'EEXIST') throw err; }
+    let owner = 0;
+    try { owner = Number(fs.readFileSync(env.PGLITE_LOCK, 'utf8')); } catch {}
+    let alive = false;
+    if (owner > 0) { try { process.kill(owner, 0); alive = true; } catch (err) { alive = err.code === 'EPERM'; } }
+    if (!alive) { try { fs.unlinkSync(env.PGLITE_LOCK); } catch {} continue; }
+    if (Date.now() > deadline) throw new Error('the data directory is in use by process ' + owner + ' (' + env.PGLITE_LOCK + ')');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 process.on('disconnect', () => close(0));
 process.on('message', (m) => { if (m === 'stop') close(0); });
@@ -151,6 +179,7 @@ function serve(socket) {
     }
     return close(0);
   }
+  if (env.PGLITE_LOCK) await lockDataDir();
   const options = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=' + env.PGLITE_SHARED_BUFFERS] };
   db = env.PGLITE_DIR
     ? await PGlite.create(env.PGLITE_DIR, options)
@@ -245,7 +274,11 @@ export async function startEmbeddedCluster(pgDir: string | undefined, socketPath
     templateMade ??= initCluster({ PGLITE_TEMPLATE: template }).catch((err) => { templateMade = null; throw err; });
     await templateMade;
   }
-  const child = spawnChild({ PGLITE_MODE: 'serve', PGLITE_SOCKET: socketPath, ...(pgDir ? { PGLITE_DIR: pgDir } : { PGLITE_TEMPLATE: template! }) });
+  const child = spawnChild({
+    PGLITE_MODE: 'serve', PGLITE_SOCKET: socketPath,
+    // Beside the cluster, not in it: the database's own directory holds only its own files.
+    ...(pgDir ? { PGLITE_DIR: pgDir, PGLITE_LOCK: `${pgDir}.lock`, PGLITE_LOCK_WAIT_MS: String(LOCK_WAIT_MS) } : { PGLITE_TEMPLATE: template! }),
+  });
   const stderr = collectStderr(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
