@@ -64,10 +64,12 @@ const jsonable = (v: unknown): unknown => (v instanceof Date ? (Number.isNaN(v.g
  * The stored rows of a connection's `table` whose source ids are `$3` (with `$1` tenant, `$2` connection),
  * as `t`: one probe of the unique index per id, whatever the planner knows of the table. (Written as
  * `source_id = ANY($3)`, a table with no statistics yet, just after its first sync filled it, was read
- * whole for every page: the planner took the tenant for three rows.)
+ * whole for every page: the planner took the tenant for three rows.) With `withHash`, `$4` pairs each id
+ * with its fetched payload's hash, as `k.hash`.
  */
-function storedByIds(table: string, columns: string): string {
-  return `unnest($3::text[]) AS k(source_id) CROSS JOIN LATERAL (SELECT ${columns} FROM "${table}" ` +
+function storedByIds(table: string, columns: string, withHash = false): string {
+  const keys = withHash ? 'unnest($3::text[], $4::text[]) AS k(source_id, hash)' : 'unnest($3::text[]) AS k(source_id)';
+  return `${keys} CROSS JOIN LATERAL (SELECT ${columns} FROM "${table}" ` +
     'WHERE tenant_id = $1 AND connection_id = $2 AND source_id = k.source_id LIMIT 1) t';
 }
 
@@ -273,8 +275,7 @@ export class RecordWriter {
       `EXISTS (SELECT 1 FROM "${table}" o WHERE o.tenant_id = $1 AND o.connection_id = $2 AND NOT (o.source_id = ANY($3::text[]))) AS beyond_page ` +
       `FROM ${storedByIds(table, '*')}`;
     const compareSql = 'SELECT t.source_id, t.raw_hash, t.synced_at, t.vendor_updated_at, CASE WHEN t.raw_hash = k.hash THEN NULL ELSE t.raw END AS raw ' +
-      `FROM unnest($3::text[], $4::text[]) AS k(source_id, hash) CROSS JOIN LATERAL (SELECT source_id, raw_hash, synced_at, vendor_updated_at, raw FROM "${table}" ` +
-      'WHERE tenant_id = $1 AND connection_id = $2 AND source_id = k.source_id LIMIT 1) t';
+      `FROM ${storedByIds(table, 'source_id, raw_hash, synced_at, vendor_updated_at, raw', true)}`;
     p = { table, columns, byProp: new Map(columns.map((c) => [c.prop, c])), fieldColumns, selectSql, quietSelectSql, compareSql, insertSql };
     this.plans.set(resource, p);
     return p;
