@@ -4,7 +4,7 @@
  * write that follows, which takes the stored payloads compareStored read instead of reading them again,
  * and still sees a payload that moved in the store between the two.
  */
-import { RecordWriter } from '../src/sync/record-writer';
+import { ENTITY_BY_RESOURCE, RecordWriter } from '../src/sync/record-writer';
 import { mapTicket, vendorUpdatedAt } from '../src/connectors/connectwise/mappers';
 import type { FetchedRecord } from '../src/connectors/types';
 import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
@@ -72,5 +72,36 @@ describe('a page written after its compare', () => {
     expect(before[b.source_id]).toEqual(moved);
     const [row] = await svc.services.ds.query('SELECT raw FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3', [scope.tenantId, scope.connectionId, a.source_id]);
     expect(row.raw.summary).toBe(`${a.raw.summary} (one)`);
+  });
+});
+
+describe('the record tables', () => {
+  // A sync rewrites what changed: with room on its page, the new version of a record stays on that page
+  // and none of the table's indexes is touched (entities/migrations, record fill factor).
+  it('keep an edited record on its page, and every table the writer fills leaves that room', async () => {
+    // Records of their own, written as a first sync writes them: onto pages no other test has edited on.
+    const [model] = await stored(1);
+    const writer = new RecordWriter(svc.services.ds);
+    const write = async (page: FetchedRecord[]) => {
+      const prepared = await writer.prepare('tickets', scope, page, new Date());
+      return svc.services.ds.transaction((manager) => writer.writePage(manager, prepared));
+    };
+    const natives = Array.from({ length: 200 }, (_, i) => ({ ...model.raw, id: 900_000 + i, summary: `Room on the page ${i}` }));
+    expect((await write(natives.map(fetched))).created.length).toBe(200);
+    const placed = async (sourceIds: string[]) => Object.fromEntries((await svc.services.ds.query(
+      'SELECT source_id, ctid::text AS ctid FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])',
+      [scope.tenantId, scope.connectionId, sourceIds]) as { source_id: string; ctid: string }[]).map((r) => [r.source_id, r.ctid.slice(1).split(',')[0]]));
+    const everyTenth = natives.filter((_, i) => i % 10 === 5);
+    const before = await placed(everyTenth.map((n) => String(n.id)));
+    expect(new Set(Object.values(before)).size).toBeGreaterThan(1);
+    const result = await write(everyTenth.map((n) => fetched({ ...n, summary: `${n.summary} (edited in place)` })));
+    expect(result.updated.length).toBe(everyTenth.length);
+    expect(await placed(everyTenth.map((n) => String(n.id)))).toEqual(before);
+
+    const tables = Object.values(ENTITY_BY_RESOURCE).map((entity) => svc.services.ds.getMetadata(entity).tableName);
+    const options: { relname: string; reloptions: string[] | null }[] = await svc.services.ds.query(
+      'SELECT relname, reloptions FROM pg_class WHERE relname = ANY($1::text[]) AND relkind = $2 AND relnamespace = to_regnamespace(current_schema())', [tables, 'r']);
+    expect(options.map((o) => o.relname).sort()).toEqual([...tables].sort());
+    for (const o of options) expect([o.relname, o.reloptions]).toEqual([o.relname, ['fillfactor=80']]);
   });
 });
