@@ -3,7 +3,8 @@
  * (when reachable: DATABASE_URL, or postgres://postgres@127.0.0.1:5432/test).
  *  (a) GET tickets, limit 100, tenant with 50,000 tickets, 32 clients: service vs a bare handler that
  *      reads the same rows with one SQL query (ratio of requests per second; target >= 0.8 on PostgreSQL);
- *  (b) full sync of 50,000 tickets from the ConnectWise simulator vs a plain batched INSERT of the same
+ *  (b) full sync of 50,000 tickets from the ConnectWise simulator (in a process of its own, as a vendor is:
+ *      bench-vendor.ts) vs a plain batched INSERT of the same
  *      rows (ratio of records per second; target >= 0.75 on PostgreSQL);
  *  (c) peak RSS of the process running the service;
  *  (d) ask: POST /tenants/{t}/ask latency (p50/p99) on the same 50,000-ticket tenant vs the same
@@ -30,11 +31,11 @@ import { benchFreshness } from './freshness';
 import { benchConnect } from './connect';
 import { benchFleet } from './fleet';
 import { startReceiver } from './receiver';
+import { BENCH_INSTANCE as INSTANCE, startBenchVendor, type BenchVendor } from './bench-vendor';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
-const INSTANCE = 'bench';
 /** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz,fleet and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz,fleet').split(','));
 /** The parts measured on the in-process service of benchRuntime (fleet runs processes of its own, PostgreSQL and Redis only). */
@@ -63,18 +64,15 @@ function mountBaseline(app: Express, services: Services): void {
   });
 }
 
-async function setupBenchTenant(svc: RunningServer): Promise<{ tenantId: string; key: string; connectionId: string }> {
+async function setupBenchTenant(svc: RunningServer, vendor: BenchVendor): Promise<{ tenantId: string; key: string; connectionId: string }> {
   const s = svc.services;
-  const cw = s.simulators!.connectwise as unknown as { seed: (i: string, f: Record<string, unknown[]>) => void; grow: (i: string, r: string, n: number) => void };
   const fixtures = loadVendorFixtures('sandbox-alpha', 'connectwise');
-  cw.seed(INSTANCE, { ...fixtures.resources, tickets: [] });
-  cw.grow(INSTANCE, 'tickets', TICKETS);
   const isv = await s.admin.createIsv('Bench ISV');
   const { key } = await s.admin.issueApiKey(isv.id, 'bench');
   const tenant = await s.admin.createTenant('Bench MSP', 'bench-msp');
   const conn = await s.admin.createConnection({
     tenantId: tenant.id, kind: 'psa', connector: 'connectwise',
-    baseUrl: `${svc.url}/sandbox-vendors/connectwise/v4_6_release/apis/3.0`,
+    baseUrl: vendor.baseUrl,
     credentials: { companyId: INSTANCE, publicKey: 'sandbox-public', privateKey: 'sandbox-private', clientId: '00000000-0000-0000-0000-000000000000' },
     statusMapping: fixtures.statusMapping,
   });
@@ -115,8 +113,10 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     logger: createLogger('warn'),
     mount: mountBaseline,
   });
+  // The bench tenant's ConnectWise, in a process of its own (bench-vendor.ts).
+  const vendor = await startBenchVendor(TICKETS);
   try {
-    const { tenantId, key, connectionId } = await setupBenchTenant(svc);
+    const { tenantId, key, connectionId } = await setupBenchTenant(svc, vendor);
     // (b) full sync vs plain INSERT
     const t0 = process.hrtime.bigint();
     const report = await svc.services.sync.syncConnection(connectionId);
@@ -127,14 +127,14 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
 
     // Events written during an incremental sync with 10% of the tickets changed, delivered to
     // a local webhook receiver.
-    const eventsFigures = PARTS.has('events') ? await benchEvents(svc, tenantId, key, connectionId) : {};
+    const eventsFigures = PARTS.has('events') ? await benchEvents(svc, vendor, tenantId, key, connectionId) : {};
 
     // (a) reads, service vs baseline, one after the other in the same process
     const service = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/tenants/${tenantId}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
     const baseline = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/__bench/baseline/tickets?tenant_id=${tenantId}`, {}, 'last_id', 'after');
     const askFigures = PARTS.has('ask') ? await benchAsk(svc, tenantId, key) : {};
     // Commit latency through the service vs a direct call to the simulator, and sustained commits.
-    const writes = PARTS.has('writes') ? await benchCommits(svc, tenantId, key) : {};
+    const writes = PARTS.has('writes') ? await benchCommits(svc, vendor, tenantId, key) : {};
     const identity = PARTS.has('identity') ? await benchAutoMatch(svc) : {};
     const billing = PARTS.has('billing') ? await benchBilling(svc) : {};
     // The service alone in its own process (simulators here), and the fuzz run at >= 10,000 requests.
@@ -168,10 +168,11 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     };
   } finally {
     await svc.close();
+    vendor.close();
   }
 }
 
-async function benchEvents(svc: RunningServer, tenantId: string, key: string, connectionId: string): Promise<Record<string, unknown>> {
+async function benchEvents(svc: RunningServer, vendor: BenchVendor, tenantId: string, key: string, connectionId: string): Promise<Record<string, unknown>> {
   const receiver = await startReceiver();
   const received = receiver.received;
   const reg = await fetch(`${svc.url}/tenants/${tenantId}/ticket-events/webhook`, {
@@ -180,18 +181,17 @@ async function benchEvents(svc: RunningServer, tenantId: string, key: string, co
   if (reg.status !== 201) throw new Error(`webhook registration answered ${reg.status}: ${await reg.text()}`);
   const webhookId = (await reg.json() as { id: string }).id;
 
-  const cw = svc.services.simulators!.connectwise as unknown as { list: (i: string, r: string) => { id: number; summary: string }[]; update: (i: string, r: string, id: number, p: object) => void };
-  const tickets = cw.list(INSTANCE, 'tickets');
+  const tickets = await vendor.tickets();
   // The simulator stamps all grown tickets in one second and the baseline stored them within it, so the
   // first incremental re-reads every one (the watermark is inclusive) and settles them: a one-time cost of
   // the synthetic baseline, not a 5,000-change sync. One edit and its sync, timed apart, move the
   // watermark past that second first, as any later sync of a real board would find it.
-  cw.update(INSTANCE, 'tickets', tickets[1].id, { summary: `${tickets[1].summary} (first incremental)` });
+  await vendor.update([[tickets[1].id, { summary: `${tickets[1].summary} (first incremental)` }]]);
   const f0 = process.hrtime.bigint();
   await svc.services.sync.syncConnection(connectionId, { resources: ['tickets'] });
   const firstIncrementalSeconds = Number(process.hrtime.bigint() - f0) / 1e9;
   const changed = Math.floor(tickets.length / 10);
-  for (let i = 0; i < changed; i++) cw.update(INSTANCE, 'tickets', tickets[i * 10].id, { summary: `${tickets[i * 10].summary} (edited)` });
+  await vendor.update(Array.from({ length: changed }, (_, i) => [tickets[i * 10].id, { summary: `${tickets[i * 10].summary} (edited)` }]));
   const before = Number((await svc.services.ds.query('SELECT COUNT(*)::int AS n FROM events WHERE tenant_id = $1', [tenantId]))[0].n);
   // The change path alone: time inside the sync's page transactions (records upserted, changes detected,
   // events inserted, commit), apart from the vendor calls (the list pages) the sync spends the rest of its time on.
@@ -223,7 +223,7 @@ async function benchEvents(svc: RunningServer, tenantId: string, key: string, co
   const quiet: number[] = [];
   for (let i = 0; i < Number(process.env.BENCH_QUIET_EVENTS ?? 30); i++) {
     const t = tickets[(i * 7 + 3) % tickets.length];
-    cw.update(INSTANCE, 'tickets', t.id, { summary: `${t.summary} (quiet ${i})` });
+    await vendor.update([[t.id, { summary: `${t.summary} (quiet ${i})` }]]);
     const known = new Set(received.keys());
     await svc.services.sync.syncConnection(connectionId, { resources: ['tickets'] });
     const [event]: { id: string; created_at: Date }[] = await ds.query(
@@ -264,7 +264,7 @@ async function timed(fn: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
-async function benchCommits(svc: RunningServer, tenantId: string, key: string): Promise<Record<string, unknown>> {
+async function benchCommits(svc: RunningServer, vendor: BenchVendor, tenantId: string, key: string): Promise<Record<string, unknown>> {
   const N = Number(process.env.BENCH_COMMITS ?? 150);
   const companies = (await svc.services.ds.query('SELECT name FROM companies WHERE tenant_id = $1 GROUP BY name HAVING COUNT(*) = 1 LIMIT 1', [tenantId]));
   const company = companies[0].name as string;
@@ -283,7 +283,7 @@ async function benchCommits(svc: RunningServer, tenantId: string, key: string): 
   const directBody = preview.preview.targets[0].requests[0].body;
   const auth = 'Basic ' + Buffer.from(`${INSTANCE}+sandbox-public:sandbox-private`).toString('base64');
   const direct = async () => {
-    const res = await fetch(`${svc.url}/sandbox-vendors/connectwise/v4_6_release/apis/3.0/service/tickets`, {
+    const res = await fetch(`${vendor.baseUrl}/service/tickets`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: auth, clientId: '00000000-0000-0000-0000-000000000000' },
       body: JSON.stringify({ ...directBody, externalXRef: `direct-${seq++}` }),
     });
@@ -396,6 +396,6 @@ async function postgresReachable(url: string): Promise<boolean> {
     console.log(`\n## ${r.runtime}`);
     for (const [k, v] of Object.entries(r)) if (k !== 'runtime') console.log(`  ${k.padEnd(36)} ${v}`);
   }
-  console.log(`\npeak RSS of the bench process (in-process service, simulators, both runtimes): ${rss.toFixed(0)} MiB`);
+  console.log(`\npeak RSS of the bench process (in-process service, the sandbox's simulators, both runtimes): ${rss.toFixed(0)} MiB`);
   process.exit(0);
 })().catch((err) => { console.error(err); process.exit(1); });
