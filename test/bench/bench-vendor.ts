@@ -30,26 +30,34 @@ export interface BenchVendor {
 
 export function startBenchVendor(tickets: number): Promise<BenchVendor> {
   const child = fork(__filename, [], { env: { ...process.env, BENCH_VENDOR_TICKETS: String(tickets) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const waiting = new Map<number, (answer: unknown) => void>();
+  const waiting = new Map<number, { resolve: (answer: unknown) => void; reject: (err: Error) => void }>();
   let next = 0;
-  const ask = <T>(req: Ask) => new Promise<T>((resolve) => {
+  let exited: Error | null = null;
+  const ask = <T>(req: Ask) => new Promise<T>((resolve, reject) => {
+    if (exited) { reject(exited); return; }
     const id = ++next;
-    waiting.set(id, resolve as (a: unknown) => void);
+    waiting.set(id, { resolve: resolve as (a: unknown) => void, reject });
     child.send({ ...req, id });
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the bench's vendor exited (${code})`)));
+    child.once('exit', (code) => {
+      // Whatever was asked of it is answered with the failure, not left waiting.
+      exited = new Error(`the bench's vendor exited (${code})`);
+      for (const w of waiting.values()) w.reject(exited);
+      waiting.clear();
+      reject(exited);
+    });
     child.on('message', (m: { port: number } | { id: number; answer: unknown }) => {
       if ('port' in m) {
         resolve({
           baseUrl: `http://127.0.0.1:${m.port}/sandbox-vendors/connectwise/v4_6_release/apis/3.0`,
           tickets: () => ask({ op: 'list' }),
           update: (updates) => ask({ op: 'update', updates }),
-          close: () => { child.removeAllListeners('exit'); child.kill(); },
+          close: () => { child.kill(); },
         });
       } else {
-        waiting.get(m.id)?.(m.answer);
+        waiting.get(m.id)?.resolve(m.answer);
         waiting.delete(m.id);
       }
     });
