@@ -74,6 +74,15 @@ const graphql = async (query: string, variables: Record<string, unknown> = {}) =
 };
 const ticketsWith = (summary: string) => cw.list('sandbox-alpha', 'tickets').filter((t) => t.summary === summary);
 
+/** kill -9 of the service, and its start again with `env`; answers how long the start took (ms). */
+async function killAndRestart(): Promise<number> {
+  service!.child.kill('SIGKILL');
+  await new Promise((r) => service!.child.once('exit', r));
+  const starting = Date.now();
+  service = await startServiceProcess(env);
+  return Date.now() - starting;
+}
+
 beforeAll(async () => {
   buildChildService();
   cw = createConnectWiseSimulator({ controlToken: ADMIN });
@@ -83,18 +92,12 @@ beforeAll(async () => {
   proxy = await startVendorProxy(new URL(vendor.url).origin, '/service/tickets');
   service = await startServiceProcess(env);
   // One restart as the trials make them, timed: the margin the trials' services start with.
-  service.child.kill('SIGKILL');
-  await new Promise((r) => service!.child.once('exit', r));
-  const restarting = Date.now();
-  service = await startServiceProcess(env);
-  landingMarginMs = Math.max(landingMarginMs, 3 * (Date.now() - restarting));
+  landingMarginMs = Math.max(landingMarginMs, 3 * await killAndRestart());
   env.VENDOR_LANDING_MARGIN_MS = String(landingMarginMs);
   // Started again with that margin: the first trial's process dies holding a create, and the margin it
   // recorded for it is the vendor's promise the retry waits out. (With the 5 s it had, a create the proxy
   // held past it landed beside the retry's own: two tickets, the vendor's broken promise, not ours.)
-  service.child.kill('SIGKILL');
-  await new Promise((r) => service!.child.once('exit', r));
-  service = await startServiceProcess(env);
+  await killAndRestart();
   // An MSP on this ConnectWise (through the proxy), and an ISV that may create tickets there.
   tenantId = (await graphql('mutation { create_tenant(name: "Crash MSP", slug: "crash-msp") { id } }')).create_tenant.id;
   const connection = (await graphql('mutation($input: CreateConnectionInput!) { create_connection(input: $input) { id } }', {
@@ -146,9 +149,7 @@ it(`a commit whose process dies while the vendor holds its create lands once: ${
     void call(`/tenants/${tenantId}/tickets`, { method: 'POST', json: body, key: isvKey }).catch(() => undefined);
     await sleep(300);
     expect(proxy.creates).toBe(createsBefore + 1); // the create is at the vendor
-    service!.child.kill('SIGKILL');
-    await new Promise((r) => service!.child.once('exit', r));
-    service = await startServiceProcess(env);
+    await killAndRestart();
     proxy.mode = { kind: 'pass' };
     // Nothing of the dead process has landed yet: a look-up now finds nothing.
     expect(ticketsWith(summary)).toHaveLength(0);
