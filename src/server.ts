@@ -120,6 +120,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   if (worker) {
     await services.syncJobs.scheduleAll();
     services.sweeper?.start();
+    services.upkeep.start();
     // A webhook delivery whose wake-up never came is sent all the same (src/webhooks/webhooks.service.ts, wakeOverdue).
     overdueLanes = setInterval(() => {
       services.webhooks.wakeOverdue().catch((err: Error) => services.logger.warn({ err: err.message }, 'waking overdue webhook lanes failed'));
@@ -135,6 +136,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     // A job in flight may be parked on a spent hourly budget: it ends unsent instead of holding the close.
     services.budgets.stopWaiting();
     await services.sweeper?.stop();
+    await services.upkeep.stop();
     await queue.close();
     await services.writeFence.stop();
     await services.budgets.close();

@@ -12,6 +12,7 @@ import { SandboxService } from './sandbox/sandbox.service';
 import { SecretBox } from './security/secret-box';
 import { SyncJobs } from './sync/sync-jobs';
 import { FreshnessSweeper } from './sync/sweeper';
+import { StoreUpkeep } from './db/upkeep.store';
 import { SyncStatesStore } from './sync/sync-states.store';
 import { SyncService } from './sync/sync.service';
 import { AccessService } from './access/access.service';
@@ -68,6 +69,8 @@ export interface Services {
   pipeline: WritePipeline;
   /** This process's heartbeat and the lease around every vendor call (exactly once across processes). */
   writeFence: WriteFence;
+  /** Vacuum and statistics where the database keeps none itself, run where jobs run (src/db/upkeep.store.ts). */
+  upkeep: StoreUpkeep;
   findings: FindingsService;
   projects: ProjectsService;
   deploy: DeployService;
@@ -131,6 +134,7 @@ export function createServices(
     admin, sync, syncJobs, simulators, sandbox,
     sweeper: config.syncIntervalMs === 0 ? null : new FreshnessSweeper(sync, new SyncStatesStore(ds), logger, config.syncConcurrency),
     events, identity, pipeline, writeFence,
+    upkeep: new StoreUpkeep(ds, !config.databaseUrl, logger),
     webhooks,
     http, budgets,
     rateLimits,

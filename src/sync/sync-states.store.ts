@@ -78,6 +78,8 @@ export class SyncStatesStore {
   /**
    * What checks found, written in one statement for all of a run's resources (their rows exist). With `plan`,
    * the resource's interval and next check too; without it, those stay as they are (a claim holds next_check_at).
+   * The ids also go as an array: the planner cannot size a JSON recordset (it assumes 100 rows) and joined
+   * it to the whole table by a scan; `id = ANY` reads the few rows through the primary key.
    */
   async writeChecks(checks: { state: SyncState; plan?: { intervalSeconds: number; nextCheckAt: Date | null } }[]): Promise<void> {
     if (checks.length === 0) return;
@@ -96,7 +98,7 @@ export class SyncStatesStore {
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, last_synced_at timestamptz, watermark timestamptz, last_attempt_at timestamptz,
          last_status text, last_error text, last_mode text, records_seen int, quarantined int, checked_at timestamptz, quiet_checks int,
          calls_per_check int, quiet_listing text, planned boolean, interval_seconds int, next_check_at timestamptz)
-       WHERE s.id = x.id`, [JSON.stringify(rows)]);
+       WHERE s.id = x.id AND s.id = ANY($2::uuid[])`, [JSON.stringify(rows), rows.map((r) => r.id)]);
   }
 
   /**
