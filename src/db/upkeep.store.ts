@@ -1,5 +1,5 @@
 /**
- * The store's own upkeep where the database does none (docs/architecture.md, Store upkeep): the tables
+ * The store's own upkeep where the database does none (docs/architecture.md, Operations): the tables
  * this service churns (a resource's sync state is rewritten at every check, hundreds of times a second
  * across a fleet) are vacuumed and analyzed by the thresholds PostgreSQL's autovacuum would use.
  *
