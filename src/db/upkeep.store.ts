@@ -8,10 +8,10 @@
  * third of any table to match a range (`next_check_at <= now()`), and scans all of sync_states at every
  * claim and every check's write instead of reading the few rows due through their index.
  *
- * Where the database's own autovacuum is on, this does nothing. Across processes, one at a time does it
+ * A table the database's own autovacuum keeps is left to it. Across processes, one at a time does it
  * (an advisory lock tried, never waited for).
  */
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import type { Logger } from 'pino';
 
 /** How often the worker looks. */
@@ -29,7 +29,7 @@ const UNLOCK_SQL = `SELECT pg_advisory_unlock(hashtext('store-upkeep:' || curren
 
 export interface UpkeepDone { table: string; action: 'vacuum' | 'analyze' }
 
-interface TableStats { relname: string; live: number; dead: number; changed: number }
+interface TableStats { relname: string; live: number; dead: number; changed: number; keptByDatabase: boolean }
 
 export class StoreUpkeep {
   private timer: NodeJS.Timeout | null = null;
@@ -56,12 +56,8 @@ export class StoreUpkeep {
     await this.running;
   }
 
-  /** What it vacuumed or analyzed this time (nothing where the database's autovacuum runs, or another process is at it). */
+  /** What it vacuumed or analyzed this time (nothing of what the database's autovacuum keeps, or while another process is at it). */
   async runOnce(): Promise<UpkeepDone[]> {
-    if (!this.embedded) {
-      const [row] = await this.ds.query(`SELECT current_setting('autovacuum') = 'on' AS own`);
-      if (row?.own === true) return [];
-    }
     // VACUUM runs outside a transaction, on a session of its own that holds the lock.
     const runner = this.ds.createQueryRunner();
     try {
@@ -72,7 +68,7 @@ export class StoreUpkeep {
       await runner.query('SET default_statistics_target = 10');
       try {
         const done: UpkeepDone[] = [];
-        for (const t of await this.tables(runner)) {
+        for (const t of (await this.tables(runner)).filter((x) => !x.keptByDatabase)) {
           const name = `"${t.relname.replace(/"/g, '""')}"`;
           if (t.dead > VACUUM_BASE + VACUUM_SCALE * t.live) {
             await runner.query(`VACUUM (ANALYZE) ${name}`);
@@ -93,13 +89,20 @@ export class StoreUpkeep {
     }
   }
 
-  /** The schema's tables with their row counts as the statistics system last reported them. */
-  private async tables(runner: { query(sql: string): Promise<unknown> }): Promise<TableStats[]> {
-    const rows = await runner.query(
-      `SELECT relname, n_live_tup AS live, n_dead_tup AS dead, n_mod_since_analyze AS changed
-         FROM pg_stat_user_tables WHERE schemaname = current_schema() ORDER BY relname`) as Record<string, unknown>[];
+  /**
+   * The schema's tables with their row counts as the statistics system last reported them, and whether the
+   * database's autovacuum keeps each: it runs (never on the embedded database), and the table does not opt
+   * out of it (`autovacuum_enabled = false`).
+   */
+  private async tables(runner: QueryRunner): Promise<TableStats[]> {
+    const rows: Record<string, unknown>[] = await runner.query(
+      `SELECT s.relname, s.n_live_tup AS live, s.n_dead_tup AS dead, s.n_mod_since_analyze AS changed,
+              (NOT $1::boolean AND current_setting('autovacuum') = 'on'
+               AND NOT COALESCE(c.reloptions @> ARRAY['autovacuum_enabled=false'], false)) AS kept
+         FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+        WHERE s.schemaname = current_schema() ORDER BY s.relname`, [this.embedded]);
     return rows.map((r) => ({
-      relname: String(r.relname), live: Number(r.live), dead: Number(r.dead), changed: Number(r.changed),
+      relname: String(r.relname), live: Number(r.live), dead: Number(r.dead), changed: Number(r.changed), keptByDatabase: r.kept === true,
     }));
   }
 }
