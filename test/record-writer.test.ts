@@ -1,8 +1,8 @@
 /**
  * The record writer against the store (src/sync/record-writer.ts): how a fetched page stands against
  * what is stored (compareStored: a touch, where only bookkeeping keys moved, from an edit), and the page's
- * write that follows, which takes the stored payloads compareStored read instead of reading them again,
- * and still sees a payload that moved in the store between the two.
+ * write that follows, which takes the rows compareStored read instead of reading them again, and still
+ * sees a row that moved in the store, or was stored, between the two.
  */
 import { ENTITY_BY_RESOURCE, RecordWriter } from '../src/sync/record-writer';
 import { mapTicket, vendorUpdatedAt } from '../src/connectors/connectwise/mappers';
@@ -72,6 +72,46 @@ describe('a page written after its compare', () => {
     expect(before[b.source_id]).toEqual(moved);
     const [row] = await svc.services.ds.query('SELECT raw FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3', [scope.tenantId, scope.connectionId, a.source_id]);
     expect(row.raw.summary).toBe(`${a.raw.summary} (one)`);
+  });
+
+  it('reads nothing more of the store where the compare read every record of the page', async () => {
+    const [, , c, d] = await stored(4);
+    const writer = new RecordWriter(svc.services.ds);
+    const page = [fetched({ ...c.raw, summary: `${c.raw.summary} (three)` }), fetched({ ...d.raw, summary: `${d.raw.summary} (four)` })];
+    const syncedAt = new Date();
+    await writer.compareStored('tickets', scope, page, BOOKKEEPING, syncedAt);
+    const prepared = await writer.prepare('tickets', scope, page, syncedAt);
+    const statements: string[] = [];
+    const result = await svc.services.ds.transaction((manager) => {
+      const query = manager.query.bind(manager);
+      manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query(sql, params); }) as typeof manager.query;
+      return writer.writePage(manager, prepared);
+    });
+    expect(result.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[c.source_id, c.raw], [d.source_id, d.raw]]);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/^WITH written AS \(INSERT INTO "tickets"/);
+  });
+
+  it('writes a record stored between the compare and the write as an update of the row it found, once', async () => {
+    const [e] = await stored(1);
+    const writer = new RecordWriter(svc.services.ds);
+    const sourceId = '918273645';
+    const page = [fetched({ ...e.raw, id: Number(sourceId), summary: 'came in twice' })];
+    const syncedAt = new Date();
+    const compared = await writer.compareStored('tickets', scope, page, BOOKKEEPING, syncedAt);
+    expect([...compared.settled, ...compared.unsettled, ...compared.touched, ...compared.edited]).toEqual([]);
+    // Another writer stores it meanwhile (a write-back that created it, say), with another payload.
+    const other = { ...e.raw, id: Number(sourceId), summary: 'stored by another writer' };
+    await svc.services.ds.query(
+      `INSERT INTO tickets (tenant_id, connection_id, source_id, raw, raw_hash, synced_at, summary)
+       VALUES ($1, $2, $3, $4::jsonb, 'another-writer', now(), 'stored by another writer')`,
+      [scope.tenantId, scope.connectionId, sourceId, JSON.stringify(other)]);
+    const prepared = await writer.prepare('tickets', scope, page, syncedAt);
+    const result = await svc.services.ds.transaction((manager) => writer.writePage(manager, prepared));
+    expect(result.created).toEqual([]);
+    expect(result.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[sourceId, other]]);
+    const rows = await svc.services.ds.query('SELECT summary FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3', [scope.tenantId, scope.connectionId, sourceId]);
+    expect(rows).toEqual([{ summary: 'came in twice' }]);
   });
 });
 

@@ -19,8 +19,12 @@
  *   where it moved), the upsert, and the listeners' own.
  * - Stored rows are found by one probe of the unique index per source id (`storedByIds`), never by a
  *   plan that depends on the table's statistics.
- * - A stored payload crosses once: where a connector compared the page first (compareStored), the payloads
- *   it read are kept for the write, whose select names their hashes as known (storedPayloads).
+ * - A stored row is read once: where a connector compared the page first (compareStored, outside the
+ *   transaction, while the page before is written), the rows it read are kept for the page's write
+ *   (comparedRows), which reads again only what the compare did not cover. The upsert then overwrites a row
+ *   only where it is still the version that was read (`xmin`, the row version PostgreSQL keeps for every
+ *   row); a row that moved in between, or was stored since, is left alone, read again in the transaction and
+ *   written then, so the before that change detection sees is always the row the write replaced.
  *
  * A record the store refuses: the page's upsert runs without a savepoint (two round trips a page fewer),
  * so its failure ends the transaction; writePage then throws PageRefusedError and the caller writes the
@@ -49,10 +53,12 @@ export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
 /** Columns the writer fills itself rather than from the connector's fields. */
 const OWN_COLUMNS = new Set(['tenantId', 'connectionId', 'sourceId', 'raw', 'rawHash', 'vendorUpdatedAt', 'syncedAt']);
 
-/** Stored payloads kept between a page's compare and its write (RecordWriter.storedPayloads): a few pages' worth. */
-const STORED_PAYLOADS_KEPT = 5_000;
+/** Rows kept between a page's compare and its write (RecordWriter.comparedRows): a few pages' worth. */
+const COMPARED_ROWS_KEPT = 5_000;
 
-const storedPayloadKey = (connectionId: string, resource: SyncResource, sourceId: string) => `${connectionId}\u0000${resource}\u0000${sourceId}`;
+/** A compared row's key: the sync (its start) as well, so that a page compared and never written serves no later sync. */
+const comparedKey = (connectionId: string, resource: SyncResource, syncedAt: Date, sourceId: string) =>
+  `${connectionId}\u0000${resource}\u0000${syncedAt.getTime()}\u0000${sourceId}`;
 
 /** Records prepared between two turns of the event loop. */
 const PREPARE_SLICE = 100;
@@ -79,11 +85,11 @@ interface TablePlan {
   byProp: Map<string, { db: string; prop: string }>;
   /** The columns filled from the connector's fields, in the order of a row's values after its own three. */
   fieldColumns: { db: string; prop: string }[];
-  /** The columns read back before a write: every one but `raw`, which comes only where the payload moved. */
+  /** The columns read back before a write, with the row's version: every one but `raw`, which comes only where the payload moved. */
   selectSql: string;
   /** selectSql, and whether the connection stores a record of the resource outside the page (`beyond_page`). */
   quietSelectSql: string;
-  /** compareStored's read: per source id ($3) with its fetched hash ($4), the stored stamps, and `raw` where the hash moved. */
+  /** compareStored's read: per source id ($3) with its fetched hash ($4), the row as selectSql reads it, `raw` where the hash moved. */
   compareSql: string;
   insertSql: string;
 }
@@ -92,6 +98,8 @@ export interface StoredRow {
   id: string;
   source_id: string;
   raw_hash: string;
+  /** The row's version as read (`xmin` as text): the upsert overwrites the row only while it is still this one. */
+  row_version?: string;
   [column: string]: unknown;
 }
 
@@ -216,6 +224,16 @@ interface PreparedRecord {
   values: unknown[];
 }
 
+/** A record the page's write changes, with its row's values. */
+interface Changed {
+  prepared: PreparedRecord;
+  record: FetchedRecord;
+  values: unknown[];
+  json: string;
+  measuredMoved: boolean;
+  filledOnly: boolean;
+}
+
 /** A page made ready to write outside its transaction (RecordWriter.prepare). */
 export interface PreparedPage {
   resource: SyncResource;
@@ -230,11 +248,11 @@ export interface PreparedPage {
 export class RecordWriter {
   private readonly plans = new Map<SyncResource, TablePlan>();
   /**
-   * Stored payloads compareStored read where the fetched one moved, by connection, resource and source id,
-   * with their hash: the page's write then reads back only a payload that moved again since (its select
-   * names these hashes as known), so the payloads of a changed page cross from the store once, not twice.
+   * What compareStored read, by connection, resource, sync and source id: the stored row (its payload only
+   * where the fetched one moved), or null where nothing is stored. The page's write takes these instead of
+   * reading the rows again (see the header).
    */
-  private readonly storedPayloads = new Map<string, { hash: string; raw: Record<string, unknown> }>();
+  private readonly comparedRows = new Map<string, StoredRow | null>();
 
   constructor(private readonly ds: DataSource) {}
 
@@ -262,20 +280,25 @@ export class RecordWriter {
     const updates = columns.filter((c) => !['tenant_id', 'connection_id', 'source_id'].includes(c.db))
       .map((c) => `"${c.db}" = EXCLUDED."${c.db}"`).join(', ');
     // $6 resource: the rows written leave quarantine (fixed at the vendor, or we learned to store them).
+    // $7 maps each source id to the version of its row that was read: a row that is another version now (or
+    // was not read at all) is not overwritten and not returned; null writes every row.
     const insertSql =
       `WITH written AS (INSERT INTO "${table}" (${targets.map((c) => `"${c}"`).join(', ')}) SELECT ${sources.join(', ')} ` +
       'FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS a(v, i) JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS b(r, i) USING (i) ' +
-      `ON CONFLICT (tenant_id, connection_id, source_id) DO UPDATE SET ${updates} RETURNING id, source_id), ` +
+      `ON CONFLICT (tenant_id, connection_id, source_id) DO UPDATE SET ${updates} ` +
+      `WHERE $7::jsonb IS NULL OR "${table}".xmin::text = ($7::jsonb ->> "${table}".source_id) RETURNING id, source_id), ` +
       'released AS (DELETE FROM sync_quarantine q USING written w WHERE q.connection_id = $4::uuid AND q.resource = $6 AND q.source_id = w.source_id) ' +
       'SELECT id, source_id FROM written';
     const selected = ['id', ...columns.map((c) => c.db).filter((c) => c !== 'raw')].map((c) => `t."${c}"`).join(', ');
-    const selectSql = `SELECT ${selected}, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw FROM ${storedByIds(table, '*')}`;
+    const versioned = `*, xmin::text AS row_version`;
+    const selectSql = `SELECT ${selected}, t.row_version, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw FROM ${storedByIds(table, versioned)}`;
     // An uncorrelated subquery: evaluated once for the statement, not per row.
-    const quietSelectSql = `SELECT ${selected}, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw, ` +
+    const quietSelectSql = `SELECT ${selected}, t.row_version, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw, ` +
       `EXISTS (SELECT 1 FROM "${table}" o WHERE o.tenant_id = $1 AND o.connection_id = $2 AND NOT (o.source_id = ANY($3::text[]))) AS beyond_page ` +
-      `FROM ${storedByIds(table, '*')}`;
-    const compareSql = 'SELECT t.source_id, t.raw_hash, t.synced_at, t.vendor_updated_at, CASE WHEN t.raw_hash = k.hash THEN NULL ELSE t.raw END AS raw ' +
-      `FROM ${storedByIds(table, 'source_id, raw_hash, synced_at, vendor_updated_at, raw', true)}`;
+      `FROM ${storedByIds(table, versioned)}`;
+    // The whole row, as selectSql reads it, for the page's write that follows (comparedRows).
+    const compareSql = `SELECT ${selected}, t.row_version, CASE WHEN t.raw_hash = k.hash THEN NULL ELSE t.raw END AS raw ` +
+      `FROM ${storedByIds(table, versioned, true)}`;
     p = { table, columns, byProp: new Map(columns.map((c) => [c.prop, c])), fieldColumns, selectSql, quietSelectSql, compareSql, insertSql };
     this.plans.set(resource, p);
     return p;
@@ -295,9 +318,11 @@ export class RecordWriter {
     if (records.length === 0) return out;
     const fetched = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, { ...s, sourceId: r.sourceId }] as const; }));
     const plan = this.plan(resource);
-    // The stored payload comes back only where it moved: compared here, and kept for the page's write.
-    const rows: { source_id: string; raw_hash: string; synced_at: Date; vendor_updated_at: Date | null; raw: Record<string, unknown> | null }[] =
+    // The stored payload comes back only where it moved. Each row is kept for the page's write (comparedRows).
+    const rows: (StoredRow & { synced_at: Date; vendor_updated_at: Date | null; raw: Record<string, unknown> | null })[] =
       await this.ds.query(plan.compareSql, [scope.tenantId, scope.connectionId, [...fetched.keys()], [...fetched.values()].map((f) => f.hash)]);
+    const byId = new Map(rows.map((r) => [r.source_id, r]));
+    for (const id of fetched.keys()) this.keepCompared(comparedKey(scope.connectionId, resource, syncedAt, id), byId.get(id) ?? null);
     const skip = new Set(bookkeeping);
     for (const r of rows) {
       const f = fetched.get(r.source_id);
@@ -306,7 +331,6 @@ export class RecordWriter {
         (settled(r.synced_at, r.vendor_updated_at) ? out.settled : out.unsettled).add(f.sourceId);
         continue;
       }
-      if (r.raw) this.keepStoredPayload(resource, scope.connectionId, r.source_id, r.raw_hash, r.raw);
       // Only bookkeeping keys moved: a touch; anything else: an edit (the change detector's own rule).
       if (r.raw && movedKeys(f.record.native, r.raw, skip).length === 0) out.touched.add(f.sourceId);
       else {
@@ -317,15 +341,14 @@ export class RecordWriter {
     return out;
   }
 
-  /** Keeps a stored payload compareStored read for the write of its page (storedPayloads). */
-  private keepStoredPayload(resource: SyncResource, connectionId: string, sourceId: string, hash: string, raw: Record<string, unknown>): void {
-    const key = storedPayloadKey(connectionId, resource, sourceId);
-    this.storedPayloads.delete(key);
-    this.storedPayloads.set(key, { hash, raw });
-    // Bounded: pages compared and never written (a sync that failed between) leave their payloads behind.
-    for (const oldest of this.storedPayloads.keys()) {
-      if (this.storedPayloads.size <= STORED_PAYLOADS_KEPT) break;
-      this.storedPayloads.delete(oldest);
+  /** Keeps what compareStored read of one record for the write of its page (comparedRows). */
+  private keepCompared(key: string, row: StoredRow | null): void {
+    this.comparedRows.delete(key);
+    this.comparedRows.set(key, row);
+    // Bounded: pages compared and never written (a sync that failed between) leave their rows behind.
+    for (const oldest of this.comparedRows.keys()) {
+      if (this.comparedRows.size <= COMPARED_ROWS_KEPT) break;
+      this.comparedRows.delete(oldest);
     }
   }
 
@@ -398,21 +421,126 @@ export class RecordWriter {
     const plan = this.plan(resource);
     if (records.length === 0) return { created: [], updated: [], unchanged: 0, quarantined: [] };
 
-    // Payloads known here by their hash: the fetched ones, and the stored ones compareStored read for this
-    // page. The select returns `raw` only for a stored hash not among them.
-    const known = new Map<string, Record<string, unknown>>();
-    for (const r of records) {
-      known.set(r.hash, r.record.native);
-      const key = storedPayloadKey(scope.connectionId, resource, r.record.sourceId);
-      const kept = this.storedPayloads.get(key);
-      if (kept) { known.set(kept.hash, kept.raw); this.storedPayloads.delete(key); }
+    // What the page's compare read (comparedRows), taken by the write; the quiet path reads for itself and
+    // leaves them to the write that may follow it.
+    const compared = new Map<string, StoredRow | null>();
+    if (!onlyIfUnchanged) {
+      for (const r of records) {
+        const key = comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId);
+        const row = this.comparedRows.get(key);
+        if (row === undefined) continue;
+        this.comparedRows.delete(key);
+        compared.set(r.record.sourceId, row);
+      }
     }
-    const stored: StoredRow[] = await manager.query(onlyIfUnchanged ? plan.quietSelectSql : plan.selectSql, [
-      scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId), [...known.keys()],
-    ]);
-    for (const row of stored) if (row.raw == null) row.raw = known.get(row.raw_hash) ?? null;
+    const unread = compared.size === records.length ? [] : records.filter((r) => !compared.has(r.record.sourceId));
+    const stored: StoredRow[] = [...compared.values()].filter((row): row is StoredRow => row !== null);
+    if (unread.length > 0) stored.push(...await this.readStored(manager, plan, prepared, unread, onlyIfUnchanged));
+    // A compared row's payload where it equals the fetched one (the compare sent it back only where it moved).
+    const fetchedPayloads = compared.size === 0 ? null : new Map(records.map((r) => [r.hash, r.record.native]));
+    for (const row of stored) if (row.raw == null && fetchedPayloads) row.raw = fetchedPayloads.get(row.raw_hash) ?? null;
     const before = new Map(stored.map((s) => [s.source_id, s]));
-    const changed: { record: FetchedRecord; values: unknown[]; json: string; measuredMoved: boolean; filledOnly: boolean }[] = [];
+    const { changed, unchanged, nowSettled } = this.classify(plan, records, before, syncedAt, force);
+    if (onlyIfUnchanged && changed.length > 0) return null;
+    // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
+    if (nowSettled.length > 0) {
+      await manager.query(`UPDATE "${plan.table}" SET synced_at = $1 WHERE id = ANY($2::uuid[])`, [syncedAt, nowSettled]);
+    }
+    const quarantined: { sourceId: string; error: string }[] = [];
+    const result: PageWriteResult = { created: [], updated: [], unchanged, quarantined };
+    if (onlyIfUnchanged) {
+      result.storedBeyondPage = stored[0]?.beyond_page !== false;
+      result.nothingToSettle = stored.every((row) => row.vendor_updated_at == null || settled(row.synced_at, row.vendor_updated_at) || settled(syncedAt, row.vendor_updated_at));
+    }
+    if (changed.length === 0) return result;
+
+    const ids = new Map<string, string>();
+    // `versions`: each row is overwritten only while it is the version read (null: whatever it is now).
+    const write = async (rows: Changed[], versions: string | null) => {
+      const returned: { id: string; source_id: string }[] =
+        await manager.query(plan.insertSql, [
+          JSON.stringify(rows.map((c) => c.values)), `[${rows.map((c) => c.json).join(',')}]`,
+          scope.tenantId, scope.connectionId, syncedAt, resource, versions,
+        ]);
+      for (const r of returned) ids.set(r.source_id, r.id);
+    };
+    const writeAll = async (rows: Changed[], versions: string | null) => {
+      if (!careful) {
+        try {
+          await write(rows, versions);
+        } catch (err) {
+          throw new PageRefusedError(err);
+        }
+        return;
+      }
+      // Halve what the store refuses until each refused record stands alone; write everything else.
+      const writeSome = async (part: Changed[]): Promise<void> => {
+        try {
+          await this.inSavepoint(manager, () => write(part, versions));
+        } catch (err) {
+          if (part.length > 1) {
+            const half = Math.ceil(part.length / 2);
+            await writeSome(part.slice(0, half));
+            await writeSome(part.slice(half));
+            return;
+          }
+          const [c] = part;
+          const error = escapeStoredText(String((err as Error)?.message ?? err).slice(0, 500));
+          // JSON.stringify writes NUL and lone surrogates as ASCII \u escapes: the payload text is exact and storable.
+          const original = prepared.page.find((p) => escapeStoredText(p.sourceId) === c.record.sourceId)?.native ?? c.record.native;
+          await manager.query(QUARANTINE_SQL, [scope.tenantId, scope.connectionId, resource, c.record.sourceId, error, JSON.stringify(original)]);
+          quarantined.push({ sourceId: c.record.sourceId, error });
+        }
+      };
+      await writeSome(rows);
+    };
+    // Each row as the version read: a row that is another version now, or was stored since, is not written.
+    const versions: Record<string, string> = {};
+    for (const c of changed) {
+      const version = before.get(c.record.sourceId)?.row_version;
+      if (version !== undefined) versions[c.record.sourceId] = version;
+    }
+    await writeAll(changed, JSON.stringify(versions));
+    const refused = new Set(quarantined.map((q) => q.sourceId));
+    const passed = changed.filter((c) => !ids.has(c.record.sourceId) && !refused.has(c.record.sourceId));
+    let written = changed;
+    if (passed.length > 0) {
+      const first = changed.filter((c) => ids.has(c.record.sourceId));
+      // Read again in the transaction, as they are now, and written over whatever they are.
+      const again = await this.readStored(manager, plan, prepared, passed.map((c) => c.prepared), false);
+      for (const id of passed.map((c) => c.record.sourceId)) before.delete(id);
+      for (const row of again) before.set(row.source_id, row);
+      const second = this.classify(plan, passed.map((c) => c.prepared), before, syncedAt, force);
+      result.unchanged += second.unchanged;
+      if (second.changed.length > 0) await writeAll(second.changed, null);
+      written = [...first, ...second.changed];
+    }
+    for (const { record, measuredMoved, filledOnly } of written) {
+      const id = ids.get(record.sourceId);
+      if (id === undefined) continue;
+      if (filledOnly) { result.unchanged++; continue; }
+      const prev = before.get(record.sourceId);
+      if (prev) result.updated.push({ record, id, before: prev, measuredChanged: measuredMoved });
+      else result.created.push({ record, id });
+    }
+    return result;
+  }
+
+  /** The stored rows of `records`, read in the page's transaction (with `quiet`, quietSelectSql's). */
+  private async readStored(manager: EntityManager, plan: TablePlan, prepared: PreparedPage, records: PreparedRecord[], quiet: boolean): Promise<StoredRow[]> {
+    // The select returns `raw` only for a stored hash not among the fetched ones.
+    const known = new Map<string, Record<string, unknown>>();
+    for (const r of records) known.set(r.hash, r.record.native);
+    const rows: StoredRow[] = await manager.query(quiet ? plan.quietSelectSql : plan.selectSql, [
+      prepared.scope.tenantId, prepared.scope.connectionId, records.map((r) => r.record.sourceId), [...known.keys()],
+    ]);
+    for (const row of rows) if (row.raw == null) row.raw = known.get(row.raw_hash) ?? null;
+    return rows;
+  }
+
+  /** Which records differ from their stored row (`before`), which are as stored, and which of those are settled by this read. */
+  private classify(plan: TablePlan, records: PreparedRecord[], before: Map<string, StoredRow>, syncedAt: Date, force: boolean): { changed: Changed[]; unchanged: number; nowSettled: string[] } {
+    const changed: Changed[] = [];
     let unchanged = 0;
     const nowSettled: string[] = [];
     for (const p of records) {
@@ -428,67 +556,9 @@ export class RecordWriter {
       const keeps = prev !== undefined && record.unmeasured?.some((prop) => plan.byProp.has(prop));
       // A first measurement of an unchanged record is stored, but nothing at the vendor moved: not an update.
       const filledOnly = !force && prev?.raw_hash === hash && measured === 'filled';
-      changed.push({ record, values: keeps ? this.rowValues(plan, record, hash, prev) : p.values, json: p.json, measuredMoved, filledOnly });
+      changed.push({ prepared: p, record, values: keeps ? this.rowValues(plan, record, hash, prev) : p.values, json: p.json, measuredMoved, filledOnly });
     }
-    if (onlyIfUnchanged && changed.length > 0) return null;
-    // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
-    if (nowSettled.length > 0) {
-      await manager.query(`UPDATE "${plan.table}" SET synced_at = $1 WHERE id = ANY($2::uuid[])`, [syncedAt, nowSettled]);
-    }
-    const quarantined: { sourceId: string; error: string }[] = [];
-    const result: PageWriteResult = { created: [], updated: [], unchanged, quarantined };
-    if (onlyIfUnchanged) {
-      result.storedBeyondPage = stored[0]?.beyond_page !== false;
-      result.nothingToSettle = stored.every((row) => row.vendor_updated_at == null || settled(row.synced_at, row.vendor_updated_at) || settled(syncedAt, row.vendor_updated_at));
-    }
-    if (changed.length === 0) return result;
-
-    const ids = new Map<string, string>();
-    const write = async (rows: typeof changed) => {
-      const returned: { id: string; source_id: string }[] =
-        await manager.query(plan.insertSql, [
-          JSON.stringify(rows.map((c) => c.values)), `[${rows.map((c) => c.json).join(',')}]`,
-          scope.tenantId, scope.connectionId, syncedAt, resource,
-        ]);
-      for (const r of returned) ids.set(r.source_id, r.id);
-    };
-    if (!careful) {
-      try {
-        await write(changed);
-      } catch (err) {
-        throw new PageRefusedError(err);
-      }
-    } else {
-      // Halve what the store refuses until each refused record stands alone; write everything else.
-      const writeSome = async (rows: typeof changed): Promise<void> => {
-        try {
-          await this.inSavepoint(manager, () => write(rows));
-        } catch (err) {
-          if (rows.length > 1) {
-            const half = Math.ceil(rows.length / 2);
-            await writeSome(rows.slice(0, half));
-            await writeSome(rows.slice(half));
-            return;
-          }
-          const [c] = rows;
-          const error = escapeStoredText(String((err as Error)?.message ?? err).slice(0, 500));
-          // JSON.stringify writes NUL and lone surrogates as ASCII \u escapes: the payload text is exact and storable.
-          const original = prepared.page.find((p) => escapeStoredText(p.sourceId) === c.record.sourceId)?.native ?? c.record.native;
-          await manager.query(QUARANTINE_SQL, [scope.tenantId, scope.connectionId, resource, c.record.sourceId, error, JSON.stringify(original)]);
-          quarantined.push({ sourceId: c.record.sourceId, error });
-        }
-      };
-      await writeSome(changed);
-    }
-    for (const { record, measuredMoved, filledOnly } of changed) {
-      const id = ids.get(record.sourceId);
-      if (id === undefined) continue;
-      if (filledOnly) { result.unchanged++; continue; }
-      const prev = before.get(record.sourceId);
-      if (prev) result.updated.push({ record, id, before: prev, measuredChanged: measuredMoved });
-      else result.created.push({ record, id });
-    }
-    return result;
+    return { changed, unchanged, nowSettled };
   }
 
   /** Runs one statement under a savepoint, so that its failure leaves the page's transaction usable. */
