@@ -224,12 +224,16 @@ interface PreparedRecord {
   values: unknown[];
 }
 
-/** A record the page's write changes, with its row's values. */
+/** A stored row with its payload: a read sends `raw` back only where it is none of `fetched`, the page's payloads by hash. */
+function withPayload(row: StoredRow, fetched: Map<string, unknown>): StoredRow {
+  if (row.raw == null) row.raw = fetched.get(row.raw_hash) ?? null;
+  return row;
+}
+
+/** A record the page's write changes, with its row's values (the prepared ones, or with what the read did not measure kept). */
 interface Changed {
   prepared: PreparedRecord;
-  record: FetchedRecord;
   values: unknown[];
-  json: string;
   measuredMoved: boolean;
   filledOnly: boolean;
 }
@@ -433,12 +437,11 @@ export class RecordWriter {
         compared.set(r.record.sourceId, row);
       }
     }
+    // A stored payload equal to a fetched one is not sent back (by the compare or the select): it is that one.
+    const fetchedPayloads = new Map(records.map((r) => [r.hash, r.record.native]));
     const unread = compared.size === records.length ? [] : records.filter((r) => !compared.has(r.record.sourceId));
-    const stored: StoredRow[] = [...compared.values()].filter((row): row is StoredRow => row !== null);
-    if (unread.length > 0) stored.push(...await this.readStored(manager, plan, prepared, unread, onlyIfUnchanged));
-    // A compared row's payload where it equals the fetched one (the compare sent it back only where it moved).
-    const fetchedPayloads = compared.size === 0 ? null : new Map(records.map((r) => [r.hash, r.record.native]));
-    for (const row of stored) if (row.raw == null && fetchedPayloads) row.raw = fetchedPayloads.get(row.raw_hash) ?? null;
+    const stored: StoredRow[] = [...compared.values()].filter((row): row is StoredRow => row !== null).map((row) => withPayload(row, fetchedPayloads));
+    if (unread.length > 0) stored.push(...await this.readStored(manager, plan, scope, unread, fetchedPayloads, onlyIfUnchanged));
     const before = new Map(stored.map((s) => [s.source_id, s]));
     const { changed, unchanged, nowSettled } = this.classify(plan, records, before, syncedAt, force);
     if (onlyIfUnchanged && changed.length > 0) return null;
@@ -459,7 +462,7 @@ export class RecordWriter {
     const write = async (rows: Changed[], versions: string | null) => {
       const returned: { id: string; source_id: string }[] =
         await manager.query(plan.insertSql, [
-          JSON.stringify(rows.map((c) => c.values)), `[${rows.map((c) => c.json).join(',')}]`,
+          JSON.stringify(rows.map((c) => c.values)), `[${rows.map((c) => c.prepared.json).join(',')}]`,
           scope.tenantId, scope.connectionId, syncedAt, resource, versions,
         ]);
       for (const r of returned) ids.set(r.source_id, r.id);
@@ -484,12 +487,12 @@ export class RecordWriter {
             await writeSome(part.slice(half));
             return;
           }
-          const [c] = part;
+          const { record } = part[0].prepared;
           const error = escapeStoredText(String((err as Error)?.message ?? err).slice(0, 500));
           // JSON.stringify writes NUL and lone surrogates as ASCII \u escapes: the payload text is exact and storable.
-          const original = prepared.page.find((p) => escapeStoredText(p.sourceId) === c.record.sourceId)?.native ?? c.record.native;
-          await manager.query(QUARANTINE_SQL, [scope.tenantId, scope.connectionId, resource, c.record.sourceId, error, JSON.stringify(original)]);
-          quarantined.push({ sourceId: c.record.sourceId, error });
+          const original = prepared.page.find((p) => escapeStoredText(p.sourceId) === record.sourceId)?.native ?? record.native;
+          await manager.query(QUARANTINE_SQL, [scope.tenantId, scope.connectionId, resource, record.sourceId, error, JSON.stringify(original)]);
+          quarantined.push({ sourceId: record.sourceId, error });
         }
       };
       await writeSome(rows);
@@ -497,25 +500,25 @@ export class RecordWriter {
     // Each row as the version read: a row that is another version now, or was stored since, is not written.
     const versions: Record<string, string> = {};
     for (const c of changed) {
-      const version = before.get(c.record.sourceId)?.row_version;
-      if (version !== undefined) versions[c.record.sourceId] = version;
+      const version = before.get(c.prepared.record.sourceId)?.row_version;
+      if (version !== undefined) versions[c.prepared.record.sourceId] = version;
     }
     await writeAll(changed, JSON.stringify(versions));
     const refused = new Set(quarantined.map((q) => q.sourceId));
-    const passed = changed.filter((c) => !ids.has(c.record.sourceId) && !refused.has(c.record.sourceId));
+    const passed = changed.filter((c) => !ids.has(c.prepared.record.sourceId) && !refused.has(c.prepared.record.sourceId));
     let written = changed;
     if (passed.length > 0) {
-      const first = changed.filter((c) => ids.has(c.record.sourceId));
+      const first = changed.filter((c) => ids.has(c.prepared.record.sourceId));
       // Read again in the transaction, as they are now, and written over whatever they are.
-      const again = await this.readStored(manager, plan, prepared, passed.map((c) => c.prepared), false);
-      for (const id of passed.map((c) => c.record.sourceId)) before.delete(id);
+      const again = await this.readStored(manager, plan, scope, passed.map((c) => c.prepared), fetchedPayloads, false);
+      for (const id of passed.map((c) => c.prepared.record.sourceId)) before.delete(id);
       for (const row of again) before.set(row.source_id, row);
       const second = this.classify(plan, passed.map((c) => c.prepared), before, syncedAt, force);
       result.unchanged += second.unchanged;
       if (second.changed.length > 0) await writeAll(second.changed, null);
       written = [...first, ...second.changed];
     }
-    for (const { record, measuredMoved, filledOnly } of written) {
+    for (const { prepared: { record }, measuredMoved, filledOnly } of written) {
       const id = ids.get(record.sourceId);
       if (id === undefined) continue;
       if (filledOnly) { result.unchanged++; continue; }
@@ -526,16 +529,17 @@ export class RecordWriter {
     return result;
   }
 
-  /** The stored rows of `records`, read in the page's transaction (with `quiet`, quietSelectSql's). */
-  private async readStored(manager: EntityManager, plan: TablePlan, prepared: PreparedPage, records: PreparedRecord[], quiet: boolean): Promise<StoredRow[]> {
-    // The select returns `raw` only for a stored hash not among the fetched ones.
-    const known = new Map<string, Record<string, unknown>>();
-    for (const r of records) known.set(r.hash, r.record.native);
+  /**
+   * The stored rows of `records`, read in the page's transaction (with `quiet`, quietSelectSql's), each with
+   * its payload (withPayload).
+   */
+  private async readStored(
+    manager: EntityManager, plan: TablePlan, scope: PreparedPage['scope'], records: PreparedRecord[], fetched: Map<string, unknown>, quiet: boolean,
+  ): Promise<StoredRow[]> {
     const rows: StoredRow[] = await manager.query(quiet ? plan.quietSelectSql : plan.selectSql, [
-      prepared.scope.tenantId, prepared.scope.connectionId, records.map((r) => r.record.sourceId), [...known.keys()],
+      scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId), [...fetched.keys()],
     ]);
-    for (const row of rows) if (row.raw == null) row.raw = known.get(row.raw_hash) ?? null;
-    return rows;
+    return rows.map((row) => withPayload(row, fetched));
   }
 
   /** Which records differ from their stored row (`before`), which are as stored, and which of those are settled by this read. */
@@ -556,7 +560,7 @@ export class RecordWriter {
       const keeps = prev !== undefined && record.unmeasured?.some((prop) => plan.byProp.has(prop));
       // A first measurement of an unchanged record is stored, but nothing at the vendor moved: not an update.
       const filledOnly = !force && prev?.raw_hash === hash && measured === 'filled';
-      changed.push({ prepared: p, record, values: keeps ? this.rowValues(plan, record, hash, prev) : p.values, json: p.json, measuredMoved, filledOnly });
+      changed.push({ prepared: p, values: keeps ? this.rowValues(plan, record, hash, prev) : p.values, measuredMoved, filledOnly });
     }
     return { changed, unchanged, nowSettled };
   }
