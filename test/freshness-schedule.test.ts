@@ -1,6 +1,7 @@
 /**
  * The scheduled checks (src/sync/freshness.ts, src/sync/sweeper.ts): only the resources that are due are
- * checked, each claimed by one check at a time, the earliest deadline first (due time plus half the interval); a resource with a "changed since?" call costs that call alone when nothing changed,
+ * checked, each claimed by one check at a time, the earliest deadline first (due time plus half the interval,
+ * at most 5 s); a resource with a "changed since?" call costs that call alone when nothing changed,
  * and is read when something did; the plan shortens a busy resource, stretches a quiet one, and `status`
  * shows it. Against the sandbox's simulators over HTTP, on the real store.
  */
@@ -96,12 +97,22 @@ describe('the scheduler checks what is due, cheaply', () => {
     const ds = svc.services.ds;
     const [rmm] = await ds.query("SELECT connection_id AS id FROM sync_states WHERE resource = 'devices' LIMIT 1");
     try {
-      // Overdue by an hour and more: longer than any other state of the store is. The PSA's companies (every
-      // 30 min) are ten minutes more overdue than the RMM's devices (every 10 s), yet can wait longer unharmed.
+      // The RMM's other resources not due (its incidents, every 10 s, may have come due while the tests before ran),
+      // nor the PSA's but its companies.
+      await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour' WHERE connection_id = $1 AND resource <> 'devices'", [rmm.id]);
+      await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour' WHERE connection_id = $1 AND resource <> 'companies'", [connectionId]);
+      // Overdue by an hour and more (longer than any other state of the store is): a list checked every 30 min,
+      // due 70 min ago, goes before devices checked every 10 s, due 60 min ago. However long its interval,
+      // a resource may yield to others for 5 s only: half its interval would have let the list wait 15 min.
       await ds.query("UPDATE sync_states SET next_check_at = now() - interval '70 minutes', interval_seconds = 1800 WHERE connection_id = $1 AND resource = 'companies'", [connectionId]);
       await ds.query("UPDATE sync_states SET next_check_at = now() - interval '60 minutes', interval_seconds = 10 WHERE connection_id = $1 AND resource = 'devices'", [rmm.id]);
-      // The RMM's other resources not due (its incidents, every 10 s, may have come due while the tests before ran).
-      await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour' WHERE connection_id = $1 AND resource <> 'devices'", [rmm.id]);
+      const cold = await store.claimNext(1);
+      expect(cold.map((r) => `${r.connectionId}/${r.resource}`)).toEqual([`${connectionId}/companies`]);
+      expect((await store.claimNext(1)).map((r) => `${r.connectionId}/${r.resource}`)).toEqual([`${rmm.id}/devices`]);
+      // Within those 5 s, the shorter interval goes first: devices every 5 s (slack 2.5 s), due 61 min ago, before
+      // the list (slack 5 s) due 2 s before them.
+      await ds.query("UPDATE sync_states SET next_check_at = now() - interval '61 minutes 2 seconds', interval_seconds = 1800 WHERE connection_id = $1 AND resource = 'companies'", [connectionId]);
+      await ds.query("UPDATE sync_states SET next_check_at = now() - interval '61 minutes', interval_seconds = 5 WHERE connection_id = $1 AND resource = 'devices'", [rmm.id]);
       const first = await store.claimNext(1);
       expect(first.map((r) => `${r.connectionId}/${r.resource}`)).toEqual([`${rmm.id}/devices`]);
       // Then the companies, with the connection's other due resources (its tickets, overdue by two hours).

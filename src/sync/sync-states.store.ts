@@ -5,9 +5,17 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { SyncState } from '../../entities';
 import type { SyncResource } from '../connectors/types';
+import { CADENCE_BOUNDS } from './freshness';
 
 /** A claim lasts this long: a check that died with its process is due again after it. */
 export const CLAIM_MS = 10 * 60_000;
+
+/**
+ * The most a due resource's claim may yield to others (claimNext): half the longest hot interval. A
+ * resource checked later than its due time is late by that much, whatever its interval: the fleet is
+ * judged by every resource being checked within its interval.
+ */
+export const MAX_SLACK_MS = CADENCE_BOUNDS.hot.maxMs / 2;
 
 /** A resource the sweeper claimed (src/sync/sweeper.ts). */
 export interface ClaimedResource { tenantId: string; connectionId: string; resource: SyncResource }
@@ -38,17 +46,19 @@ export class SyncStatesStore {
   /**
    * Up to `limit` due resources of the whole fleet, claimed in one statement (rows another process is
    * claiming are skipped, not waited for), with the other due resources of the same connections, so that one
-   * run checks them together. The earliest deadline first: a resource's deadline is its due time plus half
-   * its interval, so that when many fall due at once (every cold list of a fleet five minutes after its
-   * first sync) a ticket list due every 10 s is not held behind lists due every 5 minutes, which can wait
-   * seconds unharmed. A first check (no interval yet) is due at its due time.
+   * run checks them together. The earliest deadline first: a resource's deadline is its due time plus its
+   * slack, half its interval but never more than MAX_SLACK_MS, so a ticket list due every 5 s goes before a
+   * list that fell due a second earlier, and no resource waits past its due time longer than any other
+   * (under load every claim is late by about as much: a list due every 5 minutes is not held behind checks
+   * that come due every 10 s until half its interval is spent). A first check (no interval yet) is due at
+   * its due time.
    */
   async claimNext(limit: number): Promise<ClaimedResource[]> {
     const rows: { tenant_id: string; connection_id: string; resource: SyncResource }[] = await this.ds.query(
       `WITH picked AS (
          SELECT DISTINCT connection_id FROM (
            SELECT connection_id FROM sync_states WHERE next_check_at IS NULL OR next_check_at <= now()
-           ORDER BY next_check_at + COALESCE(interval_seconds, 0) * interval '500 milliseconds' NULLS FIRST LIMIT $1) earliest),
+           ORDER BY next_check_at + LEAST(COALESCE(interval_seconds, 0) * 500, $3::int) * interval '1 millisecond' NULLS FIRST LIMIT $1) earliest),
        due AS (
          SELECT s.id FROM sync_states s JOIN picked p ON p.connection_id = s.connection_id
          WHERE s.next_check_at IS NULL OR s.next_check_at <= now()
@@ -57,7 +67,7 @@ export class SyncStatesStore {
          UPDATE sync_states s SET next_check_at = now() + ($2::int * interval '1 millisecond')
          FROM due WHERE s.id = due.id
          RETURNING s.tenant_id, s.connection_id, s.resource)
-       SELECT tenant_id, connection_id, resource FROM claimed`, [limit, CLAIM_MS]);
+       SELECT tenant_id, connection_id, resource FROM claimed`, [limit, CLAIM_MS, MAX_SLACK_MS]);
     return rows.map((r) => ({ tenantId: r.tenant_id, connectionId: r.connection_id, resource: r.resource }));
   }
 
