@@ -231,6 +231,10 @@ describe('feed order', () => {
       if (waiting === 0) await new Promise((r) => setTimeout(r, 10));
     }
     expect(waiting).toBe(1);
+    // Parked before its row took a seq: the sequence has given out nothing since the first one's.
+    const [{ last }] = await ds.query("SELECT last_value::text AS last FROM pg_sequences WHERE sequencename = 'events_seq_seq' AND schemaname = current_schema()");
+    const [{ seq: firstSeq }] = await first.manager.query('SELECT seq::text AS seq FROM events WHERE id = $1', [a]);
+    expect(last).toBe(firstSeq);
     await first.commitTransaction();
     const [b] = await second;
     const rows: { id: string; seq: string }[] = await ds.query('SELECT id, seq FROM events WHERE id = ANY($1::uuid[])', [[a, b]]);

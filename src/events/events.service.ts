@@ -5,11 +5,11 @@
  * Feed order and cursors use `seq`. A sequence value is taken at insert, not at commit, so two
  * transactions could commit out of seq order and a reader paging meanwhile would step over the
  * late one. Every event insert therefore first takes a transaction-level advisory lock per tenant
- * (`insert` below): while one transaction of a tenant holds seqs it has not committed, no other can
- * take newer ones, so the tenant's committed seqs only ever grow at the end and `seq > cursor`
- * never skips or repeats. The lock is taken only when a page has events, as its last statement
- * before commit, so it is held for milliseconds; it works the same on PGlite (one session, where
- * it is always free) and PostgreSQL. A snapshot-xmin filter was the alternative, but xmin order is
+ * (in the insert's own statement, before its first row takes a seq: events.store.ts): while one
+ * transaction of a tenant holds seqs it has not committed, no other can take newer ones, so the
+ * tenant's committed seqs only ever grow at the end and `seq > cursor` never skips or repeats. The
+ * lock is taken only when a page has events, by its last statement before commit, so it is held for
+ * milliseconds; it works the same on PGlite (one session, where it is always free) and PostgreSQL. A snapshot-xmin filter was the alternative, but xmin order is
  * not seq order (an older transaction can take a newer seq), so it does not close the gap.
  */
 import type { DataSource, EntityManager } from 'typeorm';
@@ -59,21 +59,13 @@ export class EventsService {
   }
 
   /**
-   * Inserts events in the caller's transaction; returns the ids actually inserted (a dedupe key
-   * seen before inserts nothing). Call `emitCommitted` with them after the transaction commits.
+   * Inserts events in the caller's transaction, under the tenant's feed lock (see the header); returns
+   * the ids actually inserted (a dedupe key seen before inserts nothing). Call `emitCommitted` with them
+   * after the transaction commits. Whatever writes events goes through here.
    */
   async insert(manager: EntityManager, tenantId: string, drafts: EventDraft[]): Promise<string[]> {
     if (drafts.length === 0) return [];
-    await this.lockFeed(manager, tenantId);
     return this.store.insert(manager, tenantId, drafts);
-  }
-
-  /**
-   * Any code that inserts events itself (sandbox reset, finding health rows) calls this first in
-   * the same transaction, so that the tenant's feed stays in commit order (see the header).
-   */
-  async lockFeed(manager: EntityManager, tenantId: string): Promise<void> {
-    await this.store.lockFeed(manager, tenantId);
   }
 
   /** Tells the subscribers about committed events; a subscriber's failure never undoes them. */

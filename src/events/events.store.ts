@@ -26,29 +26,32 @@ const COLUMNS: [column: string, prop: keyof EventDraft | 'tenantId', sqlType: st
 /**
  * The drafts go as one JSON array of value arrays (in COLUMNS order, tenant aside: $2), inserted in their
  * order (the feed's seq is taken row by row): arrays of plain values are the cheapest JSON to write here
- * and to take apart there, where an object per event repeated every key.
+ * and to take apart there, where an object per event repeated every key. The tenant's feed lock
+ * (events.service.ts) is taken in the same statement, before any row takes its seq: every row comes out of
+ * a join with the lock's one-row CTE, so none exists before the lock is held. One round trip fewer in
+ * each page's transaction, which on a busy process is one wait fewer for its event loop.
  */
 const DRAFT_COLUMNS = COLUMNS.filter(([column]) => column !== 'tenant_id');
 const INSERT_SQL =
+  `WITH feed_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock($3::int, hashtext($4::text))) ` +
   `INSERT INTO "events" ("tenant_id", ${DRAFT_COLUMNS.map(([c]) => `"${c}"`).join(', ')}) ` +
   `SELECT $2::uuid, ${DRAFT_COLUMNS.map(([, , t], k) => (t === 'jsonb' ? `NULLIF(v->${k}, 'null')` : `(v->>${k})::${t}`)).join(', ')} ` +
-  'FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(v, ord) ORDER BY ord ' +
+  'FROM feed_lock, jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(v, ord) ORDER BY ord ' +
   'ON CONFLICT (tenant_id, dedupe_key) DO NOTHING RETURNING id';
 
 export class EventsStore {
   constructor(private readonly ds: DataSource) {}
 
-  async lockFeed(manager: EntityManager, tenantId: string): Promise<void> {
-    await manager.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [EVENTS_LOCK_NAMESPACE, tenantId]);
-  }
-
-  /** Inserts the drafts in order; answers the ids inserted (a dedupe key seen before inserts nothing). */
+  /**
+   * Inserts the drafts in order under the tenant's feed lock; answers the ids inserted (a dedupe key seen
+   * before inserts nothing).
+   */
   async insert(manager: EntityManager, tenantId: string, drafts: EventDraft[]): Promise<string[]> {
     const rows = drafts.map((d) => DRAFT_COLUMNS.map(([, prop]) => {
       const v = d[prop as keyof EventDraft];
       return v instanceof Date ? v.toISOString() : (v ?? null);
     }));
-    const inserted: { id: string }[] = await manager.query(INSERT_SQL, [JSON.stringify(rows), tenantId]);
+    const inserted: { id: string }[] = await manager.query(INSERT_SQL, [JSON.stringify(rows), tenantId, EVENTS_LOCK_NAMESPACE, tenantId]);
     return inserted.map((r) => r.id);
   }
 
