@@ -2,7 +2,8 @@
  * The record writer against the store (src/sync/record-writer.ts): how a fetched page stands against
  * what is stored (compareStored: a touch, where only bookkeeping keys moved, from an edit), and the page's
  * write that follows, which takes the rows compareStored read instead of reading them again, and still
- * sees a row that moved in the store, or was stored, between the two.
+ * sees a row that moved in the store, or was stored, between the two; and the write planned before its
+ * transaction from those rows (expect), which says whether it wrote as planned.
  */
 import { ENTITY_BY_RESOURCE, RecordWriter } from '../src/sync/record-writer';
 import { mapTicket, vendorUpdatedAt } from '../src/connectors/connectwise/mappers';
@@ -112,6 +113,63 @@ describe('a page written after its compare', () => {
     expect(result.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[sourceId, other]]);
     const rows = await svc.services.ds.query('SELECT summary FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3', [scope.tenantId, scope.connectionId, sourceId]);
     expect(rows).toEqual([{ summary: 'came in twice' }]);
+  });
+});
+
+describe('a page planned before its transaction (expect)', () => {
+  it('expects the updates its write then makes, and the write runs only its upsert', async () => {
+    const [, , , , f, g] = await stored(6);
+    const writer = new RecordWriter(svc.services.ds);
+    // g as the vendor answers it, which is how it is stored (its stored copy has its keys reordered: another hash).
+    const cw = svc.services.simulators!.connectwise as ConnectWiseSimulator;
+    const page = [fetched({ ...f.raw, summary: `${f.raw.summary} (five)` }), fetched(JSON.parse(JSON.stringify(cw.get('sandbox-alpha', 'tickets', Number(g.source_id)))))];
+    const syncedAt = new Date();
+    await writer.compareStored('tickets', scope, page, BOOKKEEPING, syncedAt);
+    const prepared = await writer.prepare('tickets', scope, page, syncedAt);
+    const expected = writer.expect(prepared, false);
+    // g is stored as fetched: nothing to write.
+    expect(expected?.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[f.source_id, f.raw]]);
+    const statements: string[] = [];
+    const result = await svc.services.ds.transaction((manager) => {
+      const query = manager.query.bind(manager);
+      manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query(sql, params); }) as typeof manager.query;
+      return writer.writePage(manager, prepared);
+    });
+    expect(result.asExpected).toBe(true);
+    expect(result.updated).toEqual(expected!.updated);
+    expect(result.unchanged).toBe(1);
+    expect(statements).toHaveLength(1);
+    const [row] = await svc.services.ds.query('SELECT summary FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3', [scope.tenantId, scope.connectionId, f.source_id]);
+    expect(row.summary).toBe(`${f.raw.summary} (five)`);
+  });
+
+  it('says it did not write as expected when a row moved after the plan, and carries the row it replaced', async () => {
+    const [, , , , , , h] = await stored(7);
+    const writer = new RecordWriter(svc.services.ds);
+    const page = [fetched({ ...h.raw, summary: `${h.raw.summary} (seven)` })];
+    const syncedAt = new Date();
+    await writer.compareStored('tickets', scope, page, BOOKKEEPING, syncedAt);
+    const prepared = await writer.prepare('tickets', scope, page, syncedAt);
+    expect(writer.expect(prepared, false)?.updated.map((u) => u.before.raw)).toEqual([h.raw]);
+    const moved = { ...h.raw, summary: `${h.raw.summary} (moved after the plan)` };
+    await svc.services.ds.query(
+      `UPDATE tickets SET raw = $3::jsonb, raw_hash = 'moved-after-the-plan' WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $4`,
+      [scope.tenantId, scope.connectionId, JSON.stringify(moved), h.source_id]);
+    const result = await svc.services.ds.transaction((manager) => writer.writePage(manager, prepared));
+    expect(result.asExpected).toBe(false);
+    expect(result.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[h.source_id, moved]]);
+    const [row] = await svc.services.ds.query('SELECT summary FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $3', [scope.tenantId, scope.connectionId, h.source_id]);
+    expect(row.summary).toBe(`${h.raw.summary} (seven)`);
+  });
+
+  it('plans nothing where some record of the page was not compared', async () => {
+    const [, , , , , , , i] = await stored(8);
+    const writer = new RecordWriter(svc.services.ds);
+    const prepared = await writer.prepare('tickets', scope, [fetched({ ...i.raw, summary: `${i.raw.summary} (eight)` })], new Date());
+    expect(writer.expect(prepared, false)).toBeNull();
+    const result = await svc.services.ds.transaction((manager) => writer.writePage(manager, prepared));
+    expect(result.asExpected).toBe(false);
+    expect(result.updated.map((u) => u.before.raw)).toEqual([i.raw]);
   });
 });
 

@@ -147,20 +147,32 @@ export class ChangeDetector {
   }
 
   detect(result: PageWriteResult): EventDraft[] {
-    const { resource, connection } = this.scope;
     const out: EventDraft[] = [];
-    const watched = (resource === 'tickets' || resource === 'companies') ? connection.kind === 'psa'
-      : resource === 'devices' ? connection.kind === 'rmm' : false;
-    if (!watched) return out;
+    if (!this.watched()) return out;
     for (const c of result.created) out.push(...this.created(c.record, c.id));
-    for (const u of result.updated) {
+    out.push(...this.detectUpdated(result.updated));
+    for (const d of result.deleted ?? []) out.push(this.deleted(d));
+    return out;
+  }
+
+  /** The events of a page's updates alone: what detect says of them, in their order (also before the write: RecordWriter.expect). */
+  detectUpdated(updated: PageWriteResult['updated']): EventDraft[] {
+    const out: EventDraft[] = [];
+    if (!this.watched()) return out;
+    for (const u of updated) {
       // A forced full sync rewrites unchanged rows too; the payload (or a measured field) decides whether anything changed.
       const payloadMoved = u.before.raw_hash !== this.hashOf(u.record);
       if (!payloadMoved && !u.measuredChanged) continue;
       out.push(...this.updated(u.record, u.id, u.before, payloadMoved));
     }
-    for (const d of result.deleted ?? []) out.push(this.deleted(d));
     return out;
+  }
+
+  /** Whether the resource raises events on this kind of connection. */
+  private watched(): boolean {
+    const { resource, connection } = this.scope;
+    return (resource === 'tickets' || resource === 'companies') ? connection.kind === 'psa'
+      : resource === 'devices' ? connection.kind === 'rmm' : false;
   }
 
   /** A record the vendor no longer lists (sync/deletions.ts): `<family>.deleted`, same grants as its family. */

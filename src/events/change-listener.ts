@@ -1,20 +1,31 @@
 /**
  * The sync hook: after each page is written, inside its transaction, turn what changed into events
- * and insert them; once the page has committed, announce the new ones. The first sync of a
- * connection's resource (the baseline) imports without events: an initial import is not a change.
+ * and insert them; once the page has committed, announce the new ones. Where the write is known before
+ * its transaction, the updates' events are drafted then, and the transaction only inserts them. The
+ * first sync of a connection's resource (the baseline) imports without events: an initial import is not
+ * a change.
  */
 import type { EntityManager } from 'typeorm';
 import type { PageWriteResult } from '../sync/record-writer';
-import type { SyncListener } from '../sync/sync.service';
+import type { PageScope, SyncListener } from '../sync/sync.service';
 import { ChangeDetector } from './change-detector';
-import type { EventsService } from './events.service';
+import type { EventsService, PreparedEvents } from './events.service';
 
-export function eventsSyncListener(events: EventsService): SyncListener {
+export function eventsSyncListener(events: EventsService): SyncListener<PreparedEvents> {
+  const detector = (scope: PageScope) => new ChangeDetector({ tenantId: scope.tenantId, connection: scope.connection, resource: scope.resource });
   return {
-    async onPageWritten(manager: EntityManager, scope, result: PageWriteResult) {
+    // The updates' events drafted and written out before the transaction, where the write is known ahead.
+    beforePageWritten(scope, expected) {
+      if (scope.baseline || expected.updated.length === 0) return undefined;
+      return events.prepare(detector(scope).detectUpdated(expected.updated));
+    },
+    async onPageWritten(manager: EntityManager, scope, result: PageWriteResult, updatedEvents) {
       if (scope.baseline) return;
       if (result.created.length === 0 && result.updated.length === 0 && !result.deleted?.length) return;
-      const drafts = new ChangeDetector({ tenantId: scope.tenantId, connection: scope.connection, resource: scope.resource }).detect(result);
+      // What was prepared holds for the updates (the write did what was expected); what else changed is drafted here, in detect's order.
+      const drafts = updatedEvents
+        ? { rows: [...events.prepare(detector(scope).detect({ ...result, updated: [] })).rows, ...updatedEvents.rows] }
+        : detector(scope).detect(result);
       const ids = await events.insert(manager, scope.tenantId, drafts);
       if (ids.length === 0) return;
       return () => events.emitCommitted(scope.tenantId, ids);

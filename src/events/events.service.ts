@@ -20,6 +20,9 @@ import { ServiceError } from '../errors/service-error';
 import { listCursor, toPage, type Page } from '../shared/paging';
 import { EventsStore, type EventRow } from './events.store';
 
+/** Event drafts written out ahead of their insert (EventsService.prepare). */
+export interface PreparedEvents { rows: string[] }
+
 export type EventsCommittedHandler = (tenantId: string, eventIds: string[]) => Promise<void>;
 
 export type { EventRow } from './events.store';
@@ -61,11 +64,18 @@ export class EventsService {
   /**
    * Inserts events in the caller's transaction, under the tenant's feed lock (see the header); returns
    * the ids actually inserted (a dedupe key seen before inserts nothing). Call `emitCommitted` with them
-   * after the transaction commits. Whatever writes events goes through here.
+   * after the transaction commits. Whatever writes events goes through here. `drafts` may be written out
+   * before the transaction (`prepare`), so that it holds only the statement.
    */
-  async insert(manager: EntityManager, tenantId: string, drafts: EventDraft[]): Promise<string[]> {
-    if (drafts.length === 0) return [];
-    return this.store.insert(manager, tenantId, drafts);
+  async insert(manager: EntityManager, tenantId: string, drafts: EventDraft[] | PreparedEvents): Promise<string[]> {
+    const rows = Array.isArray(drafts) ? this.store.draftRows(drafts) : drafts.rows;
+    if (rows.length === 0) return [];
+    return this.store.insert(manager, tenantId, rows);
+  }
+
+  /** Drafts written out for a later insert, in their order. */
+  prepare(drafts: EventDraft[]): PreparedEvents {
+    return { rows: this.store.draftRows(drafts) };
   }
 
   /** Tells the subscribers about committed events; a subscriber's failure never undoes them. */

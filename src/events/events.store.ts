@@ -42,16 +42,20 @@ const INSERT_SQL =
 export class EventsStore {
   constructor(private readonly ds: DataSource) {}
 
-  /**
-   * Inserts the drafts in order under the tenant's feed lock; answers the ids inserted (a dedupe key seen
-   * before inserts nothing).
-   */
-  async insert(manager: EntityManager, tenantId: string, drafts: EventDraft[]): Promise<string[]> {
-    const rows = drafts.map((d) => DRAFT_COLUMNS.map(([, prop]) => {
+  /** Each draft as the insert's JSON carries it (one array of values per draft): work that needs no transaction. */
+  draftRows(drafts: EventDraft[]): string[] {
+    return drafts.map((d) => JSON.stringify(DRAFT_COLUMNS.map(([, prop]) => {
       const v = d[prop as keyof EventDraft];
       return v instanceof Date ? v.toISOString() : (v ?? null);
-    }));
-    const inserted: { id: string }[] = await manager.query(INSERT_SQL, [JSON.stringify(rows), tenantId, EVENTS_LOCK_NAMESPACE, tenantId]);
+    })));
+  }
+
+  /**
+   * Inserts the drafts (draftRows) in order under the tenant's feed lock; answers the ids inserted (a
+   * dedupe key seen before inserts nothing).
+   */
+  async insert(manager: EntityManager, tenantId: string, rows: string[]): Promise<string[]> {
+    const inserted: { id: string }[] = await manager.query(INSERT_SQL, [`[${rows.join(',')}]`, tenantId, EVENTS_LOCK_NAMESPACE, tenantId]);
     return inserted.map((r) => r.id);
   }
 

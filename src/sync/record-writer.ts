@@ -25,6 +25,10 @@
  *   only where it is still the version that was read (`xmin`, the row version PostgreSQL keeps for every
  *   row); a row that moved in between, or was stored since, is left alone, read again in the transaction and
  *   written then, so the before that change detection sees is always the row the write replaced.
+ * - Where the compare covered the whole page, the write is planned outside the transaction too (`expect`:
+ *   which records changed, their rows' values, the expected updates): listeners prepare their work from it
+ *   (change detection drafts the events), and the transaction holds only statements. On the embedded
+ *   default that matters most: its one connection serves nothing else while a transaction is open.
  *
  * A record the store refuses: the page's upsert runs without a savepoint (two round trips a page fewer),
  * so its failure ends the transaction; writePage then throws PageRefusedError and the caller writes the
@@ -118,10 +122,23 @@ export interface PageWriteResult {
    */
   storedBeyondPage?: boolean;
   /**
+   * The write updated exactly what RecordWriter.expect said, each from the row it said (nothing moved in
+   * between, nothing refused): work prepared from the expected write holds for `updated`.
+   */
+  asExpected?: boolean;
+  /**
    * unchangedPage only: whether no record of the page is left for a later check to settle (each is settled
    * after this check's own update, or has no vendor stamp to settle).
    */
   nothingToSettle?: boolean;
+}
+
+/**
+ * What a page's write is expected to do, known before its transaction (RecordWriter.expect): the records it
+ * will update, each with the row it replaces. A listener may prepare its work from it (SyncListener).
+ */
+export interface ExpectedPageWrite {
+  updated: PageWriteResult['updated'];
 }
 
 /** The page's upsert was refused: the transaction is lost, write the page again with `careful`. */
@@ -238,6 +255,32 @@ interface Changed {
   filledOnly: boolean;
 }
 
+/** The upsert's two texts for `rows`: their values as arrays, and their payloads, the n-th for the n-th row. */
+function statementTexts(rows: Changed[]): [string, string] {
+  return [JSON.stringify(rows.map((c) => c.values)), `[${rows.map((c) => c.prepared.json).join(',')}]`];
+}
+
+/** Each row as the version read: a row that is another version now, or was stored since, is not written. */
+function versionsRead(rows: Changed[], before: Map<string, StoredRow>): string {
+  const versions: Record<string, string> = {};
+  for (const c of rows) {
+    const version = before.get(c.prepared.record.sourceId)?.row_version;
+    if (version !== undefined) versions[c.prepared.record.sourceId] = version;
+  }
+  return JSON.stringify(versions);
+}
+
+/** The updates among `rows`: each written one (`idOf`) stored before, but a first measurement of an unchanged record. */
+function updatesOf(rows: Changed[], before: Map<string, StoredRow>, idOf: (c: Changed) => string | undefined): PageWriteResult['updated'] {
+  const out: PageWriteResult['updated'] = [];
+  for (const c of rows) {
+    const id = idOf(c);
+    const prev = before.get(c.prepared.record.sourceId);
+    if (id !== undefined && prev && !c.filledOnly) out.push({ record: c.prepared.record, id, before: prev, measuredChanged: c.measuredMoved });
+  }
+  return out;
+}
+
 /** A page made ready to write outside its transaction (RecordWriter.prepare). */
 export interface PreparedPage {
   resource: SyncResource;
@@ -247,6 +290,21 @@ export interface PreparedPage {
   page: FetchedRecord[];
   /** Its records in stored form, one per source id (the last wins). */
   records: PreparedRecord[];
+  /** The write planned from the compare's rows (RecordWriter.expect), taken by the page's first write. */
+  planned?: PlannedWrite;
+}
+
+/** A page's write worked out outside its transaction (RecordWriter.expect). */
+interface PlannedWrite {
+  force: boolean;
+  before: Map<string, StoredRow>;
+  fetchedPayloads: Map<string, unknown>;
+  changed: Changed[];
+  unchanged: number;
+  nowSettled: string[];
+  /** The upsert's texts of `changed`: rows' values and payloads (statementTexts), and the versions read (versionsRead). */
+  texts: [string, string];
+  versions: string;
 }
 
 export class RecordWriter {
@@ -404,6 +462,30 @@ export class RecordWriter {
   }
 
   /**
+   * Plans the page's write outside its transaction where the compare read every record of it (compareStored):
+   * which records changed and the rows they replace. Answers the updates the write is expected to make, or
+   * null where some record was not compared (the write reads and decides in its transaction, as ever). The
+   * plan is taken by the page's first write with the same `force`; a row that moved since is still caught
+   * there (the upsert's version guard), and the result then says it was not as expected.
+   */
+  expect(prepared: PreparedPage, force: boolean): ExpectedPageWrite | null {
+    const { resource, scope, syncedAt, records } = prepared;
+    if (records.length === 0) return null;
+    const keys = records.map((r) => comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId));
+    if (!keys.every((k) => this.comparedRows.has(k))) return null;
+    const fetchedPayloads = new Map(records.map((r) => [r.hash, r.record.native]));
+    const before = new Map<string, StoredRow>();
+    for (const key of keys) {
+      const row = this.comparedRows.get(key);
+      this.comparedRows.delete(key);
+      if (row) before.set(row.source_id, withPayload(row, fetchedPayloads));
+    }
+    const { changed, unchanged, nowSettled } = this.classify(this.plan(resource), records, before, syncedAt, force);
+    prepared.planned = { force, before, fetchedPayloads, changed, unchanged, nowSettled, texts: statementTexts(changed), versions: versionsRead(changed, before) };
+    return { updated: updatesOf(changed, before, (c) => before.get(c.prepared.record.sourceId)?.id) };
+  }
+
+  /**
    * Writes one prepared page. `force` rewrites unchanged rows too (a full sync refreshes derived columns
    * such as a changed status mapping). Without `careful`, a page the store refuses throws PageRefusedError
    * and the transaction is lost; with it, refused records are quarantined and the rest written.
@@ -425,25 +507,12 @@ export class RecordWriter {
     const plan = this.plan(resource);
     if (records.length === 0) return { created: [], updated: [], unchanged: 0, quarantined: [] };
 
-    // What the page's compare read (comparedRows), taken by the write; the quiet path reads for itself and
-    // leaves them to the write that may follow it.
-    const compared = new Map<string, StoredRow | null>();
-    if (!onlyIfUnchanged) {
-      for (const r of records) {
-        const key = comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId);
-        const row = this.comparedRows.get(key);
-        if (row === undefined) continue;
-        this.comparedRows.delete(key);
-        compared.set(r.record.sourceId, row);
-      }
-    }
-    // A stored payload equal to a fetched one is not sent back (by the compare or the select): it is that one.
-    const fetchedPayloads = new Map(records.map((r) => [r.hash, r.record.native]));
-    const unread = compared.size === records.length ? [] : records.filter((r) => !compared.has(r.record.sourceId));
-    const stored: StoredRow[] = [...compared.values()].filter((row): row is StoredRow => row !== null).map((row) => withPayload(row, fetchedPayloads));
-    if (unread.length > 0) stored.push(...await this.readStored(manager, plan, scope, unread, fetchedPayloads, onlyIfUnchanged));
-    const before = new Map(stored.map((s) => [s.source_id, s]));
-    const { changed, unchanged, nowSettled } = this.classify(plan, records, before, syncedAt, force);
+    // The write planned outside the transaction (expect), taken by the page's first write only.
+    const planned = !onlyIfUnchanged && prepared.planned?.force === force ? prepared.planned : undefined;
+    if (!onlyIfUnchanged) prepared.planned = undefined;
+    const { before, fetchedPayloads, changed, unchanged, nowSettled, stored } = planned
+      ? { ...planned, stored: [] }
+      : await this.decide(manager, plan, prepared, force, onlyIfUnchanged);
     if (onlyIfUnchanged && changed.length > 0) return null;
     // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
     if (nowSettled.length > 0) {
@@ -460,11 +529,10 @@ export class RecordWriter {
     const ids = new Map<string, string>();
     // `versions`: each row is overwritten only while it is the version read (null: whatever it is now).
     const write = async (rows: Changed[], versions: string | null) => {
+      // The planned page's statement texts were written outside the transaction.
+      const [values, payloads] = rows === planned?.changed ? planned.texts : statementTexts(rows);
       const returned: { id: string; source_id: string }[] =
-        await manager.query(plan.insertSql, [
-          JSON.stringify(rows.map((c) => c.values)), `[${rows.map((c) => c.prepared.json).join(',')}]`,
-          scope.tenantId, scope.connectionId, syncedAt, resource, versions,
-        ]);
+        await manager.query(plan.insertSql, [values, payloads, scope.tenantId, scope.connectionId, syncedAt, resource, versions]);
       for (const r of returned) ids.set(r.source_id, r.id);
     };
     const writeAll = async (rows: Changed[], versions: string | null) => {
@@ -497,13 +565,7 @@ export class RecordWriter {
       };
       await writeSome(rows);
     };
-    // Each row as the version read: a row that is another version now, or was stored since, is not written.
-    const versions: Record<string, string> = {};
-    for (const c of changed) {
-      const version = before.get(c.prepared.record.sourceId)?.row_version;
-      if (version !== undefined) versions[c.prepared.record.sourceId] = version;
-    }
-    await writeAll(changed, JSON.stringify(versions));
+    await writeAll(changed, planned?.versions ?? versionsRead(changed, before));
     const refused = new Set(quarantined.map((q) => q.sourceId));
     const passed = changed.filter((c) => !ids.has(c.prepared.record.sourceId) && !refused.has(c.prepared.record.sourceId));
     let written = changed;
@@ -518,15 +580,40 @@ export class RecordWriter {
       if (second.changed.length > 0) await writeAll(second.changed, null);
       written = [...first, ...second.changed];
     }
-    for (const { prepared: { record }, measuredMoved, filledOnly } of written) {
-      const id = ids.get(record.sourceId);
-      if (id === undefined) continue;
-      if (filledOnly) { result.unchanged++; continue; }
-      const prev = before.get(record.sourceId);
-      if (prev) result.updated.push({ record, id, before: prev, measuredChanged: measuredMoved });
-      else result.created.push({ record, id });
+    for (const c of written) {
+      const id = ids.get(c.prepared.record.sourceId);
+      if (id !== undefined && !c.filledOnly && !before.has(c.prepared.record.sourceId)) result.created.push({ record: c.prepared.record, id });
     }
+    result.updated = updatesOf(written, before, (c) => ids.get(c.prepared.record.sourceId));
+    result.unchanged += written.filter((c) => c.filledOnly && ids.has(c.prepared.record.sourceId)).length;
+    result.asExpected = planned !== undefined && passed.length === 0 && quarantined.length === 0;
     return result;
+  }
+
+  /**
+   * What the write reads and decides in its transaction, for a page it has no plan for (expect): the stored
+   * rows, from the compare where it read them (comparedRows, taken here; the quiet path reads for itself and
+   * leaves them to the write that may follow it) and from the store for the rest.
+   */
+  private async decide(manager: EntityManager, plan: TablePlan, prepared: PreparedPage, force: boolean, onlyIfUnchanged: boolean) {
+    const { resource, scope, syncedAt, records } = prepared;
+    const compared = new Map<string, StoredRow | null>();
+    if (!onlyIfUnchanged) {
+      for (const r of records) {
+        const key = comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId);
+        const row = this.comparedRows.get(key);
+        if (row === undefined) continue;
+        this.comparedRows.delete(key);
+        compared.set(r.record.sourceId, row);
+      }
+    }
+    // A stored payload equal to a fetched one is not sent back (by the compare or the select): it is that one.
+    const fetchedPayloads = new Map(records.map((r) => [r.hash, r.record.native]));
+    const unread = compared.size === records.length ? [] : records.filter((r) => !compared.has(r.record.sourceId));
+    const stored: StoredRow[] = [...compared.values()].filter((row): row is StoredRow => row !== null).map((row) => withPayload(row, fetchedPayloads));
+    if (unread.length > 0) stored.push(...await this.readStored(manager, plan, scope, unread, fetchedPayloads, onlyIfUnchanged));
+    const before = new Map(stored.map((s) => [s.source_id, s]));
+    return { before, fetchedPayloads, stored, ...this.classify(plan, records, before, syncedAt, force) };
   }
 
   /**

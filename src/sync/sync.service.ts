@@ -14,7 +14,7 @@ import type { FetchedRecord, SyncContext, SyncResource } from '../connectors/typ
 import { VendorHttpClient, VendorHttpError } from '../connectors/vendor-http';
 import type { SecretBox } from '../security/secret-box';
 import type { AuditService } from '../audit/audit.service';
-import { PageRefusedError, RecordWriter, SETTLED_AFTER_MS, type PageWriteResult } from './record-writer';
+import { PageRefusedError, RecordWriter, SETTLED_AFTER_MS, type ExpectedPageWrite, type PageWriteResult } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 import { anyVanished, DeletionScanner, listIds, removeVanished } from './deletions';
 import { escapeStoredText } from './stored-text';
@@ -61,17 +61,22 @@ export interface SyncReport {
   resources: ResourceReport[];
 }
 
-/** What other features hear of a sync. */
-export interface SyncListener {
+/** The page a listener hears of. */
+export interface PageScope { tenantId: string; connection: Connection; resource: SyncResource; baseline: boolean }
+
+/** What other features hear of a sync. `Prepared`: what a listener works out before a page's transaction. */
+export interface SyncListener<Prepared = unknown> {
+  /**
+   * Called before the page's transaction where the write is known in advance (RecordWriter.expect): work
+   * done here is not done while the transaction is open. What it answers comes back to onPageWritten when
+   * the write did what was expected (PageWriteResult.asExpected).
+   */
+  beforePageWritten?(scope: PageScope, expected: ExpectedPageWrite): Prepared | undefined;
   /**
    * Called inside the page's transaction with what changed: change detection writes events here.
    * It may return a callback to run once the transaction has committed (enqueue webhook deliveries).
    */
-  onPageWritten?(
-    manager: EntityManager,
-    scope: { tenantId: string; connection: Connection; resource: SyncResource; baseline: boolean },
-    result: PageWriteResult,
-  ): Promise<void | (() => Promise<void>)>;
+  onPageWritten?(manager: EntityManager, scope: PageScope, result: PageWriteResult, prepared?: Prepared): Promise<void | (() => Promise<void>)>;
   /** Called once after a connection's sync ended (whole or failed part-way): work owed to all its pages at once. */
   onSyncEnded?(scope: { tenantId: string; connection: Connection }): Promise<void>;
 }
@@ -110,8 +115,8 @@ export class SyncService {
     return this.planOf(connection, await this.ds.getRepository(SyncState).findBy({ connectionId: connection.id })).tickMs;
   }
 
-  addListener(listener: SyncListener): void {
-    this.listeners.push(listener);
+  addListener<Prepared>(listener: SyncListener<Prepared>): void {
+    this.listeners.push(listener as SyncListener);
   }
 
   async syncConnection(connectionId: string, opts: SyncOptions = {}): Promise<SyncReport> {
@@ -228,12 +233,16 @@ export class SyncService {
             : await this.writer.unchangedPage(this.ds.manager, prepared);
           nothingBeyond = ++pagesRead === 1 && quiet?.storedBeyondPage === false;
           listing = nothingBeyond && quiet?.nothingToSettle === true ? digest : null;
+          const pageScope: PageScope = { tenantId: connection.tenantId, connection, resource, baseline };
+          // Planned before the transaction where the compare read the whole page; the listeners prepare from it.
+          const expected = quiet ? null : this.writer.expect(prepared, opts.full === true);
+          const preparedWork = expected ? this.listeners.map((l) => l.beforePageWritten?.(pageScope, expected)) : [];
           const write = (careful: boolean) => this.ds.transaction(async (manager) => {
             afterCommit = [];
             await forgetListing(manager);
             const res = await this.writer.writePage(manager, prepared, opts.full === true, careful);
-            for (const l of this.listeners) {
-              const after = await l.onPageWritten?.(manager, { tenantId: connection.tenantId, connection, resource, baseline }, res);
+            for (const [i, l] of this.listeners.entries()) {
+              const after = await l.onPageWritten?.(manager, pageScope, res, res.asExpected ? preparedWork[i] : undefined);
               if (after) afterCommit.push(after);
             }
             return res;
