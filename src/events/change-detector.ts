@@ -149,10 +149,15 @@ export class ChangeDetector {
   detect(result: PageWriteResult): EventDraft[] {
     const out: EventDraft[] = [];
     if (!this.watched()) return out;
-    for (const c of result.created) out.push(...this.created(c.record, c.id));
+    out.push(...this.detectCreated(result.created));
     out.push(...this.detectUpdated(result.updated));
     for (const d of result.deleted ?? []) out.push(this.deleted(d));
     return out;
+  }
+
+  /** The events of a page's new records alone, in their order. */
+  detectCreated(created: PageWriteResult['created']): EventDraft[] {
+    return this.watched() ? created.flatMap((c) => this.created(c.record, c.id)) : [];
   }
 
   /** The events of a page's updates alone: what detect says of them, in their order (also before the write: RecordWriter.expect). */

@@ -24,7 +24,7 @@ export function eventsSyncListener(events: EventsService): SyncListener<Prepared
       if (result.created.length === 0 && result.updated.length === 0 && !result.deleted?.length) return;
       // What was prepared holds for the updates (the write did what was expected); what else changed is drafted here, in detect's order.
       const drafts = updatedEvents
-        ? { rows: [...events.prepare(detector(scope).detect({ ...result, updated: [] })).rows, ...updatedEvents.rows] }
+        ? { rows: [...events.prepare(detector(scope).detectCreated(result.created)).rows, ...updatedEvents.rows] }
         : detector(scope).detect(result);
       const ids = await events.insert(manager, scope.tenantId, drafts);
       if (ids.length === 0) return;

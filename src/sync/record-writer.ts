@@ -403,6 +403,20 @@ export class RecordWriter {
     return out;
   }
 
+  /** What compareStored read of the page's records (null: nothing stored), by source id, taken: no later write gets it. */
+  private takeCompared(prepared: PreparedPage): Map<string, StoredRow | null> {
+    const { resource, scope, syncedAt, records } = prepared;
+    const taken = new Map<string, StoredRow | null>();
+    for (const r of records) {
+      const key = comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId);
+      const row = this.comparedRows.get(key);
+      if (row === undefined) continue;
+      this.comparedRows.delete(key);
+      taken.set(r.record.sourceId, row);
+    }
+    return taken;
+  }
+
   /** Keeps what compareStored read of one record for the write of its page (comparedRows). */
   private keepCompared(key: string, row: StoredRow | null): void {
     this.comparedRows.delete(key);
@@ -471,15 +485,10 @@ export class RecordWriter {
   expect(prepared: PreparedPage, force: boolean): ExpectedPageWrite | null {
     const { resource, scope, syncedAt, records } = prepared;
     if (records.length === 0) return null;
-    const keys = records.map((r) => comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId));
-    if (!keys.every((k) => this.comparedRows.has(k))) return null;
+    if (!records.every((r) => this.comparedRows.has(comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId)))) return null;
     const fetchedPayloads = new Map(records.map((r) => [r.hash, r.record.native]));
     const before = new Map<string, StoredRow>();
-    for (const key of keys) {
-      const row = this.comparedRows.get(key);
-      this.comparedRows.delete(key);
-      if (row) before.set(row.source_id, withPayload(row, fetchedPayloads));
-    }
+    for (const row of this.takeCompared(prepared).values()) if (row) before.set(row.source_id, withPayload(row, fetchedPayloads));
     const { changed, unchanged, nowSettled } = this.classify(this.plan(resource), records, before, syncedAt, force);
     prepared.planned = { force, before, fetchedPayloads, changed, unchanged, nowSettled, texts: statementTexts(changed), versions: versionsRead(changed, before) };
     return { updated: updatesOf(changed, before, (c) => before.get(c.prepared.record.sourceId)?.id) };
@@ -596,17 +605,8 @@ export class RecordWriter {
    * leaves them to the write that may follow it) and from the store for the rest.
    */
   private async decide(manager: EntityManager, plan: TablePlan, prepared: PreparedPage, force: boolean, onlyIfUnchanged: boolean) {
-    const { resource, scope, syncedAt, records } = prepared;
-    const compared = new Map<string, StoredRow | null>();
-    if (!onlyIfUnchanged) {
-      for (const r of records) {
-        const key = comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId);
-        const row = this.comparedRows.get(key);
-        if (row === undefined) continue;
-        this.comparedRows.delete(key);
-        compared.set(r.record.sourceId, row);
-      }
-    }
+    const { scope, syncedAt, records } = prepared;
+    const compared = onlyIfUnchanged ? new Map<string, StoredRow | null>() : this.takeCompared(prepared);
     // A stored payload equal to a fetched one is not sent back (by the compare or the select): it is that one.
     const fetchedPayloads = new Map(records.map((r) => [r.hash, r.record.native]));
     const unread = compared.size === records.length ? [] : records.filter((r) => !compared.has(r.record.sourceId));
