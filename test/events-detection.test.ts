@@ -185,6 +185,30 @@ describe('NinjaOne devices', () => {
   });
 });
 
+describe('a change and its event', () => {
+  it('are stored together: an event the store refuses leaves the record as it was, and the next sync stores both', async () => {
+    const offline = async () => (await svc.services.ds.query(
+      `SELECT raw->>'offline' AS offline FROM devices WHERE tenant_id = $1 AND source_id = '105'`, [svc.alphaId]))[0].offline;
+    expect(await offline()).toBe('false');
+    const seen = new Set((await feed(svc.alphaId)).map((e) => e.id));
+    await svc.services.ds.query(`ALTER TABLE events ADD CONSTRAINT test_refuses_device_105 CHECK (vendor_id IS DISTINCT FROM '105')`);
+    try {
+      ninja.update(ALPHA, 'devices', 105, { offline: true });
+      const refused = await svc.api(`/tenants/${svc.alphaId}/sync`, { method: 'POST', json: {} });
+      expect(refused.status).toBe(200);
+      expect(refused.body.ok).toBe(false);
+      // Had the device been written without its event, no later sync would see a change to tell.
+      expect(await offline()).toBe('false');
+    } finally {
+      await svc.services.ds.query('ALTER TABLE events DROP CONSTRAINT test_refuses_device_105');
+    }
+    await sync(svc.alphaId);
+    expect(await offline()).toBe('true');
+    const events = (await feed(svc.alphaId)).filter((e) => !seen.has(e.id));
+    expect(events.map((e) => [e.kind, e.vendor_id])).toEqual([['device.updated', '105']]);
+  });
+});
+
 describe('HaloPSA tickets (beta)', () => {
   it('a status change gives ticket.updated, an action (note) ticket.noted, closing ticket.closed', async () => {
     const updated = await eventsOf(svc.betaId, () => halo.update(BETA, 'tickets', 1001, { status_id: 2 }));

@@ -3,7 +3,8 @@
  * what is stored (compareStored: a touch, where only bookkeeping keys moved, from an edit), and the page's
  * write that follows, which takes the rows compareStored read instead of reading them again, and still
  * sees a row that moved in the store, or was stored, between the two; and the write planned before its
- * transaction from those rows (expect), which says whether it wrote as planned.
+ * transaction from those rows (expect), which says whether it wrote as planned; and a planned page of one
+ * statement written alone, with no transaction (writeAlone).
  */
 import { ENTITY_BY_RESOURCE, RecordWriter } from '../src/sync/record-writer';
 import { mapTicket, vendorUpdatedAt } from '../src/connectors/connectwise/mappers';
@@ -126,7 +127,7 @@ describe('a page planned before its transaction (expect)', () => {
     const syncedAt = new Date();
     await writer.compareStored('tickets', scope, page, BOOKKEEPING, syncedAt);
     const prepared = await writer.prepare('tickets', scope, page, syncedAt);
-    const expected = writer.expect(prepared, false);
+    const expected = await writer.expect(prepared, false);
     // g is stored as fetched: nothing to write.
     expect(expected?.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[f.source_id, f.raw]]);
     const statements: string[] = [];
@@ -150,7 +151,7 @@ describe('a page planned before its transaction (expect)', () => {
     const syncedAt = new Date();
     await writer.compareStored('tickets', scope, page, BOOKKEEPING, syncedAt);
     const prepared = await writer.prepare('tickets', scope, page, syncedAt);
-    expect(writer.expect(prepared, false)?.updated.map((u) => u.before.raw)).toEqual([h.raw]);
+    expect((await writer.expect(prepared, false))?.updated.map((u) => u.before.raw)).toEqual([h.raw]);
     const moved = { ...h.raw, summary: `${h.raw.summary} (moved after the plan)` };
     await svc.services.ds.query(
       `UPDATE tickets SET raw = $3::jsonb, raw_hash = 'moved-after-the-plan' WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $4`,
@@ -162,14 +163,65 @@ describe('a page planned before its transaction (expect)', () => {
     expect(row.summary).toBe(`${h.raw.summary} (seven)`);
   });
 
-  it('plans nothing where some record of the page was not compared', async () => {
-    const [, , , , , , , i] = await stored(8);
+  it('reads what no compare read before the transaction, which then holds only the upsert', async () => {
+    const [, , , , , , , i, j] = await stored(9);
     const writer = new RecordWriter(svc.services.ds);
-    const prepared = await writer.prepare('tickets', scope, [fetched({ ...i.raw, summary: `${i.raw.summary} (eight)` })], new Date());
-    expect(writer.expect(prepared, false)).toBeNull();
-    const result = await svc.services.ds.transaction((manager) => writer.writePage(manager, prepared));
-    expect(result.asExpected).toBe(false);
-    expect(result.updated.map((u) => u.before.raw)).toEqual([i.raw]);
+    const page = [fetched({ ...i.raw, summary: `${i.raw.summary} (eight)` }), fetched({ ...j.raw, summary: `${j.raw.summary} (nine)` })];
+    const syncedAt = new Date();
+    // i compared (as a connector that compares does), j not: the plan reads j.
+    await writer.compareStored('tickets', scope, page.slice(0, 1), BOOKKEEPING, syncedAt);
+    const prepared = await writer.prepare('tickets', scope, page, syncedAt);
+    const expected = await writer.expect(prepared, false);
+    expect(expected?.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[i.source_id, i.raw], [j.source_id, j.raw]]);
+    expect([expected?.created, expected?.statements]).toEqual([0, 1]);
+    const statements: string[] = [];
+    const result = await svc.services.ds.transaction((manager) => {
+      const query = manager.query.bind(manager);
+      manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query(sql, params); }) as typeof manager.query;
+      return writer.writePage(manager, prepared);
+    });
+    expect(result.asExpected).toBe(true);
+    expect(result.updated).toEqual(expected!.updated);
+    expect(statements).toHaveLength(1);
+  });
+});
+
+describe('a page of one statement written alone (writeAlone)', () => {
+  it('writes what was planned with no transaction, and leaves a row that moved after the plan to a transaction', async () => {
+    const [k] = await stored(10).then((rows) => rows.slice(9));
+    const writer = new RecordWriter(svc.services.ds);
+    const fresh = { ...k.raw, id: 918273700, summary: 'new at the vendor' };
+    const page = [fetched(fresh), fetched({ ...k.raw, summary: `${k.raw.summary} (ten)` })];
+    const prepared = await writer.prepare('tickets', scope, page, new Date());
+    const expected = await writer.expect(prepared, false);
+    expect([expected?.created, expected?.updated.length, expected?.statements]).toEqual([1, 1, 1]);
+    // k moves in the store after the plan (a write-back, say).
+    const moved = { ...k.raw, summary: `${k.raw.summary} (moved after the plan)` };
+    await svc.services.ds.query(
+      `UPDATE tickets SET raw = $3::jsonb, raw_hash = 'moved-after-the-plan' WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $4`,
+      [scope.tenantId, scope.connectionId, JSON.stringify(moved), k.source_id]);
+    const statements: string[] = [];
+    const manager = svc.services.ds.manager;
+    const query = manager.query;
+    manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query.call(manager, sql, params); }) as typeof manager.query;
+    let alone;
+    try {
+      alone = await writer.writeAlone(prepared);
+    } finally {
+      manager.query = query;
+    }
+    // The insert alone, no transaction around it: the new record is stored, k is left for a transaction.
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/^WITH written AS \(INSERT INTO "tickets"/);
+    expect(alone.result.created.map((c) => c.record.sourceId)).toEqual([String(fresh.id)]);
+    expect(alone.result.updated).toEqual([]);
+    expect(alone.result.asExpected).toBe(false);
+    expect(alone.rest?.records.map((r) => r.record.sourceId)).toEqual([k.source_id]);
+    const rest = await svc.services.ds.transaction((m) => writer.writePage(m, alone.rest!));
+    expect(rest.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[k.source_id, moved]]);
+    const rows: { source_id: string; summary: string }[] = await svc.services.ds.query('SELECT source_id, summary FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])',
+      [scope.tenantId, scope.connectionId, [k.source_id, String(fresh.id)]]);
+    expect(Object.fromEntries(rows.map((r) => [r.source_id, r.summary]))).toEqual({ [k.source_id]: `${k.raw.summary} (ten)`, [String(fresh.id)]: 'new at the vendor' });
   });
 });
 

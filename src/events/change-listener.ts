@@ -19,6 +19,8 @@ export function eventsSyncListener(events: EventsService): SyncListener<Prepared
       if (scope.baseline || expected.updated.length === 0) return undefined;
       return events.prepare(detector(scope).detectUpdated(expected.updated));
     },
+    // Events for what a later sync creates or updates, in the page's transaction.
+    writesWith: (scope, expected) => !scope.baseline && (expected.created > 0 || expected.updated.length > 0),
     async onPageWritten(manager: EntityManager, scope, result: PageWriteResult, updatedEvents) {
       if (scope.baseline) return;
       if (result.created.length === 0 && result.updated.length === 0 && !result.deleted?.length) return;

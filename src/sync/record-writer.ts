@@ -15,20 +15,21 @@
  *   to write here and to take apart there than an object per row) and the payloads, joined by position.
  *   What every row shares (tenant, connection, synced at) goes once, as parameters.
  * - A page is `prepare`d outside its transaction (sync.service.ts does it while the page before it is
- *   being written), so the transaction holds only the statements: the stored rows (their payload only
- *   where it moved), the upsert, and the listeners' own.
+ *   being written), and its write is planned there too (`expect`): the stored rows of its records are read
+ *   (their payload only where it moved), and which records changed, their rows' values and the expected
+ *   updates worked out. Listeners prepare their work from the plan (change detection drafts the events), so
+ *   the transaction holds only statements: the upsert and the listeners' own. On the embedded default that
+ *   matters most: its one connection serves nothing else while a transaction is open.
+ * - A plan of one statement (a first sync's page: an insert) that no listener adds to is written as that
+ *   statement alone (`writeAlone`): no transaction, two round trips fewer a page.
  * - Stored rows are found by one probe of the unique index per source id (`storedByIds`), never by a
  *   plan that depends on the table's statistics.
  * - A stored row is read once: where a connector compared the page first (compareStored, outside the
- *   transaction, while the page before is written), the rows it read are kept for the page's write
- *   (comparedRows), which reads again only what the compare did not cover. The upsert then overwrites a row
+ *   transaction, while the page before is written), the rows it read are kept for the page's plan
+ *   (comparedRows), which reads only what the compare did not cover. The upsert then overwrites a row
  *   only where it is still the version that was read (`xmin`, the row version PostgreSQL keeps for every
  *   row); a row that moved in between, or was stored since, is left alone, read again in the transaction and
  *   written then, so the before that change detection sees is always the row the write replaced.
- * - Where the compare covered the whole page, the write is planned outside the transaction too (`expect`:
- *   which records changed, their rows' values, the expected updates): listeners prepare their work from it
- *   (change detection drafts the events), and the transaction holds only statements. On the embedded
- *   default that matters most: its one connection serves nothing else while a transaction is open.
  *
  * A record the store refuses: the page's upsert runs without a savepoint (two round trips a page fewer),
  * so its failure ends the transaction; writePage then throws PageRefusedError and the caller writes the
@@ -139,6 +140,10 @@ export interface PageWriteResult {
  */
 export interface ExpectedPageWrite {
   updated: PageWriteResult['updated'];
+  /** How many records it will create (none stored). */
+  created: number;
+  /** The statements it takes: the upsert of what changed, the stamp of what is now settled. One needs no transaction of its own (writeAlone). */
+  statements: number;
 }
 
 /** The page's upsert was refused: the transaction is lost, write the page again with `careful`. */
@@ -279,6 +284,22 @@ function updatesOf(rows: Changed[], before: Map<string, StoredRow>, idOf: (c: Ch
     if (id !== undefined && prev && !c.filledOnly) out.push({ record: c.prepared.record, id, before: prev, measuredChanged: c.measuredMoved });
   }
   return out;
+}
+
+function plannedWrite(
+  force: boolean, before: Map<string, StoredRow>, fetchedPayloads: Map<string, unknown>, decided: { changed: Changed[]; unchanged: number; nowSettled: string[] },
+): PlannedWrite {
+  const { changed } = decided;
+  return { force, before, fetchedPayloads, ...decided, texts: statementTexts(changed), versions: versionsRead(changed, before) };
+}
+
+/** What a planned write will do, as listeners are told before it (ExpectedPageWrite). */
+function expectedOf({ changed, before, nowSettled }: PlannedWrite): ExpectedPageWrite {
+  return {
+    updated: updatesOf(changed, before, (c) => before.get(c.prepared.record.sourceId)?.id),
+    created: changed.filter((c) => !before.has(c.prepared.record.sourceId)).length,
+    statements: (changed.length > 0 ? 1 : 0) + (nowSettled.length > 0 ? 1 : 0),
+  };
 }
 
 /** A page made ready to write outside its transaction (RecordWriter.prepare). */
@@ -476,22 +497,38 @@ export class RecordWriter {
   }
 
   /**
-   * Plans the page's write outside its transaction where the compare read every record of it (compareStored):
-   * which records changed and the rows they replace. Answers the updates the write is expected to make, or
-   * null where some record was not compared (the write reads and decides in its transaction, as ever). The
-   * plan is taken by the page's first write with the same `force`; a row that moved since is still caught
-   * there (the upsert's version guard), and the result then says it was not as expected.
+   * Plans the page's write outside its transaction: the stored rows of its records (compareStored's where it
+   * read them, one read for the rest), which records changed and the rows they replace. The plan is taken by
+   * the page's first write with the same `force`; a row that moved since is still caught there (the upsert's
+   * version guard), and the result then says it was not as expected.
    */
-  expect(prepared: PreparedPage, force: boolean): ExpectedPageWrite | null {
+  async expect(prepared: PreparedPage, force: boolean): Promise<ExpectedPageWrite | null> {
     const { resource, scope, syncedAt, records } = prepared;
     if (records.length === 0) return null;
-    if (!records.every((r) => this.comparedRows.has(comparedKey(scope.connectionId, resource, syncedAt, r.record.sourceId)))) return null;
+    // The quiet path's read found a change and planned the write from it (unchangedPage).
+    if (prepared.planned?.force === force) return expectedOf(prepared.planned);
+    const plan = this.plan(resource);
     const fetchedPayloads = new Map(records.map((r) => [r.hash, r.record.native]));
+    const compared = this.takeCompared(prepared);
     const before = new Map<string, StoredRow>();
-    for (const row of this.takeCompared(prepared).values()) if (row) before.set(row.source_id, withPayload(row, fetchedPayloads));
-    const { changed, unchanged, nowSettled } = this.classify(this.plan(resource), records, before, syncedAt, force);
-    prepared.planned = { force, before, fetchedPayloads, changed, unchanged, nowSettled, texts: statementTexts(changed), versions: versionsRead(changed, before) };
-    return { updated: updatesOf(changed, before, (c) => before.get(c.prepared.record.sourceId)?.id) };
+    for (const row of compared.values()) if (row) before.set(row.source_id, withPayload(row, fetchedPayloads));
+    const unread = compared.size === records.length ? [] : records.filter((r) => !compared.has(r.record.sourceId));
+    if (unread.length > 0) for (const row of await this.readStored(this.ds.manager, plan, scope, unread, fetchedPayloads, false)) before.set(row.source_id, row);
+    return expectedOf(prepared.planned = plannedWrite(force, before, fetchedPayloads, this.classify(plan, records, before, syncedAt, force)));
+  }
+
+  /**
+   * Writes a planned page of one statement (ExpectedPageWrite.statements) as that statement alone, with no
+   * transaction around it: two round trips fewer (a first sync's pages are all such). What it wrote is the
+   * result; records it did not write because their row moved after the plan, or was stored since, are left
+   * as a page of their own (`rest`) for writePage, in a transaction, where they are read again. A refused
+   * statement wrote nothing: PageRefusedError, as writePage.
+   */
+  async writeAlone(prepared: PreparedPage): Promise<{ result: PageWriteResult; rest: PreparedPage | null }> {
+    if (!prepared.planned) throw new Error('record-writer: writeAlone takes a planned page (expect)');
+    const left: PreparedRecord[] = [];
+    const result = (await this.write(this.ds.manager, prepared, prepared.planned.force, false, false, left))!;
+    return { result, rest: left.length > 0 ? { ...prepared, records: left, planned: undefined } : null };
   }
 
   /**
@@ -511,7 +548,8 @@ export class RecordWriter {
     return this.write(manager, prepared, false, false, true);
   }
 
-  private async write(manager: EntityManager, prepared: PreparedPage, force: boolean, careful: boolean, onlyIfUnchanged: boolean): Promise<PageWriteResult | null> {
+  /** `left`: records whose row moved after the plan go there unwritten (writeAlone), instead of being read again and written here. */
+  private async write(manager: EntityManager, prepared: PreparedPage, force: boolean, careful: boolean, onlyIfUnchanged: boolean, left?: PreparedRecord[]): Promise<PageWriteResult | null> {
     const { resource, scope, syncedAt, records } = prepared;
     const plan = this.plan(resource);
     if (records.length === 0) return { created: [], updated: [], unchanged: 0, quarantined: [] };
@@ -522,7 +560,12 @@ export class RecordWriter {
     const { before, fetchedPayloads, changed, unchanged, nowSettled, stored } = planned
       ? { ...planned, stored: [] }
       : await this.decide(manager, plan, prepared, force, onlyIfUnchanged);
-    if (onlyIfUnchanged && changed.length > 0) return null;
+    if (onlyIfUnchanged && changed.length > 0) {
+      // Planned from this read: the write that follows reads nothing again.
+      for (const row of before.values()) delete row.beyond_page;
+      prepared.planned = plannedWrite(force, before, fetchedPayloads, { changed, unchanged, nowSettled });
+      return null;
+    }
     // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
     if (nowSettled.length > 0) {
       await manager.query(`UPDATE "${plan.table}" SET synced_at = $1 WHERE id = ANY($2::uuid[])`, [syncedAt, nowSettled]);
@@ -578,7 +621,10 @@ export class RecordWriter {
     const refused = new Set(quarantined.map((q) => q.sourceId));
     const passed = changed.filter((c) => !ids.has(c.prepared.record.sourceId) && !refused.has(c.prepared.record.sourceId));
     let written = changed;
-    if (passed.length > 0) {
+    if (passed.length > 0 && left) {
+      left.push(...passed.map((c) => c.prepared));
+      written = changed.filter((c) => ids.has(c.prepared.record.sourceId));
+    } else if (passed.length > 0) {
       const first = changed.filter((c) => ids.has(c.prepared.record.sourceId));
       // Read again in the transaction, as they are now, and written over whatever they are.
       const again = await this.readStored(manager, plan, scope, passed.map((c) => c.prepared), fetchedPayloads, false);

@@ -112,6 +112,19 @@ export class SyncStatesStore {
   }
 
   /**
+   * Resources' intervals and next checks alone (states a run planned but did not check, or whose check
+   * saved them already), in one statement for the run.
+   */
+  async writePlans(plans: { id: string; intervalSeconds: number; nextCheckAt: Date | null }[]): Promise<void> {
+    if (plans.length === 0) return;
+    await this.ds.query(
+      `UPDATE sync_states s SET interval_seconds = x.interval_seconds, next_check_at = x.next_check_at, updated_at = now()
+       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, interval_seconds int, next_check_at timestamptz)
+       WHERE s.id = x.id AND s.id = ANY($2::uuid[])`,
+      [JSON.stringify(plans.map((p) => ({ id: p.id, interval_seconds: p.intervalSeconds, next_check_at: p.nextCheckAt }))), plans.map((p) => p.id)]);
+  }
+
+  /**
    * Forgets the listing a resource's last check recorded (sync_states.quiet_listing), in the transaction of a
    * write to the resource: from its commit on, the store is no longer what that listing vouched for.
    */

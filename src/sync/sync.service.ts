@@ -14,7 +14,7 @@ import type { FetchedRecord, SyncContext, SyncResource } from '../connectors/typ
 import { VendorHttpClient, VendorHttpError } from '../connectors/vendor-http';
 import type { SecretBox } from '../security/secret-box';
 import type { AuditService } from '../audit/audit.service';
-import { PageRefusedError, RecordWriter, SETTLED_AFTER_MS, type ExpectedPageWrite, type PageWriteResult } from './record-writer';
+import { PageRefusedError, RecordWriter, SETTLED_AFTER_MS, type ExpectedPageWrite, type PageWriteResult, type PreparedPage } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 import { anyVanished, DeletionScanner, listIds, removeVanished } from './deletions';
 import { escapeStoredText } from './stored-text';
@@ -72,6 +72,12 @@ export interface SyncListener<Prepared = unknown> {
    * the write did what was expected (PageWriteResult.asExpected).
    */
   beforePageWritten?(scope: PageScope, expected: ExpectedPageWrite): Prepared | undefined;
+  /**
+   * Whether onPageWritten writes to the store for a write that goes as `expected` (absent: it never does, it
+   * only reads the result). A page whose write is one statement and that no listener writes with is written
+   * without a transaction (RecordWriter.writeAlone); onPageWritten is then called after that statement.
+   */
+  writesWith?(scope: PageScope, expected: ExpectedPageWrite): boolean;
   /**
    * Called inside the page's transaction with what changed: change detection writes events here.
    * It may return a callback to run once the transaction has committed (enqueue webhook deliveries).
@@ -221,7 +227,7 @@ export class SyncService {
           const { page } = prepared;
           r.fetched += page.length;
           if (seen) for (const rec of page) seen.add(escapeStoredText(rec.sourceId));
-          let afterCommit: (() => Promise<void>)[] = [];
+          const afterCommit: (() => Promise<void>)[] = [];
           // A full read's page the store already holds as fetched (a quiet RMM list every few seconds) needs no
           // transaction and tells no listener. Not tried where pages are mostly new or changed (a baseline, an
           // incremental read, a forced full sync): the try would cost them one more read.
@@ -234,24 +240,35 @@ export class SyncService {
           nothingBeyond = ++pagesRead === 1 && quiet?.storedBeyondPage === false;
           listing = nothingBeyond && quiet?.nothingToSettle === true ? digest : null;
           const pageScope: PageScope = { tenantId: connection.tenantId, connection, resource, baseline };
-          // Planned before the transaction where the compare read the whole page; the listeners prepare from it.
-          const expected = quiet ? null : this.writer.expect(prepared, opts.full === true);
+          // Planned before the transaction (the stored rows read then); the listeners prepare from it.
+          const expected = quiet ? null : await this.writer.expect(prepared, opts.full === true);
           const preparedWork = expected ? this.listeners.map((l) => l.beforePageWritten?.(pageScope, expected)) : [];
-          const write = (careful: boolean) => this.ds.transaction(async (manager) => {
-            afterCommit = [];
-            await forgetListing(manager);
-            const res = await this.writer.writePage(manager, prepared, opts.full === true, careful);
+          const tell = async (manager: EntityManager, res: PageWriteResult) => {
             for (const [i, l] of this.listeners.entries()) {
               const after = await l.onPageWritten?.(manager, pageScope, res, res.asExpected ? preparedWork[i] : undefined);
               if (after) afterCommit.push(after);
             }
-            return res;
-          });
+          };
+          const write = (page: PreparedPage, careful: boolean) => {
+            // What an attempt that rolled back owed is not owed.
+            const owedBefore = afterCommit.length;
+            return this.ds.transaction(async (manager) => {
+              afterCommit.length = owedBefore;
+              await forgetListing(manager);
+              const res = await this.writer.writePage(manager, page, opts.full === true, careful);
+              await tell(manager, res);
+              return res;
+            });
+          };
           // A page the store refuses (a record no column takes) lost its transaction: written again, carefully.
-          const result = quiet ?? await write(false).catch((err: unknown) => {
-            if (err instanceof PageRefusedError) return write(true);
+          const written = (page: PreparedPage) => write(page, false).catch((err: unknown) => {
+            if (err instanceof PageRefusedError) return write(page, true);
             throw err;
           });
+          // One statement with nothing beside it needs no transaction: no listing to forget, no listener writing.
+          const alone = expected !== null && expected.statements <= 1 && knownListing === null &&
+            !this.listeners.some((l) => l.writesWith?.(pageScope, expected));
+          const result = quiet ?? (alone ? await this.writeAlone(prepared, tell, write, written) : await written(prepared));
           const owed = afterCommit;
           if (owed.length > 0) announced = announced.then(async () => { for (const after of owed) await after(); });
           // A page's announcement that failed surfaces at the end of the resource; keep it handled meanwhile.
@@ -348,6 +365,31 @@ export class SyncService {
     return { connection: found, states };
   }
 
+  /**
+   * A page's planned write as its one statement, with no transaction (RecordWriter.writeAlone); the listeners
+   * hear of what it wrote once it has. Records whose row moved after the plan are written after it, in a
+   * transaction (`written`). A refused statement wrote nothing: the page is written carefully, as any refused one.
+   */
+  private async writeAlone(
+    prepared: PreparedPage, tell: (manager: EntityManager, res: PageWriteResult) => Promise<void>,
+    write: (page: PreparedPage, careful: boolean) => Promise<PageWriteResult>, written: (page: PreparedPage) => Promise<PageWriteResult>,
+  ): Promise<PageWriteResult> {
+    let alone: Awaited<ReturnType<RecordWriter['writeAlone']>>;
+    try {
+      alone = await this.writer.writeAlone(prepared);
+    } catch (err) {
+      if (err instanceof PageRefusedError) return write(prepared, true);
+      throw err;
+    }
+    await tell(this.ds.manager, alone.result);
+    if (!alone.rest) return alone.result;
+    const rest = await written(alone.rest);
+    return {
+      created: [...alone.result.created, ...rest.created], updated: [...alone.result.updated, ...rest.updated],
+      unchanged: alone.result.unchanged + rest.unchanged, quarantined: [...(alone.result.quarantined ?? []), ...(rest.quarantined ?? [])],
+    };
+  }
+
   /** What a check sets on a resource's state, in one statement (its row exists: the claim made it). */
   private async saveState(state: SyncState): Promise<void> {
     if (!state.id) { await this.ds.getRepository(SyncState).save(state); return; }
@@ -371,13 +413,13 @@ export class SyncService {
   private async planNext(
     connection: Connection, stored: SyncState[], checked: SyncState[], writtenWithPlan: Set<SyncState>, due: ReadonlySet<SyncResource> | null,
   ): Promise<void> {
-    const states = this.ds.getRepository(SyncState);
     // The states as this run read and changed them (a state it made itself among them).
     const all = [...stored, ...checked.filter((c) => !stored.includes(c))];
     const plan = this.planOf(connection, all);
     const now = Date.now();
     // The scheduled checks' states, what they found and their next check, in one statement for the run.
     const planned: Parameters<SyncStatesStore['writeChecks']>[0] = [];
+    const replanned: Parameters<SyncStatesStore['writePlans']>[0] = [];
     for (const s of all) {
       const interval = plan.intervals.get(s.resource as SyncResource);
       if (interval === undefined) continue;
@@ -389,11 +431,12 @@ export class SyncService {
       const intervalSeconds = Math.round(interval / 1000);
       // A scheduled check's state: what it found and its next check, in one statement (other reads saved theirs as they ended).
       if (done && writtenWithPlan.has(done)) planned.push({ state: done, plan: { intervalSeconds, nextCheckAt } });
-      else if (intervalSeconds !== s.intervalSeconds || nextCheckAt?.getTime() !== s.nextCheckAt?.getTime()) {
-        await states.update({ id: s.id }, { intervalSeconds, nextCheckAt });
+      else if (s.id && (intervalSeconds !== s.intervalSeconds || nextCheckAt?.getTime() !== s.nextCheckAt?.getTime())) {
+        replanned.push({ id: s.id, intervalSeconds, nextCheckAt });
       }
     }
     await this.statesStore.writeChecks(planned);
+    await this.statesStore.writePlans(replanned);
   }
 
   private async ended(connection: Connection): Promise<void> {
