@@ -225,6 +225,37 @@ describe('a page of one statement written alone (writeAlone)', () => {
   });
 });
 
+describe('a first read of a resource (expect with firstRead)', () => {
+  it('reads nothing and inserts; a record stored after all is found by the insert and written after it, as an update', async () => {
+    const [, , , , , , , , , , m] = await stored(11);
+    const writer = new RecordWriter(svc.services.ds);
+    const fresh = { ...m.raw, id: 918273800, summary: 'new at the first read' };
+    const page = [fetched(fresh), fetched({ ...m.raw, summary: `${m.raw.summary} (eleven)` })];
+    const prepared = await writer.prepare('tickets', scope, page, new Date());
+    const statements: string[] = [];
+    const manager = svc.services.ds.manager;
+    const query = manager.query;
+    manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query.call(manager, sql, params); }) as typeof manager.query;
+    let expected, alone;
+    try {
+      expected = await writer.expect(prepared, false, true);
+      alone = await writer.writeAlone(prepared);
+    } finally {
+      manager.query = query;
+    }
+    expect([expected?.created, expected?.updated, expected?.statements]).toEqual([2, [], 1]);
+    expect(statements).toHaveLength(1);
+    expect(alone.result.created.map((c) => c.record.sourceId)).toEqual([String(fresh.id)]);
+    expect(alone.rest?.records.map((r) => r.record.sourceId)).toEqual([m.source_id]);
+    const rest = await svc.services.ds.transaction((t) => writer.writePage(t, alone.rest!));
+    expect(rest.created).toEqual([]);
+    expect(rest.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[m.source_id, m.raw]]);
+    const rows: { source_id: string; summary: string }[] = await svc.services.ds.query('SELECT source_id, summary FROM tickets WHERE tenant_id = $1 AND connection_id = $2 AND source_id = ANY($3::text[])',
+      [scope.tenantId, scope.connectionId, [m.source_id, String(fresh.id)]]);
+    expect(Object.fromEntries(rows.map((r) => [r.source_id, r.summary]))).toEqual({ [m.source_id]: `${m.raw.summary} (eleven)`, [String(fresh.id)]: 'new at the first read' });
+  });
+});
+
 describe('the record tables', () => {
   // A sync rewrites what changed: with room on its page, the new version of a record stays on that page
   // and none of the table's indexes is touched (entities/migrations, record fill factor).

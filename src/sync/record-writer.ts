@@ -20,8 +20,9 @@
  *   updates worked out. Listeners prepare their work from the plan (change detection drafts the events), so
  *   the transaction holds only statements: the upsert and the listeners' own. On the embedded default that
  *   matters most: its one connection serves nothing else while a transaction is open.
- * - A plan of one statement (a first sync's page: an insert) that no listener adds to is written as that
- *   statement alone (`writeAlone`): no transaction, two round trips fewer a page.
+ * - A plan of one statement that no listener adds to is written as that statement alone (`writeAlone`): no
+ *   transaction, two round trips fewer a page. A first sync's page is planned without a read (its records
+ *   are new, and one stored after all is caught by the version guard below), so it is one statement.
  * - Stored rows are found by one probe of the unique index per source id (`storedByIds`), never by a
  *   plan that depends on the table's statistics.
  * - A stored row is read once: where a connector compared the page first (compareStored, outside the
@@ -500,9 +501,11 @@ export class RecordWriter {
    * Plans the page's write outside its transaction: the stored rows of its records (compareStored's where it
    * read them, one read for the rest), which records changed and the rows they replace. The plan is taken by
    * the page's first write with the same `force`; a row that moved since is still caught there (the upsert's
-   * version guard), and the result then says it was not as expected.
+   * version guard), and the result then says it was not as expected. `firstRead` (the resource's first
+   * sync, whose records are new but where an earlier attempt stopped): nothing is read, records no compare
+   * read are taken as new, and one stored after all is caught by the same guard (no version was read of it).
    */
-  async expect(prepared: PreparedPage, force: boolean): Promise<ExpectedPageWrite | null> {
+  async expect(prepared: PreparedPage, force: boolean, firstRead = false): Promise<ExpectedPageWrite | null> {
     const { resource, scope, syncedAt, records } = prepared;
     if (records.length === 0) return null;
     // The quiet path's read found a change and planned the write from it (unchangedPage).
@@ -513,7 +516,7 @@ export class RecordWriter {
     const before = new Map<string, StoredRow>();
     for (const row of compared.values()) if (row) before.set(row.source_id, withPayload(row, fetchedPayloads));
     const unread = compared.size === records.length ? [] : records.filter((r) => !compared.has(r.record.sourceId));
-    if (unread.length > 0) for (const row of await this.readStored(this.ds.manager, plan, scope, unread, fetchedPayloads, false)) before.set(row.source_id, row);
+    if (unread.length > 0 && !firstRead) for (const row of await this.readStored(this.ds.manager, plan, scope, unread, fetchedPayloads, false)) before.set(row.source_id, row);
     return expectedOf(prepared.planned = plannedWrite(force, before, fetchedPayloads, this.classify(plan, records, before, syncedAt, force)));
   }
 

@@ -240,8 +240,8 @@ export class SyncService {
           nothingBeyond = ++pagesRead === 1 && quiet?.storedBeyondPage === false;
           listing = nothingBeyond && quiet?.nothingToSettle === true ? digest : null;
           const pageScope: PageScope = { tenantId: connection.tenantId, connection, resource, baseline };
-          // Planned before the transaction (the stored rows read then); the listeners prepare from it.
-          const expected = quiet ? null : await this.writer.expect(prepared, opts.full === true);
+          // Planned before the transaction (the stored rows read then, none on a first read); the listeners prepare from it.
+          const expected = quiet ? null : await this.writer.expect(prepared, opts.full === true, baseline);
           const preparedWork = expected ? this.listeners.map((l) => l.beforePageWritten?.(pageScope, expected)) : [];
           const tell = async (manager: EntityManager, res: PageWriteResult) => {
             for (const [i, l] of this.listeners.entries()) {
