@@ -6,6 +6,7 @@
  * transaction from those rows (expect), which says whether it wrote as planned; and a planned page of one
  * statement written alone, with no transaction (writeAlone).
  */
+import type { EntityManager } from 'typeorm';
 import { ENTITY_BY_RESOURCE, RecordWriter } from '../src/sync/record-writer';
 import { mapTicket, vendorUpdatedAt } from '../src/connectors/connectwise/mappers';
 import type { FetchedRecord } from '../src/connectors/types';
@@ -29,6 +30,12 @@ async function stored(limit: number): Promise<{ source_id: string; raw: Record<s
 }
 function fetched(native: Record<string, any>): FetchedRecord<'tickets'> {
   return { sourceId: String(native.id), native, vendorUpdatedAt: vendorUpdatedAt(native), fields: mapTicket(native, {}) };
+}
+/** Records each statement `manager` runs in `into`, until the function it answers puts its query back. */
+function recordStatements(manager: EntityManager, into: string[]): () => void {
+  const query = manager.query;
+  manager.query = ((sql: string, params?: unknown[]) => { into.push(sql); return query.call(manager, sql, params); }) as typeof manager.query;
+  return () => { manager.query = query; };
 }
 const bumped = (raw: Record<string, any>) => ({ ...raw, _info: { ...raw._info, lastUpdated: '2031-01-02T03:04:05Z' } });
 
@@ -84,11 +91,7 @@ describe('a page written after its compare', () => {
     await writer.compareStored('tickets', scope, page, BOOKKEEPING, syncedAt);
     const prepared = await writer.prepare('tickets', scope, page, syncedAt);
     const statements: string[] = [];
-    const result = await svc.services.ds.transaction((manager) => {
-      const query = manager.query.bind(manager);
-      manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query(sql, params); }) as typeof manager.query;
-      return writer.writePage(manager, prepared);
-    });
+    const result = await svc.services.ds.transaction((manager) => { recordStatements(manager, statements); return writer.writePage(manager, prepared); });
     expect(result.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[c.source_id, c.raw], [d.source_id, d.raw]]);
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatch(/^WITH written AS \(INSERT INTO "tickets"/);
@@ -131,11 +134,7 @@ describe('a page planned before its transaction (expect)', () => {
     // g is stored as fetched: nothing to write.
     expect(expected?.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[f.source_id, f.raw]]);
     const statements: string[] = [];
-    const result = await svc.services.ds.transaction((manager) => {
-      const query = manager.query.bind(manager);
-      manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query(sql, params); }) as typeof manager.query;
-      return writer.writePage(manager, prepared);
-    });
+    const result = await svc.services.ds.transaction((manager) => { recordStatements(manager, statements); return writer.writePage(manager, prepared); });
     expect(result.asExpected).toBe(true);
     expect(result.updated).toEqual(expected!.updated);
     expect(result.unchanged).toBe(1);
@@ -175,11 +174,7 @@ describe('a page planned before its transaction (expect)', () => {
     expect(expected?.updated.map((u) => [u.record.sourceId, u.before.raw])).toEqual([[i.source_id, i.raw], [j.source_id, j.raw]]);
     expect([expected?.created, expected?.statements]).toEqual([0, 1]);
     const statements: string[] = [];
-    const result = await svc.services.ds.transaction((manager) => {
-      const query = manager.query.bind(manager);
-      manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query(sql, params); }) as typeof manager.query;
-      return writer.writePage(manager, prepared);
-    });
+    const result = await svc.services.ds.transaction((manager) => { recordStatements(manager, statements); return writer.writePage(manager, prepared); });
     expect(result.asExpected).toBe(true);
     expect(result.updated).toEqual(expected!.updated);
     expect(statements).toHaveLength(1);
@@ -201,15 +196,8 @@ describe('a page of one statement written alone (writeAlone)', () => {
       `UPDATE tickets SET raw = $3::jsonb, raw_hash = 'moved-after-the-plan' WHERE tenant_id = $1 AND connection_id = $2 AND source_id = $4`,
       [scope.tenantId, scope.connectionId, JSON.stringify(moved), k.source_id]);
     const statements: string[] = [];
-    const manager = svc.services.ds.manager;
-    const query = manager.query;
-    manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query.call(manager, sql, params); }) as typeof manager.query;
-    let alone;
-    try {
-      alone = await writer.writeAlone(prepared);
-    } finally {
-      manager.query = query;
-    }
+    const restore = recordStatements(svc.services.ds.manager, statements);
+    const alone = await writer.writeAlone(prepared).finally(restore);
     // The insert alone, no transaction around it: the new record is stored, k is left for a transaction.
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatch(/^WITH written AS \(INSERT INTO "tickets"/);
@@ -233,16 +221,8 @@ describe('a first read of a resource (expect with firstRead)', () => {
     const page = [fetched(fresh), fetched({ ...m.raw, summary: `${m.raw.summary} (eleven)` })];
     const prepared = await writer.prepare('tickets', scope, page, new Date());
     const statements: string[] = [];
-    const manager = svc.services.ds.manager;
-    const query = manager.query;
-    manager.query = ((sql: string, params?: unknown[]) => { statements.push(sql); return query.call(manager, sql, params); }) as typeof manager.query;
-    let expected, alone;
-    try {
-      expected = await writer.expect(prepared, false, true);
-      alone = await writer.writeAlone(prepared);
-    } finally {
-      manager.query = query;
-    }
+    const restore = recordStatements(svc.services.ds.manager, statements);
+    const [expected, alone] = await (async () => [await writer.expect(prepared, false, true), await writer.writeAlone(prepared)] as const)().finally(restore);
     expect([expected?.created, expected?.updated, expected?.statements]).toEqual([2, [], 1]);
     expect(statements).toHaveLength(1);
     expect(alone.result.created.map((c) => c.record.sourceId)).toEqual([String(fresh.id)]);
