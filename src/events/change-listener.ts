@@ -11,6 +11,11 @@ import type { PageScope, SyncListener } from '../sync/sync.service';
 import { ChangeDetector } from './change-detector';
 import type { EventsService, PreparedEvents } from './events.service';
 
+/** Whether a page's write raises events: what a later sync (not the baseline) creates, updates or deletes. */
+function tells(scope: PageScope, created: number, updated: number, deleted: number): boolean {
+  return !scope.baseline && created + updated + deleted > 0;
+}
+
 export function eventsSyncListener(events: EventsService): SyncListener<PreparedEvents> {
   const detector = (scope: PageScope) => new ChangeDetector({ tenantId: scope.tenantId, connection: scope.connection, resource: scope.resource });
   return {
@@ -19,11 +24,9 @@ export function eventsSyncListener(events: EventsService): SyncListener<Prepared
       if (scope.baseline || expected.updated.length === 0) return undefined;
       return events.prepare(detector(scope).detectUpdated(expected.updated));
     },
-    // Events for what a later sync creates or updates, in the page's transaction.
-    writesWith: (scope, expected) => !scope.baseline && (expected.created > 0 || expected.updated.length > 0),
+    writesWith: (scope, expected) => tells(scope, expected.created, expected.updated.length, 0),
     async onPageWritten(manager: EntityManager, scope, result: PageWriteResult, updatedEvents) {
-      if (scope.baseline) return;
-      if (result.created.length === 0 && result.updated.length === 0 && !result.deleted?.length) return;
+      if (!tells(scope, result.created.length, result.updated.length, result.deleted?.length ?? 0)) return;
       // What was prepared holds for the updates (the write did what was expected); what else changed is drafted here, in detect's order.
       const drafts = updatedEvents
         ? { rows: [...events.prepare(detector(scope).detectCreated(result.created)).rows, ...updatedEvents.rows] }
