@@ -9,6 +9,7 @@ import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulat
 import type { SyncReport } from '../src/sync/sync.service';
 import { CADENCE_BOUNDS } from '../src/sync/freshness';
 import { SyncStatesStore } from '../src/sync/sync-states.store';
+import { FreshnessSweeper } from '../src/sync/sweeper';
 import { readConnector } from '../src/connectors/registry';
 import { startTestService, type TestService } from './support/service';
 
@@ -131,6 +132,39 @@ describe('the scheduler checks what is due, cheaply', () => {
     } finally {
       await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour'");
     }
+  });
+
+  it('a sweep reads the connections it claimed, with their states, in one statement, and their checks read none of their own', async () => {
+    const ds = svc.services.ds;
+    const tenants: string[] = [svc.alphaId, svc.betaId];
+    const ids: string[] = (await ds.query('SELECT id FROM connections WHERE tenant_id = ANY($1::uuid[]) ORDER BY id', [tenants])).map((r: { id: string }) => r.id);
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour'");
+    await ds.query("UPDATE sync_states SET next_check_at = now() - interval '1 second' WHERE connection_id = ANY($1::uuid[]) AND resource IN ('tickets', 'devices', 'companies')", [ids]);
+    const due: { id: string; connection_id: string; checked_at: Date | null }[] = await ds.query(
+      'SELECT id, connection_id, checked_at FROM sync_states WHERE next_check_at <= now()');
+    expect(new Set(due.map((d) => d.connection_id)).size).toBeGreaterThanOrEqual(4);
+    const unchecked = async () => Number((await ds.query(
+      `SELECT COUNT(*)::int AS n FROM sync_states s JOIN jsonb_to_recordset($1::jsonb) AS d(id uuid, checked_at timestamptz) ON d.id = s.id
+       WHERE s.checked_at IS NOT DISTINCT FROM d.checked_at`,
+      [JSON.stringify(due)]))[0].n);
+    const statements: string[] = [];
+    const logQuery = ds.logger.logQuery;
+    ds.logger.logQuery = (query, parameters, runner) => { statements.push(query); return logQuery.call(ds.logger, query, parameters, runner); };
+    const sweeper = new FreshnessSweeper(svc.services.sync, new SyncStatesStore(ds), svc.services.logger, 16, 20);
+    let left = due.length;
+    try {
+      sweeper.start();
+      for (let i = 0; i < 300 && left > 0; i++) { await new Promise((r) => setTimeout(r, 50)); left = await unchecked(); }
+    } finally {
+      await sweeper.stop();
+      ds.logger.logQuery = logQuery;
+      await ds.query("UPDATE sync_states SET next_check_at = now() + interval '1 hour'");
+    }
+    // Every due resource checked, all claimed by one sweep (none comes due again so soon), whose checks never
+    // read their connection themselves.
+    expect(left).toBe(0);
+    expect(statements.filter((q) => /\bFROM ("\w+"\.)?"connections"/.test(q))).toHaveLength(1);
   });
 
   it('a worker starting removes the per-connection job schedulers an earlier version placed, and no other', async () => {

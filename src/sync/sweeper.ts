@@ -13,7 +13,7 @@
  */
 import type { Logger } from 'pino';
 import type { SyncResource } from '../connectors/types';
-import type { SyncService } from './sync.service';
+import type { ConnectionWithStates, SyncService } from './sync.service';
 import type { SyncStatesStore } from './sync-states.store';
 
 /** How long the sweeper waits before it looks again when nothing was due. */
@@ -26,7 +26,7 @@ export class FreshnessSweeper {
   private wake: (() => void) | null = null;
 
   constructor(
-    private readonly sync: Pick<SyncService, 'syncConnection'>,
+    private readonly sync: Pick<SyncService, 'syncConnection' | 'connectionsWithStates'>,
     private readonly states: Pick<SyncStatesStore, 'claimNext'>,
     private readonly logger: Logger,
     private readonly slots: number,
@@ -62,14 +62,23 @@ export class FreshnessSweeper {
       }
       const byConnection = new Map<string, Set<SyncResource>>();
       for (const c of claimed) byConnection.set(c.connectionId, (byConnection.get(c.connectionId) ?? new Set()).add(c.resource));
-      for (const [connectionId, resources] of byConnection) this.check(connectionId, resources);
+      // The claimed connections and their states in one statement, not one a check (a hot resource is
+      // checked every few seconds, so this is most of what a quiet check asks of the store). Should it fail,
+      // each check reads its own.
+      let loaded = new Map<string, ConnectionWithStates>();
+      try {
+        loaded = await this.sync.connectionsWithStates([...byConnection.keys()]);
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'reading the claimed connections failed');
+      }
+      for (const [connectionId, resources] of byConnection) this.check(connectionId, resources, loaded.get(connectionId));
       // Fewer due than free slots: nothing more is due now; look again shortly (or when a slot frees, if full).
       if (claimed.length < free) await this.pause(this.idleMs);
     }
   }
 
-  private check(connectionId: string, resources: Set<SyncResource>): void {
-    const run: Promise<void> = this.sync.syncConnection(connectionId, { claimed: resources })
+  private check(connectionId: string, resources: Set<SyncResource>, loaded: ConnectionWithStates | undefined): void {
+    const run: Promise<void> = this.sync.syncConnection(connectionId, { claimed: resources, loaded })
       // A failed check is recorded in its state (and audited) by the sync itself, and planned again: nothing to retry here.
       .then(() => undefined, (err: Error) => this.logger.debug({ connectionId, err: err.message }, 'scheduled check failed'))
       .finally(() => { this.running.delete(run); this.wake?.(); });

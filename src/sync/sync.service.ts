@@ -36,7 +36,15 @@ export interface SyncOptions {
    * claims every resource it reads, so that scheduled checks leave them to it meanwhile.
    */
   claimed?: ReadonlySet<SyncResource>;
+  /**
+   * The connection and its states, read after the claim with those of the other connections the sweep claimed
+   * (connectionsWithStates): one statement a sweep, not one a check. Without it, a scheduled check reads its own.
+   */
+  loaded?: ConnectionWithStates;
 }
+
+/** A connection and every one of its sync states, as a scheduled check reads them. */
+export interface ConnectionWithStates { connection: Connection; states: SyncState[] }
 
 export interface ResourceReport {
   resource: SyncResource;
@@ -129,8 +137,10 @@ export class SyncService {
     const syncStarted = performance.now(); // /metrics
     const due = opts.claimed ?? null;
     // A scheduled check reads its connection and states in one statement (a hot resource is checked every few
-    // seconds); another sync claims its resources first, which may make their states, and reads them after.
-    const { connection, states: claimedStates } = await this.connectionOf(connectionId, due !== null);
+    // seconds), or the sweep read them for it; another sync claims its resources first, which may make their
+    // states, and reads them after.
+    const { connection, states: claimedStates } = opts.loaded ??
+      (due !== null ? await this.connectionWithStates(connectionId) : { connection: await this.ds.getRepository(Connection).findOneByOrFail({ id: connectionId }), states: null });
     const connector = readConnector(connection.connector);
     const credentials = this.box.openJson<Record<string, string>>(connection.credentialsEncrypted);
     const report: SyncReport = {
@@ -353,16 +363,26 @@ export class SyncService {
   }
 
   /** The connection, and with `withStates` its sync states, in one statement. */
-  private async connectionOf(id: string, withStates: boolean): Promise<{ connection: Connection; states: SyncState[] | null }> {
-    const connections = this.ds.getRepository(Connection);
-    if (!withStates) return { connection: await connections.findOneByOrFail({ id }), states: null };
-    const found = await connections.createQueryBuilder('c')
+  /**
+   * Connections with every one of their sync states, in one statement however many (a sweep claims checks
+   * of many connections at once). A connection gone since its claim is not in the answer.
+   */
+  async connectionsWithStates(ids: readonly string[]): Promise<Map<string, ConnectionWithStates>> {
+    if (ids.length === 0) return new Map();
+    const found = await this.ds.getRepository(Connection).createQueryBuilder('c')
       .leftJoinAndMapMany('c.syncStates', SyncState, 's', 's.connection_id = c.id')
-      .where('c.id = :id', { id }).getOne() as (Connection & { syncStates: SyncState[] }) | null;
+      .where('c.id IN (:...ids)', { ids: [...ids] }).getMany() as (Connection & { syncStates?: SyncState[] })[];
+    return new Map(found.map((c) => {
+      const states = c.syncStates ?? [];
+      delete c.syncStates;
+      return [c.id, { connection: c, states }];
+    }));
+  }
+
+  private async connectionWithStates(id: string): Promise<ConnectionWithStates> {
+    const found = (await this.connectionsWithStates([id])).get(id);
     if (!found) throw new EntityNotFoundError(Connection, { id });
-    const states = found.syncStates;
-    delete (found as Partial<typeof found>).syncStates;
-    return { connection: found, states };
+    return found;
   }
 
   /**
