@@ -5,6 +5,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { SyncState } from '../../entities';
 import type { SyncResource } from '../connectors/types';
+import { GroupedWrite } from '../shared/grouped-write';
 import { CADENCE_BOUNDS } from './freshness';
 
 /** A claim lasts this long: a check that died with its process is due again after it. */
@@ -20,7 +21,17 @@ export const MAX_SLACK_MS = CADENCE_BOUNDS.hot.maxMs / 2;
 /** A resource the sweeper claimed (src/sync/sweeper.ts). */
 export interface ClaimedResource { tenantId: string; connectionId: string; resource: SyncResource }
 
+type CheckRow = { state: SyncState; plan?: { intervalSeconds: number; nextCheckAt: Date | null } };
+type PlanRow = { id: string; intervalSeconds: number; nextCheckAt: Date | null };
+
 export class SyncStatesStore {
+  /**
+   * What checks found and their plans, written by group commit (src/shared/grouped-write.ts): a worker ends
+   * hundreds of checks a second, and the checks that end while one statement is under way share the next.
+   */
+  private readonly checks = new GroupedWrite<CheckRow>((rows) => this.writeCheckRows(rows), (r) => r.state.id);
+  private readonly plans = new GroupedWrite<PlanRow>((rows) => this.writePlanRows(rows), (r) => r.id);
+
   constructor(private readonly ds: DataSource) {}
 
   /**
@@ -86,13 +97,17 @@ export class SyncStatesStore {
   }
 
   /**
-   * What checks found, written in one statement for all of a run's resources (their rows exist). With `plan`,
+   * What checks found, written in one statement for all of a run's resources and those of the runs that end
+   * while one is under way (group commit; their rows exist). With `plan`,
    * the resource's interval and next check too; without it, those stay as they are (a claim holds next_check_at).
    * The ids also go as an array: the planner cannot size a JSON recordset (it assumes 100 rows) and joined
    * it to the whole table by a scan; `id = ANY` reads the few rows through the primary key.
    */
-  async writeChecks(checks: { state: SyncState; plan?: { intervalSeconds: number; nextCheckAt: Date | null } }[]): Promise<void> {
-    if (checks.length === 0) return;
+  writeChecks(checks: CheckRow[]): Promise<void> {
+    return this.checks.add(checks);
+  }
+
+  private async writeCheckRows(checks: CheckRow[]): Promise<void> {
     const rows = checks.map(({ state: s, plan }) => ({
       id: s.id, last_synced_at: s.lastSyncedAt, watermark: s.watermark, last_attempt_at: s.lastAttemptAt, last_status: s.lastStatus,
       last_error: s.lastError, last_mode: s.lastMode, records_seen: s.recordsSeen, quarantined: s.quarantined, checked_at: s.checkedAt,
@@ -113,10 +128,13 @@ export class SyncStatesStore {
 
   /**
    * Resources' intervals and next checks alone (states a run planned but did not check, or whose check
-   * saved them already), in one statement for the run.
+   * saved them already), in one statement for the run and the runs that end meanwhile.
    */
-  async writePlans(plans: { id: string; intervalSeconds: number; nextCheckAt: Date | null }[]): Promise<void> {
-    if (plans.length === 0) return;
+  writePlans(plans: PlanRow[]): Promise<void> {
+    return this.plans.add(plans);
+  }
+
+  private async writePlanRows(plans: PlanRow[]): Promise<void> {
     await this.ds.query(
       `UPDATE sync_states s SET interval_seconds = x.interval_seconds, next_check_at = x.next_check_at, updated_at = now()
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, interval_seconds int, next_check_at timestamptz)
