@@ -10,8 +10,11 @@
  * of several callers fails, each caller's rows are written again alone, so that one caller's bad row fails
  * that caller only.
  */
+/** A caller's rows, and how it hears of their statement. */
+interface Waiting<T> { rows: T[]; resolve: () => void; reject: (err: unknown) => void }
+
 export class GroupedWrite<T> {
-  private readonly waiting: { rows: T[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private readonly waiting: Waiting<T>[] = [];
   private writing = false;
 
   constructor(
@@ -51,8 +54,8 @@ export class GroupedWrite<T> {
   }
 
   /** The callers of the next statement: in order, up to maxRows, none with a key already in it. */
-  private takeBatch(): typeof this.waiting {
-    const batch: typeof this.waiting = [];
+  private takeBatch(): Waiting<T>[] {
+    const batch: Waiting<T>[] = [];
     const keys = new Set<string>();
     let rows = 0;
     for (let i = 0; i < this.waiting.length;) {

@@ -139,8 +139,7 @@ export class SyncService {
     // A scheduled check reads its connection and states in one statement (a hot resource is checked every few
     // seconds), or the sweep read them for it; another sync claims its resources first, which may make their
     // states, and reads them after.
-    const { connection, states: claimedStates } = opts.loaded ??
-      (due !== null ? await this.connectionWithStates(connectionId) : { connection: await this.ds.getRepository(Connection).findOneByOrFail({ id: connectionId }), states: null });
+    const { connection, states: claimedStates } = opts.loaded ?? await this.connectionOf(connectionId, due !== null);
     const connector = readConnector(connection.connector);
     const credentials = this.box.openJson<Record<string, string>>(connection.credentialsEncrypted);
     const report: SyncReport = {
@@ -362,7 +361,6 @@ export class SyncService {
     return report;
   }
 
-  /** The connection, and with `withStates` its sync states, in one statement. */
   /**
    * Connections with every one of their sync states, in one statement however many (a sweep claims checks
    * of many connections at once). A connection gone since its claim is not in the answer.
@@ -379,7 +377,9 @@ export class SyncService {
     }));
   }
 
-  private async connectionWithStates(id: string): Promise<ConnectionWithStates> {
+  /** The connection, and with `withStates` its sync states, in one statement. */
+  private async connectionOf(id: string, withStates: boolean): Promise<{ connection: Connection; states: SyncState[] | null }> {
+    if (!withStates) return { connection: await this.ds.getRepository(Connection).findOneByOrFail({ id }), states: null };
     const found = (await this.connectionsWithStates([id])).get(id);
     if (!found) throw new EntityNotFoundError(Connection, { id });
     return found;
