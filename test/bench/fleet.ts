@@ -27,6 +27,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { cpus } from 'node:os';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import IORedis from 'ioredis';
@@ -102,9 +103,11 @@ function cpuMeter(store: Store, vendors: Proc) {
   return () => {
     const seconds = (Date.now() - t0) / 1000;
     const m = machineCpu();
+    const busyShare = (m.busy - m0.busy) / Math.max(1, m.total - m0.total);
     return {
       workersMs: workersCpuMs(store) - w0,
-      text: `workers ${((workersCpuMs(store) - w0) / 1000 / seconds).toFixed(2)}, vendors ${((procCpuMs(vendors.child.pid!) - v0) / 1000 / seconds).toFixed(2)} cores; machine ${Math.round((100 * (m.busy - m0.busy)) / Math.max(1, m.total - m0.total))} % busy`,
+      busyShare,
+      text: `workers ${((workersCpuMs(store) - w0) / 1000 / seconds).toFixed(2)}, vendors ${((procCpuMs(vendors.child.pid!) - v0) / 1000 / seconds).toFixed(2)} cores; machine ${Math.round(100 * busyShare)} % busy`,
     };
   };
 }
@@ -302,7 +305,7 @@ async function syncProgress(store: Store): Promise<Map<string, { ok: number; fai
 }
 
 /** Phase A: every connection's first sync, one job each queued at once, with `workers` worker processes. */
-async function initialSync(shared: Shared, store: Store, workers: number, extra: Record<string, string> = {}): Promise<{ seconds: number; finished: boolean; rate: number; complete: number; failed: number; peakRss: number; throttled: number; perConnector: string; cpuMsPerSync: number; cpu: string }> {
+async function initialSync(shared: Shared, store: Store, workers: number, extra: Record<string, string> = {}): Promise<{ seconds: number; finished: boolean; rate: number; complete: number; failed: number; peakRss: number; throttled: number; perConnector: string; cpuMsPerSync: number; cpu: string; busyShare: number }> {
   await startWorkers(shared, store, workers, { SYNC_INTERVAL_SECONDS: '0', ...extra });
   const rss = rssSampler(store);
   progress(`initial sync of ${store.connections.length} connections with ${workers} worker(s)`);
@@ -339,7 +342,7 @@ async function initialSync(shared: Shared, store: Store, workers: number, extra:
   const seconds = ((finished ? last : stoppedAt) - t0) / 1000;
   return {
     seconds, finished, rate: complete / seconds, complete, failed, peakRss, throttled: after.throttled - before.throttled, perConnector,
-    cpuMsPerSync: used.workersMs / Math.max(1, complete + failed), cpu: used.text,
+    cpuMsPerSync: used.workersMs / Math.max(1, complete + failed), cpu: used.text, busyShare: used.busyShare,
   };
 }
 
@@ -558,6 +561,10 @@ export async function benchFleet(databaseUrl: string): Promise<Record<string, un
     out['fleet initial sync, 1 worker'] = initial(one);
     out['fleet initial sync, 2 workers'] = initial(two);
     out['fleet speed-up 1 -> 2 workers, connections/s (goal >=1.7)'] = +(two.rate / one.rate).toFixed(2);
+    // Everything of the run (workers, PostgreSQL, Redis, the vendors) shares this host's cores: at the machine
+    // CPU a connection took with one worker, no number of workers syncs faster than the idle share allows.
+    out['fleet speed-up this host leaves room for (1 / machine busy share, 1 worker)'] =
+      `${(1 / Math.max(0.01, one.busyShare)).toFixed(2)} (${cpus().length} cores, ${Math.round(100 * one.busyShare)} % busy with one worker)`;
     out['fleet initial sync: worker peak RSS MiB, 1 / 2 workers'] = `${mib(one.peakRss)} / ${mib(two.peakRss)}`;
     out['fleet initial sync of one connection (1 worker)'] = one.perConnector;
     out['fleet initial sync: worker CPU ms per connection, 1 / 2 workers'] = `${Math.round(one.cpuMsPerSync)} / ${Math.round(two.cpuMsPerSync)}`;
