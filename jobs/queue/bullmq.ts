@@ -289,15 +289,18 @@ export class BullMqJobQueue implements JobQueue {
           lastEventId: tail[0]?.[0] ?? '0-0',
         });
         queueEvents.on('error', (err) => this.logger.error({ jobName: name, err: err.message }, 'queue events error'));
-        const onFinished = ({ jobId }: { jobId: string }) => {
+        const onFinished = (read: (queue: Queue, jobId: string) => Promise<Lookup>) => ({ jobId }: { jobId: string }) => {
           if (!this.waiters.has(jobId)) return;
-          this.outcomeIn(queue, jobId).then(
+          read(queue, jobId).then(
             (found) => found.found === 'finished' && this.settle(jobId, found.outcome),
             (err) => this.fail(jobId, toError(err)),
           );
         };
-        queueEvents.on('completed', onFinished);
-        queueEvents.on('failed', onFinished);
+        // A completed job is read without asking its state first: one round trip less on every commit's
+        // wait (a failed attempt may still be retried, so a failure asks). finishedIn still checks that the
+        // job read has finished, in case the id was reused since the event.
+        queueEvents.on('completed', onFinished((q, id) => this.finishedIn(q, id, 'completed')));
+        queueEvents.on('failed', onFinished((q, id) => this.outcomeIn(q, id)));
         await queueEvents.waitUntilReady();
         return queueEvents;
       }),
@@ -319,8 +322,14 @@ export class BullMqJobQueue implements JobQueue {
     const state = await queue.getJobState(jobId);
     if (state === 'unknown') return { found: 'none' };
     if (state !== 'completed' && state !== 'failed') return { found: 'pending' };
+    return this.finishedIn(queue, jobId, state);
+  }
+
+  /** The outcome of a job said to be in `state` (by its state, or by its event). */
+  private async finishedIn(queue: Queue, jobId: string, state: 'completed' | 'failed'): Promise<Lookup> {
     const job = await queue.getJob(jobId);
     if (!job) return { found: 'none' };
+    if (!job.finishedOn) return { found: 'pending' };
     return {
       found: 'finished',
       outcome: {
