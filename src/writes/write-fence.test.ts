@@ -14,7 +14,10 @@ let db: Database;
 let fence: WriteFence;
 let other: WriteFence;
 let svc: IdempotencyService;
-const HEARTBEAT = 200;
+// Three silent beats make an instance gone. Long enough that a loaded machine (CI runs two suites at once on
+// two cores) never delays a live fence's beat that far: at 200 ms one was judged gone mid-test, and its
+// reservation released under the test's feet.
+const HEARTBEAT = 1000;
 beforeAll(async () => {
   db = await openDatabase(testDatabaseOptions());
   fence = new WriteFence(db.dataSource, { role: 'all', heartbeatMs: HEARTBEAT, exclusive: false });
