@@ -140,3 +140,46 @@ describe('a failed sync', () => {
     expect((await svc.api(`/tenants/${svc.alphaId}/status`)).body.healthy).toBe(true);
   });
 });
+
+describe('syncs asked for while the same one runs', () => {
+  it('run one at a time: a burst of refreshes during one costs one more read after it, which sees what changed meanwhile', async () => {
+    const sim = svc.services.simulators!.connectwise;
+    const connectionId: string = (await svc.services.ds.query(
+      "SELECT id FROM connections WHERE tenant_id = $1 AND connector = 'connectwise'", [svc.alphaId]))[0].id;
+    const refresh = () => svc.services.sync.syncConnection(connectionId, { resources: ['tickets'] });
+    const ticketReads = () => sim.faults.requests.filter((r) => r.method === 'GET' && /\/tickets$/.test(r.path)).length;
+    await refresh();
+    sim.faults.resetLog();
+    await refresh();
+    const oneRun = ticketReads();
+    expect(oneRun).toBeGreaterThan(0);
+
+    sim.faults.setLatency(100);
+    try {
+      sim.faults.resetLog();
+      const first = refresh();
+      // The MSP edits a ticket while the first read is under way; then five more refreshes are asked for.
+      await new Promise((r) => setTimeout(r, 30));
+      const before = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`);
+      const target = before.body.tickets.find((t: any) => t.source === 'connectwise' && t.record_type === 'ServiceTicket');
+      const auth = 'Basic ' + Buffer.from('sandbox+sandbox-public:sandbox-private').toString('base64');
+      const patch = await fetch(`${svc.url}/sandbox-vendors/connectwise/v4_6_release/apis/3.0/service/tickets/${target.source_id}`, {
+        method: 'PATCH',
+        headers: { authorization: auth, clientId: '00000000-0000-0000-0000-000000000000', 'content-type': 'application/json' },
+        body: JSON.stringify([{ op: 'replace', path: 'summary', value: 'Changed while a refresh ran' }]),
+      });
+      expect(patch.status).toBe(200);
+      const burst = Array.from({ length: 5 }, refresh);
+      const reports = await Promise.all([first, ...burst]);
+      expect(reports.every((r) => r.ok)).toBe(true);
+      // Two reads of the list, one after the other, where six side by side would have been six.
+      expect(ticketReads()).toBe(2 * oneRun);
+      // The five share the run after the first, and it read the edit.
+      expect(new Set(burst.map((_, i) => reports[i + 1])).size).toBe(1);
+      const after = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`);
+      expect(after.body.tickets.find((t: any) => t.id === target.id).summary).toBe('Changed while a refresh ran');
+    } finally {
+      sim.faults.clear();
+    }
+  });
+});

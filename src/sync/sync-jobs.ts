@@ -76,7 +76,8 @@ export class SyncJobs {
 
   /**
    * After our own writes: one incremental sync of the tickets soon, shared by every write in the same
-   * two-second window (the job id is the window), so a burst of commits costs one sync, not one each.
+   * two-second window (the job id is the window), so a burst of commits costs one sync, not one each. A
+   * window's refresh that comes while the one before still runs starts after it (SyncService.syncConnection).
    */
   async refreshTicketsSoon(tenantId: string, connectionId: string): Promise<void> {
     const windowId = Math.floor(Date.now() / 2000);

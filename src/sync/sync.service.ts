@@ -22,6 +22,7 @@ import { recordSync } from '../http/metrics';
 import type { BudgetGate, BudgetLease } from '../budget/budget';
 import { planFreshness, type FreshnessPlan } from './freshness';
 import { SyncStatesStore } from './sync-states.store';
+import { FollowingRuns } from '../shared/following-runs';
 
 const NO_LEASE: BudgetLease = { release: async () => undefined };
 
@@ -99,6 +100,12 @@ export class SyncService {
   private readonly writer: RecordWriter;
   private readonly listeners: SyncListener[] = [];
   private readonly statesStore: SyncStatesStore;
+  /**
+   * Syncs someone asked for (a caller, the refresh after our own write), one at a time per connection and
+   * options in this process: one asked for while the same one runs starts after it, from the watermark it
+   * saved, shared by every caller that came meanwhile (docs/architecture.md, Freshness).
+   */
+  private readonly askedFor = new FollowingRuns<SyncReport>();
   /** The operator's SYNC_INTERVAL_SECONDS for every resource (null: by cadence and change rate; src/sync/freshness.ts). */
   fixedIntervalMs: number | null = null;
 
@@ -134,6 +141,12 @@ export class SyncService {
   }
 
   async syncConnection(connectionId: string, opts: SyncOptions = {}): Promise<SyncReport> {
+    if (opts.claimed) return this.runSync(connectionId, opts);
+    const key = `${connectionId} ${opts.full === true ? 'full' : 'since'} ${opts.resources ? [...opts.resources].sort().join(',') : '*'}`;
+    return this.askedFor.run(key, () => this.runSync(connectionId, opts));
+  }
+
+  private async runSync(connectionId: string, opts: SyncOptions): Promise<SyncReport> {
     const syncStarted = performance.now(); // /metrics
     const due = opts.claimed ?? null;
     // A scheduled check reads its connection and states in one statement (a hot resource is checked every few
