@@ -308,14 +308,10 @@ export class BullMqJobQueue implements JobQueue {
     return this.events;
   }
 
+  /** The job in whichever queue holds it: every queue asked at once (one round trip, not one a queue). */
   private async lookup(jobId: string): Promise<Lookup> {
-    let pending = false;
-    for (const queue of this.queues.values()) {
-      const found = await this.outcomeIn(queue, jobId);
-      if (found.found === 'finished') return found;
-      if (found.found === 'pending') pending = true;
-    }
-    return pending ? { found: 'pending' } : { found: 'none' };
+    const found = await Promise.all([...this.queues.values()].map((queue) => this.outcomeIn(queue, jobId)));
+    return found.find((f) => f.found === 'finished') ?? (found.some((f) => f.found === 'pending') ? { found: 'pending' } : { found: 'none' });
   }
 
   private async outcomeIn(queue: Queue, jobId: string): Promise<Lookup> {

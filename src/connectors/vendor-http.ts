@@ -6,7 +6,7 @@
  */
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import { parseRetryAfterMs } from '../shared/request';
-import type { BudgetGate } from '../budget/budget';
+import type { BudgetGate, BudgetLease } from '../budget/budget';
 import { recordVendorCall } from '../http/metrics';
 
 export interface VendorHttpOptions {
@@ -121,6 +121,16 @@ export function backoffDelay(attempt: number, baseMs: number, maxMs: number, ran
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
+ * A call's budget slot given back without holding its answer: on Redis the release is a round trip of its
+ * own (about 0.3 ms of every commit). A release still under way admits fewer, never more; the store's
+ * commands go in order on its one connection, so the next attempt's acquire sees it (and a 429's throttle);
+ * and a release that fails leaves a lease that expires (src/budget/budget.ts, in flight).
+ */
+function releaseLater(lease: BudgetLease | null, outcome?: { throttled?: boolean }): void {
+  lease?.release(outcome).catch(() => undefined);
+}
+
+/**
  * One HTTP exchange: undici's request() (the library behind Node's fetch, without the WHATWG stream
  * layer: 0.11 ms a call against fetch's 0.32 ms on loopback, measured on this machine). It follows no
  * redirect (a 3xx comes back as it is), and `timeoutMs` bounds the whole exchange, headers and body.
@@ -201,10 +211,10 @@ export class VendorHttpClient {
       try {
         res = await exchange(url, { method, headers, body }, this.opts.timeoutMs);
         recordVendorCall(this.budget?.connector, res.status, sentAt);
-        await lease?.release({ throttled: res.status === 429 });
+        releaseLater(lease, { throttled: res.status === 429 });
       } catch (err) {
         recordVendorCall(this.budget?.connector, null, sentAt);
-        await lease?.release();
+        releaseLater(lease);
         const notSent = NOT_SENT_CODES.has(networkCode(err) ?? '');
         if (!retry && !notSent) this.fence?.unknown(sentAt);
         const e = new VendorHttpError(`vendor request failed: ${(err as Error).message}`, 0, null, null, attempt + 1, true, notSent);
