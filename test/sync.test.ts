@@ -22,6 +22,17 @@ async function clearFaults(vendor: string) {
   await fetch(`${svc.url}/sandbox-vendors/${vendor}/_control/faults`, { method: 'DELETE', headers: { authorization: `Bearer ${svc.config.adminToken}` } });
 }
 
+/** The MSP edits a ConnectWise ticket's summary in its PSA, over the vendor's own API. */
+async function mspEditsSummary(sourceId: string, summary: string) {
+  const auth = 'Basic ' + Buffer.from('sandbox+sandbox-public:sandbox-private').toString('base64');
+  const patch = await fetch(`${svc.url}/sandbox-vendors/connectwise/v4_6_release/apis/3.0/service/tickets/${sourceId}`, {
+    method: 'PATCH',
+    headers: { authorization: auth, clientId: '00000000-0000-0000-0000-000000000000', 'content-type': 'application/json' },
+    body: JSON.stringify([{ op: 'replace', path: 'summary', value: summary }]),
+  });
+  expect(patch.status).toBe(200);
+}
+
 describe('vendor credentials at rest', () => {
   it('are AES-256-GCM sealed: no plaintext in the column, a fresh IV per value, and they open with the key', async () => {
     const rows: { connector: string; credentials_encrypted: string }[] =
@@ -74,14 +85,7 @@ describe('incremental sync', () => {
   it('after the first run, fetches only the tickets the MSP changed', async () => {
     const before = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`);
     const target = before.body.tickets.find((t: any) => t.source === 'connectwise' && t.record_type === 'ServiceTicket');
-    // The MSP edits the ticket in its PSA (over the vendor's own API).
-    const auth = 'Basic ' + Buffer.from('sandbox+sandbox-public:sandbox-private').toString('base64');
-    const patch = await fetch(`${svc.url}/sandbox-vendors/connectwise/v4_6_release/apis/3.0/service/tickets/${target.source_id}`, {
-      method: 'PATCH',
-      headers: { authorization: auth, clientId: '00000000-0000-0000-0000-000000000000', 'content-type': 'application/json' },
-      body: JSON.stringify([{ op: 'replace', path: 'summary', value: 'Printer on floor 3 jams again' }]),
-    });
-    expect(patch.status).toBe(200);
+    await mspEditsSummary(target.source_id, 'Printer on floor 3 jams again');
 
     const res = await svc.api(`/tenants/${svc.alphaId}/sync`, { method: 'POST', json: {} });
     const psa = res.body.connections.find((c: any) => c.connector === 'connectwise');
@@ -162,13 +166,7 @@ describe('syncs asked for while the same one runs', () => {
       await new Promise((r) => setTimeout(r, 30));
       const before = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`);
       const target = before.body.tickets.find((t: any) => t.source === 'connectwise' && t.record_type === 'ServiceTicket');
-      const auth = 'Basic ' + Buffer.from('sandbox+sandbox-public:sandbox-private').toString('base64');
-      const patch = await fetch(`${svc.url}/sandbox-vendors/connectwise/v4_6_release/apis/3.0/service/tickets/${target.source_id}`, {
-        method: 'PATCH',
-        headers: { authorization: auth, clientId: '00000000-0000-0000-0000-000000000000', 'content-type': 'application/json' },
-        body: JSON.stringify([{ op: 'replace', path: 'summary', value: 'Changed while a refresh ran' }]),
-      });
-      expect(patch.status).toBe(200);
+      await mspEditsSummary(target.source_id, 'Changed while a refresh ran');
       const burst = Array.from({ length: 5 }, refresh);
       const reports = await Promise.all([first, ...burst]);
       expect(reports.every((r) => r.ok)).toBe(true);
