@@ -23,18 +23,18 @@ function controlledTask() {
 
 describe('FollowingRuns', () => {
   it('a burst of calls during one run costs one more run after it, never two at once, and every caller gets a run that began after it asked', async () => {
-    const runs = new FollowingRuns<number>();
+    const runs = new FollowingRuns<number, string[]>((a, b) => [...a, ...b]);
     const t = controlledTask();
-    const first = runs.run('k', t.task);
+    const first = runs.run('k', [], t.task);
     await t.tick();
-    const during = Array.from({ length: 5 }, () => runs.run('k', t.task));
+    const during = Array.from({ length: 5 }, () => runs.run('k', [], t.task));
     await t.tick();
     expect(t.started).toBe(1);
     await t.end(0);
     expect(await first).toBe(1);
     expect(t.started).toBe(2);
     // A call while the follower runs waits for a third run.
-    const late = runs.run('k', t.task);
+    const late = runs.run('k', [], t.task);
     await t.end(1);
     expect(await Promise.all(during)).toEqual([2, 2, 2, 2, 2]);
     await t.end(2);
@@ -44,10 +44,10 @@ describe('FollowingRuns', () => {
   });
 
   it('keys are independent', async () => {
-    const runs = new FollowingRuns<number>();
+    const runs = new FollowingRuns<number, string[]>((a, b) => [...a, ...b]);
     const t = controlledTask();
-    const a = runs.run('a', t.task);
-    const b = runs.run('b', t.task);
+    const a = runs.run('a', [], t.task);
+    const b = runs.run('b', [], t.task);
     await t.tick();
     expect(t.started).toBe(2);
     await t.end(0);
@@ -56,12 +56,12 @@ describe('FollowingRuns', () => {
   });
 
   it('a failed run fails its own callers only; the run after it still goes', async () => {
-    const runs = new FollowingRuns<number>();
+    const runs = new FollowingRuns<number, string[]>((a, b) => [...a, ...b]);
     const t = controlledTask();
-    const first = runs.run('k', t.task);
+    const first = runs.run('k', [], t.task);
     const firstSettled = first.then(() => 'ok', (e: Error) => e.message);
     await t.tick();
-    const second = runs.run('k', t.task);
+    const second = runs.run('k', [], t.task);
     await t.end(0, new Error('vendor down'));
     expect(await firstSettled).toBe('vendor down');
     await t.end(1);
@@ -70,10 +70,22 @@ describe('FollowingRuns', () => {
   });
 
   it('a task that throws at once is a rejected run, and the key is free again after it', async () => {
-    const runs = new FollowingRuns<number>();
-    await expect(runs.run('k', () => { throw new Error('bad'); })).rejects.toThrow('bad');
+    const runs = new FollowingRuns<number, string[]>((a, b) => [...a, ...b]);
+    await expect(runs.run('k', [], () => { throw new Error('bad'); })).rejects.toThrow('bad');
     await new Promise((r) => setImmediate(r));
     expect(runs.size).toBe(0);
-    expect(await runs.run('k', async () => 7)).toBe(7);
+    expect(await runs.run('k', [], async () => 7)).toBe(7);
+  });
+
+  it('the run callers share does what each of them asked: their requests combined', async () => {
+    const runs = new FollowingRuns<string, string[]>((a, b) => [...a, ...b]);
+    let release!: () => void;
+    const first = runs.run('k', ['first'], (r) => new Promise((resolve) => { release = () => resolve(r.join('+')); }));
+    await new Promise((r) => setImmediate(r));
+    const task = async (r: string[]) => r.join('+');
+    const joined = [runs.run('k', ['a'], task), runs.run('k', ['full'], task), runs.run('k', ['b'], task)];
+    release();
+    expect(await first).toBe('first');
+    expect(await Promise.all(joined)).toEqual(['a+full+b', 'a+full+b', 'a+full+b']);
   });
 });

@@ -101,11 +101,12 @@ export class SyncService {
   private readonly listeners: SyncListener[] = [];
   private readonly statesStore: SyncStatesStore;
   /**
-   * Syncs someone asked for (a caller, the refresh after our own write), one at a time per connection and
-   * options in this process: one asked for while the same one runs starts after it, from the watermark it
-   * saved, shared by every caller that came meanwhile (docs/architecture.md, Freshness).
+   * Syncs someone asked for (a caller, the refresh after our own write, a full read after a mapping change),
+   * one at a time per connection and resources in this process: one asked for while such a sync runs starts
+   * after it, from the watermark it saved and with the connection as it is then, shared by every caller that
+   * came meanwhile, full if any of them asked for full (docs/architecture.md, Freshness).
    */
-  private readonly askedFor = new FollowingRuns<SyncReport>();
+  private readonly askedFor = new FollowingRuns<SyncReport, SyncOptions>((a, b) => ({ ...a, full: a.full === true || b.full === true }));
   /** The operator's SYNC_INTERVAL_SECONDS for every resource (null: by cadence and change rate; src/sync/freshness.ts). */
   fixedIntervalMs: number | null = null;
 
@@ -142,8 +143,8 @@ export class SyncService {
 
   async syncConnection(connectionId: string, opts: SyncOptions = {}): Promise<SyncReport> {
     if (opts.claimed) return this.runSync(connectionId, opts);
-    const key = `${connectionId} ${opts.full === true ? 'full' : 'since'} ${opts.resources ? [...opts.resources].sort().join(',') : '*'}`;
-    return this.askedFor.run(key, () => this.runSync(connectionId, opts));
+    const key = `${connectionId} ${opts.resources ? [...opts.resources].sort().join(',') : '*'}`;
+    return this.askedFor.run(key, opts, (asked) => this.runSync(connectionId, asked));
   }
 
   private async runSync(connectionId: string, opts: SyncOptions): Promise<SyncReport> {
