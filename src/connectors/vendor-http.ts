@@ -204,7 +204,7 @@ export class VendorHttpClient {
       // A write starts only before the job's send deadline: a take-over waits for that deadline plus the
       // timeout and the vendor's margin (write-fence.ts), and so may trust the marker look-up after it.
       if (!retry && this.fence && !(await this.fence.beforeSend())) {
-        await lease?.release();
+        releaseLater(lease);
         throw new VendorHttpError(`not sent: the write's send deadline has passed (${method} ${url.pathname})`, 0, null, null, attempt + 1, true, true);
       }
       const sentAt = Date.now();

@@ -32,13 +32,16 @@ export class FollowingRuns<T, R> {
       runs.next.request = this.combine(runs.next.request, request);
       return runs.next.run;
     }
-    const next = { request, run: null as unknown as Promise<T> };
-    next.run = runs.current.then(ignore, ignore).then(() => {
-      // From here on it is the run under way: callers from now on wait for it and share the one after.
-      runs.current = next.run;
-      runs.next = null;
-      return task(next.request);
-    });
+    // Callers from now on join this one until it starts; its task reads the request they combined then.
+    const next: { run: Promise<T>; request: R } = {
+      request,
+      run: runs.current.then(ignore, ignore).then(() => {
+        // From here on it is the run under way: callers from now on wait for it and share the one after.
+        runs.current = next.run;
+        runs.next = null;
+        return task(next.request);
+      }),
+    };
     runs.next = next;
     this.forgetAfter(key, runs, next.run);
     return next.run;
