@@ -106,7 +106,9 @@ export class SyncService {
    * after it, from the watermark it saved and with the connection as it is then, shared by every caller that
    * came meanwhile, full if any of them asked for full (docs/architecture.md, Freshness).
    */
-  private readonly askedFor = new FollowingRuns<SyncReport, SyncOptions>((a, b) => ({ ...a, full: a.full === true || b.full === true }));
+  private readonly askedFor = new FollowingRuns<SyncReport, SyncOptions>(
+    (a, b) => ({ resources: a.resources, full: a.full === true || b.full === true }),
+  );
   /** The operator's SYNC_INTERVAL_SECONDS for every resource (null: by cadence and change rate; src/sync/freshness.ts). */
   fixedIntervalMs: number | null = null;
 
