@@ -15,6 +15,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
+import { Client } from 'pg';
 import { loadVendorFixtures } from '../../src/sandbox/fixtures';
 import { createSandboxSimulators, mountSimulators } from '../../src/simulators';
 import { FuzzRunner } from '../support/openapi-fuzz';
@@ -79,6 +80,13 @@ async function startServiceProcess(databaseUrl: string | undefined, env: Record<
       await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
       if (child.exitCode === null) child.kill('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
+      // The service's schema goes with it, as the bench's other schemas do (dropSchemaOnClose): each run
+      // would otherwise leave a synced 50,000-ticket tenant behind in the database it was pointed at.
+      if (databaseUrl) {
+        const db = new Client({ connectionString: databaseUrl });
+        await db.connect();
+        try { await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`); } finally { await db.end(); }
+      }
     },
   };
 }
