@@ -5,7 +5,7 @@
  * Redis connections, exactly as separate processes would.
  */
 import { randomBytes } from 'node:crypto';
-import { runtime, uniqueSuffix } from './support/runtime';
+import { forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
 import { startTestService, type TestService } from './support/service';
 
 const suite = runtime.databaseUrl && runtime.redisUrl ? describe : describe.skip;
@@ -21,7 +21,7 @@ suite('revocation across processes', () => {
     a = await startTestService({ queuePrefix: prefix }, { env, database: { databaseUrl: runtime.databaseUrl, schema, dropSchemaOnClose: false } });
     b = await startTestService({ queuePrefix: prefix }, { env, database: { databaseUrl: runtime.databaseUrl, schema, dropSchemaOnClose: true } });
   }, 180_000);
-  afterAll(async () => { await b?.close(); await a?.close(); });
+  afterAll(async () => { await b?.close(); await a?.close(); await forgetRedisKeys(runtime.redisUrl, `${prefix}:`); });
 
   it('a key revoked in one process is refused by the other on the next request', async () => {
     const isv = await a.graphql('mutation { create_isv(name: "Revoked ISV") { id } }');

@@ -12,7 +12,7 @@ import { Client } from 'pg';
 import { parse } from 'yaml';
 import { DEFAULT_SANDBOX_API_KEY, loadConfig } from '../src/config/config';
 import { buildChildService } from './support/child-service';
-import { runtime, uniqueSuffix } from './support/runtime';
+import { dropSchema, forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
 
 const root = path.join(__dirname, '..');
 const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
@@ -190,12 +190,14 @@ suite('the compose topology without containers: an api process and a worker proc
     throw new Error(`gave up waiting for ${what}`);
   }
 
+  const queuePrefix = `compose-${uniqueSuffix()}`;
+
   beforeAll(async () => {
     buildChildService();
     const port = await freePort();
     api = `http://127.0.0.1:${port}`;
     const shared = {
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'), ADMIN_TOKEN: randomBytes(24).toString('hex'), QUEUE_PREFIX: `compose-${uniqueSuffix()}`,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'), ADMIN_TOKEN: randomBytes(24).toString('hex'), QUEUE_PREFIX: queuePrefix,
       SANDBOX: 'true', SANDBOX_VENDOR_BASE_URL: api,
       // What callers use; in this test it resolves nowhere, so nothing may depend on it to reach the simulators.
       PUBLIC_URL: 'http://msp.public.invalid',
@@ -218,10 +220,8 @@ suite('the compose topology without containers: an api process and a worker proc
       c.kill('SIGTERM');
       setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
     })));
-    const db = new Client({ connectionString: runtime.databaseUrl });
-    await db.connect();
-    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await db.end();
+    await dropSchema(runtime.databaseUrl, schema);
+    await forgetRedisKeys(runtime.redisUrl, `${queuePrefix}:`);
   }, 30_000);
 
   const call = async (url: string, init: RequestInit = {}) => {

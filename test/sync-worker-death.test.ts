@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { buildChildService, startChildService } from './support/child-service';
 import { startTestService, type TestService } from './support/service';
-import { runtime, uniqueSuffix } from './support/runtime';
+import { forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
 
 const suite = runtime.redisUrl && runtime.databaseUrl ? describe : describe.skip;
 
@@ -46,6 +46,7 @@ suite('a worker killed mid-sync, two api processes (BullMQ)', () => {
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await svc?.close();
+    await forgetRedisKeys(runtime.redisUrl, `${prefix}:`);
   });
 
   async function call(base: string, method: 'GET' | 'POST', path: string): Promise<{ status: number; body: any }> {

@@ -10,7 +10,7 @@ import type { DattoRmmSimulator } from '../src/simulators/dattormm/simulator';
 import type { DattoDevice } from '../src/simulators/dattormm/types';
 import { buildChildService, startChildService } from './support/child-service';
 import { startTestService, type TestService } from './support/service';
-import { runtime, uniqueSuffix } from './support/runtime';
+import { forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
 
 const suite = runtime.redisUrl && runtime.databaseUrl ? describe : describe.skip;
 
@@ -43,6 +43,7 @@ suite('a worker killed mid-write (BullMQ)', () => {
   afterAll(async () => {
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     await svc?.close();
+    await forgetRedisKeys(runtime.redisUrl, `${prefix}:`);
   });
 
   it('ends with one ticket after the worker is killed and another one starts', async () => {

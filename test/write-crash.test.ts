@@ -22,7 +22,7 @@ import { startStandalone } from '../src/simulators/kit';
 import { loadVendorFixtures } from '../src/sandbox/fixtures';
 import { buildChildService, startServiceProcess } from './support/child-service';
 import { startVendorProxy, type VendorProxy } from './support/vendor-proxy';
-import { runtime, uniqueSuffix } from './support/runtime';
+import { dropSchema, forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
 
 const TRIALS = 10;
 /**
@@ -38,6 +38,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'write-crash-'));
 const schema = `t_crash_${uniqueSuffix()}`;
+const queuePrefix = `crash-${uniqueSuffix()}`;
 const env: Record<string, string> = {
   SANDBOX: 'false', ADMIN_TOKEN: ADMIN, ENCRYPTION_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_LOOPBACK: 'true',
   RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '100000', LOG_LEVEL: 'error',
@@ -47,7 +48,7 @@ const env: Record<string, string> = {
   WRITE_WAIT_MS: '2000', VENDOR_TIMEOUT_MS: '2000', VENDOR_LANDING_MARGIN_MS: String(landingMarginMs),
   INSTANCE_HEARTBEAT_MS: '300', QUEUE_LOCK_MS: '2000', QUEUE_STALLED_MS: '1000',
   ...(runtime.databaseUrl
-    ? { DATABASE_URL: runtime.databaseUrl, REDIS_URL: runtime.redisUrl!, DATABASE_SCHEMA: schema, QUEUE_PREFIX: `crash-${uniqueSuffix()}` }
+    ? { DATABASE_URL: runtime.databaseUrl, REDIS_URL: runtime.redisUrl!, DATABASE_SCHEMA: schema, QUEUE_PREFIX: queuePrefix }
     : { DATA_DIR: dataDir }),
 };
 
@@ -120,6 +121,9 @@ afterAll(async () => {
   await proxy?.close();
   await vendor?.close();
   rmSync(dataDir, { recursive: true, force: true });
+  // The killed service never closed its store: its schema and queue keys go here.
+  await dropSchema(runtime.databaseUrl, schema);
+  await forgetRedisKeys(runtime.redisUrl, `${queuePrefix}:`);
 });
 
 /** Retries the commit with its key until it is answered 201; every answer before is a documented "not yet". */

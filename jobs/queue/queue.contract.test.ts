@@ -2,7 +2,7 @@
  * One behaviour suite for both job-queue drivers: in-process always, BullMQ when REDIS_URL is set.
  * Timing checks only assert lower bounds and orderings derived from the configured delays.
  */
-import IORedis from 'ioredis';
+import { forgetRedisKeys } from '../../test/support/runtime';
 import { BullMqJobQueue } from './bullmq';
 import { InProcessJobQueue } from './in-process';
 import { QueueLogger } from './logger';
@@ -71,18 +71,8 @@ function registerAll(queue: JobQueue, handlers: Handlers, concurrency: Partial<R
   for (const name of JOB_NAMES) untyped(queue).register(name, handlers[name] ?? noop, { concurrency: concurrency[name] });
 }
 
-afterAll(async () => {
-  if (!redisUrl) return;
-  // Remove this run's keys (jobs left delayed on purpose, kept finished jobs, schedulers).
-  const redis = new IORedis(redisUrl);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${runPrefix}*`, 'COUNT', 500);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await redis.quit();
-});
+// This run's keys (jobs left delayed on purpose, kept finished jobs, schedulers).
+afterAll(() => forgetRedisKeys(redisUrl, runPrefix));
 
 describe.each(drivers)('job queue contract: %s', (driver, make) => {
   let opened: JobQueue[] = [];

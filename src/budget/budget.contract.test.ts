@@ -2,7 +2,7 @@
  * One behaviour suite for both budget stores: in-process always, Redis when REDIS_URL is set. Two
  * VendorBudgets over stores with the same name stand for two processes sharing one connection.
  */
-import IORedis from 'ioredis';
+import { forgetRedisKeys } from '../../test/support/runtime';
 import type { BudgetLimits, BudgetStore } from './budget';
 import { InProcessBudgetStore } from './in-process-store';
 import { RedisBudgetStore } from './redis-store';
@@ -21,17 +21,7 @@ if (redisUrl) {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-afterAll(async () => {
-  if (!redisUrl) return;
-  const redis = new IORedis(redisUrl);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${runPrefix}*`, 'COUNT', 500);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await redis.quit();
-});
+afterAll(() => forgetRedisKeys(redisUrl, runPrefix));
 
 describe.each(drivers)('vendor budget contract: %s', (_name, shared) => {
   let stores: BudgetStore[] = [];

@@ -42,6 +42,7 @@ import { planFreshness } from '../../src/sync/freshness';
 import { readConnector } from '../../src/connectors/registry';
 import { databasePoolSize, DEFAULT_SYNC_CONCURRENCY } from '../../src/config/config';
 import { fleetTenant } from './fleet-vendors';
+import { forgetRedisKeys } from '../support/runtime';
 
 const TENANTS = Number(process.env.BENCH_FLEET_TENANTS ?? 1000);
 const LATENCY_MS = Number(process.env.BENCH_FLEET_LATENCY_MS ?? 100);
@@ -249,17 +250,7 @@ async function closeStore(shared: Shared, store: Store): Promise<void> {
   await store.queue.close();
   await store.db.close();
   // The queue's and the budgets' keys under the prefix.
-  const redis = new IORedis(shared.redisUrl, { maxRetriesPerRequest: 3 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${store.prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  await forgetRedisKeys(shared.redisUrl, `${store.prefix}:`);
 }
 
 /** Samples the workers' RSS every `everyMs` until stopped; `peak` is the largest VmHWM (the kernel's own peak). */

@@ -15,10 +15,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
-import { Client } from 'pg';
 import { loadVendorFixtures } from '../../src/sandbox/fixtures';
 import { createSandboxSimulators, mountSimulators } from '../../src/simulators';
 import { FuzzRunner } from '../support/openapi-fuzz';
+import { dropSchema } from '../support/runtime';
 
 const mib = (kb: number) => Math.round(kb / 1024);
 
@@ -82,11 +82,7 @@ async function startServiceProcess(databaseUrl: string | undefined, env: Record<
       rmSync(dataDir, { recursive: true, force: true });
       // The service's schema goes with it, as the bench's other schemas do (dropSchemaOnClose): each run
       // would otherwise leave a synced 50,000-ticket tenant behind in the database it was pointed at.
-      if (databaseUrl) {
-        const db = new Client({ connectionString: databaseUrl });
-        await db.connect();
-        try { await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`); } finally { await db.end(); }
-      }
+      await dropSchema(databaseUrl, schema);
     },
   };
 }

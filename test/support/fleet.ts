@@ -7,19 +7,20 @@ import { startServer, type RunningServer } from '../../src/server';
 import { createLogger } from '../../src/shared/logger';
 import { VendorHttpClient } from '../../src/connectors/vendor-http';
 import { Connection, SyncState } from '../../entities';
-import { runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
+import { forgetRedisKeys, runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
 
 export async function startFleetService(env: Record<string, string>): Promise<RunningServer> {
   const config = loadConfig(
     { ...process.env, SANDBOX: 'false', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ADMIN_TOKEN: `adm_test_${uniqueSuffix()}${uniqueSuffix()}`, ...env },
     { port: 0, ephemeral: true, queuePrefix: `test-${uniqueSuffix()}`, redisUrl: runtime.redisUrl, databaseUrl: runtime.databaseUrl },
   );
-  return startServer(config, {
+  const running = await startServer(config, {
     database: testDatabaseOptions(),
     logger: createLogger(config.logLevel),
     // Short backoff, as the other tests use; Retry-After is still honoured.
     http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500, timeoutMs: config.vendorTimeoutMs }),
   });
+  return { ...running, close: async () => { await running.close(); await forgetRedisKeys(config.redisUrl, `${config.queuePrefix}:`); } };
 }
 
 /** A tenant with one connection, stored as the admin service stores it, and its sync scheduled. */

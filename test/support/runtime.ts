@@ -3,6 +3,8 @@
  * (DATABASE_URL and REDIS_URL set, as `.ci/run` does on its second pass).
  */
 import { randomBytes } from 'node:crypto';
+import IORedis from 'ioredis';
+import { Client } from 'pg';
 import type { DatabaseOptions } from '../../src/db/database';
 
 export const runtime = {
@@ -31,4 +33,35 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Deletes every Redis key that starts with `prefix`: what a test's queues (jobs kept finished, delayed
+ * ones, schedulers) and budgets left under their prefix. Without it each run of the suite on Redis leaves
+ * its keys behind in the server it was pointed at. Called after whatever used the prefix has closed.
+ */
+export async function forgetRedisKeys(redisUrl: string | undefined, prefix: string): Promise<void> {
+  if (!redisUrl) return;
+  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: 3 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * Drops a schema on the PostgreSQL server at `databaseUrl` (nothing to do on the embedded runtime): for a
+ * store whose service was killed or ran in another process, so never dropped its own (dropSchemaOnClose).
+ */
+export async function dropSchema(databaseUrl: string | undefined, schema: string): Promise<void> {
+  if (!databaseUrl) return;
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try { await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`); } finally { await db.end(); }
 }
