@@ -12,7 +12,8 @@ import { Client } from 'pg';
 import { parse } from 'yaml';
 import { DEFAULT_SANDBOX_API_KEY, loadConfig } from '../src/config/config';
 import { buildChildService } from './support/child-service';
-import { dropSchema, forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
+import { dropSchema } from '../src/db/database';
+import { forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
 
 const root = path.join(__dirname, '..');
 const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
@@ -220,7 +221,7 @@ suite('the compose topology without containers: an api process and a worker proc
       c.kill('SIGTERM');
       setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
     })));
-    await dropSchema(runtime.databaseUrl, schema);
+    await dropSchema(runtime.databaseUrl!, schema);
     await forgetRedisKeys(runtime.redisUrl, `${queuePrefix}:`);
   }, 30_000);
 

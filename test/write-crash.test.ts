@@ -22,7 +22,8 @@ import { startStandalone } from '../src/simulators/kit';
 import { loadVendorFixtures } from '../src/sandbox/fixtures';
 import { buildChildService, startServiceProcess } from './support/child-service';
 import { startVendorProxy, type VendorProxy } from './support/vendor-proxy';
-import { dropSchema, forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
+import { dropSchema } from '../src/db/database';
+import { forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
 
 const TRIALS = 10;
 /**
@@ -122,7 +123,7 @@ afterAll(async () => {
   await vendor?.close();
   rmSync(dataDir, { recursive: true, force: true });
   // The killed service never closed its store: its schema and queue keys go here.
-  await dropSchema(runtime.databaseUrl, schema);
+  if (runtime.databaseUrl) await dropSchema(runtime.databaseUrl, schema);
   await forgetRedisKeys(runtime.redisUrl, `${queuePrefix}:`);
 });
 

@@ -107,6 +107,13 @@ async function runMigrationsLocked(dataSource: DataSource, schema: string): Prom
   }
 }
 
+/** Drops a schema and all in it on the PostgreSQL server at `databaseUrl` (a store's dropSchemaOnClose, and tests' stores whose service was killed). */
+export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  const drop = new DataSource({ type: 'postgres', url: databaseUrl });
+  await drop.initialize();
+  try { await drop.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`); } finally { await drop.destroy(); }
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   let stopEmbedded: (() => Promise<void>) | undefined;
   let embeddedPid: number | undefined;
@@ -177,12 +184,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     embeddedPid,
     close: async () => {
       if (dataSource.isInitialized) await dataSource.destroy();
-      if (opts.schema && opts.dropSchemaOnClose && !embedded) {
-        const drop = new DataSource({ type: 'postgres', ...target });
-        await drop.initialize();
-        await drop.query(`DROP SCHEMA IF EXISTS "${opts.schema}" CASCADE`);
-        await drop.destroy();
-      }
+      if (opts.schema && opts.dropSchemaOnClose && !embedded) await dropSchema(url, opts.schema);
       await stopEmbedded?.();
     },
   };

@@ -18,7 +18,7 @@ import express from 'express';
 import { loadVendorFixtures } from '../../src/sandbox/fixtures';
 import { createSandboxSimulators, mountSimulators } from '../../src/simulators';
 import { FuzzRunner } from '../support/openapi-fuzz';
-import { dropSchema } from '../support/runtime';
+import { dropSchema } from '../../src/db/database';
 
 const mib = (kb: number) => Math.round(kb / 1024);
 
@@ -82,7 +82,7 @@ async function startServiceProcess(databaseUrl: string | undefined, env: Record<
       rmSync(dataDir, { recursive: true, force: true });
       // The service's schema goes with it, as the bench's other schemas do (dropSchemaOnClose): each run
       // would otherwise leave a synced 50,000-ticket tenant behind in the database it was pointed at.
-      await dropSchema(databaseUrl, schema);
+      if (databaseUrl) await dropSchema(databaseUrl, schema);
     },
   };
 }

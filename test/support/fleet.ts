@@ -7,7 +7,7 @@ import { startServer, type RunningServer } from '../../src/server';
 import { createLogger } from '../../src/shared/logger';
 import { VendorHttpClient } from '../../src/connectors/vendor-http';
 import { Connection, SyncState } from '../../entities';
-import { forgetRedisKeys, runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
+import { forgettingItsQueue, runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
 
 export async function startFleetService(env: Record<string, string>): Promise<RunningServer> {
   const config = loadConfig(
@@ -20,7 +20,7 @@ export async function startFleetService(env: Record<string, string>): Promise<Ru
     // Short backoff, as the other tests use; Retry-After is still honoured.
     http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500, timeoutMs: config.vendorTimeoutMs }),
   });
-  return { ...running, close: async () => { await running.close(); await forgetRedisKeys(config.redisUrl, `${config.queuePrefix}:`); } };
+  return forgettingItsQueue(running, config);
 }
 
 /** A tenant with one connection, stored as the admin service stores it, and its sync scheduled. */

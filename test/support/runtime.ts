@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import IORedis from 'ioredis';
-import { Client } from 'pg';
+import type { AppConfig } from '../../src/config/config';
 import type { DatabaseOptions } from '../../src/db/database';
 
 export const runtime = {
@@ -55,13 +55,7 @@ export async function forgetRedisKeys(redisUrl: string | undefined, prefix: stri
   }
 }
 
-/**
- * Drops a schema on the PostgreSQL server at `databaseUrl` (nothing to do on the embedded runtime): for a
- * store whose service was killed or ran in another process, so never dropped its own (dropSchemaOnClose).
- */
-export async function dropSchema(databaseUrl: string | undefined, schema: string): Promise<void> {
-  if (!databaseUrl) return;
-  const db = new Client({ connectionString: databaseUrl });
-  await db.connect();
-  try { await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`); } finally { await db.end(); }
+/** A service of the harness's own whose close also forgets its queue prefix (forgetRedisKeys). */
+export function forgettingItsQueue<T extends { close(): Promise<void> }>(running: T, config: Pick<AppConfig, 'redisUrl' | 'queuePrefix'>): T {
+  return { ...running, close: async () => { await running.close(); await forgetRedisKeys(config.redisUrl, `${config.queuePrefix}:`); } };
 }

@@ -7,7 +7,7 @@ import { startServer, type RunningServer } from '../../src/server';
 import type { Logger } from 'pino';
 import { createLogger } from '../../src/shared/logger';
 import { VendorHttpClient } from '../../src/connectors/vendor-http';
-import { forgetRedisKeys, runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
+import { forgettingItsQueue, runtime, testDatabaseOptions, uniqueSuffix } from './runtime';
 import type { DatabaseOptions } from '../../src/db/database';
 import { OpenApiChecker } from './openapi-check';
 
@@ -79,7 +79,6 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
   };
   // A queue prefix of the harness's own goes with the service; one a test passed (shared by several
   // processes) is the test's to forget once all of them have closed.
-  const close = overrides.queuePrefix !== undefined ? running.close
-    : async () => { await running.close(); await forgetRedisKeys(config.redisUrl, `${config.queuePrefix}:`); };
-  return { ...running, close, config, key, alphaId: alpha.id, betaId: beta.id, alphaMspKey: alpha.mspKey, betaMspKey: beta.mspKey, openapi, api, graphql };
+  const served = overrides.queuePrefix !== undefined ? running : forgettingItsQueue(running, config);
+  return { ...served, config, key, alphaId: alpha.id, betaId: beta.id, alphaMspKey: alpha.mspKey, betaMspKey: beta.mspKey, openapi, api, graphql };
 }
