@@ -278,8 +278,10 @@ export async function startStandalone(sim: VendorSimulator): Promise<{ url: stri
 /** Monotonic vendor clock: every change gets a later timestamp than the previous one. */
 export class VendorClock {
   private last = 0;
+  /** `wallClock` is the vendor's idea of now (tests fix it so that no answer depends on the day they run). */
+  constructor(private readonly wallClock: () => number = Date.now) {}
   now(): Date {
-    const t = Math.max(Date.now(), this.last + 1);
+    const t = Math.max(this.wallClock(), this.last + 1);
     this.last = t;
     return new Date(t);
   }

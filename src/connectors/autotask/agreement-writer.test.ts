@@ -21,8 +21,11 @@ const CREDENTIALS = { username: 'sandbox', secret: 'sandbox-secret', integration
 let sim: AutotaskSimulator;
 let server: { url: string; close: () => Promise<void> };
 
+/** The vendor's day, fixed: the contract's periods before December are past or current, December is ahead. */
+const TODAY = Date.parse('2026-11-20T12:00:00Z');
+
 beforeAll(async () => {
-  sim = createAutotaskSimulator();
+  sim = createAutotaskSimulator({ now: () => TODAY });
   server = await startStandalone(sim);
 });
 afterAll(() => server.close());

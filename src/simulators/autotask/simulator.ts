@@ -59,6 +59,8 @@ export interface AutotaskSimulatorOptions {
   allowTimeEntryRoleChange?: boolean;
   /** The zone zoneInformation names (default: this simulator's own mount, zone "Sandbox"). */
   zone?: { zoneName: string; url: string };
+  /** The vendor's wall clock in ms (default the real one); tests fix it where an answer depends on the date. */
+  now?: () => number;
 }
 
 export interface AutotaskSimulator extends VendorSimulator {
@@ -102,7 +104,7 @@ export function createAutotaskSimulator(opts: AutotaskSimulatorOptions = {}): Au
   const faults = new FaultInjector((status) => ({ errors: [`${http.STATUS_CODES[status] ?? 'Error'}: injected fault.`] }));
   // Usage is counted per API user, the credential every call carries (ZoneInformation names it in the query).
   faults.credentialOf = (req) => req.get('UserName') ?? String(req.query.user ?? '');
-  const clock = new VendorClock();
+  const clock = new VendorClock(opts.now);
   const credentials = opts.credentials ?? [AUTOTASK_SANDBOX_CREDENTIAL];
   const requireTicketNoteTitles = opts.requireTicketNoteTitles ?? true;
   const allowTimeEntryRoleChange = opts.allowTimeEntryRoleChange ?? false;
