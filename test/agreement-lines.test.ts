@@ -49,7 +49,9 @@ async function servedLines(path: string, agreementId: string): Promise<any[]> {
 }
 
 beforeAll(async () => {
-  svc = await startTestService();
+  // The vendors' day is fixed: the Autotask sandbox contract runs 2026-01-01 to 2026-12-31, and the
+  // simulator and the writer both refuse changes to a contract that has ended.
+  svc = await startTestService({}, { vendorNow: () => Date.parse('2026-11-20T12:00:00Z') });
   cw = svc.services.simulators!.connectwise;
   at = svc.services.simulators!.autotask;
   halo = svc.services.simulators!.halopsa;

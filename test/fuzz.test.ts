@@ -20,6 +20,9 @@ it('answers every fuzzed request of every operation without a 5xx, inside the en
   const report = await runner.run({ perOperation: PER_OPERATION, seed: Number(process.env.FUZZ_SEED ?? 1), concurrency: 3, percentPaths: 2, mcp: MCP_REQUESTS });
   const operations = Object.values(doc.paths as Record<string, object>).reduce((n, m) => n + Object.keys(m).length, 0);
   expect(report.requests).toBe(operations * PER_OPERATION);
+  // Dates past the ends of the range and cursors of other lists, tenants and keys were among them.
+  expect(report.extremeDateRequests).toBeGreaterThan(0);
+  expect(report.foreignCursorRequests).toBeGreaterThan(0);
   expect(describeFindings(report.serverErrors)).toBe('');
   expect(describeFindings(report.outsideEnvelope)).toBe('');
   expect(describeFindings(report.undocumented)).toBe('');
@@ -28,7 +31,7 @@ it('answers every fuzzed request of every operation without a 5xx, inside the en
   expect(describeFindings(report.percentPathUnexpected)).toBe('');
   expect(report.mcpRequests).toBe(MCP_REQUESTS);
   expect(describeFindings(report.rpcInternalErrors)).toBe('');
-  console.log(JSON.stringify({ requests: report.requests, percentPathRequests: report.percentPathRequests, mcpRequests: report.mcpRequests, byStatus: report.byStatus }));
+  console.log(JSON.stringify({ requests: report.requests, percentPathRequests: report.percentPathRequests, mcpRequests: report.mcpRequests, extremeDateRequests: report.extremeDateRequests, foreignCursorRequests: report.foreignCursorRequests, byStatus: report.byStatus }));
   // The service still answers normally afterwards.
   expect((await svc.api(`/tenants/${svc.alphaId}/tickets?limit=1`)).status).toBe(200);
 }, 900_000);

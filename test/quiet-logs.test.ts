@@ -69,6 +69,16 @@ describe('request logs', () => {
     expect(line).not.toHaveProperty('err');
     expect(JSON.stringify(info.lines)).not.toContain('failed with status code');
   });
+
+  it('logs no error and no "sync failed" line on a first start; the sandbox\'s rehearsed failure is recorded all the same', async () => {
+    expect(info.lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(info.lines.filter((l) => /sync failed/.test(String(l.msg)))).toEqual([]);
+    // The rehearsal (fixtures/sandbox.json, first_sync_failure) still leaves its failure in alpha's audit log.
+    const audit = await svc.api(`/tenants/${svc.alphaId}/audit?limit=100`);
+    expect(audit.body.audit.filter((e: any) => e.action === 'sync.failed').map((e: any) => e.detail)).toEqual([
+      expect.objectContaining({ connector: 'pax8', resource: 'subscriptions', error: expect.stringMatching(/400/) }),
+    ]);
+  });
 });
 
 describe('a dead webhook receiver', () => {

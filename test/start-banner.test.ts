@@ -70,6 +70,11 @@ it('prints no configured secret, moves the key out of DATA_DIR once, and restart
   expect(first.out).not.toContain(adminToken);
   expect(first.out).toContain(`sandbox API key: ${sandboxKey.slice(0, 4)}…${sandboxKey.slice(-4)}`);
   expect(first.out).toMatch(/moved the encryption key out of DATA_DIR/);
+  // A quiet first start: no error line, and no "sync failed" (the sandbox's rehearsed failure is recorded, not logged).
+  const logLines = first.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
+  expect(logLines.length).toBeGreaterThan(0);
+  expect(logLines.filter((l) => l.level >= 50)).toEqual([]);
+  expect(first.out).not.toMatch(/sync failed/);
   const keyFile = encryptionKeyPath(dataDir, { XDG_CONFIG_HOME: configHome });
   expect(fs.existsSync(path.join(dataDir, 'encryption.key'))).toBe(false);
   expect(Buffer.from(fs.readFileSync(keyFile, 'utf8'), 'base64').equals(legacyKey)).toBe(true);

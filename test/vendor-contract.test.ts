@@ -161,7 +161,10 @@ const marker = (vendor: string) => `wm-contract-${vendor}-${++seq}-${Date.now().
 
 describe('every call the connectors make is in the vendor\'s document', () => {
   it('Autotask: sync of every resource, every write and every reconcile look-up', async () => {
-    const sim = createAutotaskSimulator();
+    // The vendor's and the writer's day: inside the demo contract (2026), so that its lines dated 2026-12 are writable whenever this runs.
+    const started = Date.now();
+    const clock = () => Date.parse('2026-11-20T12:00:00Z') + (Date.now() - started);
+    const sim = createAutotaskSimulator({ now: clock });
     const fixtures = loadAutotaskDemoFixtures();
     sim.seed(AUTOTASK_DEMO_INSTANCE, fixtures.resources);
     // More tickets than a page holds (500), so the sync follows nextPageUrl.
@@ -174,6 +177,7 @@ describe('every call the connectors make is in the vendor\'s document', () => {
         baseUrl: `${server.url}/atservicesrest/v1.0`,
         credentials: { username: 'sandbox', secret: 'sandbox-secret', integrationCode: 'SANDBOX' },
         http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 0 }),
+        now: clock,
       };
       const ctx: WriteContext = base;
       await syncEverything(autotaskConnector, { ...base, statusMapping: fixtures.statusMapping, since: null }, refused);

@@ -153,7 +153,7 @@ describe('ticket create: commit exactly once', () => {
     const entriesFor = async () => ((await svc.api(alpha('/audit?limit=500'))).body.audit as any[])
       .filter((e) => e.action === 'ticket.create.commit' && e.outcome === 'ok' && e.detail.ticket_refs?.includes(first.body.ticket_ref));
     expect(await entriesFor()).toHaveLength(1);
-    expect((await entriesFor())[0].detail).toEqual({ dry_run: false, ticket_refs: [first.body.ticket_ref] });
+    expect((await entriesFor())[0].detail).toEqual({ dry_run: false, ticket_refs: [first.body.ticket_ref], via: 'api', actor: { kind: 'isv_key', id: expect.any(String), key_prefix: expect.any(String) } });
     await svc.api(alpha('/tickets'), { method: 'POST', json: body });
     expect(await entriesFor()).toHaveLength(2);
   });
@@ -364,15 +364,14 @@ describe('time entries', () => {
     expect(res.status).toBe(422);
   });
 
-  it('member must be an id from the members list, and is required for a live commit on ConnectWise', async () => {
+  it('member must be an id from the members list, and ConnectWise needs one: the preview refuses it as the commit does', async () => {
     const unknown = await svc.api(alpha('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 1, billable: true, member: 'Jane Doe' } });
     expect(unknown.status).toBe(422);
     expect(unknown.body.details.field).toBe('member');
     const preview = await svc.api(alpha('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 1, billable: true } });
-    expect(preview.status).toBe(200);
+    expect([preview.status, preview.body.code, preview.body.details.field]).toEqual([422, 'validation', 'member']);
     const live = await svc.api(alpha('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 1, billable: true, dry_run: false, idempotency_key: newKey() } });
-    expect(live.status).toBe(422);
-    expect(live.body.details.field).toBe('member');
+    expect([live.status, live.body.code, live.body.details.field]).toEqual([422, 'validation', 'member']);
   });
 
   it('hours that round to nothing at the vendor\'s precision (5e-324: start == end) are 422 validation on hours, preview or commit, and nothing is written', async () => {

@@ -31,7 +31,10 @@ function failure(kind: VendorWriteFailure['kind'], status: number, message: stri
   return { ok: false, kind, status, message, retryAfterSeconds: null, problems: [], ...extra };
 }
 
-export function vendorWriteProcessor(connections: Pick<AccessService, 'connection'>, box: SecretBox, http: VendorHttpClient, budgets: ConnectionBudgets | null = null, fence: WriteFence | null = null) {
+export function vendorWriteProcessor(
+  connections: Pick<AccessService, 'connection'>, box: SecretBox, http: VendorHttpClient, budgets: ConnectionBudgets | null = null, fence: WriteFence | null = null,
+  vendorNow: () => number = Date.now,
+) {
   return async (job: JobContext<VendorWriteJob>): Promise<VendorWriteResult> => {
     const answerBy = job.data.answerBy ? Date.parse(job.data.answerBy) : Infinity;
     // The request has answered already (the worker took the job late): send nothing. A retry with the
@@ -94,6 +97,7 @@ export function vendorWriteProcessor(connections: Pick<AccessService, 'connectio
       const ctx: WriteContext = {
         baseUrl: connection.baseUrl.replace(/\/$/, ''),
         credentials: box.openJson<Record<string, string>>(connection.credentialsEncrypted),
+        now: vendorNow,
         // Writes (and the reads a write makes) go first in the connection's budget.
         // A call the budget could not admit before the request answers is refused at once (BudgetSpent).
         http: (budgets ? http.withBudget(budgets.gate(connection, 'write', Number.isFinite(answerBy) ? answerBy : undefined)) : http)

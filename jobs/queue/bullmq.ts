@@ -14,6 +14,7 @@
 import { Job, JobsOptions, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { assertValidJobId, newJobId } from './job-id';
+import { beating, DEFAULT_HEARTBEAT_MS, HEARTBEAT_FORGET_MS } from './heartbeat';
 import { consoleQueueLogger, QueueLogger } from './logger';
 import { DEFAULT_KEEP_FINISHED, DEFAULT_WAIT_TIMEOUT_MS, KeepFinished } from './retention';
 import { finalError, isUnrecoverable, retryDelayMs, toError, validateBackoff } from './retry-policy';
@@ -42,6 +43,8 @@ export interface BullMqJobQueueOptions {
   lockDurationMs?: number;
   /** How often workers look for jobs whose lock expired (stalled). Tests shorten it. */
   stalledIntervalMs?: number;
+  /** How often a started queue beats (lastWorkerBeat). */
+  heartbeatMs?: number;
 }
 
 /**
@@ -81,6 +84,10 @@ export class BullMqJobQueue implements JobQueue {
   private events?: Promise<QueueEvents[]>;
   private started = false;
   private closed = false;
+  private readonly heartbeatMs: number;
+  private stopBeating: (() => void) | null = null;
+  /** This worker process, a member of the heartbeat set. */
+  private readonly workerId = newJobId();
 
   constructor(opts: BullMqJobQueueOptions) {
     this.logger = opts.logger ?? consoleQueueLogger;
@@ -88,6 +95,7 @@ export class BullMqJobQueue implements JobQueue {
     this.keep = opts.keepFinished ?? DEFAULT_KEEP_FINISHED;
     this.lockDurationMs = opts.lockDurationMs ?? DEFAULT_LOCK_MS;
     this.stalledIntervalMs = opts.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS;
+    this.heartbeatMs = opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.client = new IORedis(opts.redisUrl, { maxRetriesPerRequest: 3 });
     this.blockingClient = new IORedis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
     for (const client of [this.client, this.blockingClient]) {
@@ -128,6 +136,20 @@ export class BullMqJobQueue implements JobQueue {
       this.workers.push(worker);
     }
     await Promise.all(this.workers.map((worker) => worker.waitUntilReady()));
+    // One sorted set per prefix: each worker's latest beat (its clock) by its id; the newest is the answer.
+    this.stopBeating = beating(async () => {
+      const now = Date.now();
+      await this.client.multi().zadd(this.heartbeatKey, now, this.workerId).zremrangebyscore(this.heartbeatKey, '-inf', now - HEARTBEAT_FORGET_MS).exec();
+    }, this.heartbeatMs);
+  }
+
+  private get heartbeatKey(): string {
+    return `${this.prefix}:workers:heartbeat`;
+  }
+
+  async lastWorkerBeat(): Promise<number | null> {
+    const newest = await this.client.zrevrange(this.heartbeatKey, 0, 0, 'WITHSCORES');
+    return newest.length === 2 ? Number(newest[1]) : null;
   }
 
   async add<N extends JobName>(name: N, data: JobPayloads[N], opts: AddJobOptions = {}): Promise<{ id: string }> {
@@ -187,8 +209,10 @@ export class BullMqJobQueue implements JobQueue {
 
   async counts(): Promise<JobCounts[]> {
     return Promise.all([...this.queues].map(async ([name, queue]) => {
-      const c = await queue.getJobCounts('waiting', 'delayed', 'active', 'failed');
-      return { name, waiting: c.waiting ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, failed: c.failed ?? 0 };
+      const [c, [oldest]] = await Promise.all([queue.getJobCounts('waiting', 'delayed', 'active', 'failed'), queue.getJobs(['wait'], 0, 0, true)]);
+      // Waiting since it was added, or since its delay ran out.
+      const oldestWaitingMs = oldest ? Math.max(0, Date.now() - oldest.timestamp - (oldest.delay ?? 0)) : null;
+      return { name, waiting: c.waiting ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, failed: c.failed ?? 0, oldestWaitingMs };
     }));
   }
 
@@ -208,6 +232,7 @@ export class BullMqJobQueue implements JobQueue {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopBeating?.();
     // Worker.close() lets active jobs finish before it resolves.
     await Promise.allSettled(this.workers.map((worker) => worker.close()));
     await this.settleWaitersAtClose();

@@ -7,6 +7,7 @@
 import { assertValidJobId, newJobId } from './job-id';
 import { consoleQueueLogger, QueueLogger } from './logger';
 import { DEFAULT_KEEP_FINISHED, DEFAULT_WAIT_TIMEOUT_MS, KeepFinished } from './retention';
+import { beating, DEFAULT_HEARTBEAT_MS } from './heartbeat';
 import { finalError, isUnrecoverable, retryDelayMs, toError, validateBackoff } from './retry-policy';
 import {
   AddJobOptions,
@@ -39,6 +40,8 @@ interface JobRecord {
   timer?: NodeJS.Timeout;
   /** Added by a scheduler (JobContext.scheduled). */
   scheduled?: boolean;
+  /** When it last became ready to run (ms since epoch): the queue's age counts from here. */
+  readyAt?: number;
 }
 
 /** One job name: its handler, its FIFO of ready jobs and every job record it still keeps. */
@@ -68,6 +71,8 @@ export interface InProcessJobQueueOptions {
   keepFinished?: KeepFinished;
   /** Source of jitter; tests may pin it. */
   random?: () => number;
+  /** How often a started queue beats (lastWorkerBeat). */
+  heartbeatMs?: number;
 }
 
 export class InProcessJobQueue implements JobQueue {
@@ -81,9 +86,13 @@ export class InProcessJobQueue implements JobQueue {
   private readonly inFlight = new Set<Promise<void>>();
   private started = false;
   private closed = false;
+  private readonly heartbeatMs: number;
+  private stopBeating: (() => void) | null = null;
+  private lastBeat: number | null = null;
 
   constructor(opts: InProcessJobQueueOptions = {}) {
     this.logger = opts.logger ?? consoleQueueLogger;
+    this.heartbeatMs = opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.keep = opts.keepFinished ?? DEFAULT_KEEP_FINISHED;
     this.random = opts.random ?? Math.random;
     for (const name of JOB_NAMES) {
@@ -105,6 +114,12 @@ export class InProcessJobQueue implements JobQueue {
     if (missing.length > 0) throw new Error(`No job handler registered for: ${missing.join(', ')}`);
     this.started = true;
     for (const lane of this.lanes.values()) this.pump(lane);
+    // The embedded default's worker is this process: its beat is in memory, read by its own /readyz.
+    this.stopBeating ??= beating(async () => { this.lastBeat = Date.now(); }, this.heartbeatMs);
+  }
+
+  async lastWorkerBeat(): Promise<number | null> {
+    return this.lastBeat;
   }
 
   async add<N extends JobName>(name: N, data: JobPayloads[N], opts: AddJobOptions = {}): Promise<{ id: string }> {
@@ -159,13 +174,18 @@ export class InProcessJobQueue implements JobQueue {
     return [...this.lanes].map(([name, lane]) => {
       const jobs = [...lane.jobs.values()];
       const inState = (state: JobState) => jobs.filter((j) => j.state === state).length;
-      return { name, waiting: inState('waiting'), delayed: inState('delayed'), active: inState('active'), failed: inState('failed') };
+      const oldest = lane.ready[0]?.readyAt;
+      return {
+        name, waiting: inState('waiting'), delayed: inState('delayed'), active: inState('active'), failed: inState('failed'),
+        oldestWaitingMs: oldest == null ? null : Math.max(0, Date.now() - oldest),
+      };
     });
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopBeating?.();
     for (const id of [...this.schedulers.keys()]) this.stopScheduler(id);
     for (const lane of this.lanes.values()) {
       lane.ready.length = 0;
@@ -217,6 +237,7 @@ export class InProcessJobQueue implements JobQueue {
       return;
     }
     job.state = 'waiting';
+    job.readyAt = Date.now();
     lane.ready.push(job);
     this.pump(lane);
   }

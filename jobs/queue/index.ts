@@ -11,16 +11,18 @@ export interface CreateJobQueueOptions {
   /** BullMQ only: lock duration and stalled-job check interval (a killed worker's job is re-run after them). */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /** How often a started queue (a worker) beats (JobQueue.lastWorkerBeat). */
+  heartbeatMs?: number;
 }
 
 export function createJobQueue(opts: CreateJobQueueOptions = {}): JobQueue {
   if (opts.redisUrl) {
     return new BullMqJobQueue({
       redisUrl: opts.redisUrl, prefix: opts.prefix, logger: opts.logger,
-      lockDurationMs: opts.lockDurationMs, stalledIntervalMs: opts.stalledIntervalMs,
+      lockDurationMs: opts.lockDurationMs, stalledIntervalMs: opts.stalledIntervalMs, heartbeatMs: opts.heartbeatMs,
     });
   }
-  return new InProcessJobQueue({ logger: opts.logger });
+  return new InProcessJobQueue({ logger: opts.logger, heartbeatMs: opts.heartbeatMs });
 }
 
 export * from './types';

@@ -8,6 +8,15 @@
 /** Every job payload carries its tenant id. */
 export interface JobPayload {
   tenantId: string;
+  /** Where the job was added in a trace, when tracing is on (src/telemetry/job-spans.ts); handlers never see it. */
+  trace?: JobTrace;
+}
+
+/** A job's trace context: W3C `traceparent`/`tracestate` and the request id of the request that added it. */
+export interface JobTrace {
+  traceparent?: string;
+  tracestate?: string;
+  requestId?: string;
 }
 
 export interface BackoffOptions {

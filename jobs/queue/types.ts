@@ -84,6 +84,8 @@ export interface JobCounts {
   delayed: number;
   active: number;
   failed: number;
+  /** How long the oldest job ready to run has waited for a worker (ms), or null when none waits. */
+  oldestWaitingMs: number | null;
 }
 
 export interface JobQueue {
@@ -107,6 +109,11 @@ export interface JobQueue {
   ping(): Promise<boolean>;
   /** Jobs per name and state, for /metrics (src/http/metrics.ts); `failed` counts the failed jobs still kept. */
   counts(): Promise<JobCounts[]>;
+  /**
+   * When a worker last beat (ms since epoch, the beating process's clock), or null when none ever has.
+   * A started queue (the worker role) beats every `heartbeatMs`; an api process's /readyz reads it.
+   */
+  lastWorkerBeat(): Promise<number | null>;
   /** Stop taking jobs, let the ones in flight finish, release connections. */
   close(): Promise<void>;
 }

@@ -143,7 +143,7 @@ export class AgreementLinesService {
       } });
     }
     // Every step's vendor rules before anything is reserved or sent (the registry's write, 501 where the connector has none).
-    for (const w of writes) checkWrite(planned(c, w), !b.dry_run);
+    for (const w of writes) checkWrite(planned(c, w));
     return { c, writes };
   }
 

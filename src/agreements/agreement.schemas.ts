@@ -5,6 +5,7 @@
  * the vendor's rules (422 `validation`).
  */
 import { commitResult, keyedWrite, previewResult, TargetError } from '../operations/write-results';
+import { dayField } from '../shared/dates';
 import { pathId, TenantPath, text, z } from '../shared/request';
 
 export const AgreementPath = TenantPath.extend({
@@ -32,7 +33,7 @@ export const AgreementLinesBody = keyedWrite('AgreementLinesBody', {
   quantity: amount('Units of the line (add, replace: required; rewrite: the new quantity)'),
   unit_price: amount('Price per unit (default: the catalogue\'s)'),
   unit_cost: amount('Cost per unit (default: the catalogue\'s)'),
-  effective_date: text(40).min(1).nullable().optional().openapi({ description: '`YYYY-MM-DD`: from when the change applies, or the day a line ends (default: today, UTC).' }),
+  effective_date: dayField(40).min(1).nullable().optional().openapi({ description: '`YYYY-MM-DD`: from when the change applies, or the day a line ends (default: today, UTC).' }),
   description: text(1000).min(1).nullable().optional().openapi({ description: 'Invoice text of an added line (default: the product\'s name).' }),
 }, (b, ctx) => {
   const rule = NEEDS[b.verb];
@@ -52,7 +53,7 @@ export const AgreementLinesBody = keyedWrite('AgreementLinesBody', {
 export const CreateAgreementBody = keyedWrite('CreateAgreementBody', {
   name: text(200).min(1),
   company_name: text(200).min(1),
-  start_date: text(40).nullable().optional(),
+  start_date: dayField(40).nullable().optional(),
 });
 
 const agreementId = z.string().openapi({ description: 'The agreement\'s id in the PSA.' });

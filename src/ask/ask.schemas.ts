@@ -5,7 +5,8 @@
  * not exist is refused, never guessed at.
  */
 import { CANONICAL_PRIORITIES, CANONICAL_STATUSES } from '../connectors/canonical';
-import { rfc3339, text, z } from '../shared/request';
+import { rfc3339 } from '../shared/dates';
+import { text, z } from '../shared/request';
 
 export const AskBody = z.object({
   question: text(500).min(1).openapi({ description: 'A question of the MSP about its own data, in plain English (see GET /tenants/{tenant_id}/ask/examples).' }),

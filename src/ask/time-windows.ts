@@ -2,6 +2,8 @@
  * Time windows of the question family, in UTC whole days (documented on /ask/examples): a window is
  * [since, before) and either end may be open. Weeks start on Monday (ISO 8601).
  */
+import { isDay } from '../shared/dates';
+
 export interface TimeWindow {
   since: Date | null;
   before: Date | null;
@@ -67,8 +69,8 @@ const RULES: Rule[] = [
 ];
 
 function dateWindow(day: string, side: 'since' | 'before'): TimeWindow | null {
+  if (!isDay(day)) return null;
   const d = new Date(`${day}T00:00:00Z`);
-  if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== day) return null;
   return side === 'since' ? { since: d, before: null, label: `since ${day}` } : { since: null, before: d, label: `before ${day}` };
 }
 

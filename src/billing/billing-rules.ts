@@ -5,25 +5,18 @@
  * once (422 `validation`, `details.problems`).
  */
 import { ServiceError } from '../errors/service-error';
+import { isDay } from '../shared/dates';
 
 export interface Problem {
   field: string;
   message: string;
 }
 
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** Rounding slack on top of the documented 0.01, so that 0.1 x 3 = 0.30 passes. */
 const CENT = 0.01 + 1e-9;
 
 // Node 20 ships the ISO 4217 list with its ICU data; no table of our own to keep.
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
-
-export function isDay(value: string): boolean {
-  const m = DAY.exec(value);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.toISOString().slice(0, 10) === value;
-}
 
 export function checkDay(problems: Problem[], field: string, value: string): void {
   if (!isDay(value)) problems.push({ field, message: 'must be a calendar day, YYYY-MM-DD (e.g. 2026-11-01)' });

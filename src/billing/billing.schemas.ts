@@ -6,11 +6,12 @@
  */
 import { dryRun, keyedWrite, previewResult, commitResult } from '../operations/write-results';
 import { listCursor, listEnvelope, pageQuery } from '../shared/paging';
+import { dayField } from '../shared/dates';
 import { pathId, TenantPath, text, z } from '../shared/request';
 
 const replaceKey = text(200).min(1).nullable().optional()
   .openapi({ description: 'Optional. A later submission with the same key replaces the row it wrote (never a second row).' });
-const day = (what: string) => text(40).openapi({ description: `${what}, \`YYYY-MM-DD\`.` });
+const day = (what: string) => dayField(40).openapi({ description: `${what}, \`YYYY-MM-DD\`.` });
 const money = (what: string) => z.number().openapi({ description: what });
 const optionalMoney = (what: string) => z.number().nullable().optional().openapi({ description: what });
 

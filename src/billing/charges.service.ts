@@ -17,6 +17,7 @@ import { syncedLine, todayUtc } from '../agreements/agreement-lines.service';
 import type { AgreementLineChange } from '../connectors/agreement-write-types';
 import { declares } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
+import { retryingTransient } from '../db/transient';
 import { isUuid } from '../shared/request';
 import type { SyncService } from '../sync/sync.service';
 import { checkWrite, previewWrites, type CommitRun, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
@@ -88,7 +89,8 @@ export class ChargesService {
 
   /** Brings the tenant's charges in line with its cost rows, mappings, identity matches and agreements. */
   async recompute(tenantId: string): Promise<void> {
-    await this.ds.transaction(async (m) => {
+    // A reset of the tenant deleting these rows may deadlock with it: the victim runs again (src/db/transient.ts).
+    await retryingTransient(() => this.ds.transaction(async (m) => {
       // One recomputation per tenant at a time (across processes on PostgreSQL).
       await this.store.lock(m, tenantId);
       // Resolved under the lock, and stored for the reconciliation.
@@ -122,7 +124,7 @@ export class ChargesService {
       await this.store.insert(m, inserts);
       const stale = [...open.entries()].filter(([key, e]) => e.status === 'pending' && !keep.has(key)).map(([, e]) => e.id);
       if (stale.length) await this.store.remove(m, stale);
-    });
+    }));
   }
 
   /** One page of charges (newest period first), with every unresolved cost row of the latest periods. */
@@ -182,7 +184,7 @@ export class ChargesService {
           quantity: Number(charge.proposed_quantity), current: line ? syncedLine(line) : null,
         };
         const write: PlannedWrite = { connection: c, name: 'agreement.line.rewrite', input: change };
-        checkWrite(write, !body.dry_run);
+        checkWrite(write);
         return { charge, c, change, write };
       },
       targets: (p) => [p.c],

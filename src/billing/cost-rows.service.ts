@@ -12,6 +12,7 @@ import { COSTS_CURSOR, MINIMUMS_CURSOR, type CostsQuery, type IsvCost, type IsvC
 import type { Page } from '../shared/paging';
 import { costRowOutcome, resolveCostRowsById, resolveUnstoredCostRow, type ResolvedCostRow } from './cost-resolution';
 import { COST_ORDER, COSTS, CostRowsStore, MINIMUM_ORDER, MINIMUMS, type RowTable, type StoredRow, type Values } from './cost-rows.store';
+import { retryingTransient } from '../db/transient';
 
 type CostBody = z.infer<typeof SubmitIsvCostBody>;
 type MinimumBody = z.infer<typeof SubmitPartnerMinimumBody>;
@@ -126,7 +127,7 @@ export class CostRowsService {
     // retried once, when it finds the winner's row and replaces it.
     for (let attempt = 1; ; attempt++) {
       try {
-        const out = await this.ds.transaction(async (m) => this.store.write(m, t, tenantId, isvId, key, values));
+        const out = await retryingTransient(() => this.ds.transaction(async (m) => this.store.write(m, t, tenantId, isvId, key, values)));
         await this.onChanged({ tenantId });
         return out;
       } catch (err) {

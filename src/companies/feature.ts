@@ -107,7 +107,7 @@ const createCompany = defineOperation({
           const found = await byName(services.companiesStore, access, [distributor], body.name);
           if (found.length > 1) throw ambiguous(body.name, found);
           const write: PlannedWrite = { connection: distributor, name: 'company.create', input: draftOf(body) };
-          if (!found[0]) checkWrite(write, !body.dry_run);
+          if (!found[0]) checkWrite(write);
           side = { connection: distributor, match: found[0] ?? null, write };
         }
         return { psaMatch, side };

@@ -4,6 +4,7 @@
  * something, no end before the line starts. Each connector's agreement writer calls these and adds only
  * its own vendor's rules.
  */
+import { isDay } from '../shared/dates';
 import { isNumericId, quoted } from './write-support';
 import type { AgreementLineChange, AgreementLineEnd } from './agreement-write-types';
 import type { FieldProblem } from './write-types';
@@ -12,16 +13,6 @@ import type { FieldProblem } from './write-types';
 export interface LineVendor {
   name: string;
   anId: string;
-}
-
-const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** True for a real calendar day written `YYYY-MM-DD`. */
-export function isDay(value: string | null | undefined): value is string {
-  const m = typeof value === 'string' ? DAY_RE.exec(value) : null;
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
 }
 
 /** Problems shared by every vendor: numbers finite and not negative, dates real days. */

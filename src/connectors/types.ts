@@ -67,6 +67,8 @@ export interface SyncContext {
   /** Incremental watermark for this resource: only records updated at or after it. Null: full sync. */
   since: Date | null;
   http: VendorHttpClient;
+  /** The vendor's day, as ms since the epoch (default the wall clock; tests fix it so no mapping depends on when they run). */
+  now?: () => number;
   /** Calls the connection's budget lets run at once: the bound for per-record calls (note counts). */
   concurrency?: number;
   /**

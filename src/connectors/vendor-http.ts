@@ -8,6 +8,7 @@ import { request as undiciRequest, type Dispatcher } from 'undici';
 import { parseRetryAfterMs } from '../shared/request';
 import type { BudgetGate, BudgetLease } from '../budget/budget';
 import { recordVendorCall } from '../http/metrics';
+import { inVendorCallSpan } from '../telemetry/vendor-spans';
 
 export interface VendorHttpOptions {
   /** Retries after the first try for 429/503 and network errors on safe requests. */
@@ -182,10 +183,15 @@ export class VendorHttpClient {
     return new VendorHttpClient(this.opts, this.budget, fence);
   }
 
+  /** One call, its retries included, as one span of the trace it is made in (src/telemetry/vendor-spans.ts). */
   async request<T = unknown>(req: VendorRequest): Promise<VendorResponse<T>> {
+    const url = new URL(req.url);
+    return inVendorCallSpan(req.method ?? 'GET', url, this.budget?.connector, () => this.send<T>(req, url));
+  }
+
+  private async send<T>(req: VendorRequest, url: URL): Promise<VendorResponse<T>> {
     const method = req.method ?? 'GET';
     const retry = req.retry ?? method === 'GET';
-    const url = new URL(req.url);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v != null) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     let body: string | undefined;

@@ -35,8 +35,11 @@ export interface WriteRefs {
 
 /** One vendor write of one connector. */
 export interface VendorWrite<Input, Result extends WriteRefs = WriteRefs> {
-  /** The vendor's rules; `live`: for a commit (a rule may hold only for what is sent). Empty: it may be sent. */
-  check(input: Input, live: boolean): FieldProblem[];
+  /**
+   * The vendor's rules, the same for a preview and its commit (a preview refuses exactly what the commit
+   * would). Empty: it may be sent.
+   */
+  check(input: Input): FieldProblem[];
   /** The exact requests `send` makes, in order; nothing is sent. */
   preview(input: Input): VendorRequestPreview[];
   /** Sends it once; a refusal of its content is a VendorValidationError, a failed call a VendorHttpError. */
@@ -120,7 +123,7 @@ export const WRITE_NAMES = Object.keys(WRITE_CAPABILITY) as WriteName[];
 
 /** A writer's functions for one write, and how its answer reads as WriteRefs. */
 interface WriterParts<I, R> {
-  check(input: I, live: boolean): FieldProblem[];
+  check(input: I): FieldProblem[];
   preview(input: I): VendorRequestPreview[];
   send(ctx: WriteContext, input: I): Promise<R>;
   find: ((ctx: WriteContext, input: I) => Promise<R | null>) | null;
@@ -169,7 +172,7 @@ export function ticketWrites(w: WriteConnector): Pick<VendorWrites, 'ticket.crea
     },
     'time.create': fromWriter<TimeEntryInput, { timeEntryRef: string; ticketRef: string }>({
       // Hours that round to nothing are refused on every connector, before the connector's own rules.
-      check: (t, live) => [...timeEntryHoursProblems(t.hours), ...w.checkTimeEntry(entryOf(t), live)],
+      check: (t) => [...timeEntryHoursProblems(t.hours), ...w.checkTimeEntry(entryOf(t))],
       preview: (t) => w.previewTimeEntry(entryOf(t)),
       send: async (ctx, t) => ({ ...(await w.createTimeEntry(ctx, entryOf(t))), ticketRef: t.ticketRef }),
       find: async (ctx, t) => { const e = await w.findTimeEntryByMarker(ctx, entryOf(t)); return e && { ...e, ticketRef: t.ticketRef }; },

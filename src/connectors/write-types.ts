@@ -11,6 +11,8 @@ export interface WriteContext {
   baseUrl: string;
   credentials: Record<string, string>;
   http: VendorHttpClient;
+  /** The vendor's day, as ms since the epoch (default the wall clock; tests fix it so no rule depends on when they run). */
+  now?: () => number;
 }
 
 /** A field that breaks a vendor rule: `field` is the request field the caller sent (e.g. `summary`). */
@@ -93,7 +95,7 @@ export interface WriteConnector {
   checkTicket(d: TicketDraft): FieldProblem[];
   checkPatch(p: TicketPatch): FieldProblem[];
   checkNote(n: NoteDraft): FieldProblem[];
-  checkTimeEntry(t: TimeEntryDraft, live: boolean): FieldProblem[];
+  checkTimeEntry(t: TimeEntryDraft): FieldProblem[];
 
   previewCreateTicket(d: TicketDraft): VendorRequestPreview[];
   previewUpdateTicket(ticketRef: string, p: TicketPatch): VendorRequestPreview[];

@@ -86,6 +86,9 @@ async function startEmbedded(dataDir: string | undefined): Promise<{ endpoint: E
   };
 }
 
+/** The longest a statement may go unanswered on PostgreSQL before it fails (503 to the caller): far above any statement's normal time. */
+export const QUERY_TIMEOUT_MS = 20_000;
+
 /**
  * Applies pending migrations while holding a PostgreSQL advisory lock named after the schema, so that of
  * several processes starting on one database one migrates and the others wait, then find nothing to do.
@@ -96,7 +99,14 @@ async function runMigrationsLocked(dataSource: DataSource, schema: string): Prom
   await runner.connect();
   const key = `msp-integration-service migrations ${schema}`;
   try {
-    await runner.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+    // Tried, not waited on in one statement: every statement has a time limit (QUERY_TIMEOUT_MS), and
+    // another process's migrations may take longer than that. Bounded: 10 minutes.
+    for (let i = 0; ; i++) {
+      const [row]: { locked: boolean }[] = await runner.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key]);
+      if (row?.locked) break;
+      if (i >= 3000) throw new Error('another process has held the migration lock for 10 minutes');
+      await new Promise((r) => setTimeout(r, 200));
+    }
     try {
       await dataSource.runMigrations({ transaction: 'each' });
     } finally {
@@ -159,6 +169,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     logging: false,
     extra: {
       max: embedded ? 1 : (opts.poolSize ?? 10),
+      // A server that does not answer fails the request within seconds (503 service_unavailable,
+      // src/http/dependency-errors.ts) instead of holding it: a new connection, or a wait for a free one.
+      // A statement on a connection whose server went silent (a network partition) fails too, within
+      // QUERY_TIMEOUT_MS, and TCP keepalive finds a dead peer, instead of the request hanging until the
+      // link returns.
+      ...(embedded ? {} : { connectionTimeoutMillis: 10_000, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }),
       // One connection to one session: statements queued for it are sent without waiting for the answer
       // of the one before (prepared.ts). Queries inside one checkout (TypeORM's) still go one by one.
       ...(embedded ? { pipeline: true } : {}),

@@ -1,14 +1,14 @@
 /**
  * Answers Node's HTTP server gives by itself, before any route runs, carry the Error envelope too
  * (docs/architecture.md, Errors): a request it cannot parse (400), headers over its limit (431) and an `Expect` it
- * does not take (417). Node would otherwise close with an empty body.
+ * does not take (417), a request slower than the time limits (408). Node would otherwise close with an empty body.
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody } from '../rest/http-errors';
 import type { ErrorCode } from '../errors/error-codes';
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 413: 'Payload Too Large', 417: 'Expectation Failed', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 417: 'Expectation Failed', 431: 'Request Header Fields Too Large' };
 
 function raw(status: number, code: ErrorCode, message: string, publicUrl: string): string {
   const body = JSON.stringify(errorBody(publicUrl, code, message));
@@ -19,6 +19,11 @@ export function answerClientErrorsAsJson(server: http.Server, publicUrl: () => s
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // A reset or timed-out socket has no one left to answer.
     if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+    // Headers or body slower than the server's limits (src/http/connection-limits.ts).
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      socket.end(raw(408, 'request_timeout', 'The request did not arrive within the server\'s time limit; the connection is closed.', publicUrl()));
+      return;
+    }
     const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
     socket.end(tooLarge
       ? raw(431, 'headers_too_large', 'The request headers are too large.', publicUrl())

@@ -179,7 +179,12 @@ export function recordVendorCall(connector: string | undefined, status: number |
 export interface MetricsSource {
   ds: DataSource;
   /** The queue's jobs per name and state (JobQueue.counts). */
-  queue: { counts(): Promise<{ name: string; waiting: number; delayed: number; active: number; failed: number }[]> };
+  queue: {
+    readonly driver: string;
+    counts(): Promise<{ name: string; waiting: number; delayed: number; active: number; failed: number; oldestWaitingMs: number | null }[]>;
+    /** When a worker last beat (jobs/queue/heartbeat.ts). */
+    lastWorkerBeat(): Promise<number | null>;
+  };
   budgets: { snapshot(connection: { id: string; connector: string; settings: Record<string, unknown> }): Promise<BudgetSnapshot> };
 }
 
@@ -224,6 +229,33 @@ new Gauge({
         for (const state of ['waiting', 'delayed', 'active', 'failed'] as const) this.inc({ queue: q.name, state }, q[state]);
       }
     }
+  },
+});
+
+new Gauge({
+  name: 'msp_queue_oldest_waiting_seconds', help: 'Age of the oldest job ready to run that no worker has taken yet, by queue (0: none waits)', labelNames: ['queue'], registers,
+  async collect() {
+    // Several services in one process (tests) share the series: the oldest wins.
+    const oldest = new Map<string, number>();
+    for (const s of sources) {
+      for (const q of (await quietly(() => s.queue.counts())) ?? []) oldest.set(q.name, Math.max(oldest.get(q.name) ?? 0, (q.oldestWaitingMs ?? 0) / 1000));
+    }
+    this.reset();
+    for (const [queue, age] of oldest) this.set({ queue }, age);
+  },
+});
+
+new Gauge({
+  name: 'msp_worker_heartbeat_age_seconds', help: 'Seconds since any worker last beat, by queue driver (/readyz says not ready past WORKER_HEARTBEAT_STALE_SECONDS); absent when none ever beat',
+  labelNames: ['driver'], registers,
+  async collect() {
+    const newest = new Map<string, number>();
+    for (const s of sources) {
+      const beat = await quietly(() => s.queue.lastWorkerBeat());
+      if (beat != null) newest.set(s.queue.driver, Math.max(newest.get(s.queue.driver) ?? 0, beat));
+    }
+    this.reset();
+    for (const [driver, beat] of newest) this.set({ driver }, Math.max(0, (Date.now() - beat) / 1000));
   },
 });
 

@@ -221,21 +221,21 @@ const importCompanies = defineOperation({
       caller, access, operation: 'identity.import', request: body,
       prepare: async () => {
         const leftovers = (await ctx.services.identity.unmapped(access, isvId)).filter((r) => r.side === 'psa_company' && r.state === 'needs_match');
-        if (body.all_unmatched) return leftovers;
-        return body.company_source_ids!.map((id) => {
+        const rows = body.all_unmatched ? leftovers : body.company_source_ids!.map((id) => {
           const row = leftovers.find((r) => r.id === id && (!body.connection_id || r.connection_id === body.connection_id));
           if (!row) throw new ServiceError('validation', `Company ${id} is not an unmatched PSA company of this book.`, { details: { field: 'company_source_ids' } });
           return row;
         });
+        // The endpoint's address is checked here, so that a preview refuses what its commit would.
+        return { rows, target: await guardUrl(ctx.services, endpoint.url) };
       },
       targets: () => [],
-      preview: (rows) => ({
+      preview: ({ rows }) => ({
         dry_run: true as const,
         preview: { targets: rows.length ? [{ connection_id: rows[0].connection_id!, connector: 'isv_import', requests: rows.map((r) => ({ method: 'POST' as const, path: url.pathname, body: payload(r) })) }] : [] },
         companies: rows.map((r) => ({ company_source_id: r.id, connection_id: r.connection_id!, name: r.name, customer_ref: null })),
       }),
-      commit: async (rows, reservation) => {
-        const target = await guardUrl(ctx.services, endpoint.url);
+      commit: async ({ rows, target }, reservation) => {
         const signer = new StandardWebhook(ctx.services.box.open(endpoint.secretEncrypted));
         const done = [];
         for (const r of rows) {

@@ -73,10 +73,9 @@ export class ProjectsService {
     });
   }
 
-  /** The item draft checked against the connector's vendor rules (422 `validation`). */
-  /** The planned write, checked against its vendor's rules (422 before anything is reserved or sent). */
-  private planned(write: PlannedWrite, live: boolean): PlannedWrite {
-    checkWrite(write, live);
+  /** The planned write, checked against its vendor's rules (422 before anything is sent, preview or commit). */
+  private planned(write: PlannedWrite): PlannedWrite {
+    checkWrite(write);
     return write;
   }
 
@@ -86,7 +85,7 @@ export class ProjectsService {
       caller, access, operation: 'project.note', subjectRef: safeId(projectSourceId) ? projectSourceId : null, request: body,
       prepare: async (marker) => {
         const { c } = await this.target(access, projectSourceId);
-        const write = this.planned({ connection: c, name: 'project.note', input: { projectRef: projectSourceId, note: { marker, text: body.text } } }, !body.dry_run);
+        const write = this.planned({ connection: c, name: 'project.note', input: { projectRef: projectSourceId, note: { marker, text: body.text } } });
         return { c, write };
       },
       targets: (p) => [p.c],
@@ -113,7 +112,7 @@ export class ProjectsService {
         const { c, project } = await this.target(access, projectSourceId);
         await this.sameCompany(c, project, body.company_name);
         const item = { marker, summary: body.summary, description: body.description ?? null, phase: body.phase ?? null };
-        const write = this.planned({ connection: c, name: 'project.item', input: { projectRef: projectSourceId, item } }, !body.dry_run);
+        const write = this.planned({ connection: c, name: 'project.item', input: { projectRef: projectSourceId, item } });
         return { c, write, itemKind: vendorWrite(c.connector, 'project.item').itemKind };
       },
       targets: (p) => [p.c],

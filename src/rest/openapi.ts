@@ -47,6 +47,10 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
       if (responses[status]) continue;
       responses[status] = { description: code, content: { 'application/json': { schema: ErrorBody } } };
     }
+    // The database or Redis unreachable: 503 on any operation, with Retry-After (src/http/dependency-errors.ts).
+    const unavailable = 'service_unavailable: the database or the job queue is unreachable; retry after `Retry-After` seconds.';
+    if (responses['503']) responses['503'].description = `${responses['503'].description} ${unavailable}`;
+    else responses['503'] = { description: unavailable, content: { 'application/json': { schema: ErrorBody } } };
     const grant = op.grant ? `Grant \`${op.grant}\`.` : undefined;
     const role = op.role === 'msp' ? 'MSP key only.' : op.role === 'isv' ? 'ISV key only.' : undefined;
     registry.registerPath({

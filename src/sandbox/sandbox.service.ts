@@ -24,6 +24,7 @@ import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_SUPPORTED_TARGETS, SA
 import type { SandboxSimulators } from '../simulators';
 import { SimulationRefused, type SimulatedChange } from '../simulators/kit';
 import { SandboxStore } from './sandbox.store';
+import { retryingTransient } from '../db/transient';
 
 export interface SandboxInfo {
   isvId: string;
@@ -231,7 +232,7 @@ export class SandboxService {
     if (!connection || !sim) return;
     sim.faults.inject({ status: f.status, times: 1, pathIncludes: f.pathIncludes, method: 'GET' });
     // Run here, not as a job: the failure is the sandbox's own, not a failed job for an operator.
-    await sync.syncConnection(connection.id).catch(() => undefined);
+    await sync.syncConnection(connection.id, { rehearsed: true }).catch(() => undefined);
     sim.faults.clear();
     await sync.syncConnection(connection.id);
   }
@@ -251,12 +252,13 @@ export class SandboxService {
     this.seedTenant(def);
     // Vendor ids are never reused: a record created after the reset gets an id no earlier record had.
     for (const i of issued) this.simulators[i.connector]?.reserveIds?.(def.slug, i.resource, i.max);
-    await this.ds.transaction(async (m) => {
+    // Beside cost commits and charge recomputations writing the same tenant's rows: a deadlock's victim runs again.
+    await retryingTransient(() => this.ds.transaction(async (m) => {
       for (const entity of Object.values(ENTITY_BY_RESOURCE)) await m.getRepository(entity).delete({ tenantId } as never);
       for (const entity of [SyncState, EventRecord, TicketLink, IdempotencyRecord, RoutingConfig, IsvCustomer, IdentityMatch, IdentitySkip, IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord]) {
         await m.getRepository(entity).delete({ tenantId } as never);
       }
-    });
+    }));
     // Lists read no cached last_synced_at of the records just removed (they answer null until the sync below).
     for (const listener of this.storeEmptiedListeners) listener(tenantId);
     const isv = await this.ds.getRepository(Isv).findOneBy({ name: SANDBOX_ISV_NAME });

@@ -5,12 +5,17 @@
  *
  * Cursors are keyset positions (the sort key of the last item of the page, on a unique order), never
  * offsets, so a page neither skips nor repeats an item while others are inserted. On the wire a cursor
- * is opaque: base64url of `[list, ...key]`. Decoding checks the list it was issued for and the type of
- * every key part, so a cursor that was edited, cut or taken from another list is a 422 naming `cursor`,
- * never a 500 and never a wrong page.
+ * is opaque: base64url of `[list, ...key, seal]`, where the seal is a server-keyed digest binding the
+ * position to the operation that issued it (with its path), the tenant and the caller (the key's ISV or
+ * MSP tenant; see CursorBinding). Decoding checks the list, the type of every key part and the seal, so a
+ * cursor that was edited, cut, or taken from another list, tenant or caller is a 422 naming `cursor`,
+ * never a 500, a wrong page or a look at another caller's positions.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { timingSafeEqual } from 'node:crypto';
 import type { ZodRawShape, ZodType } from 'zod';
-import { isUuid, limitParam, rfc3339, z } from './request';
+import { parseInstant, rfc3339 } from './dates';
+import { isUuid, limitParam, z } from './request';
 
 /** One part of a sort key: our uuid, a whole number (bigint-safe, as a decimal string), text or an RFC 3339 time. */
 export type KeyPart = 'uuid' | 'int' | 'text' | 'time';
@@ -30,26 +35,74 @@ const validPart: Record<KeyPart, (v: string) => boolean> = {
   uuid: isUuid,
   int: (v) => /^-?\d{1,19}$/.test(v),
   text: (v) => v.length <= 2000,
-  time: (v) => !Number.isNaN(Date.parse(v)),
+  time: (v) => parseInstant(v).ok,
 };
 
-/** The cursor of one list, whose items sort by `parts` (the last part makes the order unique). */
+/**
+ * What the cursors of one call are bound to: set by the runner (src/operations/runner.ts) around a call's
+ * request schemas and handler, so every list pages with it without passing it along.
+ */
+export interface CursorBinding {
+  /** The operation and the values of its path but the tenant (a webhook's deliveries are not another's). */
+  list: string;
+  /** The tenant of the path ('' for a list of no tenant). */
+  tenant: string;
+  /** The caller: the key's ISV, the MSP's tenant, the admin. */
+  caller: string;
+  /** The server's keyed digest of a text (src/security/secret-box.ts). */
+  seal: (text: string) => string;
+}
+
+const bindings = new AsyncLocalStorage<CursorBinding>();
+
+/** Runs `fn` with the cursors it issues and reads bound to `binding`. */
+export function withCursorBinding<T>(binding: CursorBinding, fn: () => T): T {
+  return bindings.run(binding, fn);
+}
+
+function sealOf(b: CursorBinding, position: unknown[]): string {
+  return b.seal(JSON.stringify([b.list, b.tenant, b.caller, ...position]));
+}
+
+function sameSeal(given: unknown, expected: string): boolean {
+  if (typeof given !== 'string') return false;
+  const [x, y] = [Buffer.from(given, 'utf8'), Buffer.from(expected, 'utf8')];
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * The cursor of one list, whose items sort by `parts` (the last part makes the order unique). Outside a
+ * binding (a service's own paging in a unit test, the MCP's check of a tool's arguments before it runs
+ * the operation) cursors are issued without a seal and read with or without one: only the shape is
+ * checked there, and the runner reads the cursor again, seal and all, before any list uses it.
+ */
 export function listCursor(list: string, parts: KeyPart[]): ListCursor {
   return {
     list,
-    encode: (key) => Buffer.from(JSON.stringify([list, ...key]), 'utf8').toString('base64url'),
+    encode: (key) => {
+      const b = bindings.getStore();
+      const position = [list, ...key];
+      return Buffer.from(JSON.stringify(b ? [...position, sealOf(b, position)] : position), 'utf8').toString('base64url');
+    },
     decode: (cursor) => {
       if (cursor.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(cursor)) return null;
+      // Only the text we issued: base64url also decodes a cursor with a character added or changed in its last bits.
+      const bytes = Buffer.from(cursor, 'base64url');
+      if (bytes.toString('base64url') !== cursor) return null;
       let value: unknown;
-      try { value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')); } catch { return null; }
-      if (!Array.isArray(value) || value.length !== parts.length + 1 || value[0] !== list) return null;
-      const key = value.slice(1);
-      return key.every((v, i) => typeof v === 'string' && validPart[parts[i]](v)) ? key as Key : null;
+      try { value = JSON.parse(bytes.toString('utf8')); } catch { return null; }
+      const b = bindings.getStore();
+      if (!Array.isArray(value) || value[0] !== list) return null;
+      if (b ? value.length !== parts.length + 2 : value.length !== parts.length + 1 && value.length !== parts.length + 2) return null;
+      const key = value.slice(1, parts.length + 1);
+      if (!key.every((v, i) => typeof v === 'string' && validPart[parts[i]](v))) return null;
+      if (value.length === parts.length + 2 && typeof value[parts.length + 1] !== 'string') return null;
+      return !b || sameSeal(value[parts.length + 1], sealOf(b, value.slice(0, parts.length + 1))) ? key as Key : null;
     },
   };
 }
 
-/** The `cursor` parameter: a `next_cursor` this list issued (anything else is 422 naming `cursor`). */
+/** The `cursor` parameter: a `next_cursor` this list issued to this caller on this tenant (anything else is 422 naming `cursor`). */
 export function cursorParam(codec: ListCursor) {
   return z.string().min(1).max(MAX_CURSOR).refine((c) => codec.decode(c) !== null, { message: 'is not a next_cursor this list issued' })
     .nullable().optional().openapi({ description: 'Opaque: the `next_cursor` of the previous page.' });

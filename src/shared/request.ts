@@ -1,6 +1,6 @@
 /**
  * The request pieces every operation shares, in one place: ids, safe text, the page size (`limit`; the
- * rest of the list contract is src/shared/paging.ts), RFC 3339 timestamps and Retry-After parsing. A rule written here is
+ * rest of the list contract is src/shared/paging.ts; dates are src/shared/dates.ts) and Retry-After parsing. A rule written here is
  * written nowhere else.
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
@@ -47,20 +47,6 @@ export function wholeNumber(min: number, max: number) {
 
 export const limitParam = wholeNumber(PAGE_LIMIT.min, PAGE_LIMIT.max).default(PAGE_LIMIT.default)
   .openapi({ type: 'integer', minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default, description: `Page size, ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max} (default ${PAGE_LIMIT.default}).` });
-
-/** RFC 3339 with a real calendar date: 2026-02-30 is refused, not rolled over to March. */
-export function isRfc3339(s: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/.exec(s);
-  if (!m) return false;
-  const [y, mo, d, h, mi, se] = m.slice(1, 7).map(Number);
-  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 60) return false;
-  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  if (d > days) return false;
-  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
-  return !Number.isNaN(Date.parse(s));
-}
-
-export const rfc3339 = z.string().max(40).refine(isRfc3339, { message: 'must be an RFC 3339 timestamp, e.g. 2026-11-22T10:00:00Z' });
 
 /** Retry-After in milliseconds: delta-seconds or an HTTP date; null when absent or unreadable. */
 export function parseRetryAfterMs(value: string | null | undefined, now: number = Date.now()): number | null {

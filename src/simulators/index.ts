@@ -10,10 +10,11 @@ import { createPax8Simulator } from './pax8/simulator';
 
 export type SandboxSimulators = Record<string, VendorSimulator>;
 
-export function createSandboxSimulators(controlToken: string): SandboxSimulators {
+/** `now`: the vendors' wall clock (default the real one); tests fix it so that no vendor rule depends on the day they run. */
+export function createSandboxSimulators(controlToken: string, now?: () => number): SandboxSimulators {
   return {
     connectwise: createConnectWiseSimulator({ controlToken }),
-    autotask: createAutotaskSimulator({ controlToken }),
+    autotask: createAutotaskSimulator({ controlToken, now }),
     halopsa: createHaloPsaSimulator({ controlToken }),
     ninjaone: createNinjaOneSimulator({ controlToken }),
     dattormm: createDattoRmmSimulator({ controlToken }),

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { SyncResource } from '../connectors/types';
 import type { ConnectionWithStates, SyncService } from './sync.service';
 import type { SyncStatesStore } from './sync-states.store';
+import { inRootSpan } from '../telemetry/spans';
 
 /** How long the sweeper waits before it looks again when nothing was due. */
 export const SWEEP_IDLE_MS = 250;
@@ -78,7 +79,9 @@ export class FreshnessSweeper {
   }
 
   private check(connectionId: string, resources: Set<SyncResource>, loaded: ConnectionWithStates | undefined): void {
-    const run: Promise<void> = this.sync.syncConnection(connectionId, { claimed: resources, loaded })
+    // Each check is a trace of its own (src/telemetry), its vendor calls the children.
+    const sync = () => this.sync.syncConnection(connectionId, { claimed: resources, loaded });
+    const run: Promise<void> = inRootSpan('sync check', { tenantId: loaded?.connection.tenantId }, { 'msp.connection_id': connectionId }, sync)
       // A failed check is recorded in its state (and audited) by the sync itself, and planned again: nothing to retry here.
       .then(() => undefined, (err: Error) => this.logger.debug({ connectionId, err: err.message }, 'scheduled check failed'))
       .finally(() => { this.running.delete(run); this.wake?.(); });

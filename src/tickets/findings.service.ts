@@ -120,7 +120,7 @@ export class FindingsService {
         throw fieldError('project_source_id', `The ${c.connector} connector writes findings as a note on an existing project: name it in project_source_id.`);
       }
       // The finding's text is held to a ticket's vendor rules on either target.
-      checkWrite({ connection: c, name: 'ticket.create', input: draft }, !body.dry_run);
+      checkWrite({ connection: c, name: 'ticket.create', input: draft });
       const projectRef = body.project_source_id
         ? await this.tickets.refs.project(c, body.project_source_id)
         : await this.tickets.refs.projectOfCompany(c, draft.companySourceId);

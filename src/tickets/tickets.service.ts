@@ -191,7 +191,7 @@ export class TicketsService {
         }
         const update: TicketUpdate = { ticketRef: body.ticket_ref, patch: Object.keys(patch).length ? patch : null, note };
         const write: PlannedWrite = { connection: c, name: 'ticket.update', input: update };
-        checkWrite(write, !body.dry_run);
+        checkWrite(write);
         return { c, write, ignored };
       },
       targets: (p) => [p.c],
@@ -224,7 +224,7 @@ export class TicketsService {
           start: new Date(Date.now() - body.hours * 3_600_000).toISOString(),
         };
         const write: PlannedWrite = { connection: c, name: 'time.create', input: entry };
-        checkWrite(write, !body.dry_run);
+        checkWrite(write);
         return { c, entry, write };
       },
       targets: (p) => [p.c],

@@ -40,6 +40,7 @@ import type { AppConfig } from '../config/config';
 import type { SecretBox } from '../security/secret-box';
 import type { HostResolver } from './ssrf-guard';
 import type { DeliveryOutcome, WebhookDeliverJob } from './delivery-job';
+import { inWebhookTrySpan } from '../telemetry/webhook-spans';
 
 /**
  * Tries in flight per webhook unless WebhooksService.lanes.window says otherwise: a receiver 100 ms away
@@ -261,7 +262,8 @@ export class DeliveryLanes {
           let written!: () => void;
           const onWire = new Promise<void>((resolve) => { written = resolve; });
           tries++;
-          const done = this.tryOne(hook, target, signer, row, written, (t) => recorder.add(t), hold).then((outcome) => {
+          const span = { webhookId: hook.id, deliveryId: row.delivery_id, eventId: row.id, eventKind: row.kind, attempt: Number(row.delivery_attempts) + 1, receiver: hook.url };
+          const done = inWebhookTrySpan(span, () => this.tryOne(hook, target, signer, row, written, (t) => recorder.add(t), hold)).then((outcome) => {
             if (outcome.kind === 'retry') {
               hold();
               const at = Date.now() + outcome.delayMs;

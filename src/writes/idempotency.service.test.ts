@@ -1,6 +1,6 @@
 /**
  * The idempotency state machine on the real store: reserve, in progress, conflict, replay, release
- * after failure (take-over, which must reconcile), abandoned in-progress take-over, and one winner
+ * after failure (take-over, which must reconcile), a refusal before any send that keeps nothing, abandoned in-progress take-over, and one winner
  * among concurrent reservations of one key.
  */
 import { randomUUID } from 'node:crypto';
@@ -47,6 +47,38 @@ it('a failed commit releases its key: the next reservation takes it over and mus
   await svc.fail(r as ReservationRef);
   const again = await svc.reserve(s, requestHash({ a: 1 }));
   expect(again).toEqual({ kind: 'new', id: (r as { id: string }).id, takeover: true, generation: 2, lease: null });
+});
+
+it('a commit refused before anything was sent keeps nothing: the corrected body reserves the key afresh', async () => {
+  const s = scope();
+  const refused = await svc.reserve(s, requestHash({ member: null }));
+  await svc.release(refused as ReservationRef);
+  expect(await svc.reserve(s, requestHash({ member: '7' }))).toMatchObject({ kind: 'new', takeover: false, generation: 1 });
+});
+
+it('a release by a generation that no longer holds the key, or of a key taken over, deletes nothing', async () => {
+  const s = scope();
+  const first = await svc.reserve(s, requestHash({ a: 1 }));
+  await svc.fail(first as ReservationRef);
+  const second = await svc.reserve(s, requestHash({ a: 1 }));
+  await svc.release(first as ReservationRef);
+  expect(await codeOf(svc.reserve(s, requestHash({ a: 2 })))).toBe('idempotency_conflict');
+  await svc.complete(second as ReservationRef, { status: 201, body: { ticket_ref: '9' } });
+  await svc.release(second as ReservationRef);
+  expect(await svc.reserve(s, requestHash({ a: 1 }))).toEqual({ kind: 'replay', answer: { status: 201, body: { ticket_ref: '9' } } });
+});
+
+it('reservations racing a release: each is new, in progress or a conflict, never an error, and one at most is new', async () => {
+  for (let round = 0; round < 5; round++) {
+    const s = scope();
+    const refused = await svc.reserve(s, requestHash({ member: null }));
+    const [, ...results] = await Promise.all([
+      svc.release(refused as ReservationRef),
+      ...Array.from({ length: 5 }, () => svc.reserve(s, requestHash({ member: '7' })).then((r) => r.kind, (e) => (e instanceof ServiceError ? e.code : String(e)))),
+    ]);
+    expect(results.every((r) => ['new', 'idempotency_in_progress', 'idempotency_conflict'].includes(r as string))).toBe(true);
+    expect(results.filter((r) => r === 'new').length).toBeLessThanOrEqual(1);
+  }
 });
 
 it('an in-progress key abandoned by a dead process (10 minutes) is taken over', async () => {

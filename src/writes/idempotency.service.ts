@@ -1,9 +1,11 @@
 /**
  * Idempotency records (docs/architecture.md, Writes): the unique constraint on (isv, tenant, operation, key)
  * is what makes a commit happen once. A replay returns the stored answer; a different body under the
- * same key is a conflict; a key still being worked on is "in progress". A failed commit frees its key.
+ * same key is a conflict; a key still being worked on is "in progress". A commit that failed after its
+ * check stage frees its key for a take-over with the same body; one refused by that stage keeps nothing.
  */
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { IdempotencyRecord } from '../../entities';
 import { ServiceError } from '../errors/service-error';
@@ -13,6 +15,8 @@ import { LEASE_SECONDS, secondsUntil, type ReservedLease, type WriteFence } from
 const KEEP_MS = 24 * 3600 * 1000;
 /** An in-progress record older than this belonged to a process that died; it may be taken over. */
 const ABANDONED_MS = 10 * 60 * 1000;
+/** failWhenBack's tries, one a second: well inside ABANDONED_MS. */
+const FAIL_RETRIES = 300;
 
 /**
  * A row stored in the statement that stores a commit's outcome: its INSERT with parameters numbered
@@ -71,7 +75,7 @@ export class IdempotencyService {
    * `answerBy`: the request answers then (ms since epoch); the first job sends no write after its lease's
    * `sendBy` unless it records a later one, so what it sends lands by `fence.landAt(sendBy)`, stored as land_by.
    */
-  async reserve(scope: IdempotencyScope, hash: string, answerBy: number = Date.now() + 600_000): Promise<Reservation> {
+  async reserve(scope: IdempotencyScope, hash: string, answerBy: number = Date.now() + 600_000, again = false): Promise<Reservation> {
     const now = new Date();
     // With the lease: one vendor call counted (the first job's), held LEASE_SECONDS by this process.
     const lease = this.fence?.reserveLease(answerBy) ?? null;
@@ -88,9 +92,14 @@ export class IdempotencyService {
     );
     if (inserted.length) return { kind: 'new', id: inserted[0].id, takeover: false, generation: 1, lease };
 
-    const existing = await this.ds.getRepository(IdempotencyRecord).findOneByOrFail({
+    const existing = await this.ds.getRepository(IdempotencyRecord).findOneBy({
       isvId: scope.isvId, tenantId: scope.tenantId, operation: scope.operation, key: scope.key,
     });
+    if (!existing) {
+      // Released since the insert met it (its commit was refused before any send): the key is free, once more.
+      if (again) throw new ServiceError('idempotency_in_progress', 'A request with this idempotency_key is still being processed; retry shortly.', { retryAfterSeconds: 1 });
+      return this.reserve(scope, hash, answerBy, true);
+    }
     const expired = existing.expiresAt.getTime() < now.getTime();
     if (!expired && existing.requestHash !== hash) {
       throw new ServiceError('idempotency_conflict', 'This idempotency_key was used before with a different request body.');
@@ -149,6 +158,37 @@ export class IdempotencyService {
       `UPDATE idempotency_records SET state = 'failed', updated_at = now(), ${FREE_LEASES('$3', '$4')}
         WHERE id = $1 AND generation = $2`,
       [reservation.id, reservation.generation, leases, landParam(landAt)], withIt);
+  }
+
+  /**
+   * The commit was refused before anything was sent (schema, vendor rules, references, grants, ambiguity:
+   * its prepare and check stage): no result is kept for the key, so the corrected body may use it (as
+   * Stripe keeps none for a request that failed validation). Only a fresh reservation, by the generation
+   * that holds it: a key taken over after a send stays bound (`fail`), and a request whose reservation was
+   * taken over in the meantime deletes nothing.
+   */
+  async release(reservation: ReservationRef): Promise<void> {
+    await preparedQuery(this.ds, `DELETE FROM idempotency_records WHERE id = $1 AND generation = $2 AND state = 'in_progress'`,
+      [reservation.id, reservation.generation]);
+  }
+
+  /**
+   * `fail` once the database answers again: a commit whose failure could not be stored (the database went
+   * away) would keep its key in progress, refused as `idempotency_in_progress` while its owner lives, for
+   * ABANDONED_MS. Tried each second in the background, fewer times than that lasts.
+   */
+  failWhenBack(reservation: ReservationRef, leases: string[], landAt: number | null): void {
+    void (async () => {
+      for (let i = 0; i < FAIL_RETRIES; i++) {
+        await sleep(1000, undefined, { ref: false });
+        try { return await this.fail(reservation, leases, [], landAt); } catch { /* still unreachable */ }
+      }
+    })();
+  }
+
+  /** The queue refused the job a reserved lease was for: no job adopts it (write-fence.ts, revoke); the outcome frees it. */
+  revokeLease(token: string): void {
+    this.fence?.revoke(token);
   }
 
   /** Frees leases that finished jobs handed back, before another job of the reservation takes the lease. */

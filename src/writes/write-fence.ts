@@ -82,6 +82,8 @@ export type LeaseOutcome =
 export class WriteFence {
   readonly instanceId = randomUUID();
   private timer: NodeJS.Timeout | null = null;
+  /** Reserved leases freed before their job surely existed (the queue refused it): never adopted. */
+  private readonly revoked = new Set<string>();
 
   constructor(private readonly ds: DataSource, private readonly opts: InstanceOptions) {}
 
@@ -166,12 +168,22 @@ export class WriteFence {
   }
 
   /**
+   * A reserved lease its request frees because the queue refused its job (Redis down): should the job
+   * exist all the same, it must take the lease in the database (acquire), where the freed key's state
+   * stops it, never adopt it here. Only the reserving process adopts, so this set is enough.
+   */
+  revoke(token: string): void {
+    this.revoked.add(token);
+    if (this.revoked.size > 10_000) this.revoked.delete(this.revoked.values().next().value!);
+  }
+
+  /**
    * The lease taken with the reservation, as this job's, without a round trip: only for the first
    * attempt of the job it was handed to (never a redelivery, which may run beside a stalled first
    * one), in the process that reserved, while most of it is left. Null: acquire instead.
    */
   adopt(reserved: (Omit<ReservedLease, 'sendBy'> & { sendBy?: number }) | undefined, job: { attempt: number; redelivered: boolean }): LeaseOutcome | null {
-    if (!reserved || job.attempt !== 1 || job.redelivered) return null;
+    if (!reserved || job.attempt !== 1 || job.redelivered || this.revoked.has(reserved.token)) return null;
     if (reserved.token.split('/')[0] !== this.instanceId || Date.now() - reserved.takenAt > ADOPT_WITHIN_MS) return null;
     // Without its send deadline (a job queued before it was recorded): any write records one first.
     return { kind: 'held', token: reserved.token, reconcile: false, sendBy: reserved.sendBy ?? reserved.takenAt };

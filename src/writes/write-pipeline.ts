@@ -142,10 +142,11 @@ export function problemsError(connector: string, problems: FieldProblem[]): Serv
 
 /**
  * The vendor's rules for a planned write (the registry's write of its connector, or 501 when the connector
- * does not make it); a problem is 422 `validation` before anything is reserved or sent. `live`: a commit.
+ * does not make it); a problem is 422 `validation` before anything is sent, the same for a preview and
+ * its commit.
  */
-export function checkWrite(w: PlannedWrite, live: boolean): void {
-  const problems = vendorWrite(w.connection.connector, w.name).check(w.input as never, live);
+export function checkWrite(w: PlannedWrite): void {
+  const problems = vendorWrite(w.connection.connector, w.name).check(w.input as never);
   if (problems.length) throw problemsError(w.connection.connector, problems);
 }
 
@@ -212,9 +213,15 @@ export class WritePipeline {
       // The request schemas refuse a commit without a key; this guards any other caller of the skeleton.
       if (!key) throw new ServiceError('request_invalid', 'A commit (dry_run false) needs an idempotency_key.');
       // The key decides first: a replay answers what the first commit answered, even when what it checked
-      // has changed since (an imported company is no longer a leftover); a refusal frees the key.
-      return this.once(isvId, tenantId, spec.operation, key, spec.request, () => spec.prepare(marker), async (prepared, reservation) => {
+      // has changed since (an imported company is no longer a leftover). The check stage of a commit is
+      // the preview's, and where it commits (the limited connector's fixture host, rule 14): a refusal
+      // there keeps nothing for the key.
+      const check = async () => {
+        const prepared = await spec.prepare(marker);
         for (const c of spec.targets(prepared)) this.assertLiveAllowed(c);
+        return prepared;
+      };
+      return this.once(isvId, tenantId, spec.operation, key, spec.request, check, async (prepared, reservation) => {
         return spec.commit(prepared, this.runOf(tenantId, reservation));
       }, (answer) => {
         auditedWithAnswer = true;
@@ -230,9 +237,8 @@ export class WritePipeline {
    */
   async fanOut<F extends Record<string, unknown>, C extends Record<string, unknown> = Record<never, never>>(spec: FanOutSpec<F, C>): Promise<FanOutPreview<F> | FanOutAnswer<F & C>> {
     const tenantId = spec.access.tenant.id;
-    const live = !spec.request.dry_run;
     const planned = spec.plan.then((p) => {
-      for (const w of p.writes) checkWrite(w, live);
+      for (const w of p.writes) checkWrite(w);
       return p;
     });
     const ticketRefs = (r: FanOutPreview<F> | FanOutAnswer<F & C>) => ({ dry_run: r.dry_run, ticket_refs: r.dry_run ? [] : (r as FanOutAnswer<F & C>).results.map((x) => x.ticket_ref) });
@@ -268,8 +274,10 @@ export class WritePipeline {
    * Runs `commit` once per idempotency key; a replay returns the stored answer with `idempotent_replay: true`.
    * `prepare` (references and vendor rules, no side effect) runs alongside the reservation of a key that
    * is new, and after it when the key is taken over: an earlier commit under the key may have changed
-   * what it reads until its very end. A replay ignores what prepare found. `auditOf`: the audit entry
-   * stored with the answer.
+   * what it reads until its very end. A replay ignores what prepare found. A refusal of `prepare` sent
+   * nothing: a new key keeps no result (the corrected body may use it), a key taken over stays bound to
+   * the body an earlier commit sent. A failure of `commit` keeps the key bound to its body for a take-over,
+   * which reconciles by marker. `auditOf`: the audit entry stored with the answer.
    */
   private async once<P, R extends WriteResultBase>(
     isvId: string, tenantId: string, operation: string, key: string, body: unknown,
@@ -288,8 +296,16 @@ export class WritePipeline {
     };
     // Leases no job holds: handed back, or reserved with the key and never handed out.
     const idle = () => [...held.handedLeases, ...(held.lease ? [held.lease.token] : [])];
+    let prepared: P;
     try {
-      const prepared = reservation.takeover ? await prepare() : await early;
+      prepared = reservation.takeover ? await prepare() : await early;
+    } catch (err) {
+      // A database that fails here too leaves the record in progress: taken over once abandoned (idempotency.service.ts).
+      const refused = reservation.takeover ? this.idempotency.fail(reservation, idle(), [], held.landAt) : this.idempotency.release(reservation);
+      await refused.catch(() => undefined);
+      throw err;
+    }
+    try {
       const answer = await commit(prepared, held);
       const audit = auditOf(answer);
       await this.idempotency.complete(reservation, { status: writeStatus(answer), body: answer as unknown as Record<string, unknown> },
@@ -298,7 +314,9 @@ export class WritePipeline {
     } catch (err) {
       // The rows may be what failed (they were in the answer's statement): the key is freed without them
       // then, and a retry finds the write at the vendor by its marker and stores them again.
-      await this.idempotency.fail(reservation, idle(), rows, held.landAt).catch(() => this.idempotency.fail(reservation, idle(), [], held.landAt));
+      await this.idempotency.fail(reservation, idle(), rows, held.landAt).catch(() => this.idempotency.fail(reservation, idle(), [], held.landAt))
+        // The database itself is gone: the key is freed once it is back (a retry then takes it over).
+        .catch(() => this.idempotency.failWhenBack(reservation, idle(), held.landAt));
       if (err instanceof UnfinishedWrite) return err.answer as R;
       throw err;
     }
@@ -324,7 +342,7 @@ export class WritePipeline {
     reservation.lease = null;
     // A job of an earlier step handed its lease back: free it, or this step's job would wait for it.
     await this.idempotency.freeLeases(reservation, reservation.handedLeases.splice(0), reservation.landAt);
-    const jobs = await Promise.all(targets.map(async (t, i) => {
+    const adding = Promise.all(targets.map(async (t, i) => {
       // `step`: several writes of one reservation on one connection (an agreement line replace).
       const jobId = `write-${reservation.id}-${t.connection.id}${t.step ? `-${t.step}` : ''}${reservation.takeover ? `-${randomUUID().slice(0, 8)}` : ''}`;
       const data: VendorWriteJob = {
@@ -337,6 +355,16 @@ export class WritePipeline {
       const { id } = await this.queue.add('vendor.write', data, { jobId, ...VENDOR_WRITE_JOB_OPTIONS });
       return { t, id };
     }));
+    const jobs = await adding.catch((err: unknown) => {
+      // The queue refused a job (Redis down): the lease reserved for the first one is freed with the
+      // failure, never adopted, so a retry after the outage takes the key over at once instead of
+      // waiting out the lease (LEASE_SECONDS). A job that exists all the same finds the key failed and sends nothing.
+      if (reserved) {
+        this.idempotency.revokeLease(reserved.token);
+        reservation.lease = reserved;
+      }
+      throw err;
+    });
     const outcomes: TargetOutcome[] = [];
     for (const { t, id } of jobs) {
       let outcome;

@@ -32,6 +32,8 @@ export interface TestServiceOptions {
   database?: DatabaseOptions;
   /** A logger of the test's own (to read what the service logs); by default a silent one. */
   logger?: Logger;
+  /** The vendors' day (the sandbox simulators' and the connectors' date rules), fixed where a test's dates depend on it. */
+  vendorNow?: () => number;
 }
 
 export async function startTestService(overrides: Partial<AppConfig> = {}, opts: TestServiceOptions = {}): Promise<TestService> {
@@ -45,6 +47,7 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
     logger: opts.logger ?? createLogger(config.logLevel),
     // Short backoff so that injected faults resolve quickly; Retry-After is still honoured.
     http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500, timeoutMs: config.vendorTimeoutMs }),
+    vendorNow: opts.vendorNow,
   });
   const alpha = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-alpha')!;
   const beta = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-beta')!;

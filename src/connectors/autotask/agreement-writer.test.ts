@@ -37,7 +37,7 @@ beforeEach(() => {
 });
 
 function ctx(): WriteContext {
-  return { baseUrl: `${server.url}/atservicesrest/v1.0`, credentials: CREDENTIALS, http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 1 }) };
+  return { baseUrl: `${server.url}/atservicesrest/v1.0`, credentials: CREDENTIALS, http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 1 }), now: () => TODAY };
 }
 
 type Row = Record<string, any>;

@@ -177,7 +177,7 @@ async function addRefusals(ctx: WriteContext, d: AgreementLineDraft, found: (mar
     if ((start && d.effectiveDate < start) || (end && d.effectiveDate > end)) {
       problems.push({ field: 'effective_date', message: `${d.effectiveDate} is outside contract ${d.agreementSourceId}'s dates (${start} to ${end}).` });
     }
-    if (end && new Date().toISOString().slice(0, 10) > end) {
+    if (end && new Date(ctx.now?.() ?? Date.now()).toISOString().slice(0, 10) > end) {
       problems.push({ field: 'agreement_source_id', message: `Contract ${d.agreementSourceId} ended on ${end}; Autotask adds no service to it.` });
     }
   }

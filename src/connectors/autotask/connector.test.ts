@@ -12,8 +12,16 @@ const I = AUTOTASK_DEMO_INSTANCE;
 let sim: AutotaskSimulator;
 let server: { url: string; close: () => Promise<void> };
 
+/**
+ * The clock of the vendor and of the connector: from a fixed day inside the demo contracts' 2026 periods
+ * and after every fixture's time, whenever the test runs; it runs on from there (watermarks need it to move).
+ */
+const TODAY = Date.parse('2026-12-15T12:00:00Z');
+const started = Date.now();
+const clock = () => TODAY + (Date.now() - started);
+
 beforeEach(async () => {
-  sim = createAutotaskSimulator();
+  sim = createAutotaskSimulator({ now: clock });
   sim.seed(I, fixtures.resources);
   server = await startStandalone(sim);
 });
@@ -26,6 +34,7 @@ function ctx(over: Partial<SyncContext> = {}): SyncContext {
     statusMapping: fixtures.statusMapping,
     since: null,
     http: new VendorHttpClient({ baseDelayMs: 10 }),
+    now: clock,
     ...over,
   };
 }
@@ -110,8 +119,7 @@ describe('autotask connector', () => {
     const summit = agreements.find((a) => a.native.id === 29684001)!;
     expect(summit.fields).toMatchObject({ status: 'active', billingCycle: 'monthly', companyName: 'Summit Dental Group', startDate: '2026-01-01', endDate: '2026-12-31' });
     // This month's billed price of its five services.
-    const now = Date.now();
-    const current = sim.list(I, 'ContractServiceUnits').filter((u) => u.contractID === 29684001 && Date.parse(String(u.startDate)) <= now && now < Date.parse(String(u.endDate)) + 86_400_000);
+    const current = sim.list(I, 'ContractServiceUnits').filter((u) => u.contractID === 29684001 && Date.parse(String(u.startDate)) <= TODAY && TODAY < Date.parse(String(u.endDate)) + 86_400_000);
     expect(current).toHaveLength(5);
     expect(summit.fields.monthlyRecurringRevenue).toBeCloseTo(current.reduce((s, u) => s + Number(u.price), 0), 2);
     const lakeside = agreements.find((a) => a.native.id === 29684005)!;
@@ -171,7 +179,7 @@ describe('autotask connector', () => {
   it('incremental fetch returns only the ticket and company changed since the watermark', async () => {
     const full = await collect('tickets');
     expect(full.records).toHaveLength(60);
-    const since = new Date();
+    const since = new Date(clock());
     sim.update(I, 'Tickets', 7042, { priority: 4 });
     sim.update(I, 'Companies', 5, { phone: '+1 614-555-0199' });
     const changed = await collect('tickets', ctx({ since }));
@@ -183,7 +191,7 @@ describe('autotask connector', () => {
   });
 
   it('a note added in Autotask brings its ticket into the next incremental fetch', async () => {
-    const since = new Date();
+    const since = new Date(clock());
     sim.addNote(I, 7011, { title: 'Called the user', description: 'Confirmed the printer works again.' });
     const changed = await collect('tickets', ctx({ since }));
     expect(changed.records.map((r) => r.sourceId)).toEqual(['7011']);

@@ -78,7 +78,7 @@ async function* fetchProjects(ctx: SyncContext): AsyncGenerator<FetchedRecord<'p
 
 async function* fetchAgreements(ctx: SyncContext): AsyncGenerator<FetchedRecord<'agreements'>[]> {
   const periodTypes = picklist(await entityFields(ctx, 'Contracts'), 'contractPeriodType');
-  const now = Date.now();
+  const now = ctx.now?.() ?? Date.now();
   for await (const page of queryPages(ctx, 'Contracts', ALL)) {
     const units = await queryIn(ctx, 'ContractServiceUnits', 'contractID', page.map((c) => c.id));
     // Per contract: the rows of the billing period covering today (ended contracts have none).
@@ -90,7 +90,7 @@ async function* fetchAgreements(ctx: SyncContext): AsyncGenerator<FetchedRecord<
 }
 
 async function* fetchAgreementLines(ctx: SyncContext): AsyncGenerator<FetchedRecord<'agreement_lines'>[]> {
-  const now = Date.now();
+  const now = ctx.now?.() ?? Date.now();
   for await (const page of queryPages(ctx, 'ContractServices', ALL)) {
     const services = await queryIn(ctx, 'Services', 'id', page.map((s) => s.serviceID), ['id', 'name']);
     const units = await queryIn(ctx, 'ContractServiceUnits', 'contractServiceID', page.map((s) => s.id));

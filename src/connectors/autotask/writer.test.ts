@@ -61,14 +61,13 @@ const sentFields = (row: Row, body: Row) => Object.fromEntries(Object.keys(body)
 
 describe('vendor rules', () => {
   it('refuses 25 hours and takes 24', () => {
-    expect(at.checkTimeEntry(time('7001', { hours: 25 }), true)).toEqual([{ field: 'hours', message: expect.stringContaining('24') }]);
-    expect(at.checkTimeEntry(time('7001', { hours: 24 }), true)).toEqual([]);
+    expect(at.checkTimeEntry(time('7001', { hours: 25 }))).toEqual([{ field: 'hours', message: expect.stringContaining('24') }]);
+    expect(at.checkTimeEntry(time('7001', { hours: 24 }))).toEqual([]);
   });
 
-  it('requires a resource for live time, and a numeric one', () => {
-    expect(at.checkTimeEntry(time('7001', { memberRef: null }), true).map((p) => p.field)).toEqual(['member']);
-    expect(at.checkTimeEntry(time('7001', { memberRef: null }), false)).toEqual([]);
-    expect(at.checkTimeEntry(time('7001', { memberRef: 'kokafor' }), true).map((p) => p.field)).toEqual(['member']);
+  it('requires a resource for time, preview or commit, and a numeric one', () => {
+    expect(at.checkTimeEntry(time('7001', { memberRef: null })).map((p) => p.field)).toEqual(['member']);
+    expect(at.checkTimeEntry(time('7001', { memberRef: 'kokafor' })).map((p) => p.field)).toEqual(['member']);
   });
 
   it('checks title, description and company', () => {

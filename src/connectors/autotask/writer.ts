@@ -284,12 +284,12 @@ export const autotaskWriter: WriteConnector = {
       : [];
   },
 
-  checkTimeEntry(t, live) {
+  checkTimeEntry(t) {
     const problems: FieldProblem[] = [];
     if (!(t.hours > 0 && t.hours <= HOURS_MAX)) {
       problems.push({ field: 'hours', message: `Autotask takes more than 0 and at most ${HOURS_MAX} hours in one time entry.` });
     }
-    if (live && !t.memberRef) {
+    if (!t.memberRef) {
       problems.push({ field: 'member', message: 'Autotask records time against a resource; name the member who did the work.' });
     }
     problems.push(...idProblems([['member', t.memberRef], ['ticket_ref', t.ticketRef]]));

@@ -70,10 +70,9 @@ describe('vendor rules', () => {
     expect(problems).toEqual([{ field: 'company_name', message: 'No company named "Globex Corp" exists in ConnectWise.' }]);
   });
 
-  it('requires a member for a live time entry only, and positive hours', () => {
-    expect(cw.checkTimeEntry(time('30101', { memberRef: null }), true)).toEqual([{ field: 'member', message: expect.any(String) }]);
-    expect(cw.checkTimeEntry(time('30101', { memberRef: null }), false)).toEqual([]);
-    expect(cw.checkTimeEntry(time('30101', { hours: 0 }), true).map((p) => p.field)).toEqual(['hours']);
+  it('requires a member for a time entry, preview or commit, and positive hours', () => {
+    expect(cw.checkTimeEntry(time('30101', { memberRef: null }))).toEqual([{ field: 'member', message: expect.any(String) }]);
+    expect(cw.checkTimeEntry(time('30101', { hours: 0 })).map((p) => p.field)).toEqual(['hours']);
   });
 
   it('refuses replacing the description, an empty note and an empty resolution', () => {

@@ -185,11 +185,11 @@ export const connectwiseWriter: WriteConnector = {
     return n.text.trim() ? [] : [{ field: noteField(n), message: 'ConnectWise requires the text of a note.' }];
   },
 
-  checkTimeEntry(t, live) {
+  checkTimeEntry(t) {
     const problems: FieldProblem[] = [];
     if (!(t.hours > 0)) problems.push({ field: 'hours', message: 'ConnectWise needs a time entry of more than 0 hours.' });
     else if (t.hours > HOURS_MAX) problems.push({ field: 'hours', message: `ConnectWise takes at most ${HOURS_MAX} hours in one time entry.` });
-    if (live && !t.memberRef) {
+    if (!t.memberRef) {
       problems.push({ field: 'member', message: 'ConnectWise records time against a member; name the member who did the work.' });
     }
     idProblems([['ticket_ref', t.ticketRef]], problems);

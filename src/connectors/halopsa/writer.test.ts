@@ -73,8 +73,8 @@ describe('vendor rules', () => {
   });
 
   it('needs positive hours and note text, not a member', () => {
-    expect(halo.checkTimeEntry(time('1001', { hours: 0 }), true).map((p) => p.field)).toEqual(['hours']);
-    expect(halo.checkTimeEntry(time('1001', { memberRef: null }), true)).toEqual([]);
+    expect(halo.checkTimeEntry(time('1001', { hours: 0 })).map((p) => p.field)).toEqual(['hours']);
+    expect(halo.checkTimeEntry(time('1001', { memberRef: null }))).toEqual([]);
     expect(halo.checkNote(note({ text: '' })).map((p) => p.field)).toEqual(['note.text']);
   });
 });
