@@ -103,8 +103,8 @@ export class AccessService {
     const hit = await this.keys.getOrLoad(hash, async () => {
       const row = await this.ds.getRepository(ApiKey).findOne({ where: { keyHash: hash } });
       return !row || row.revokedAt ? null
-        : row.kind === 'msp' ? { kind: 'msp', tenantId: row.tenantId!, apiKeyId: row.id }
-          : { kind: 'isv', isvId: row.isvId!, apiKeyId: row.id };
+        : row.kind === 'msp' ? { kind: 'msp', tenantId: row.tenantId!, apiKeyId: row.id, keyPrefix: row.prefix }
+          : { kind: 'isv', isvId: row.isvId!, apiKeyId: row.id, keyPrefix: row.prefix };
     });
     if (!hit) throw new ServiceError('unauthenticated', 'The API key is unknown or revoked.');
     return hit;
@@ -249,7 +249,7 @@ export class AccessService {
    */
   async mspCallerOf(tenantId: string): Promise<Caller | null> {
     const [row] = await this.mspKeysOf(tenantId);
-    return row ? { kind: 'msp', tenantId, apiKeyId: row.id } : null;
+    return row ? { kind: 'msp', tenantId, apiKeyId: row.id, keyPrefix: row.prefix } : null;
   }
 
   /** The tenant's unrevoked MSP keys, newest first (never the key itself: id, prefix, when issued). */

@@ -4,9 +4,30 @@
  * token (GraphQL only). Code outside src/access asks the helpers below instead of branching on the kind.
  */
 export type Caller =
-  | { kind: 'isv'; isvId: string; apiKeyId: string }
-  | { kind: 'msp'; tenantId: string; apiKeyId: string }
+  | { kind: 'isv'; isvId: string; apiKeyId: string; keyPrefix?: string; person?: CallerPerson }
+  | { kind: 'msp'; tenantId: string; apiKeyId: string; keyPrefix?: string; person?: CallerPerson }
   | { kind: 'admin' };
+
+/**
+ * The person behind a caller (a console session signed in by a person acts as its organisation's caller
+ * with `person` set): the audit log then names the person, not the key, as the actor.
+ */
+export interface CallerPerson { id: string; email: string }
+
+/** Who made a decision, as every audit entry names them (docs/architecture.md, Connect sessions and console). */
+export interface AuditActor {
+  kind: 'person' | 'isv_key' | 'msp_key' | 'operator' | 'system';
+  id: string;
+  email?: string;
+  key_prefix?: string;
+}
+
+/** The actor of a caller's decisions: its person when one is signed in, else its key, else the operator. */
+export function actorOf(caller: Caller): AuditActor {
+  if (caller.kind === 'admin') return { kind: 'operator', id: 'admin_token' };
+  if (caller.person) return { kind: 'person', id: caller.person.id, email: caller.person.email };
+  return { kind: caller.kind === 'isv' ? 'isv_key' : 'msp_key', id: caller.apiKeyId, ...(caller.keyPrefix ? { key_prefix: caller.keyPrefix } : {}) };
+}
 
 export type CallerKind = Caller['kind'];
 
@@ -62,6 +83,11 @@ export function isAdminCaller(caller: Caller): boolean {
   return caller.kind === 'admin';
 }
 
+/** Who a value issued to this caller belongs to (a list's cursor): the key's ISV, the MSP's tenant, or the admin. */
+export function principalOf(caller: Caller): string {
+  return caller.kind === 'isv' ? `isv:${caller.isvId}` : caller.kind === 'msp' ? `msp:${caller.tenantId}` : 'admin';
+}
+
 /** The API key a caller came with (per-key limits, audit); null for the admin token. */
 export function apiKeyOf(caller: Caller): string | null {
   return caller.kind === 'admin' ? null : caller.apiKeyId;
@@ -72,5 +98,5 @@ export function apiKeyOf(caller: Caller): string | null {
  * deciding on that ISV's book (identity import), the ISV with the MSP's key recorded.
  */
 export function actingAsIsv(caller: Caller, isvId: string): Caller {
-  return caller.kind === 'msp' ? { kind: 'isv', isvId, apiKeyId: caller.apiKeyId } : caller;
+  return caller.kind === 'msp' ? { kind: 'isv', isvId, apiKeyId: caller.apiKeyId, keyPrefix: caller.keyPrefix, person: caller.person } : caller;
 }

@@ -1,7 +1,7 @@
 /** The audit log: one entry per sync outcome, commit and refusal, per tenant. */
 import type { DataSource, EntityManager } from 'typeorm';
 import { AuditEntry } from '../../entities';
-import { auditDetailOfRequest } from './audit-context';
+import { auditDetailOf } from './audit-context';
 import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest } from '../shared/paging';
 
 /** The audit log pages newest first on its sequence number. */
@@ -22,7 +22,7 @@ export interface AuditInput {
  * something else with its audit entry (a commit's answer, idempotency.service.ts) embeds it.
  */
 export function auditInsert(input: AuditInput, first: number): { sql: string; params: unknown[] } {
-  const params = [input.tenantId, input.isvId ?? null, input.action, input.outcome, input.connectionId ?? null, input.subjectRef ?? null, JSON.stringify({ ...(input.detail ?? {}), ...auditDetailOfRequest() })];
+  const params = [input.tenantId, input.isvId ?? null, input.action, input.outcome, input.connectionId ?? null, input.subjectRef ?? null, JSON.stringify(auditDetailOf(input.detail))];
   const $ = (i: number) => `$${first + i}`;
   return {
     sql: `INSERT INTO audit_entries (tenant_id, isv_id, action, outcome, connection_id, subject_ref, detail)

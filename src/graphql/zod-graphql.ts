@@ -11,6 +11,7 @@ import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, createUnionType, Ctx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import type { ZodType } from 'zod';
 import type { Operation } from '../operations/operation';
+import { withAuditSurface } from '../audit/audit-context';
 import { runOperation } from '../operations/runner';
 import { selectableFields } from '../shared/field-selection';
 import { parsedRawJson } from '../shared/raw-json';
@@ -225,7 +226,7 @@ export function operationResolver(op: Operation, types: GraphTypeFactory): Funct
       bag[p.key] = v;
     });
     // Records come as their JSON text (src/shared/raw-json.ts): the resolvers read their fields.
-    return parsedRawJson(await runOperation(op, raw, ctx.caller, ctx.services));
+    return parsedRawJson(await withAuditSurface('graphql', () => runOperation(op, raw, ctx.caller, ctx.services)));
   };
   const addArgs = (where: 'path' | 'query' | 'body', shape: Record<string, ZodType> | undefined) => {
     for (const [key, schema] of Object.entries(shape ?? {})) {

@@ -12,6 +12,7 @@ import type { Caller } from '../access/caller';
 import { RequestValidationError } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
 import type { Operation } from '../operations/operation';
+import { withAuditSurface } from '../audit/audit-context';
 import { runOperation } from '../operations/runner';
 import { API_VERSION } from '../rest/openapi';
 import type { Services } from '../services';
@@ -153,7 +154,7 @@ export function createMcpServer(ctx: ToolContext): McpServer {
       try {
         const query = pick(op.query);
         if (names) { delete query.fields; const fields = restFields(names, args); if (fields) query.fields = fields; }
-        const result = await runOperation(op, { path: pick(op.path), query, body: op.body ? pick(op.body) : undefined }, ctx.caller, ctx.services);
+        const result = await withAuditSurface('mcp', () => runOperation(op, { path: pick(op.path), query, body: op.body ? pick(op.body) : undefined }, ctx.caller, ctx.services));
         const body = toPlainJson<Record<string, unknown>>(result);
         if (!names) return toolSuccess(body);
         const answer = toolSuccess(body);

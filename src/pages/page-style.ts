@@ -7,6 +7,7 @@ export const PAGE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
 html{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#1b1f24;background:#f6f7f9}
 body{margin:0}
+[hidden]{display:none !important}
 a{color:#0b57d0}
 a:hover{color:#08419c}
 :focus-visible{outline:3px solid #0b57d0;outline-offset:2px}
@@ -50,7 +51,7 @@ fieldset{border:1px solid #d5dae1;border-radius:8px;padding:.75rem 1rem;margin:0
 legend{font-weight:600;padding:0 .25rem}
 label{font-weight:600;display:block}
 .hint{font-size:.875rem;color:#566070;margin:.15rem 0 .3rem}
-input[type=text],input[type=password],input[type=url],input[type=number],input[type=search],select,textarea{font:inherit;width:100%;max-width:36rem;padding:.45rem .55rem;border:1px solid #8a94a3;border-radius:6px;background:#fff;color:#1b1f24}
+input[type=text],input[type=email],input[type=password],input[type=url],input[type=number],input[type=search],select,textarea{font:inherit;width:100%;max-width:36rem;padding:.45rem .55rem;border:1px solid #8a94a3;border-radius:6px;background:#fff;color:#1b1f24}
 input[type=checkbox],input[type=radio]{width:1.1rem;height:1.1rem;vertical-align:middle;margin:0 .4rem 0 0}
 .check{display:flex;align-items:flex-start;gap:.25rem;font-weight:400;margin:.3rem 0}
 .check span{display:block}

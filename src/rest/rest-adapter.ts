@@ -7,6 +7,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Caller } from '../access/caller';
 import { RequestValidationError } from '../errors/request-validation-error';
 import type { Operation } from '../operations/operation';
+import { withAuditSurface } from '../audit/audit-context';
 import { runOperation } from '../operations/runner';
 import type { Services } from '../services';
 import { toJsonBuffer } from '../shared/raw-json';
@@ -46,7 +47,7 @@ export function bindOperation(op: Operation, services: Services): RequestHandler
     // CSV when asked for by the query, or by an Accept that prefers it to JSON.
     const csv = op.csv && (query.format === 'csv' || (query.format === undefined && req.headers.accept?.includes('text/csv') && req.accepts(['application/json', 'text/csv']) === 'text/csv'));
     if (csv) query.format = 'csv';
-    const result = await runOperation(op, { path: { ...req.params }, query, body: op.body ? bodyOf(op, req) : undefined }, caller, services);
+    const result = await withAuditSurface('api', () => runOperation(op, { path: { ...req.params }, query, body: op.body ? bodyOf(op, req) : undefined }, caller, services));
     const status = op.statusOf ? op.statusOf(result) : op.responses[0].status;
     if (csv && op.csv) {
       res.status(status).type('text/csv; charset=utf-8').send(op.csv.render(result));

@@ -11,10 +11,21 @@ const ACTIONS: [string, string][] = [
 ];
 const OUTCOMES: [string, string][] = [['', 'Any'], ['ok', 'Done'], ['refused', 'Refused'], ['failed', 'Failed']];
 
+const ACTOR_WORDS: Record<string, string> = { person: 'a person', isv_key: 'an ISV key', msp_key: 'the MSP key', operator: 'the operator', system: 'the service' };
+
+/** Who made the decision, in words: the person's email, or which key (by its prefix). */
+function actorWords(actor: unknown): string {
+  if (!actor || typeof actor !== 'object') return '';
+  const a = actor as { kind?: unknown; email?: unknown; key_prefix?: unknown };
+  const who = typeof a.email === 'string' ? a.email : ACTOR_WORDS[String(a.kind)] ?? '';
+  return who ? `by ${who}${typeof a.key_prefix === 'string' ? ` (${a.key_prefix}…)` : ''}` : '';
+}
+
 function summary(e: Entry): string {
   const d = e.detail;
+  const by = actorWords(d.actor) || (d.decided_by ? `by ${String(d.decided_by)}` : '');
   const parts = [
-    typeof d.connector === 'string' ? d.connector : '', d.decided_by ? `by ${String(d.decided_by)}` : '', d.via ? `via ${String(d.via)}` : '',
+    typeof d.connector === 'string' ? d.connector : '', by, d.via ? `via ${String(d.via)}` : '',
     typeof d.message === 'string' ? d.message : '', typeof d.error === 'string' ? `${String(d.resource ?? '')}: ${d.error}` : '',
   ];
   return parts.filter(Boolean).join(' · ');

@@ -1,13 +1,21 @@
-/** The MSP key: which keys are in use, and rotating it (`rotate_msp_key`: preview, confirm, the new key shown once). */
+/**
+ * The MSP key: which keys are in use, and rotating it (`rotate_msp_key`: preview, confirm, the new key
+ * shown with a Copy button). The form runs once per session and idempotency key (src/pages/once-per-form.ts).
+ */
 import { randomUUID } from 'node:crypto';
+import { COPY_SCRIPT, copyButton } from '../../pages/copy-button';
 import { field } from '../../pages/forms';
+import { OncePerForm } from '../../pages/once-per-form';
 import { html } from '../../pages/html';
 import type { ConsoleRoutes } from '../page-context';
 import { ago, csrfField, notice } from '../ui';
 
 interface KeyInfo { id: string; prefix: string; created_at: string }
 
+interface Rotated { key: string; revoked: KeyInfo[] }
+
 export function registerKey(routes: ConsoleRoutes): void {
+  const rotations = new OncePerForm<Rotated>();
   routes.get('/console/key', async (ctx) => {
     const preview = await ctx.run<{ current: KeyInfo[] }>('rotate_msp_key', { body: { dry_run: true } });
     ctx.send('/console/key', 'MSP key', html`<h1>MSP key</h1>
@@ -23,10 +31,19 @@ export function registerKey(routes: ConsoleRoutes): void {
     if (field(ctx.form, 'confirm') !== 'yes') {
       return ctx.send('/console/key', 'MSP key', html`<h1>MSP key</h1>${notice('warn', 'Nothing changed: tick the box to confirm the rotation.')}<p><a href="/console/key">Back</a></p>`, 422);
     }
-    const r = await ctx.run<{ key: string; revoked: KeyInfo[] }>('rotate_msp_key', { body: { dry_run: false, idempotency_key: field(ctx.form, 'idempotency_key') } });
+    const idempotencyKey = field(ctx.form, 'idempotency_key');
+    if (!idempotencyKey) {
+      return ctx.send('/console/key', 'MSP key', html`<h1>MSP key</h1>${notice('warn', 'Nothing changed: this form is out of date. Open the MSP key page again.')}<p><a href="/console/key">Back</a></p>`, 422);
+    }
+    // A reload or a second press of the same form shows the key the first press issued; it never rotates twice.
+    const { value: r, repeated } = await rotations.run(ctx.session.id, idempotencyKey, () =>
+      ctx.run<Rotated>('rotate_msp_key', { body: { dry_run: false, idempotency_key: idempotencyKey } }));
     ctx.send('/console/key', 'MSP key', html`<h1>Your new MSP key</h1>
-${notice('ok', html`Rotated. ${r.revoked.length} old ${r.revoked.length === 1 ? 'key' : 'keys'} stopped working.`)}
-<p>Copy it now: it is shown only this once.</p><p><code class="secret" id="new-key">${r.key}</code></p>
-<p><a href="/console/key">Done</a></p>`);
+${repeated
+    ? notice('info', 'Already rotated: this form was sent before, and this is the key it issued then. Nothing was rotated again.')
+    : notice('ok', html`Rotated. ${r.revoked.length} old ${r.revoked.length === 1 ? 'key' : 'keys'} stopped working.`)}
+<p>Copy it now: it is not shown again once you leave this page.</p><p><code class="secret" id="new-key">${r.key}</code></p>
+<p>${copyButton('new-key', 'Copy the key')}</p>
+<p><a href="/console/key">Done</a></p>`, 200, [COPY_SCRIPT]);
   });
 }

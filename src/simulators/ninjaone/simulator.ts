@@ -39,6 +39,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { NinjaOneSimulator } from './simulator-api';
 import { simulateNinjaOne } from './simulate';
 import { FaultInjector, VendorClock, controlRouter, statusName } from '../kit';
+import { setPageHeaders } from '../../pages/page-headers';
 import http from 'node:http';
 import { DeviceFilterError, parseDeviceFilter, type DevicePredicate } from './device-filter';
 import { NinjaInstance, pageAfter, type QueryCursor, type ScriptRun } from './store';
@@ -261,8 +262,10 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
     if (r.problem) return sendBack(res, r.back, { error: r.problem[0], error_description: r.problem[1] });
     const hidden = AUTHORIZE_PARAMS.map((n) => [n, queryString(req, n)] as const).filter(([, v]) => v != null)
       .map(([n, v]) => `<input type="hidden" name="${n}" value="${esc(v!)}">`).join('');
+    // A consent page must not render inside another site's frame (clickjacking the Authorize button).
+    setPageHeaders(res);
     res.status(200).type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Authorize application - NinjaOne</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;color:#1b1f24">
+<body>
 <main><h1>Authorize application</h1>
 <p>Signed in as <strong>sandbox.admin@ninjaone.example</strong> (sandbox).</p>
 <p>The application <strong>${esc(queryString(req, 'client_id') ?? '')}</strong> asks for access to your NinjaOne account:</p>
