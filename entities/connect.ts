@@ -10,7 +10,10 @@ import { BaseEntityWithId } from './base';
 @Unique('uq_connect_sessions_token', ['tokenHash'])
 @Index('ix_connect_sessions_isv', ['isvId', 'createdAt'])
 export class ConnectSession extends BaseEntityWithId {
-  @Column({ name: 'isv_id', type: 'uuid' }) isvId!: string;
+  /** The ISV that asked; null for the MSP console's own repair session (Reconnect). */
+  @Column({ name: 'isv_id', type: 'uuid', nullable: true }) isvId!: string | null;
+  /** A repair session's one connection: Test and Connect renew its keys in place. */
+  @Column({ name: 'repair_connection_id', type: 'uuid', nullable: true }) repairConnectionId!: string | null;
   /** The tenant the session adds to or repairs; set for a new tenant once it is created. */
   @Column({ name: 'tenant_id', type: 'uuid', nullable: true }) tenantId!: string | null;
   @Column({ name: 'msp_name', type: 'text', nullable: true }) mspName!: string | null;

@@ -9,6 +9,7 @@ import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer } from './iden
 import { QuarantinedRecord } from './quarantine';
 import { ConnectSession } from './connect';
 import { ConsoleLink, ConsoleSession } from './console';
+import { SsoAttempt, SsoConfig, SsoDomain } from './sso';
 import { AgreementLineMapping, BillingVersion, ChargeRecord, CostResolution, IsvCostRow, PartnerMinimumRow } from './billing';
 
 export * from './tenancy';
@@ -19,6 +20,7 @@ export * from './quarantine';
 export * from './billing';
 export * from './connect';
 export * from './console';
+export * from './sso';
 
 export const ALL_ENTITIES = [
   Isv, ApiKey, Tenant, Connection, Grant, SyncState,
@@ -31,4 +33,5 @@ export const ALL_ENTITIES = [
   IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord, CostResolution, BillingVersion,
   ConnectSession,
   ConsoleLink, ConsoleSession,
+  SsoConfig, SsoDomain, SsoAttempt,
 ];

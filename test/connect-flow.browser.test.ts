@@ -75,6 +75,9 @@ describeInBrowser('the connect page in Chromium', () => {
     expect(await page.locator('#grant-rmm-rmm-device-write').isChecked()).toBe(false);
     await page.locator('#grant-rmm-rmm-device-write').check();
     await page.locator('#grant-psa-psa-ticket-update').uncheck();
+    // The person completing a new tenant's session names themselves: they become its first owner.
+    await page.fill('#owner_name', 'Pat Owner');
+    await page.fill('#owner_email', 'pat@browser-msp.example');
     await page.locator('#grants').scrollIntoViewIfNeeded();
     await screenshot(page, SUITE, '06-grants-chosen');
     expect(await accessibilityProblems(page)).toEqual([]);
@@ -101,10 +104,11 @@ describeInBrowser('the connect page in Chromium', () => {
     const keys = session.body.granted.flatMap((g: { keys: string[] }) => g.keys).sort();
     expect(keys).toEqual(['psa.ticket.create', 'psa.ticket.events', 'rmm.device.events', 'rmm.device.write']);
 
-    // The page ends in the MSP's console: its one-time link signs the person in to the new tenant.
+    // The page ends in the MSP's console: the answer to Connect signed the first owner in, in this browser only.
+    expect(await page.content()).not.toContain('/console/link/');
     await page.getByRole('link', { name: 'Open your console' }).click();
-    await page.getByRole('button', { name: 'Continue to the console' }).click();
     await page.getByRole('heading', { name: 'Connections and health' }).waitFor();
+    expect(await page.textContent('body')).toContain('pat@browser-msp.example');
     expect(await page.textContent('main')).toContain('ConnectWise PSA (psa)');
     await screenshot(page, SUITE, '09-console-after-connect');
   }, 180_000);
@@ -131,6 +135,8 @@ describeInBrowser('the connect page in Chromium', () => {
     const page = await context.newPage();
     await page.goto(created.body.connect_url);
     await fill(page, 'distributor', 'pax8', sandboxBase(svc).pax8, { clientId: 'sandbox', clientSecret: 'sandbox-secret' });
+    await page.fill('#owner_name', 'Sam Owner');
+    await page.fill('#owner_email', 'sam@no-script-msp.example');
     await page.getByRole('button', { name: 'Connect' }).click();
     await page.getByRole('heading', { name: 'Connected to Sandbox ISV' }).waitFor();
     await screenshot(page, SUITE, '10-no-script-connected');

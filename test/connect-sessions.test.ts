@@ -81,7 +81,10 @@ describe('connect sessions', () => {
     expect(audit.map((a: { action: string }) => a.action)).toEqual(expect.arrayContaining([
       'connect.session.created', 'connect.credentials.tested', 'connect.oauth.authorised', 'connect.connection.added', 'connect.grants.set', 'connect.msp_key.issued', 'connect.session.completed',
     ]));
-    expect(audit.find((a: { action: string }) => a.action === 'connect.session.completed').detail).toMatchObject({ by: 'msp', via: 'connect page' });
+    expect(audit.find((a: { action: string }) => a.action === 'connect.session.completed').detail).toMatchObject({ by: 'msp', via: 'connect', actor: { kind: 'person', email: page.owner.email } });
+    // The person who completed it is the new tenant's first owner, signed in to its console by the answer to Connect.
+    expect(page.cookies.get('session')).toBeDefined();
+    expect(done.html).not.toContain('/console/link/');
 
     // The authorised NinjaOne connection deploys once.
     const ninja = svc.services.simulators!.ninjaone as NinjaOneSimulator;
@@ -289,11 +292,23 @@ describe('a second session for a tenant the ISV sees', () => {
 
     const again = await open({ tenant_id: made.tenant_id, kinds: ['psa'], requested_grants: ['psa.ticket.events', 'psa.ticket.create'] });
     expect(again.status).toBe(201);
+    // The ISV's own browser (no console session) reads what is asked and saves nothing.
+    const isv = ConnectPageClient.fromUrl(again.body.connect_url);
+    expect((await isv.page()).html).toContain('Sign in as an owner or admin of Repair MSP');
+    expect((await isv.test('psa', 'connectwise', sandboxBase(svc).connectwise, CW_CREDENTIALS)).status).toBe(403);
+    expect((await isv.complete({ psa: ['psa.ticket.events'] })).status).toBe(403);
+    expect((await svc.api(`/connect-sessions/${again.body.id}`)).body.state).toBe('pending');
+    // The first owner's browser (signed in when it connected the tenant) decides.
     const p2 = ConnectPageClient.fromUrl(again.body.connect_url);
+    for (const [k, v] of p1.cookies) p2.cookies.set(k, v);
     expect((await p2.page()).html).toContain('Repair MSP');
     await p2.test('psa', 'connectwise', sandboxBase(svc).connectwise, CW_CREDENTIALS);
+    // With a PSA there already, a new one is never placed silently.
+    const unplaced = await p2.complete({ psa: ['psa.ticket.events'] });
+    expect(unplaced.status).toBe(422);
+    expect(unplaced.html).toContain('choose whether the one you tested is added beside it or replaces it');
     // A form field naming another tenant changes nothing: the session names its tenant.
-    const done2 = await p2.post(`/connect/${p2.token}/complete`, [['grant_psa', 'psa.ticket.events'], ['grant_psa', 'psa.ticket.create'], ['tenant_id', svc.alphaId]]);
+    const done2 = await p2.post(`/connect/${p2.token}/complete`, [['csrf', await p2.csrf()], ['grant_psa', 'psa.ticket.events'], ['grant_psa', 'psa.ticket.create'], ['place_psa', made.connections[0].id], ['tenant_id', svc.alphaId]]);
     expect(done2.status).toBe(200);
     expect(done2.html).not.toMatch(/sk_msp_/);
     await p2.awaitFirstSync(ConnectPageClient.progressPath(done2.html));
@@ -305,6 +320,39 @@ describe('a second session for a tenant the ISV sees', () => {
     const actions = (await svc.services.ds.query(`SELECT action FROM audit_entries WHERE tenant_id = $1 AND action LIKE 'connect.%'`, [made.tenant_id])).map((a: { action: string }) => a.action);
     expect(actions).toContain('connect.connection.repaired');
     expect(actions.filter((a: string) => a === 'connect.msp_key.issued')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('Reconnect: the MSP\'s own repair session', () => {
+  it('renews one connection\'s keys in place for a signed-in owner: no ISV, the same connection, every grant kept; nobody else saves anything', async () => {
+    const [pax8] = await svc.services.ds.query(`SELECT id FROM connections WHERE tenant_id = $1 AND kind = 'distributor'`, [svc.alphaId]);
+    const grantsBefore = await svc.services.ds.query('SELECT isv_id, keys FROM grants WHERE connection_id = $1 ORDER BY isv_id', [pax8.id]);
+    // An ISV key cannot open one; the MSP's key (or its console) can.
+    expect((await svc.api(`/tenants/${svc.alphaId}/connections/${pax8.id}/reconnect`, { method: 'POST' })).status).toBe(403);
+    expect((await svc.api(`/tenants/${svc.alphaId}/connections/00000000-0000-4000-8000-000000000001/reconnect`, { method: 'POST', key: svc.alphaMspKey })).status).toBe(404);
+    const repair = await svc.api(`/tenants/${svc.alphaId}/connections/${pax8.id}/reconnect`, { method: 'POST', key: svc.alphaMspKey });
+    expect(repair.status).toBe(201);
+
+    const stranger = ConnectPageClient.fromUrl(repair.body.connect_url);
+    expect((await stranger.page()).html).toContain('Sign in as an owner or admin of');
+    expect((await stranger.test('distributor', 'pax8', sandboxBase(svc).pax8, PAX8)).status).toBe(403);
+
+    const owner = ConnectPageClient.fromUrl(repair.body.connect_url);
+    expect((await owner.signIn(svc, 'owner@sandbox-alpha.example')).location).toBe(`/connect/${owner.token}`);
+    const shown = await owner.page();
+    expect(shown.html).toContain('Reconnect a system of Sandbox Alpha MSP');
+    // Only the repaired system is offered.
+    expect(shown.html).toContain('distributor-pax8-card');
+    expect((await owner.test('distributor', 'pax8', sandboxBase(svc).pax8, PAX8)).status).toBe(303);
+    const done = await owner.complete({});
+    expect(done.status).toBe(200);
+    expect(done.html).not.toContain('/console/link/');
+    const [after] = await svc.services.ds.query(`SELECT id FROM connections WHERE tenant_id = $1 AND kind = 'distributor'`, [svc.alphaId]);
+    expect(after.id).toBe(pax8.id);
+    expect(await svc.services.ds.query('SELECT isv_id, keys FROM grants WHERE connection_id = $1 ORDER BY isv_id', [pax8.id])).toEqual(grantsBefore);
+    const audit = await svc.services.ds.query(`SELECT action, detail FROM audit_entries WHERE tenant_id = $1 AND action IN ('connect.repair.started', 'connect.connection.repaired') ORDER BY seq`, [svc.alphaId]);
+    expect(audit.map((a: { action: string }) => a.action)).toEqual(['connect.repair.started', 'connect.connection.repaired']);
+    expect(audit[1].detail.actor).toMatchObject({ kind: 'person', email: 'owner@sandbox-alpha.example' });
   }, 60_000);
 });
 

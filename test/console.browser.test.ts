@@ -14,7 +14,7 @@ import { parseCsv } from './support/csv';
 import { startTestService, type TestService } from './support/service';
 
 const SUITE = 'console';
-const PAGES = ['health', 'grants', 'identity', 'charges', 'reconciliation', 'audit', 'key'] as const;
+const PAGES = ['health', 'grants', 'identity', 'charges', 'reconciliation', 'audit', 'key', 'members'] as const;
 
 let svc: TestService;
 let browser: Browser;

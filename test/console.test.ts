@@ -33,8 +33,16 @@ async function page(path: string, opts: { cookie?: string; form?: Record<string,
 }
 
 const tokenOf = (url: string) => url.slice(url.lastIndexOf('/') + 1);
-const cookieOf = (a: Answer) => (a.headers.get('set-cookie') ?? '').split(';')[0]!;
+/** The `name=value` of a cookie the answer sets ('' when it sets none of that name). */
+const setCookie = (a: Answer, name = 'session') => a.headers.getSetCookie().find((c) => c.startsWith(`${name}=`))?.split(';')[0] ?? '';
+const cookieOf = (a: Answer) => setCookie(a, 'session');
 const csrfOf = (a: Answer) => /name="csrf" value="([^"]+)"/.exec(a.text)?.[1] ?? '';
+
+/** Posts a form shown before sign-in the way a browser does: the page's pre-session cookie and its token. */
+async function signInPost(pagePath: string, action: string, form: Record<string, string>): Promise<Answer> {
+  const shown = await page(pagePath);
+  return page(action, { cookie: setCookie(shown, 'pre_session'), form: { csrf: csrfOf(shown), ...form } });
+}
 
 async function link(key = svc.alphaMspKey, tenantId = svc.alphaId): Promise<string> {
   const res = await svc.api(`/tenants/${tenantId}/console-links`, { method: 'POST', key });
@@ -43,7 +51,8 @@ async function link(key = svc.alphaMspKey, tenantId = svc.alphaId): Promise<stri
 }
 
 async function signIn(key = svc.alphaMspKey, tenantId = svc.alphaId): Promise<{ cookie: string; csrf: string }> {
-  const res = await page('/console/link', { form: { token: await link(key, tenantId) } });
+  const token = await link(key, tenantId);
+  const res = await signInPost(`/console/link/${token}`, '/console/link', { token });
   expect(res.status).toBe(303);
   const cookie = cookieOf(res);
   const health = await page('/console/health', { cookie });
@@ -54,32 +63,55 @@ async function signIn(key = svc.alphaMspKey, tenantId = svc.alphaId): Promise<{ 
 const pendingCharges = async () => (await msp(A('/charges?status=pending'))).body.charges as { id: string; status: string; line_source_id: string }[];
 
 describe('signing in', () => {
-  it('a link signs in once: the session cookie is httpOnly, SameSite=Strict and scoped to /console; a used link gets nothing', async () => {
+  it('a link signs in once: the session cookie is httpOnly and SameSite=Strict; a used link gets nothing', async () => {
     const token = await link();
     // Opening the link shows a button; it is not spent by being fetched.
     expect((await page(`/console/link/${token}`)).text).toContain('Continue to the console');
-    const first = await page('/console/link', { form: { token } });
+    const first = await signInPost(`/console/link/${token}`, '/console/link', { token });
     expect(first.status).toBe(303);
     expect(first.headers.get('location')).toBe('/console/health');
-    expect(first.headers.get('set-cookie')).toMatch(/^console_session=[A-Za-z0-9_-]{43}; Path=\/console; HttpOnly; SameSite=Strict; Max-Age=43200$/);
-    const again = await page('/console/link', { form: { token } });
+    expect(first.headers.getSetCookie().find((c) => c.startsWith('session='))).toMatch(/^session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    const again = await signInPost(`/console/link/${token}`, '/console/link', { token });
     expect(again.status).toBe(401);
-    expect(again.headers.get('set-cookie')).toBeNull();
+    expect(cookieOf(again)).toBe('');
     expect(again.text).toContain('has been used, has expired');
   });
 
   it('an expired link gets nothing', async () => {
     const token = await link();
     await svc.services.ds.query("UPDATE console_links SET expires_at = now() - interval '1 second' WHERE used_at IS NULL");
-    const res = await page('/console/link', { form: { token } });
+    const res = await signInPost(`/console/link/${token}`, '/console/link', { token });
     expect(res.status).toBe(401);
-    expect(res.headers.get('set-cookie')).toBeNull();
+    expect(cookieOf(res)).toBe('');
+  });
+
+  it('login CSRF: a sign-in form posted without this browser\'s token, or with another one, signs no one in', async () => {
+    const token = await link();
+    const shown = await page(`/console/link/${token}`);
+    const other = await page('/console');
+    const attempts: { cookie?: string; form: Record<string, string> }[] = [
+      { form: { token } },
+      { cookie: setCookie(shown, 'pre_session'), form: { token } },
+      { cookie: setCookie(shown, 'pre_session'), form: { token, csrf: csrfOf(other) } },
+      { cookie: setCookie(other, 'pre_session'), form: { token, csrf: csrfOf(shown) } },
+    ];
+    for (const attempt of attempts) {
+      const res = await page('/console/link', attempt);
+      expect(res.status).toBe(403);
+      expect(cookieOf(res)).toBe('');
+    }
+    // An attacker's MSP key auto-posted from another site: refused before the key is looked at.
+    const keyed = await page('/console/sign-in', { form: { api_key: svc.betaMspKey } });
+    expect(keyed.status).toBe(403);
+    expect(cookieOf(keyed)).toBe('');
+    // The link was not spent by the refused posts.
+    expect((await signInPost(`/console/link/${token}`, '/console/link', { token })).status).toBe(303);
   });
 
   it('an ISV key gets nothing: no session from the sign-in form, and no page with it as X-API-Key', async () => {
-    const res = await page('/console/sign-in', { form: { api_key: svc.key } });
+    const res = await signInPost('/console', '/console/sign-in', { api_key: svc.key });
     expect(res.status).toBe(401);
-    expect(res.headers.get('set-cookie')).toBeNull();
+    expect(cookieOf(res)).toBe('');
     expect(res.text).toContain('not an MSP key');
     const pageWithKey = await page('/console/charges', { headers: { 'x-api-key': svc.key } });
     expect(pageWithKey.status).toBe(401);
@@ -88,8 +120,8 @@ describe('signing in', () => {
     expect((await svc.api(A('/console-links'), { method: 'POST' })).status).toBe(403);
   });
 
-  it('the MSP key pasted once signs in; sign-out ends the session', async () => {
-    const res = await page('/console/sign-in', { form: { api_key: svc.alphaMspKey } });
+  it('a sandbox tenant\'s MSP key pasted once signs in; sign-out ends the session', async () => {
+    const res = await signInPost('/console', '/console/sign-in', { api_key: svc.alphaMspKey });
     expect(res.status).toBe(303);
     const cookie = cookieOf(res);
     const charges = await page('/console/charges', { cookie });
@@ -104,7 +136,7 @@ describe('signing in', () => {
 
   it('a session past its idle hour gets nothing', async () => {
     const { cookie } = await signIn();
-    await svc.services.ds.query("UPDATE console_sessions SET last_seen_at = now() - interval '61 minutes' WHERE ended_at IS NULL");
+    await svc.services.ds.query("UPDATE person_sessions SET last_seen_at = now() - interval '61 minutes' WHERE ended_at IS NULL");
     expect((await page('/console/health', { cookie })).status).toBe(401);
   });
 });

@@ -17,6 +17,9 @@ import { WebhookDeliveryPosition1765050000000 } from './1765050000000-webhook-de
 import { SyncDueIndex1765100000000 } from './1765100000000-sync-due-index';
 import { QuietListing1765200000000 } from './1765200000000-quiet-listing';
 import { RecordFillFactor1765300000000 } from './1765300000000-record-fill-factor';
+import { People1765400000000 } from './1765400000000-people';
+import { Sso1765405000000 } from './1765405000000-sso';
+import { RepairSessions1765430000000 } from './1765430000000-repair-sessions';
 
 /** Every migration, in order. Run at start (never `synchronize`). */
 export const MIGRATIONS = [
@@ -24,5 +27,5 @@ export const MIGRATIONS = [
   Packages1764000000000, Billing1764200000000, WriteFence1764300000000, CostResolutions1764400000000, CompanyNameIndex1764500000000, WriteLandBy1764600000000,
   WebhookLanes1764700000000, ConnectSessions1764800000000, Console1764900000000, Freshness1765000000000,
   WebhookDeliveryPosition1765050000000, SyncDueIndex1765100000000, QuietListing1765200000000,
-  RecordFillFactor1765300000000,
+  RecordFillFactor1765300000000, People1765400000000, Sso1765405000000, RepairSessions1765430000000,
 ];

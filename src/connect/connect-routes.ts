@@ -5,15 +5,16 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import { sandboxVendorOrigin } from '../config/config';
+import { withAuditSurface } from '../audit/audit-context';
 import { ServiceError } from '../errors/service-error';
 import { registerPageScript } from '../pages/assets';
 import { cookieOf, field, fieldList, formBody, type FormFields } from '../pages/forms';
 import { pageHeaders } from '../pages/page-headers';
 import { capabilitiesOf } from '../connectors/registry';
 import type { ConnectionKind } from '../../entities';
-import { issueConsoleLink } from '../console/console-links';
-import { completionPage, connectPage, refusalPage, type ProgressModel } from './connect-page';
-import { ConnectPageRefusal, redirectTarget, type ConnectDeps, type ConnectSessions } from './connect-sessions.service';
+import type { PeopleSessions } from '../people/sessions';
+import { completionPage, connectPage, refusalPage, signInGatePage, type ProgressModel } from './connect-page';
+import { ConnectPageRefusal, redirectTarget, type ConnectDeps, type ConnectSessions, type PageDecider, type Placement } from './connect-sessions.service';
 import { PROGRESS_SCRIPT } from './progress-script';
 
 const RESUME_COOKIE = 'connect_resume';
@@ -23,7 +24,7 @@ const NOTICES: Record<string, { tone: 'ok' | 'warn' | 'bad'; text: string }> = {
   'oauth-refused': { tone: 'bad', text: 'The vendor did not authorise the sign-in. Try again, or connect without it (what needs it stays off).' },
 };
 
-export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Router {
+export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, people: PeopleSessions): Router {
   const router = express.Router();
   const script = registerPageScript('connect-progress', PROGRESS_SCRIPT);
   const secureCookie = deps.config.publicUrl.startsWith('https:');
@@ -40,7 +41,8 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
   /** Runs a page handler: a refusal in words, a 429 for an address that keeps guessing tokens, our own failure logged. */
   const page = (fn: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
     try {
-      await fn(req, res);
+      // Every audit entry a step of this page writes names the connect page as its surface.
+      await withAuditSurface('connect', () => fn(req, res));
     } catch (err) {
       if (err instanceof ConnectPageRefusal) {
         if (err.status === 404) {
@@ -57,13 +59,44 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
     }
   };
 
-  const render = async (res: Response, token: string, status: number, extra: Partial<Parameters<typeof connectPage>[0]> = {}) => {
+  /**
+   * Who may decide on this page (an existing tenant's signed-in owner or admin; null on a new tenant's
+   * page); for anyone else, an existing tenant's page is the sign-in gate and nothing is saved.
+   */
+  const deciderFor = async (req: Request, session: Awaited<ReturnType<ConnectSessions['byToken']>>, form?: FormFields) => {
+    const signedIn = await people.current(req);
+    const decider = await sessions.deciderOf(session, signedIn);
+    // A decision is a form of this page in this browser: it carries the session's CSRF token.
+    if (decider && form && !people.csrfAccepted(signedIn!, field(form, 'csrf'))) {
+      throw new ConnectPageRefusal(403, 'Refused', 'This form did not come from this page in this browser. Nothing was saved.');
+    }
+    return decider;
+  };
+
+  const render = async (req: Request, res: Response, token: string, status: number, extra: Partial<Parameters<typeof connectPage>[0]> = {}) => {
     const session = await sessions.byToken(token);
-    const connectors = Object.fromEntries(session.kinds.map((k) => [k, sessions.connectorsFor(k)]));
+    if (session.tenantId) {
+      const signedIn = await people.current(req);
+      const allowed = await sessions.deciderOf(session, signedIn).then(() => true, (err: unknown) => {
+        if (err instanceof ConnectPageRefusal && err.status === 403) return false;
+        throw err;
+      });
+      if (!allowed) {
+        // The ISV that holds its own link, or a person of another organisation: what is asked, and a way to sign in.
+        const member = signedIn?.personId ? (await people.membershipsOf(signedIn.personId)).find((m) => m.organisation.kind === 'tenant' && m.organisation.id === session.tenantId) : undefined;
+        return void res.status(status === 200 ? 200 : status).type('html').send(signInGatePage({
+          token, isvName: await sessions.isvName(session), tenantName: await sessions.tenantName(session), session,
+          current: await sessions.currentConnections(session), formToken: people.signInFormToken(req, res),
+          signedIn: signedIn?.person ? { email: signedIn.person.email, csrf: signedIn.csrfToken, memberRole: member?.role ?? null } : null,
+        }));
+      }
+    }
+    const connectors = Object.fromEntries(await Promise.all(session.kinds.map(async (k) => [k, await sessions.connectorsOf(session, k)] as const)));
     res.status(status).type('html').send(connectPage({
       session, token, isvName: await sessions.isvName(session), tenantName: await sessions.tenantName(session), connectors,
       info: sessions.infoOf(session), sandbox: deps.simulators ? { origin: sandboxVendorOrigin(deps.config) } : null,
-      callbackUrl: (c) => sessions.callbackUrl(c), ...extra,
+      callbackUrl: (c) => sessions.callbackUrl(c), current: await sessions.currentConnections(session),
+      csrf: (await people.current(req))?.csrfToken ?? null, ...extra,
     }));
   };
 
@@ -85,11 +118,11 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
     res.type('html').send(completionPage(await progressModel(p, key, null, null), null));
   }));
 
-  async function progressModel(p: Awaited<ReturnType<ConnectSessions['progress']>>, key: string, mspKey: string | null, consoleLink: string | null): Promise<ProgressModel> {
+  async function progressModel(p: Awaited<ReturnType<ConnectSessions['progress']>>, key: string, mspKey: string | null, owner: ProgressModel['owner']): Promise<ProgressModel> {
     const s = p.session;
     return {
       isvName: await sessions.isvName(s), tenantName: await sessions.tenantName(s), done: p.done, connections: p.connections,
-      progressUrl: `/connect/progress/${key}`, redirect: redirectTarget(s), mspKey, consoleLink,
+      progressUrl: `/connect/progress/${key}`, redirect: redirectTarget(s), mspKey, owner,
       missing: (s.missingPermissions as { permission: string; grants: string[] }[]).map((m) => ({ permission: m.permission, grants: m.grants })),
     };
   }
@@ -97,25 +130,39 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
   router.get('/connect/:token', page(async (req, res) => {
     const notice = typeof req.query.notice === 'string' ? NOTICES[req.query.notice] ?? null : null;
     const fill = typeof req.query.fill === 'string' ? req.query.fill : null;
-    await render(res, String(req.params.token), 200, { notice, fill });
+    await render(req, res, String(req.params.token), 200, { notice, fill });
+  }));
+
+  // A signed-in member of the tenant whose session is bound elsewhere (another organisation, or the
+  // chooser) opens this tenant for the page: the session is renewed, bound to it, and the page shown again.
+  router.post('/connect/:token/as-member', formBody, page(async (req, res) => {
+    const token = String(req.params.token);
+    const session = await sessions.byToken(token);
+    const signedIn = await people.current(req);
+    if (!session.tenantId || !signedIn || !people.csrfAccepted(signedIn, field(req.body as FormFields, 'csrf'))) {
+      throw new ConnectPageRefusal(403, 'Sign in to continue', 'This form did not come from this page in a signed-in browser. Nothing was saved.');
+    }
+    await people.choose(req, res, signedIn, { kind: 'tenant', id: session.tenantId });
+    res.redirect(303, `/connect/${token}`);
   }));
 
   router.post('/connect/:token/test', formBody, page(async (req, res) => {
     const token = String(req.params.token);
     const form = req.body as FormFields;
     const session = await sessions.byToken(token);
+    const decider = await deciderFor(req, session, form);
     const kind = field(form, 'kind');
     const connector = field(form, 'connector');
     const baseUrl = field(form, 'base_url');
     const credentials: Record<string, string> = {};
-    const known = sessions.connectorsFor(kind).includes(connector) ? capabilitiesOf(connector).connect.fields.map((f) => f.name) : [];
+    const known = (await sessions.connectorsOf(session, kind)).includes(connector) ? capabilitiesOf(connector).connect.fields.map((f) => f.name) : [];
     for (const name of known) credentials[name] = field(form, `cred_${name}`);
     try {
-      await sessions.test(session, kind, connector, baseUrl, credentials);
+      await sessions.test(session, kind, connector, baseUrl, credentials, decider);
     } catch (err) {
       if (!(err instanceof ServiceError)) throw err;
       // The form again with its address; no credential typed is ever sent back to the browser.
-      return render(res, token, 422, { retry: { kind, connector, baseUrl, error: err.message } });
+      return render(req, res, token, 422, { retry: { kind, connector, baseUrl, error: err.message } });
     }
     res.redirect(303, `/connect/${token}?notice=tested#kind-${kind}`);
   }));
@@ -123,7 +170,8 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
   router.get('/connect/:token/oauth/:kind/start', page(async (req, res) => {
     const token = String(req.params.token);
     const session = await sessions.byToken(token);
-    const url = await sessions.startOAuth(session, String(req.params.kind));
+    const decider = await deciderFor(req, session);
+    const url = await sessions.startOAuth(session, String(req.params.kind), decider);
     // The callback finds its way back to this page through this cookie (the token is never sent to the vendor).
     res.setHeader('Set-Cookie', `${RESUME_COOKIE}=${token}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age=900${secureCookie ? '; Secure' : ''}`);
     res.redirect(302, url);
@@ -134,16 +182,27 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions): Rou
     const form = req.body as FormFields;
     const session = await sessions.byToken(token);
     const chosen = new Map(session.kinds.map((k) => [k, fieldList(form, `grant_${k as ConnectionKind}`)]));
+    const member = await deciderFor(req, session, form);
+    const decider: PageDecider = member ?? { kind: 'first_owner', name: field(form, 'owner_name'), email: field(form, 'owner_email') };
+    const placements = new Map<string, Placement>();
+    for (const k of session.kinds) {
+      const v = field(form, `place_${k}`);
+      if (v) placements.set(k, v === 'new' ? 'new' : { replace: v });
+    }
     let done;
     try {
-      done = await sessions.complete(token, chosen, req.ip ?? 'unknown');
+      done = await sessions.complete(token, chosen, req.ip ?? 'unknown', decider, placements);
     } catch (err) {
       if (!(err instanceof ServiceError)) throw err;
-      return render(res, token, 422, { notice: { tone: 'bad', text: err.message } });
+      return render(req, res, token, 422, { notice: { tone: 'bad', text: err.message } });
     }
     const p = await sessions.progress(done.progressKey);
-    const link = p.session.tenantId ? (await issueConsoleLink(deps, p.session.tenantId, 'connect')).url : null;
-    res.type('html').send(completionPage(await progressModel(p, done.progressKey, done.mspKey, link), script));
+    // A new tenant's first owner is signed in to its console here; nobody else is ever handed a console.
+    if (done.owner?.kind === 'signed_in' && p.session.tenantId) {
+      await people.signInPerson(req, res, { personId: done.owner.personId, organisation: { kind: 'tenant', id: p.session.tenantId }, method: 'connect_session' });
+    }
+    const owner: ProgressModel['owner'] = done.owner?.kind === 'signed_in' ? 'signed_in' : done.owner?.kind === 'invited' ? 'invited' : 'member';
+    res.type('html').send(completionPage(await progressModel(p, done.progressKey, done.mspKey, owner), script));
   }));
 
   return router;

@@ -20,7 +20,13 @@ import type { Logger } from 'pino';
 import type { JobQueue } from '../../jobs/queue/types';
 import type { RateLimits } from '../access/rate-limit';
 import type { ConsoleAuth } from '../console/console-auth';
+import type { PeopleService } from '../people/people.service';
+import type { PeopleStore } from '../people/people.store';
+import type { PersonSession } from '../people/sessions';
+import { normalEmail, plausibleEmail } from '../people/people.types';
+import { TenantsStore } from '../tenants/tenants.store';
 import type { AuditService } from '../audit/audit.service';
+import { auditDetailOf } from '../audit/audit-context';
 import type { AppConfig } from '../config/config';
 import type { VendorHttpClient } from '../connectors/vendor-http';
 import type { SecretBox } from '../security/secret-box';
@@ -55,7 +61,25 @@ export interface ConnectDeps {
   simulators: SandboxSimulators | null;
   rateLimits: RateLimits;
   consoleAuth: ConsoleAuth;
+  people: PeopleService;
+  peopleStore: PeopleStore;
 }
+
+/**
+ * Who decides on the connect page (docs/architecture.md, Connect sessions and console). The ISV holds
+ * the link, so the link alone never makes anyone the MSP:
+ * - on an existing tenant, a signed-in person who is an owner or admin of that tenant;
+ * - on a new tenant (`msp_name`), the person completing names themselves and becomes its first owner.
+ */
+export type PageDecider =
+  | { kind: 'member'; personId: string; email: string }
+  | { kind: 'first_owner'; name: string; email: string };
+
+/** Per kind, where a tested system goes on a tenant that already has one of that kind: beside it, or in place of one. */
+export type Placement = 'new' | { replace: string };
+
+/** The roles of a tenant whose members may connect and repair its systems. */
+const DECIDING_ROLES = new Set(['owner', 'admin']);
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -211,12 +235,61 @@ export class ConnectSessions {
   }
 
   async isvName(s: ConnectSession): Promise<string> {
+    // A repair session is the MSP's own: no ISV asks anything there.
+    if (!s.isvId) return 'your console';
     return (await this.ds.getRepository(Isv).findOneBy({ id: s.isvId }))?.name ?? 'An ISV';
+  }
+
+  /**
+   * The console's Reconnect: a repair session of the tenant's own for one connection, no ISV involved;
+   * the same page, the same Test and permission checks; Connect renews the connection's keys in place
+   * (its records and every ISV's grants on it stay). Valid for an hour; the caller sends the person to it.
+   */
+  async startRepair(tenantId: string, connectionId: string, by: { personId: string | null; email: string | null }): Promise<{ token: string; expiresAt: Date }> {
+    const c = isUuid(connectionId) ? await this.ds.getRepository(Connection).findOneBy({ id: connectionId, tenantId }) : null;
+    if (!c) throw ServiceError.notFound('Connection');
+    const token = randomBytes(32).toString('base64url');
+    const session = await this.ds.getRepository(ConnectSession).save({
+      isvId: null, tenantId, repairConnectionId: c.id, mspName: null, kinds: [c.kind], requestedGrants: [], redirectUrl: null,
+      tokenHash: sha256(token), state: 'pending', expiresAt: new Date(Date.now() + 3600_000), completedAt: null, cancelledAt: null, draftSealed: null,
+      draftInfo: {}, oauthStateHash: null, progressHash: null, connectionIds: [], granted: [], missingPermissions: [], steps: [],
+    });
+    await this.step(session, 'connect.repair.started', 'ok', { by: 'msp', actor: { kind: by.personId ? 'person' : 'msp_key', id: by.personId, email: by.email }, connection_id: c.id, connector: c.connector });
+    return { token, expiresAt: session.expiresAt };
   }
 
   async tenantName(s: ConnectSession): Promise<string | null> {
     if (!s.tenantId) return s.mspName;
     return (await this.ds.getRepository(Tenant).findOneBy({ id: s.tenantId }))?.name ?? null;
+  }
+
+  /**
+   * The person who may decide on this page, from the browser's console session: on an existing tenant
+   * an owner or admin of it, signed in; anyone else (the ISV that holds the link included) may read what
+   * is asked and save nothing. A new tenant's page has no member yet: null, its completer names themselves.
+   */
+  async deciderOf(s: ConnectSession, session: PersonSession | null): Promise<PageDecider | null> {
+    if (!s.tenantId) return null;
+    const org = session?.organisation;
+    if (session?.person && org?.kind === 'tenant' && org.id === s.tenantId && session.role && DECIDING_ROLES.has(session.role)) {
+      return { kind: 'member', personId: session.person.id, email: session.person.email };
+    }
+    const name = (await this.tenantName(s)) ?? 'this MSP';
+    throw new ConnectPageRefusal(403, 'Sign in to continue', `Only an owner or admin of ${name}, signed in, can connect or repair its systems. Nothing was saved.`);
+  }
+
+  /** The tenant's current connections (what the page shows before anything is decided; never a credential). */
+  async currentConnections(s: ConnectSession): Promise<{ id: string; kind: string; connector: string; baseUrl: string }[]> {
+    if (!s.tenantId) return [];
+    const rows = await this.ds.getRepository(Connection).find({ where: { tenantId: s.tenantId }, order: { createdAt: 'ASC' } });
+    return rows.map((c) => ({ id: c.id, kind: c.kind, connector: c.connector, baseUrl: c.baseUrl }));
+  }
+
+  /** The connectors the page offers for a kind: every one that can fill it, or a repair session's own. */
+  async connectorsOf(s: ConnectSession, kind: string): Promise<string[]> {
+    if (!s.repairConnectionId) return this.connectorsFor(kind);
+    const c = await this.ds.getRepository(Connection).findOneBy({ id: s.repairConnectionId });
+    return c ? [c.connector] : [];
   }
 
   /** Connectors that can fill a kind. */
@@ -242,9 +315,9 @@ export class ConnectSessions {
    * Test: the credentials and base URL are checked (422 in words), the connector's probe is one
    * authenticated call, then its declared permission checks; the draft is kept sealed for Connect.
    */
-  async test(s: ConnectSession, kind: string, connector: string, baseUrl: string, given: Record<string, string>): Promise<DraftInfo> {
+  async test(s: ConnectSession, kind: string, connector: string, baseUrl: string, given: Record<string, string>, decider: PageDecider | null = null): Promise<DraftInfo> {
     if (!s.kinds.includes(kind)) throw new ServiceError('validation', `This link does not ask for a ${kind}.`);
-    if (!this.connectorsFor(kind).includes(connector)) throw new ServiceError('validation', 'Choose one of the systems listed.');
+    if (!(await this.connectorsOf(s, kind)).includes(connector)) throw new ServiceError('validation', 'Choose one of the systems listed.');
     const drafts = this.drafts(s);
     // Testing the same keys again keeps an authorisation made with them (its refresh token is no form field).
     const previous = drafts[kind]?.connector === connector ? drafts[kind].credentials : null;
@@ -256,7 +329,7 @@ export class ConnectSessions {
     drafts[kind] = { connector, baseUrl: checked.baseUrl, credentials: checked.credentials, oauth: null };
     const all = { ...this.infoOf(s), [kind]: info };
     await this.saveDrafts(s, drafts, all);
-    await this.step(s, 'connect.credentials.tested', 'ok', { by: 'msp', via: 'connect page', kind, connector, missing: info.permissions.filter((p) => p.ok === false).map((p) => p.vendorTerms) });
+    await this.step(s, 'connect.credentials.tested', 'ok', { by: 'msp', via: 'connect', ...actorDetail(decider), kind, connector, missing: info.permissions.filter((p) => p.ok === false).map((p) => p.vendorTerms) });
     return info;
   }
 
@@ -289,7 +362,7 @@ export class ConnectSessions {
   }
 
   /** After a successful Test of an OAuth connector: the vendor's authorize URL, with PKCE and a one-time state. */
-  async startOAuth(s: ConnectSession, kind: string): Promise<string> {
+  async startOAuth(s: ConnectSession, kind: string, decider: PageDecider | null = null): Promise<string> {
     const fresh = await this.ds.getRepository(ConnectSession).findOneByOrFail({ id: s.id });
     const drafts = this.drafts(fresh);
     const draft = drafts[kind];
@@ -300,7 +373,7 @@ export class ConnectSessions {
     const redirectUri = this.callbackUrl(draft.connector);
     drafts[kind] = { ...draft, oauth: { verifier, redirectUri } };
     await this.saveDrafts(fresh, drafts, this.infoOf(fresh), { oauthStateHash: sha256(state) });
-    await this.step(fresh, 'connect.oauth.started', 'ok', { by: 'msp', via: 'connect page', kind, connector: draft.connector });
+    await this.step(fresh, 'connect.oauth.started', 'ok', { by: 'msp', via: 'connect', ...actorDetail(decider), kind, connector: draft.connector });
     return authorizeUrl(draft.baseUrl, oauth, draft.credentials[oauth.clientIdCredential], redirectUri, challenge, state);
   }
 
@@ -320,19 +393,19 @@ export class ConnectSessions {
     const oauth = draft ? capabilitiesOf(connector).connect.oauth : undefined;
     if (!kind || !draft || !draft.oauth || !oauth) throw new ConnectPageRefusal(400, 'This sign-in cannot be used', 'Start again from your connect link.');
     if (q.error || !q.code) {
-      await this.step(s, 'connect.oauth.refused', 'refused', { by: 'msp', via: 'connect page', kind, connector, error: q.error.slice(0, 100) });
+      await this.step(s, 'connect.oauth.refused', 'refused', { by: 'msp', via: 'connect', kind, connector, error: q.error.slice(0, 100) });
       return { session: s, ok: false, message: `${capabilitiesOf(connector).connect.title} did not authorise: ${q.errorDescription || q.error || 'no code'}.` };
     }
     const tokens = await exchangeCode(this.deps.http, draft.baseUrl, oauth, draft.credentials, q.code, draft.oauth.verifier, draft.oauth.redirectUri);
     if (!tokens.ok) {
-      await this.step(s, 'connect.oauth.refused', 'refused', { by: 'msp', via: 'connect page', kind, connector, error: tokens.error.slice(0, 200) });
+      await this.step(s, 'connect.oauth.refused', 'refused', { by: 'msp', via: 'connect', kind, connector, error: tokens.error.slice(0, 200) });
       return { session: s, ok: false, message: tokens.error };
     }
     const credentials = { ...draft.credentials, [oauth.refreshCredential]: tokens.refreshToken };
     drafts[kind] = { ...draft, credentials, oauth: null };
     const info = { ...this.infoOf(s), [kind]: await this.permissionInfo(connector, draft.baseUrl, credentials) };
     await this.saveDrafts(s, drafts, info);
-    await this.step(s, 'connect.oauth.authorised', 'ok', { by: 'msp', via: 'connect page', kind, connector });
+    await this.step(s, 'connect.oauth.authorised', 'ok', { by: 'msp', via: 'connect', kind, connector });
     return { session: s, ok: true, message: `${capabilitiesOf(connector).connect.title} authorised.` };
   }
 
@@ -342,16 +415,33 @@ export class ConnectSessions {
    * permissions rule out), issues the tenant's MSP key when it has none, starts the first sync.
    * A failure hands the token back (pending) with nothing half-claimed.
    */
-  async complete(token: string, chosen: Map<string, string[]>, address: string): Promise<{ session: ConnectSession; mspKey: string | null; progressKey: string }> {
+  async complete(token: string, chosen: Map<string, string[]>, address: string, decider: PageDecider, placements: Map<string, Placement> = new Map()): Promise<{ session: ConnectSession; mspKey: string | null; progressKey: string; owner: FirstOwner | null }> {
     const s = await this.byToken(token);
     const drafts = this.drafts(s);
     const info = this.infoOf(s);
     const kinds = s.kinds.filter((k) => drafts[k]);
     if (!kinds.length) throw new ServiceError('validation', 'Test at least one system before you connect.');
+    if ((decider.kind === 'member') !== (s.tenantId != null)) throw new ConnectPageRefusal(403, 'Sign in to continue', 'Only an owner or admin of this MSP, signed in, can connect its systems. Nothing was saved.');
+    const firstOwner = decider.kind === 'first_owner' ? { name: decider.name.trim().slice(0, 200), email: normalEmail(decider.email) } : null;
+    if (firstOwner && (!firstOwner.name || !plausibleEmail(firstOwner.email))) {
+      throw new ServiceError('validation', 'Give your name and your work email: you become the first owner of this MSP in its console.');
+    }
+    const existingBefore = s.tenantId ? await this.ds.getRepository(Connection).find({ where: { tenantId: s.tenantId } }) : [];
+    // A repair session renews its one connection: nothing else to place.
+    if (s.repairConnectionId) for (const kind of kinds) placements.set(kind, { replace: s.repairConnectionId });
+    for (const kind of kinds) {
+      const place = placements.get(kind);
+      const same = existingBefore.filter((c) => c.kind === kind);
+      if (!same.length) continue;
+      // A new system never silently replaces another: with one of its kind there already, the person says which.
+      if (!place) throw new ServiceError('validation', `This MSP already has a ${kind.toUpperCase()}: choose whether the one you tested is added beside it or replaces it.`, { details: { field: `place_${kind}` } });
+      if (place !== 'new' && !same.some((c) => c.id === place.replace)) throw new ServiceError('validation', `Choose one of this MSP's current ${kind.toUpperCase()} connections to replace.`, { details: { field: `place_${kind}` } });
+    }
     const claimed = await this.ds.createQueryBuilder().update(ConnectSession).set({ state: 'completing' })
       .where('id = :id AND state = :pending AND expires_at > now()', { id: s.id, pending: 'pending' }).execute();
     if (!claimed.affected) throw new ConnectPageRefusal(410, 'This link has been used', 'Ask for a new one.');
-    const who = { by: 'msp', via: 'connect page', session_id: s.id, address };
+    const actor = decider.kind === 'member' ? { kind: 'person', id: decider.personId, email: decider.email } : { kind: 'person', id: null, email: firstOwner!.email };
+    const who = { by: 'msp', via: 'connect', actor, session_id: s.id, address };
     try {
       let tenantId = s.tenantId;
       let createdTenant = false;
@@ -363,11 +453,16 @@ export class ConnectSessions {
       }
       const existing = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
       const made: Connection[] = [];
+      const replaced: Connection[] = [];
       const granted: { connection_id: string; keys: string[] }[] = [];
       const missing: MissingPermission[] = [];
       for (const kind of kinds) {
         const d = drafts[kind];
-        const repair = existing.find((c) => c.kind === kind && c.connector === d.connector);
+        const place = placements.get(kind) ?? 'new';
+        const target = place === 'new' ? undefined : existing.find((c) => c.id === place.replace);
+        // Replacing with the same system repairs it in place (its records and grants stay); another system takes its place.
+        const repair = target && target.connector === d.connector ? target : undefined;
+        if (target && !repair) replaced.push(target);
         const { connection } = repair
           ? await changeConnection(this.deps, repair, { baseUrl: d.baseUrl, credentials: d.credentials, test: false })
           : await addConnection(this.deps, { tenantId, kind: kind as ConnectionKind, connector: d.connector, baseUrl: d.baseUrl, credentials: d.credentials, test: false });
@@ -375,7 +470,8 @@ export class ConnectSessions {
         const blocked = blockedGrants(kind as ConnectionKind, info[kind]);
         const offered = new Set<string>(grantKeysFor(kind as ConnectionKind));
         const keys = (chosen.get(kind) ?? []).filter((k): k is GrantKey => isGrantKey(k) && offered.has(k) && s.requestedGrants.includes(k) && !blocked.has(k));
-        await this.deps.admin.setGrant(s.isvId, connection.id, keys);
+        // A repair session has no ISV: every ISV's grants on the connection stay as they are.
+        if (s.isvId) await this.deps.admin.setGrant(s.isvId, connection.id, keys);
         granted.push({ connection_id: connection.id, keys: [...keys].sort() });
         for (const p of info[kind]?.permissions ?? []) {
           if (p.ok !== false) continue;
@@ -387,6 +483,13 @@ export class ConnectSessions {
         await this.audit(tenantId, s.isvId, repair ? 'connect.connection.repaired' : 'connect.connection.added', connection.id, { ...who, kind, connector: d.connector });
         await this.audit(tenantId, s.isvId, 'connect.grants.set', connection.id, { ...who, keys: [...keys].sort() });
       }
+      const tenants = new TenantsStore(this.ds);
+      for (const gone of replaced) {
+        await tenants.removeConnection(gone);
+        await this.audit(tenantId, s.isvId, 'connect.connection.replaced', null, { ...who, removed: gone.id, kind: gone.kind, connector: gone.connector });
+      }
+      let owner: FirstOwner | null = null;
+      if (firstOwner) owner = await this.makeFirstOwner(tenantId, firstOwner, who);
       let mspKey: string | null = null;
       const liveKeys = (await this.ds.getRepository(ApiKey).find({ where: { tenantId, kind: 'msp' } })).filter((k) => !k.revokedAt);
       if (!liveKeys.length) {
@@ -406,11 +509,30 @@ export class ConnectSessions {
         await this.deps.queue.add('sync.connection', { tenantId, connectionId: c.id, full: true }, { jobId: `sync-${c.id}-connect-${s.id}`, attempts: 1 });
       }
       await this.deps.access.invalidate();
-      return { session: await this.ds.getRepository(ConnectSession).findOneByOrFail({ id: s.id }), mspKey, progressKey };
+      return { session: await this.ds.getRepository(ConnectSession).findOneByOrFail({ id: s.id }), mspKey, progressKey, owner };
     } catch (err) {
       await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'completing' }, { state: 'pending' });
       throw err;
     }
+  }
+
+  /**
+   * A new tenant's first owner: a person not known yet is created, made its owner and signed in by the
+   * page; an address that already has an account is invited instead (signing in as an existing person
+   * takes their own mail, never a form on a link someone else holds).
+   */
+  private async makeFirstOwner(tenantId: string, who: { name: string; email: string }, audit: Record<string, unknown>): Promise<FirstOwner> {
+    const known = await this.deps.peopleStore.personByEmail(who.email);
+    const org = { kind: 'tenant' as const, id: tenantId };
+    if (known) {
+      await this.deps.people.invite(org, who.email, 'owner', { kind: 'operator', id: 'connect-session' }, null);
+      await this.audit(tenantId, null, 'connect.owner.invited', null, { ...audit, email: who.email });
+      return { kind: 'invited', email: who.email };
+    }
+    const person = await this.deps.peopleStore.ensurePerson(who.email, who.name);
+    await this.deps.peopleStore.addMembership(person.id, org, 'owner');
+    await this.audit(tenantId, null, 'connect.owner.added', null, { ...audit, actor: { kind: 'person', id: person.id, email: person.email } });
+    return { kind: 'signed_in', personId: person.id, email: person.email };
   }
 
   /** The first sync of a completed session, per connection and resource (the completion page's key). */
@@ -445,7 +567,7 @@ export class ConnectSessions {
 
   // ---- audit -----------------------------------------------------------------------------------
 
-  private async audit(tenantId: string, isvId: string, action: string, connectionId: string | null, detail: Record<string, unknown>, outcome: 'ok' | 'refused' = 'ok'): Promise<void> {
+  private async audit(tenantId: string, isvId: string | null, action: string, connectionId: string | null, detail: Record<string, unknown>, outcome: 'ok' | 'refused' = 'ok'): Promise<void> {
     await this.deps.audit.write({ tenantId, isvId, action, outcome, connectionId, subjectRef: null, detail });
   }
 
@@ -453,9 +575,18 @@ export class ConnectSessions {
   private async step(s: ConnectSession, action: string, outcome: 'ok' | 'refused', detail: Record<string, unknown>): Promise<void> {
     const full = { ...detail, session_id: s.id };
     if (s.tenantId) return this.audit(s.tenantId, s.isvId, action, null, full, outcome);
-    await this.store.appendStep(s.id, { action, outcome, detail: full, at: new Date().toISOString() });
+    // Kept until Connect creates the tenant: with who did it and through which surface, as they are now.
+    await this.store.appendStep(s.id, { action, outcome, detail: auditDetailOf(full), at: new Date().toISOString() });
   }
 }
+
+/** The actor of a page step: the signed-in member deciding (an existing tenant); before Connect a new tenant's person is not known yet. */
+function actorDetail(decider: PageDecider | null): Record<string, unknown> {
+  return decider?.kind === 'member' ? { actor: { kind: 'person', id: decider.personId, email: decider.email } } : {};
+}
+
+/** What became of a new tenant's first owner: signed in now (a new person), or invited (an address that has an account). */
+export type FirstOwner = { kind: 'signed_in'; personId: string; email: string } | { kind: 'invited'; email: string };
 
 /** A redirect URL the page may send a person to: https only, no credentials in it. */
 function checkRedirectUrl(raw: string): void {

@@ -53,3 +53,13 @@ export const CreatedConnectSession = z.object({
 export const ConnectSessionList = listEnvelope('ConnectSessionList', '/connect-sessions', ConnectSessionView);
 
 export type ConnectSessionAnswer = z.infer<typeof ConnectSessionView>;
+
+export const ReconnectPath = z.object({
+  tenant_id: pathId('tenant_id', 'Tenant id, from GET /tenants.'),
+  connection_id: pathId('connection_id', 'The connection to repair, from GET /tenants/{tenant_id}/connections.'),
+}).strict();
+
+export const RepairSession = z.object({
+  connect_url: z.string().openapi({ description: 'The connect page of this repair, for an owner or admin of the tenant signed in to its console: Test new keys, then Connect renews them in place. Works once, within the hour.' }),
+  expires_at: z.string(),
+}).strict().openapi('RepairSession');

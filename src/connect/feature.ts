@@ -6,21 +6,25 @@
  */
 import type { FeatureModule } from '../feature';
 import { isvOf } from '../access/access.service';
-import { isvOfCaller } from '../access/caller';
+import { actorOf, isvOfCaller } from '../access/caller';
+import { tenantOf } from '../operations/operation';
 import { onCredentialRotated } from '../connectors/credential-rotation';
 import { operationsUsing } from '../operations/operation';
 import type { SandboxService } from '../sandbox/sandbox.service';
 import { envelopeOf, pageOfAll, pageQuery, updatedSince } from '../shared/paging';
 import { z } from '../shared/request';
 import { connectRouter } from './connect-routes';
+import type { PeopleSessions } from '../people/sessions';
 import type { ConnectSessions } from './connect-sessions.service';
 import {
-  CONNECT_SESSIONS_CURSOR, ConnectSessionList, ConnectSessionPath, ConnectSessionView, CreateConnectSessionBody, CreatedConnectSession,
+  CONNECT_SESSIONS_CURSOR, ConnectSessionList, ConnectSessionPath, ConnectSessionView, CreateConnectSessionBody, CreatedConnectSession, ReconnectPath, RepairSession,
 } from './connect.schemas';
 
 /** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
 export interface ConnectServices {
   connectSessions: ConnectSessions;
+  /** The console session of the browser on the connect page: who may decide there (src/people). */
+  peopleSessions: PeopleSessions;
   sandbox: SandboxService | null;
 }
 const defineOperation = operationsUsing<ConnectServices>();
@@ -86,15 +90,30 @@ const cancelSession = defineOperation({
   },
 });
 
+const reconnect = defineOperation({
+  name: 'reconnect_connection', kind: 'mutation', summary: 'Repair a connection\'s keys on the connect page (the MSP\'s own session)', tag, role: 'msp',
+  description: `MSP key or the MSP console (its health page's Reconnect). Opens a connect session of the tenant's own for one connection, no ISV involved: the same page, the same Test and permission checks; Connect renews the connection's keys in place, keeping its records and every ISV's grants on it. The page saves nothing until an owner or admin of the tenant is signed in on it. ${NOTE}`,
+  http: { method: 'post', path: '/tenants/{tenant_id}/connections/{connection_id}/reconnect', documented: false },
+  path: ReconnectPath,
+  responses: [{ status: 201, schema: RepairSession, description: 'The repair page\'s link, in this answer only.' }],
+  errors: ['role_required'],
+  handle: async ({ path }, ctx) => {
+    const svc = ctx.services.connectSessions;
+    const actor = actorOf(ctx.caller);
+    const { token, expiresAt } = await svc.startRepair(tenantOf(ctx).tenant.id, path.connection_id, { personId: actor.kind === 'person' ? actor.id : null, email: actor.email ?? null });
+    return { connect_url: svc.connectUrl(token), expires_at: expiresAt.toISOString() };
+  },
+});
+
 export const connectFeature: FeatureModule<ConnectServices> = {
   name: 'connect',
-  operations: [createSession, listSessions, getSession, cancelSession],
+  operations: [createSession, listSessions, getSession, cancelSession, reconnect],
   install(services) {
     // A vendor that rotates a refresh token while we use it: the new one is sealed into its connection.
     const sessions = services.connectSessions;
     onCredentialRotated((change) => sessions.keepRotatedCredential(change));
   },
   mount(app, services) {
-    app.use(connectRouter(services.connectSessions.deps, services.connectSessions));
+    app.use(connectRouter(services.connectSessions.deps, services.connectSessions, services.peopleSessions));
   },
 };

@@ -13,28 +13,37 @@ import { withAuditDetail } from '../audit/audit-context';
 import type { Operation } from '../operations/operation';
 import { runOperation, type RawInput } from '../operations/runner';
 import type { Services } from '../services';
-import type { ConsoleAuth, ConsoleSessionInfo } from './console-auth';
+import type { PeopleService } from '../people/people.service';
+import type { PeopleSessions, PersonSession } from '../people/sessions';
+import type { ConsoleAuth } from './console-auth';
 
 export interface ConsoleDeps {
+  /** One-time console links (`POST /tenants/{t}/console-links`). */
   auth: ConsoleAuth;
-  publicUrl: string;
+  /** The session layer both consoles share, and people's members rules (src/people). */
+  sessions: PeopleSessions;
+  people: PeopleService;
+  /** Whether the tenant is a sandbox tenant (the only ones whose MSP key may be pasted to sign in). */
+  isSandboxTenant(tenantId: string): Promise<boolean>;
   /** The caller of an API key (an ISV or MSP caller), or a ServiceError (`unauthenticated`, `rate_limited`). */
   callerOfKey(key: string, address: string): Promise<Caller>;
-  /** The tenant's MSP caller a session acts as; null when the tenant has no live MSP key. */
-  mspCaller(tenantId: string): Promise<Caller | null>;
+  /** The tenant's MSP caller a session acts as (with its person, for the audit log); null when the tenant has no live MSP key. */
+  mspCaller(tenantId: string, person: { id: string; email: string } | null): Promise<Caller | null>;
   /** Counts a request against the caller's per-key limit (the same limit as its REST calls). */
   admit(caller: Caller, res: Response): Promise<boolean>;
-  /** An audit entry of the console itself (sign-in, sign-out). */
-  audit(tenantId: string, action: string, detail: Record<string, unknown>): Promise<void>;
+  /** An audit entry of a decision the console makes itself (members), with the session's person as actor. */
+  audit(session: PersonSession, action: string, detail: Record<string, unknown>): Promise<void>;
   /** Runs an operation by name as `caller`, audited as made in this console session. */
-  run<R = any>(name: string, raw: RawInput, caller: Caller, session: ConsoleSessionInfo): Promise<R>;
+  run<R = any>(name: string, raw: RawInput, caller: Caller, session: PersonSession): Promise<R>;
 }
 
 export function consoleDeps(services: Services, operations: Operation[]): ConsoleDeps {
   const byName = new Map(operations.map((op) => [op.name, op]));
   return {
     auth: services.consoleAuth,
-    publicUrl: services.config.publicUrl,
+    sessions: services.peopleSessions,
+    people: services.people,
+    isSandboxTenant: async (tenantId) => (await services.peopleStore.tenantIsSandbox(tenantId)),
     async callerOfKey(key, address) {
       try {
         return await services.access.authenticate(key);
@@ -45,16 +54,19 @@ export function consoleDeps(services: Services, operations: Operation[]): Consol
         throw err;
       }
     },
-    mspCaller: (tenantId) => services.access.mspCallerOf(tenantId),
+    async mspCaller(tenantId, person) {
+      const caller = await services.access.mspCallerOf(tenantId);
+      return caller && person ? { ...caller, person: { id: person.id, email: person.email } } : caller;
+    },
     async admit(caller, res) {
       const key = apiKeyOf(caller);
       return key ? (await services.rateLimits.admitKey(key, res)).ok : true;
     },
-    audit: (tenantId, action, detail) => services.audit.write({ tenantId, action, outcome: 'ok', detail }),
+    audit: (session, action, detail) => services.audit.write({ tenantId: session.organisation!.id, action, outcome: 'ok', detail: { ...detail, ...services.peopleSessions.detailOf(session) } }),
     run(name, raw, caller, session) {
       const op = byName.get(name);
       if (!op) throw new Error(`no operation ${name}`);
-      return withAuditDetail({ via: 'console', console_session: session.id, decided_by: 'msp' }, () => runOperation(op, raw, caller, services));
+      return withAuditDetail(services.peopleSessions.detailOf(session), () => runOperation(op, raw, caller, services));
     },
   };
 }

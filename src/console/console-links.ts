@@ -1,17 +1,13 @@
 /**
  * One-time console sign-in links (docs/architecture.md, Connect sessions and console), issued by the MSP
- * key (`POST /tenants/{t}/console-links`) and at the end of a connect session. A module of its own so that
- * the connect flow can issue one without depending on the console's pages.
+ * key only (`POST /tenants/{t}/console-links`), for scripts that hand a person in. The connect flow never
+ * issues one: the link is the ISV's, so its holder must not become the MSP.
  */
 import type { AuditService } from '../audit/audit.service';
 import type { AppConfig } from '../config/config';
 import type { ConsoleAuth } from './console-auth';
 
-/**
- * Issues a one-time console sign-in link for a tenant (15 minutes, single use), audited with who asked
- * (`by`: `msp` for the MSP key, `connect` at the end of a connect session, ...). The connect flow calls
- * this; the operation below is its REST form.
- */
+/** Issues a one-time console sign-in link for a tenant (15 minutes, single use), audited with who asked (`by`: `msp` for the MSP key). */
 export async function issueConsoleLink(
   services: { consoleAuth: ConsoleAuth; config: Pick<AppConfig, 'publicUrl'>; audit: Pick<AuditService, 'write'> },
   tenantId: string, by: string,

@@ -1,8 +1,8 @@
 /**
  * The MSP's console (docs/architecture.md, Connect sessions and console): pages at /console that sign
  * in by a one-time link or the MSP key and run the same operations as REST with the tenant's MSP
- * caller; and two operations of its own, the link (`POST /tenants/{t}/console-links`, also called by
- * the connect flow through `issueConsoleLink`) and the MSP key's rotation.
+ * caller; and two operations of its own, the link (`POST /tenants/{t}/console-links`, for scripts that
+ * hand a person in; the connect flow never issues one) and the MSP key's rotation.
  */
 import type { AccessService } from '../access/access.service';
 import type { AuditService } from '../audit/audit.service';

@@ -8,7 +8,7 @@ import { RequestValidationError } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
 import { html, type SafeHtml } from '../pages/html';
 import { renderPage } from '../pages/layout';
-import type { ConsoleSessionInfo } from './console-auth';
+import type { PersonSession } from '../people/sessions';
 
 export const CONSOLE_PAGES = [
   { path: '/console/health', label: 'Health' },
@@ -18,15 +18,17 @@ export const CONSOLE_PAGES = [
   { path: '/console/reconciliation', label: 'Reconciliation' },
   { path: '/console/audit', label: 'Audit log' },
   { path: '/console/key', label: 'MSP key' },
+  { path: '/console/members', label: 'Members' },
+  { path: '/console/settings/sso', label: 'Single sign-on' },
 ] as const;
 
 export interface Signed {
-  session: ConsoleSessionInfo;
+  session: PersonSession;
   tenantName: string;
 }
 
 /** The hidden CSRF field of every form a signed-in page shows. */
-export function csrfField(session: ConsoleSessionInfo): SafeHtml {
+export function csrfField(session: { csrfToken: string }): SafeHtml {
   return html`<input type="hidden" name="csrf" value="${session.csrfToken}">`;
 }
 
@@ -34,8 +36,12 @@ export function csrfField(session: ConsoleSessionInfo): SafeHtml {
 export function consolePage(s: Signed, current: string, title: string, main: SafeHtml, scripts: string[] = []): string {
   return renderPage({
     title, area: 'Console', scripts,
-    nav: CONSOLE_PAGES.map((p) => ({ href: p.path, label: p.label, current: p.path === current })),
-    aside: html`<span>${s.tenantName}</span> <form method="post" action="/console/sign-out">${csrfField(s.session)}<button type="submit" class="link">Sign out</button></form>`,
+    nav: [
+      ...CONSOLE_PAGES.map((p) => ({ href: p.path, label: p.label, current: p.path === current })),
+      // A person may belong to several organisations; a session opens one at a time.
+      ...(s.session.person ? [{ href: '/sign-in/choose', label: 'Switch organisation' }] : []),
+    ],
+    aside: html`<span>${s.tenantName}${s.session.person ? html` · ${s.session.person.email}` : ''}</span> <form method="post" action="/console/sign-out">${csrfField(s.session)}<button type="submit" class="link">Sign out</button></form>`,
     main,
   });
 }

@@ -8,8 +8,44 @@ import type { TestService } from './service';
 export interface PageAnswer { status: number; html: string; location: string | null }
 
 export class ConnectPageClient {
-  cookie = '';
+  /** The browser's cookies by name (the OAuth round trip's, the pre-session's and the console session's). */
+  readonly cookies = new Map<string, string>();
+  /** A new tenant's first owner, as the person completing names themselves. */
+  owner = { name: 'Connect Owner', email: `owner-${Math.random().toString(36).slice(2, 10)}@msp.example` };
   constructor(private readonly origin: string, readonly token: string) {}
+
+  get cookie(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  private keep(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const at = pair.indexOf('=');
+      const name = pair.slice(0, at).trim();
+      const value = pair.slice(at + 1);
+      if (value === '' || /max-age=0\b/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  /** The console session's CSRF token as the page shows it (an existing tenant's page), or ''. */
+  static csrfOf(html: string): string {
+    return /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+  }
+
+  /** Signs in as a member with a magic link read from the service's outbox (the sandbox's mail). */
+  async signIn(svc: Pick<TestService, 'services'>, email: string, next = `/connect/${this.token}`): Promise<PageAnswer> {
+    const form = await this.get('/sign-in?area=console');
+    const csrf = ConnectPageClient.csrfOf(form.html);
+    await this.post('/sign-in/email', [['csrf', csrf], ['area', 'console'], ['email', email], ['next', next]]);
+    const mail = (await svc.services.outbox.latest(20)).find((m) => m.to === email.toLowerCase());
+    if (!mail) throw new Error(`no sign-in mail for ${email}`);
+    const link = /https?:\/\/\S+\/sign-in\/link\/\S+/.exec(mail.text)![0];
+    const shown = await this.get(new URL(link).pathname + new URL(link).search);
+    const hidden = [...shown.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2].replace(/&#(\d+);/g, (_x, c) => String.fromCharCode(Number(c))).replace(/&amp;/g, '&')] as [string, string]);
+    return this.post('/sign-in/link', hidden);
+  }
 
   static fromUrl(connectUrl: string): ConnectPageClient {
     const u = new URL(connectUrl);
@@ -18,8 +54,7 @@ export class ConnectPageClient {
 
   async get(path: string): Promise<PageAnswer> {
     const res = await fetch(path.startsWith('http') ? path : `${this.origin}${path}`, { redirect: 'manual', headers: this.cookie ? { cookie: this.cookie } : {} });
-    const set = res.headers.get('set-cookie');
-    if (set) this.cookie = set.split(';')[0];
+    this.keep(res);
     return { status: res.status, html: await res.text(), location: res.headers.get('location') };
   }
 
@@ -27,6 +62,7 @@ export class ConnectPageClient {
     const res = await fetch(`${this.origin}${path}`, {
       method: 'POST', redirect: 'manual', body: new URLSearchParams(form), headers: { 'content-type': 'application/x-www-form-urlencoded', ...(this.cookie ? { cookie: this.cookie } : {}) },
     });
+    this.keep(res);
     return { status: res.status, html: await res.text(), location: res.headers.get('location') };
   }
 
@@ -34,8 +70,14 @@ export class ConnectPageClient {
     return this.get(`/connect/${this.token}`);
   }
 
-  test(kind: string, connector: string, baseUrl: string, credentials: Record<string, string>): Promise<PageAnswer> {
-    return this.post(`/connect/${this.token}/test`, [['kind', kind], ['connector', connector], ['base_url', baseUrl], ...Object.entries(credentials).map(([k, v]) => [`cred_${k}`, v] as [string, string])]);
+  /** The CSRF token the page's forms carry now (an existing tenant's page, signed in), or ''. */
+  async csrf(): Promise<string> {
+    const shown = await this.page();
+    return /<form[^>]*action="\/connect\/[^"]+\/test"[^>]*>\s*<input type="hidden" name="csrf" value="([^"]+)"/.exec(shown.html)?.[1] ?? '';
+  }
+
+  async test(kind: string, connector: string, baseUrl: string, credentials: Record<string, string>): Promise<PageAnswer> {
+    return this.post(`/connect/${this.token}/test`, [['csrf', await this.csrf()], ['kind', kind], ['connector', connector], ['base_url', baseUrl], ...Object.entries(credentials).map(([k, v]) => [`cred_${k}`, v] as [string, string])]);
   }
 
   /** The OAuth round trip: our start, the vendor's consent page, its Authorize button, our callback. */
@@ -50,8 +92,12 @@ export class ConnectPageClient {
     return callback.status === 303 && callback.location ? this.get(callback.location) : callback;
   }
 
-  complete(grants: Record<string, string[]>): Promise<PageAnswer> {
-    return this.post(`/connect/${this.token}/complete`, Object.entries(grants).flatMap(([kind, keys]) => keys.map((k) => [`grant_${kind}`, k] as [string, string])));
+  /** Connect: the grants per kind, the first owner (a new tenant's page ignores nothing else), and `extra` fields (placements). */
+  async complete(grants: Record<string, string[]>, extra: [string, string][] = []): Promise<PageAnswer> {
+    return this.post(`/connect/${this.token}/complete`, [
+      ['csrf', await this.csrf()], ['owner_name', this.owner.name], ['owner_email', this.owner.email],
+      ...Object.entries(grants).flatMap(([kind, keys]) => keys.map((k) => [`grant_${kind}`, k] as [string, string])), ...extra,
+    ]);
   }
 
   /** The progress key of a completion page. */

@@ -19,7 +19,7 @@ interface AuditRow { action: string; outcome: string; connection_id: string | nu
 /** What a person can do about a sync error, from the words the vendor call failed with. */
 export function whatToDo(error: string): string {
   if (/\b(401|403)\b|unauthori[sz]ed|forbidden|credential|token/i.test(error)) {
-    return 'The vendor refused our credentials. Check that the API user still exists and has its permissions, then connect again with new credentials.';
+    return 'The vendor refused our credentials. Check that the API user still exists and has its permissions, then press Reconnect on this system to enter new credentials.';
   }
   if (/\b429\b|throttl|rate/i.test(error)) return 'The vendor is throttling requests. Nothing to do: the next sync waits for the budget and catches up.';
   if (/\b5\d\d\b|unavailable|timeout|timed out|ECONN|network/i.test(error)) {
@@ -66,6 +66,9 @@ ${recent.slice(0, 3).map((f) => failureBlock(`the sync of ${String(f.detail.reso
 <thead><tr><th scope="col">Resource</th><th scope="col" class="num">Records</th><th scope="col">Last sync</th><th scope="col">Status</th></tr></thead>
 <tbody>${c.resources.map((r) => html`<tr><th scope="row">${r.resource}</th><td class="num">${r.records}</td><td>${r.last_synced_at ? ago(r.last_synced_at) : 'never'}</td><td>${r.last_status === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge bad">${r.last_status}</span>`}</td></tr>`)}</tbody>
 </table></div></details>
+<form method="post" action="/console/health/reconnect" class="row">${csrfField(ctx.session)}<input type="hidden" name="connection_id" value="${c.id}">
+<button type="submit" class="secondary" id="reconnect-${c.id}" aria-describedby="reconnect-hint-${c.id}">Reconnect ${connectorTitle(c.connector)}</button>
+<span class="hint" id="reconnect-hint-${c.id}">Enter new keys on the connect page; its records and every grant on it stay.</span></form>
 </section>`;
     });
     ctx.send('/console/health', 'Health', html`<h1>Connections and health</h1>
@@ -73,6 +76,12 @@ ${synced ? notice('ok', 'A sync ran; the figures below are after it.') : ''}
 <p class="lead">${status.healthy ? 'Every connection synced on its last run.' : 'Some connection failed on its last run: see below what failed and what to do.'}</p>
 ${cards}
 <form method="post" action="/console/health/sync">${csrfField(ctx.session)}<button type="submit">Sync now</button></form>`);
+  });
+
+  // Reconnect: a repair session of the tenant's own (no ISV), then the connect page for it.
+  routes.post('/console/health/reconnect', async (ctx) => {
+    const repair = await ctx.run<{ connect_url: string }>('reconnect_connection', { path: { connection_id: String(ctx.form.connection_id ?? '') } });
+    ctx.res.redirect(303, new URL(repair.connect_url).pathname);
   });
 
   routes.post('/console/health/sync', async (ctx) => {
