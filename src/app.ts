@@ -10,8 +10,12 @@ import type { GraphContext } from './graphql/context';
 import { domainSchema } from './graphql/schema';
 import { mountDocs } from './http/docs';
 import { mountPageAssets } from './pages/assets';
-import { sendExplorer } from './graphql/explorer';
+import { pageHeadersOnEveryPage } from './pages/page-headers';
+import { mountExplorer } from './graphql/explorer';
 import { requestLogger } from './http/request-log';
+import { requestSpans } from './telemetry/request-spans';
+import { asDependencyError } from './http/dependency-errors';
+import { workerHeartbeat } from './http/worker-heartbeat';
 import { Metrics } from './http/metrics';
 import { sendError, sendValidationError } from './rest/http-errors';
 import { buildOpenApi, openApiWithExamples } from './rest/openapi';
@@ -57,22 +61,35 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   const operations = allOperations();
 
   app.use(requestLogger(logger));
+  // After the logger: the span carries the request id it assigned (src/telemetry).
+  if (config.tracing) app.use(requestSpans());
   app.use(metrics.middleware());
+  // Every HTML answer refuses framing and inline script, whatever route wrote it (docs/architecture.md, Pages).
+  app.use(pageHeadersOnEveryPage());
 
   // Simulators parse their own bodies the vendor's way; mount them before our parsers.
   if (services.simulators) mountSimulators(app, services.simulators);
 
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
   app.get('/readyz', async (_req, res) => {
-    const [database, queue] = await Promise.all([
+    const [database, queue, beat] = await Promise.all([
       // A real table through the service's own search_path: SELECT 1 answered while every API call failed.
       services.ds.query('SELECT 1 FROM tenants LIMIT 1').then(() => true, () => false),
       services.queue.ping().catch(() => false),
+      // Some worker took jobs lately (src/http/worker-heartbeat.ts); without one, jobs would just wait.
+      workerHeartbeat(services.queue, config.workerHeartbeatStaleSeconds),
     ]);
     // With the sandbox on: seeded, reset after a restart and synced once by this start (server.ts).
     const sandbox = services.sandbox ? services.sandbox.ready : null;
-    const ready = database && queue && sandbox !== false;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', database, queue, ...(sandbox === null ? {} : { sandbox }) });
+    const worker = beat.fresh;
+    const ready = database && queue && worker && sandbox !== false;
+    const missing = Object.entries({ database, queue, worker, sandbox }).filter(([, ok]) => ok === false).map(([part]) => part);
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ready' : 'not_ready', database, queue, worker, worker_heartbeat_age_seconds: beat.ageSeconds,
+      ...(sandbox === null ? {} : { sandbox }),
+      ...(missing.length ? { missing } : {}),
+      ...(worker ? {} : { detail: `No worker has beaten within ${config.workerHeartbeatStaleSeconds} s: jobs (syncs, vendor writes, webhook deliveries) wait until a worker process (SERVICE_ROLE=worker or all) runs.` }),
+    });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -109,7 +126,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     formatError: (formatted, error) => {
       const e = originalError(error);
       if (e instanceof ServiceError) {
-        return { ...formatted, message: e.message, extensions: { ...formatted.extensions, code: e.code, status: e.status, needed: e.extras.needed, details: e.extras.details } };
+        return { ...formatted, message: e.message, extensions: { ...formatted.extensions, code: e.code, status: e.status, needed: e.extras.needed, details: e.extras.details, ...(e.extras.retryAfterSeconds != null ? { retry_after_seconds: Math.ceil(e.extras.retryAfterSeconds) } : {}) } };
       }
       if (e instanceof RequestValidationError) {
         return { ...formatted, message: e.message, extensions: { ...formatted.extensions, code: 'request_invalid', status: 422, detail: e.detail } };
@@ -123,11 +140,8 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     },
   });
   await apollo.start();
-  // A browser asking for a page gets the explorer (local assets only; it asks for the admin token itself).
-  app.get('/graphql', (req: Request, res: Response, next: NextFunction) => {
-    if (req.headers.authorization || !req.accepts(['application/json', 'text/html']) || req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
-    sendExplorer(res);
-  });
+  // A browser asking for a page gets GraphiQL (local assets only; it asks for the admin token or a key itself).
+  mountExplorer(app);
   app.use('/graphql', services.authenticator.middleware({ adminToken: true }),
     expressMiddleware(apollo, { context: async ({ res }) => ({ caller: res.locals.caller as Caller, services }) }));
 
@@ -150,8 +164,9 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     }
     sendError(res, config.publicUrl, 'not_found', `No route ${req.method} ${req.path}.`);
   });
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  app.use((thrown: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
+    const err = asDependencyError(thrown); // the database or Redis gone: 503 with Retry-After, not 500
     if (err instanceof RequestValidationError) return sendValidationError(res, err);
     if (err instanceof ServiceError) return sendError(res, config.publicUrl, err.code, err.message, err.extras);
     const e = err as { type?: string; status?: number; message?: string };

@@ -24,11 +24,13 @@ import { agreementsFeature } from './agreements/feature';
 import { billingFeature } from './billing/feature';
 import { connectFeature } from './connect/feature';
 import { consoleFeature, consolePagesFeature } from './console/feature';
+import { peopleFeature, peoplePagesFeature } from './people/feature';
+import { ssoFeature } from './people/sso/feature';
 
 export const FEATURES: FeatureModule<Services>[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
-  agreementsFeature, billingFeature, connectFeature, consoleFeature, consolePagesFeature,
+  agreementsFeature, billingFeature, connectFeature, ssoFeature, consoleFeature, consolePagesFeature, peopleFeature, peoplePagesFeature,
 ];
 
 let operations: Operation[] | undefined;

@@ -6,6 +6,7 @@ import type { Express } from 'express';
 import http from 'node:http';
 import { answerClientErrorsAsJson } from './http/client-errors';
 import { drainable } from './http/drain';
+import { createLimitedServer } from './http/connection-limits';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createJobQueue } from '../jobs/queue';
@@ -16,12 +17,15 @@ import type { AppConfig } from './config/config';
 import { openDatabase, type DatabaseOptions } from './db/database';
 import { createSandboxSimulators } from './simulators';
 import type { SandboxInfo } from './sandbox/sandbox.service';
+import { seedSandboxPeople } from './people/sandbox-people';
 import { createServices, type Services } from './services';
 import { createLogger } from './shared/logger';
 import { watchService } from './http/metrics';
 import { queueLogger } from './webhooks/delivery-log';
 import { OVERDUE_LANE_MS } from './webhooks/webhooks.service';
 import type { VendorHttpClient } from './connectors/vendor-http';
+import { startTracing } from './telemetry/tracing';
+import { TracedJobQueue } from './telemetry/job-spans';
 
 /** How long requests under way at shutdown may take to finish before their connections are cut. */
 const HTTP_DRAIN_GRACE_MS = 10_000;
@@ -42,6 +46,11 @@ export interface StartOptions {
   mount?: (app: Express, services: Services) => void;
   /** Wait for the first sandbox sync before resolving (default true). */
   awaitInitialSync?: boolean;
+  /**
+   * The vendors' day, ms since the epoch (default the wall clock): what the sandbox's simulators and the
+   * connectors' date rules (a contract that has ended, the current billing period) read. Tests fix it.
+   */
+  vendorNow?: () => number;
 }
 
 export async function startServer(config: AppConfig, opts: StartOptions = {}): Promise<RunningServer> {
@@ -50,18 +59,23 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
     poolSize: config.databasePoolSize,
     ...(opts.database ?? { databaseUrl: config.databaseUrl, schema: config.databaseSchema, dataDir: config.ephemeral ? undefined : config.dataDir }),
   });
-  const queue = createJobQueue({
+  // Traces only with OTEL_EXPORTER_OTLP_ENDPOINT (src/telemetry): then jobs carry their trace in their payload.
+  const tracing = startTracing(config.tracing);
+  const jobs = createJobQueue({
     redisUrl: config.redisUrl, prefix: config.queuePrefix, logger: queueLogger(logger),
-    lockDurationMs: config.queueLockMs, stalledIntervalMs: config.queueStalledMs,
+    lockDurationMs: config.queueLockMs, stalledIntervalMs: config.queueStalledMs, heartbeatMs: config.workerHeartbeatMs,
   });
-  const simulators = config.sandboxEnabled ? createSandboxSimulators(config.adminToken) : null;
-  const services = createServices(config, db, queue, logger, simulators, opts.http);
+  const queue = tracing ? new TracedJobQueue(jobs) : jobs;
+  const simulators = config.sandboxEnabled ? createSandboxSimulators(config.adminToken, opts.vendorNow) : null;
+  const services = createServices(config, db, queue, logger, simulators, opts.http, opts.vendorNow);
   // Said once, never a secret: where a generated encryption key went (config/key-store.ts).
   for (const notice of config.startupNotices) logger.warn({ dataDir: config.dataDir }, notice);
   registerProcessors(queue, services);
   for (const f of FEATURES) f.install?.(services);
   try {
-    return await serve(config, services, opts);
+    const running = await serve(config, services, opts);
+    // Last: the spans of everything that closed before are flushed to the collector.
+    return tracing ? { ...running, close: () => running.close().finally(() => tracing.shutdown()) } : running;
   } catch (err) {
     // A failed start releases what it opened, so the process (or test) can exit.
     services.budgets.stopWaiting();
@@ -70,6 +84,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
     await services.rateLimits.close().catch(() => undefined);
     await services.access.close().catch(() => undefined);
     await db.close().catch(() => undefined);
+    await tracing?.shutdown().catch(() => undefined);
     throw err;
   }
 }
@@ -78,8 +93,8 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   const { queue, db } = services;
 
   const { app, apollo } = await buildApp(services, opts.mount && ((a) => opts.mount!(a, services)));
-  const server = http.createServer(app);
-  server.keepAliveTimeout = 65_000;
+  // Slow clients bounded: headers, body and keep-alive time limits, requests per socket, connections per address.
+  const server = createLimitedServer(app, config.httpLimits, () => config.publicUrl);
   answerClientErrorsAsJson(server, () => config.publicUrl);
   const inbound = drainable(server);
   await new Promise<void>((resolve, reject) => {
@@ -103,6 +118,7 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     owned.onStoreEmptied(() => services.records.emptied());
     owned.seedSimulators();
     sandbox = await owned.ensure(config.sandboxApiKey);
+    await seedSandboxPeople(services.peopleStore, sandbox);
     const firstSync = (async () => {
       // The simulators start from fixtures on every start: a store that outlived them is reset (sandbox.service.ts).
       if (!config.ephemeral) await owned.resetAfterRestart();

@@ -38,6 +38,13 @@ import { RateLimits } from './access/rate-limit';
 import { AskService } from './ask/ask.service';
 import { ConnectSessions } from './connect/connect-sessions.service';
 import { ConsoleAuth } from './console/console-auth';
+import { SsoSettings } from './people/sso/sso-settings';
+import { PeopleStore } from './people/people.store';
+import { SessionsStore } from './people/sessions.store';
+import { PeopleSessions } from './people/sessions';
+import { PeopleService } from './people/people.service';
+import { Mailer } from './people/mailer';
+import { OutboxStore } from './people/outbox.store';
 import { CompaniesStore } from './companies/companies.store';
 import { TenantsStore } from './tenants/tenants.store';
 
@@ -82,12 +89,24 @@ export interface Services {
   connectSessions: ConnectSessions;
   /** Console sign-in links and sessions (src/console). */
   consoleAuth: ConsoleAuth;
+  /** People, memberships, invitations and magic links (src/people). */
+  people: PeopleService;
+  peopleStore: PeopleStore;
+  /** The one session layer of both consoles, and what single sign-on calls to sign a person in (src/people/sessions.ts). */
+  peopleSessions: PeopleSessions;
+  /** Single sign-on settings per organisation, and whether a domain requires it (src/people/sso). */
+  sso: SsoSettings;
+  /** Mail through SMTP_URL, or into the local outbox. */
+  mailer: Mailer;
+  outbox: OutboxStore;
   /** The companies feature's statements (company create's match, contact match). */
   companiesStore: CompaniesStore;
   /** The tenants feature's reads (ISVs, sync states, record counts) and removals. */
   tenantsStore: TenantsStore;
   /** The vendor HTTP client every connector uses (tests pass one with short backoff). */
   http: VendorHttpClient;
+  /** The vendors' day (ms since the epoch) the connectors' date rules read: the wall clock, or a test's fixed one. */
+  vendorNow: () => number;
   /** One API budget per connection (docs/architecture.md, Vendor API budget). */
   budgets: ConnectionBudgets;
   /** Our own per-key limit and the per-address limit on failed authentications. */
@@ -99,6 +118,7 @@ export interface Services {
 export function createServices(
   config: AppConfig, db: Database, queue: JobQueue, logger: Logger, simulators: SandboxSimulators | null,
   http: VendorHttpClient = new VendorHttpClient({ timeoutMs: config.vendorTimeoutMs }),
+  vendorNow: () => number = Date.now,
 ): Services {
   const ds = db.dataSource;
   const box = new SecretBox(config.encryptionKey);
@@ -107,7 +127,7 @@ export function createServices(
   const records = new RecordsService(ds);
   const audit = new AuditService(ds);
   const budgets = ConnectionBudgets.fromConfig(config);
-  const sync = new SyncService(ds, box, audit, logger, http, budgets);
+  const sync = new SyncService(ds, box, audit, logger, http, budgets, vendorNow);
   sync.addListener({ onSyncEnded: async () => records.invalidateSyncedAt() });
   // Each resource is checked at its freshness plan's interval; SYNC_INTERVAL_SECONDS fixes every resource's interval (0: no schedule).
   sync.fixedIntervalMs = config.syncIntervalMs || null;
@@ -128,7 +148,12 @@ export function createServices(
   const admin = new AdminService(ds, box, access);
   const webhooks = new WebhooksService(ds, box, queue, config, access);
   const consoleAuth = new ConsoleAuth(ds);
+  const peopleStore = new PeopleStore(ds);
+  const sessionsStore = new SessionsStore(ds);
+  const outbox = new OutboxStore(ds);
+  const mailer = new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, development: config.development }, outbox, logger);
   const rateLimits = RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute });
+  const people = new PeopleService(peopleStore, sessionsStore, mailer, rateLimits, config);
   return {
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
     admin, sync, syncJobs, simulators, sandbox,
@@ -136,7 +161,7 @@ export function createServices(
     events, identity, pipeline, writeFence,
     upkeep: new StoreUpkeep(ds, !config.databaseUrl, logger),
     webhooks,
-    http, budgets,
+    http, vendorNow, budgets,
     rateLimits,
     authenticator: new RequestAuthenticator(access, rateLimits, config.adminToken),
     agreementLines: new AgreementLinesService(ds, access, pipeline, sync),
@@ -148,6 +173,13 @@ export function createServices(
     companiesStore: new CompaniesStore(ds),
     tenantsStore: new TenantsStore(ds),
     consoleAuth,
-    connectSessions: new ConnectSessions({ ds, box, config, http, logger, access, admin, audit, queue, syncJobs, webhooks, simulators, rateLimits, consoleAuth }),
+    peopleStore, outbox, mailer,
+    sso: new SsoSettings(ds, box, config),
+    people,
+    // Sign-ins and sign-outs of a tenant's console land in its audit log; an ISV's have no log yet.
+    peopleSessions: new PeopleSessions(sessionsStore, peopleStore, config, async (org, action, detail) => {
+      if (org.kind === 'tenant') await audit.write({ tenantId: org.id, action, outcome: 'ok', detail });
+    }),
+    connectSessions: new ConnectSessions({ ds, box, config, http, logger, access, admin, audit, queue, syncJobs, webhooks, simulators, rateLimits, consoleAuth, people, peopleStore }),
   };
 }

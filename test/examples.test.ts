@@ -202,7 +202,8 @@ describe('the README curl examples', () => {
       .replace(/sk_msp_sandbox_alpha_\w+/g, svc.alphaMspKey)
       .replaceAll('$KEY', svc.key).replaceAll('$MSP', svc.alphaMspKey)
       .replaceAll('<tenant_id>', svc.alphaId).replaceAll('<alpha tenant_id>', svc.alphaId).replaceAll('$T', svc.alphaId)
-      .replaceAll('<isv_id>', isvId).replaceAll('<connection_id>', psa.id);
+      .replaceAll('<isv_id>', isvId).replaceAll('<isv id>', isvId).replaceAll('<connection_id>', psa.id)
+      .replaceAll('$ADMIN_TOKEN', svc.config.adminToken);
     const curls = readmeCurls();
     expect(curls.length).toBeGreaterThanOrEqual(8);
     const wrong: string[] = [];

@@ -329,6 +329,14 @@ describe('REST and GraphQL answer alike', () => {
     for (const n of ['create_console_link', 'rotate_msp_key']) covered.add(n);
   });
 
+  it('Reconnect: a repair page of the MSP\'s own for one connection (a new one each time); an ISV key is refused', async () => {
+    const [c] = await svc.services.ds.query(`SELECT id FROM connections WHERE tenant_id = $1 ORDER BY created_at LIMIT 1`, [svc.alphaId]);
+    expect((await expectParity('reconnect_connection', msp, { path: { ...T(), connection_id: c.id } }, ['connect_url', 'expires_at'])).status).toBe(201);
+    expect((await expectParity('reconnect_connection', isv, { path: { ...T(), connection_id: c.id } })).status).toBe(403);
+    expect((await expectParity('reconnect_connection', msp, { path: { ...T(), connection_id: '00000000-0000-4000-8000-00000000000c' } })).status).toBe(404);
+    covered.add('reconnect_connection');
+  });
+
   it('ask (answered, not answered, invisible tenant) and its examples', async () => {
     // Settled: an answer's as_of is the last sync of its lists, and the refresh after an earlier case's write
     // may end between the two calls.

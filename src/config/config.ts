@@ -67,6 +67,15 @@ const envSchema = z.object({
   WRITE_WAIT_MS: z.coerce.number().int().min(2000).max(600_000).default(120_000),
   /** How often a process says it is alive; one silent for three beats is gone, and its commits are released. */
   INSTANCE_HEARTBEAT_MS: z.coerce.number().int().min(200).max(60_000).default(5_000),
+  /** How often a worker beats, and how old the newest beat may be before an api's /readyz says no worker runs. */
+  WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WORKER_HEARTBEAT_STALE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Slow clients (src/http/connection-limits.ts): request and headers time limits, keep-alive, per-socket and per-address caps (0: none). */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(20_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(65_000),
+  HTTP_MAX_REQUESTS_PER_SOCKET: z.coerce.number().int().min(0).max(1_000_000).default(1000),
+  MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000).default(256),
   /** Per-request timeout of every vendor call. */
   VENDOR_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(30_000),
   /**
@@ -81,6 +90,12 @@ const envSchema = z.object({
   ASK_MODEL_API_KEY: z.string().min(1).optional(),
   ASK_MODEL_NAME: z.string().min(1).max(200).optional(),
   ASK_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(20_000),
+  /** Where people's mail goes (sign-in links, invitations), e.g. smtp://user:pass@mail.example:587; unset: the local outbox (docs/architecture.md, People). */
+  SMTP_URL: z.string().url().refine((u) => /^smtps?:$/.test(new URL(u).protocol), 'must be smtp:// or smtps://').optional(),
+  MAIL_FROM: z.string().min(3).max(320).default('MSP Integration <no-reply@localhost>'),
+  /** OpenTelemetry traces (src/telemetry): exported over OTLP/HTTP to this collector when set, off otherwise. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().refine((u) => /^https?:$/.test(new URL(u).protocol) && !new URL(u).search, 'must be an http(s) URL without a query').optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).default('msp-integration-service'),
 });
 
 export interface AppConfig {
@@ -127,11 +142,23 @@ export interface AppConfig {
   /** What the start should log once (a generated or moved encryption key). Never a secret. */
   startupNotices: string[];
   instanceHeartbeatMs: number;
+  /** WORKER_HEARTBEAT_MS and WORKER_HEARTBEAT_STALE_SECONDS (jobs/queue/heartbeat.ts, /readyz). */
+  workerHeartbeatMs: number;
+  workerHeartbeatStaleSeconds: number;
+  /** The HTTP server's bounds on slow clients (src/http/connection-limits.ts). */
+  httpLimits: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxRequestsPerSocket: number; maxConnectionsPerAddress: number };
   /** VENDOR_TIMEOUT_MS and VENDOR_LANDING_MARGIN_MS. */
   vendorTimeoutMs: number;
   vendorLandingMarginMs: number;
   /** The ask model engine, or null (the deterministic parser answers). The key is never logged. */
   askModel: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
+  /** SMTP_URL (never logged) and MAIL_FROM; without SMTP_URL mail lands in the local outbox. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  /** NODE_ENV=development: the outbox's log line may carry a mail's text (its sign-in link). */
+  development: boolean;
+  /** Where traces are exported (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME), or null: tracing off. */
+  tracing: { endpoint: string; serviceName: string } | null;
 }
 
 /**
@@ -249,11 +276,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     syncWaitMs: e.SYNC_WAIT_MS,
     startupNotices,
     instanceHeartbeatMs: e.INSTANCE_HEARTBEAT_MS,
+    workerHeartbeatMs: e.WORKER_HEARTBEAT_MS,
+    workerHeartbeatStaleSeconds: e.WORKER_HEARTBEAT_STALE_SECONDS,
+    httpLimits: {
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS, headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxRequestsPerSocket: e.HTTP_MAX_REQUESTS_PER_SOCKET, maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+    },
     vendorTimeoutMs: e.VENDOR_TIMEOUT_MS,
     vendorLandingMarginMs: e.VENDOR_LANDING_MARGIN_MS,
     askModel: e.ASK_MODEL_BASE_URL
       ? { baseUrl: e.ASK_MODEL_BASE_URL.replace(/\/+$/, ''), apiKey: e.ASK_MODEL_API_KEY ?? null, model: e.ASK_MODEL_NAME!, timeoutMs: e.ASK_MODEL_TIMEOUT_MS }
       : null,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    development: env.NODE_ENV === 'development',
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : null,
     ...overrides,
   };
 }

@@ -24,12 +24,14 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, description: 'The path exists but does not take this method (there is no contact create); `Allow` lists the methods it takes.' },
   bad_request: { status: 400, description: 'The HTTP request itself could not be read (malformed request line, headers or chunked encoding). Sent by the HTTP server before any route.' },
   expectation_failed: { status: 417, description: 'An `Expect` header other than `100-continue`: the server does not take it.' },
+  request_timeout: { status: 408, description: 'The request\'s headers or body did not arrive within the server\'s time limit (`HTTP_HEADERS_TIMEOUT_MS`, `HTTP_REQUEST_TIMEOUT_MS`); the connection is closed. Sent by the HTTP server before any route.' },
   headers_too_large: { status: 431, description: 'The request headers are too large (over 16 KB together).' },
   payload_too_large: { status: 413, description: 'The request body is over 1 MB. Nothing was read or written.' },
   not_supported: { status: 501, description: 'The connector does not support this operation (limited PSA connector lists, non-fixture host, unavailable import).' },
   rate_limited: { status: 429, description: 'Vendor throttling outlived our retries, the connection\'s API budget (shared by every integration of the MSP) admits no call before the request answers, or this key went past its own limit (every answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`); nothing was written; wait for `Retry-After` seconds.' },
   vendor_error: { status: 502, description: 'The vendor definitely refused the request (its own error answer) in a way we could not map to a field. Nothing was written.' },
   vendor_unavailable: { status: 503, description: 'The vendor stayed unavailable after retries, or a write\'s outcome is not known yet (no answer, a gateway error: `details.outcome` is `unknown`) and it may still land. Retry with the same idempotency key after `Retry-After`: the retry waits until nothing sent before can still land, then finds the write by its marker or sends it once.' },
+  service_unavailable: { status: 503, description: 'A dependency of the service (its database or its job queue) is unreachable right now. Nothing was lost: retry after `Retry-After` seconds; a commit retried with the same idempotency key lands once.' },
   internal: { status: 500, description: 'An unexpected error on our side. It is logged with the request id; nothing a client sends should cause it.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

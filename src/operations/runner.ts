@@ -7,12 +7,18 @@
  */
 import type { ZodType } from 'zod';
 import { requireRole, staticNeed, type TenantAccess } from '../access/access.service';
-import { isAdminCaller, type Caller } from '../access/caller';
+import { actorOf, isAdminCaller, principalOf, type Caller } from '../access/caller';
+import { withAuditActor } from '../audit/audit-context';
 import { RequestValidationError, type ValidationProblem } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
+import { asDependencyError } from '../http/dependency-errors';
+import { withCursorBinding, type CursorBinding } from '../shared/paging';
 import { isSafeText } from '../shared/request';
 import type { Services } from '../services';
 import type { Operation, OperationInput } from './operation';
+import { context } from '@opentelemetry/api';
+import { withScope } from '../telemetry/scope';
+import { inSpan } from '../telemetry/spans';
 
 export interface RawInput {
   path?: unknown;
@@ -29,6 +35,20 @@ function parsePart(where: string, schema: ZodType | undefined, value: unknown, p
 }
 
 export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawInput, caller: Caller, services: Services): Promise<R> {
+  // A database or Redis that went away is 503 service_unavailable on every surface (src/http/dependency-errors.ts).
+  // Every audit entry the operation writes names its caller as actor (src/audit/audit-context.ts).
+  return withAuditActor(actorOf(caller), () =>
+    inOperationSpan(op, raw, () => run(op, raw, caller, services).catch((err: unknown) => { throw asDependencyError(err); })));
+}
+
+/** Every surface's run of an operation is one span (src/telemetry): its name and tenant are its attributes. */
+function inOperationSpan<R>(op: Operation<any, any, any, R>, raw: RawInput, fn: () => Promise<R>): Promise<R> {
+  const given = (raw.path as { tenant_id?: unknown } | undefined)?.tenant_id;
+  const tenantId = typeof given === 'string' && given.length <= 100 && isSafeText(given) ? given : undefined;
+  return inSpan(`operation ${op.name}`, { parent: withScope(context.active(), { tenantId }), attributes: { 'msp.operation': op.name } }, fn);
+}
+
+async function run<R>(op: Operation<any, any, any, R>, raw: RawInput, caller: Caller, services: Services): Promise<R> {
   const problems: ValidationProblem[] = [];
   const path = parsePart('path', op.path, raw.path, problems) as Record<string, unknown> | undefined;
   // A path id the store cannot hold (NUL, a lone surrogate, absurd length) names nothing: 404, as any id
@@ -42,11 +62,13 @@ export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawI
   const fixed = staticNeed(op.grant);
   if (op.grant !== undefined && op.grant !== 'none' && !access) throw new Error(`operation ${op.name} declares a grant but is not tenant-scoped`);
   if (fixed && access) access = services.access.grantedFor(access, fixed);
-  const input: OperationInput<unknown, unknown, unknown> = {
+  // The cursors this call reads (in its query schema) and issues (in its handler) are bound to it (src/shared/paging.ts).
+  const cursors = cursorBinding(op, path, access, caller, services);
+  const input: OperationInput<unknown, unknown, unknown> = withCursorBinding(cursors, () => ({
     path,
     query: parsePart('query', op.query, raw.query, problems),
     body: parsePart('body', op.body, raw.body, problems),
-  };
+  }));
   if (problems.length) throw new RequestValidationError(problems);
   if (typeof op.grant === 'function' && access) {
     const need = await op.grant(input, { caller, access, services });
@@ -56,5 +78,16 @@ export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawI
   if (isAdminCaller(caller) && op.kind === 'query' && op.role !== 'admin' && access) {
     await services.audit.write({ tenantId: access.tenant.id, action: 'admin.read', outcome: 'ok', subjectRef: op.name, detail: { operation: op.name, by: 'admin' } });
   }
-  return op.handle(input, { caller, services, access, granted: access?.granted?.connections ?? [] });
+  return withCursorBinding(cursors, () => op.handle(input, { caller, services, access, granted: access?.granted?.connections ?? [] }));
+}
+
+/** A cursor belongs to this operation with its path (the tenant apart), the tenant, and the caller. */
+function cursorBinding(op: Operation<any, any, any, unknown>, path: Record<string, unknown> | undefined, access: TenantAccess | null, caller: Caller, services: Services): CursorBinding {
+  const { tenant_id: _tenant, ...rest } = path ?? {};
+  return {
+    list: JSON.stringify([op.name, rest]),
+    tenant: access?.tenant.id ?? '',
+    caller: principalOf(caller),
+    seal: (text) => services.box.digest('cursor', text),
+  };
 }

@@ -18,7 +18,7 @@ export async function sandboxExampleIds(ds: DataSource | null): Promise<ExampleI
   if (!tenant || !isv) return PLACEHOLDER_IDS;
   const first = async (sql: string, args: unknown[] = [tenant.id, isv.id]): Promise<Row | null> => ((await ds.query(sql, args)) as Row[])[0] ?? null;
   const all = async (sql: string, args: unknown[] = [tenant.id, isv.id]): Promise<Row[]> => ds.query(sql, args);
-  const [grants, event, link, finding, charge, mapping, application, webhook, routing, book, match, unmatched, skipped] = await Promise.all([
+  const [grants, event, link, finding, charge, mapping, application, webhook, routing, book, match, unmatched, skipped, member] = await Promise.all([
     // The ISV's grants as they stand: the set_grants example re-states them, so trying it changes nothing.
     ds.getRepository(Grant).find({ where: { tenantId: tenant.id, isvId: isv.id }, order: { connectionId: 'ASC' } }),
     // The feed's first event: `after` it, the page shows the ones that follow.
@@ -39,6 +39,9 @@ export async function sandboxExampleIds(ds: DataSource | null): Promise<ExampleI
            ORDER BY c.ref LIMIT 1`),
     // A customer set aside already: skipping it again changes nothing.
     first("SELECT subject FROM identity_skips WHERE tenant_id = $1 AND isv_id = $2 AND side = 'isv_customer' ORDER BY subject LIMIT 1"),
+    // An active member where the newest linked ticket is: time on it names who did the work.
+    first(`SELECT m.member_ref FROM ticket_links l JOIN members m ON m.connection_id = l.connection_id AND m.active IS NOT FALSE
+            WHERE l.tenant_id = $1 AND l.isv_id = $2 ORDER BY l.created_at DESC, l.id, m.member_ref LIMIT 1`),
   ]);
   const overrides = typeof routing?.overrides === 'string' ? JSON.parse(routing.overrides) : routing?.overrides;
   return {
@@ -47,6 +50,7 @@ export async function sandboxExampleIds(ds: DataSource | null): Promise<ExampleI
     grants: grants.length ? grants.map((g) => ({ connection_id: g.connectionId, keys: g.keys })) : PLACEHOLDER_IDS.grants,
     eventId: event?.id ?? null,
     ticketRef: link?.ticket_ref ?? null,
+    memberRef: member?.member_ref ?? null,
     findingId: finding?.finding_id ?? null,
     chargeId: charge?.id ?? null,
     mapping: mapping ? { id: mapping.id, product: mapping.vendor_product_ref, agreement: mapping.agreement_source_id, line: mapping.line_source_id } : null,

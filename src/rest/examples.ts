@@ -23,6 +23,8 @@ export interface ExampleIds {
   eventId: string | null;
   /** A ticket the sandbox ISV created through the service (the link store), and a finding it routed. */
   ticketRef: string | null;
+  /** An active member on the connection of that ticket (time entries name one). */
+  memberRef: string | null;
   findingId: string | null;
   chargeId: string | null;
   mapping: { id: string; product: string; agreement: string; line: string } | null;
@@ -58,7 +60,7 @@ export const PLACEHOLDER_IDS: ExampleIds = {
   tenantId: '00000000-0000-4000-8000-000000000001',
   isvId: '00000000-0000-4000-8000-000000000002',
   grants: [{ connection_id: '00000000-0000-4000-8000-000000000003', keys: [Grant.TicketCreate, Grant.TicketUpdate] }],
-  eventId: null, ticketRef: null, findingId: null, chargeId: null, mapping: null, applicationId: null, webhookId: null,
+  eventId: null, ticketRef: null, memberRef: null, findingId: null, chargeId: null, mapping: null, applicationId: null, webhookId: null,
   routingOverrides: {}, book: SANDBOX_BOOK, match: null, unmatchedCustomer: null, skippedCustomer: null,
 };
 
@@ -123,7 +125,7 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
       ? { path: t, body: { ticket_ref: ids.ticketRef, action: 'note', note: { text: 'Rebooted the print spooler; monitoring.' }, ...preview } }
       : { path: t, body: { ticket_ref: '1001', action: 'note', note: { text: 'Rebooted the print spooler; monitoring.' }, ...preview }, needs: 'a ticket this service created (POST /tenants/{tenant_id}/tickets with dry_run false); its ticket_ref' },
     create_time_entry: ids.ticketRef
-      ? { path: t, body: { ticket_ref: ids.ticketRef, hours: 0.5, billable: true, ...preview } }
+      ? { path: t, body: { ticket_ref: ids.ticketRef, hours: 0.5, billable: true, ...(ids.memberRef ? { member: ids.memberRef } : {}), ...preview } }
       : { path: t, body: { ticket_ref: '1001', hours: 0.5, billable: true, ...preview }, needs: 'a ticket this service created; its ticket_ref' },
     route_finding: { path: t, body: { kind: 'technical', title: 'BitLocker disabled on 3 laptops', severity: 'high', company_name: 'Contoso Ltd', idempotency_key: 'finding-example-1', ...preview } },
     resolve_finding: ids.findingId
@@ -192,6 +194,8 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
       ? { path: { ...t, charge_id: ids.chargeId }, body: { ...preview }, key: 'msp' }
       : { path: { ...t, charge_id: NOTHING }, body: { ...preview }, key: 'msp', needs: 'a dismissed charge id from GET /tenants/{tenant_id}/charges?status=dismissed' },
     create_console_link: { path: t, key: 'msp' },
+    // Opens a repair page for the connection (an hour; nothing changes until an owner or admin presses Connect there).
+    reconnect_connection: { path: { ...t, connection_id: ids.grants[0]!.connection_id }, key: 'msp' },
     rotate_msp_key: { path: t, body: { ...preview }, key: 'msp' },
     billing_reconciliation: { path: t, query: { period_start: '2026-11-01', period_end: '2026-11-30' }, key: 'msp' },
   };
