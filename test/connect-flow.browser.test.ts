@@ -6,25 +6,14 @@
  * whose security role lacks Service Tickets: Add, the page names that permission and ticket create is
  * off. Screenshots of every step go to test-output/connect-flow/.
  */
-import type { Browser, Page } from 'playwright-core';
-import { accessibilityProblems, describeInBrowser, launchBrowser, newContext, PHONE, screenshot } from './support/browser';
+import type { Page } from 'playwright-core';
+import { accessibilityProblems, describeInBrowser, serviceAndBrowser, newContext, PHONE, screenshot } from './support/browser';
 import { CW_CREDENTIALS, CW_LIMITED_CREDENTIALS, sandboxBase } from './support/connect-page';
-import { startTestService, type TestService } from './support/service';
 
 const SUITE = 'connect-flow';
 
 describeInBrowser('the connect page in Chromium', () => {
-  let svc: TestService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    svc = await startTestService();
-    browser = await launchBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-  });
+  const t = serviceAndBrowser();
 
   async function fill(page: Page, kind: string, connector: string, baseUrl: string, credentials: Record<string, string>) {
     const card = page.locator(`#${kind}-${connector}-card`);
@@ -36,7 +25,7 @@ describeInBrowser('the connect page in Chromium', () => {
   }
 
   it('an ISV creates a session; the MSP connects ConnectWise, NinjaOne and Pax8, chooses grants and watches the first sync; the ISV reads the tenant', async () => {
-    const created = await svc.api('/connect-sessions', {
+    const created = await t.svc.api('/connect-sessions', {
       method: 'POST',
       json: {
         msp_name: 'Browser MSP', kinds: ['psa', 'rmm', 'distributor'], redirect_url: 'https://isv.example/connected',
@@ -44,8 +33,8 @@ describeInBrowser('the connect page in Chromium', () => {
       },
     });
     expect(created.status).toBe(201);
-    const base = sandboxBase(svc);
-    const page = await (await newContext(browser)).newPage();
+    const base = sandboxBase(t.svc);
+    const page = await (await newContext(t.browser)).newPage();
     const opened = await page.goto(created.body.connect_url);
     expect(opened?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
     await page.getByRole('heading', { name: 'Connect your systems to Sandbox ISV' }).waitFor();
@@ -94,11 +83,11 @@ describeInBrowser('the connect page in Chromium', () => {
     await screenshot(page, SUITE, '08-first-sync-finished');
     expect(await accessibilityProblems(page)).toEqual([]);
 
-    const session = await svc.api(`/connect-sessions/${created.body.id}`);
+    const session = await t.svc.api(`/connect-sessions/${created.body.id}`);
     expect(session.body.state).toBe('completed');
-    const tenants = await svc.api('/tenants');
+    const tenants = await t.svc.api('/tenants');
     expect(tenants.body.tenants.map((t: { id: string }) => t.id)).toContain(session.body.tenant_id);
-    const tickets = await svc.api(`/tenants/${session.body.tenant_id}/tickets?limit=5`);
+    const tickets = await t.svc.api(`/tenants/${session.body.tenant_id}/tickets?limit=5`);
     expect(tickets.status).toBe(200);
     expect(tickets.body.tickets.length).toBeGreaterThan(0);
     const keys = session.body.granted.flatMap((g: { keys: string[] }) => g.keys).sort();
@@ -114,10 +103,10 @@ describeInBrowser('the connect page in Chromium', () => {
   }, 180_000);
 
   it('a ConnectWise member whose security role lacks ticket add: the page names the permission and ticket create is off (phone width)', async () => {
-    const created = await svc.api('/connect-sessions', { method: 'POST', json: { msp_name: 'Limited MSP', kinds: ['psa'], requested_grants: ['psa.ticket.create', 'psa.ticket.events'] } });
-    const page = await (await newContext(browser, PHONE)).newPage();
+    const created = await t.svc.api('/connect-sessions', { method: 'POST', json: { msp_name: 'Limited MSP', kinds: ['psa'], requested_grants: ['psa.ticket.create', 'psa.ticket.events'] } });
+    const page = await (await newContext(t.browser, PHONE)).newPage();
     await page.goto(created.body.connect_url);
-    await fill(page, 'psa', 'connectwise', sandboxBase(svc).connectwise, CW_LIMITED_CREDENTIALS);
+    await fill(page, 'psa', 'connectwise', sandboxBase(t.svc).connectwise, CW_LIMITED_CREDENTIALS);
     const missing = page.locator('#tested-psa .missing-permission');
     expect(await missing.textContent()).toContain('Service Desk > Service Tickets: Add');
     expect(await missing.textContent()).toContain('Create tickets in your PSA will not work');
@@ -130,11 +119,11 @@ describeInBrowser('the connect page in Chromium', () => {
   }, 60_000);
 
   it('works without JavaScript: Test and Connect are plain forms', async () => {
-    const created = await svc.api('/connect-sessions', { method: 'POST', json: { msp_name: 'No Script MSP', kinds: ['distributor'], requested_grants: ['distributor.company.create'] } });
-    const context = await browser.newContext({ javaScriptEnabled: false });
+    const created = await t.svc.api('/connect-sessions', { method: 'POST', json: { msp_name: 'No Script MSP', kinds: ['distributor'], requested_grants: ['distributor.company.create'] } });
+    const context = await t.browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
     await page.goto(created.body.connect_url);
-    await fill(page, 'distributor', 'pax8', sandboxBase(svc).pax8, { clientId: 'sandbox', clientSecret: 'sandbox-secret' });
+    await fill(page, 'distributor', 'pax8', sandboxBase(t.svc).pax8, { clientId: 'sandbox', clientSecret: 'sandbox-secret' });
     await page.fill('#owner_name', 'Sam Owner');
     await page.fill('#owner_email', 'sam@no-script-msp.example');
     await page.getByRole('button', { name: 'Connect' }).click();

@@ -5,53 +5,42 @@
  * the same key each time, the one that works; the key before it is refused. The audit names the person.
  * Laptop and phone width, axe on each page; screenshots in test-output/key-rotation/.
  */
-import type { Browser, Page } from 'playwright-core';
-import { accessibilityProblems, describeInBrowser, LAPTOP, launchBrowser, newContext, PHONE, screenshot } from './support/browser';
-import { startTestService, type TestService } from './support/service';
+import type { Page } from 'playwright-core';
+import { accessibilityProblems, describeInBrowser, serviceAndBrowser, LAPTOP, newContext, PHONE, screenshot } from './support/browser';
 import { sandboxTenantOwner } from '../src/people/sandbox-people';
 
 const SUITE = 'key-rotation';
 const OWNER = sandboxTenantOwner('sandbox-alpha');
 
 describeInBrowser('a resubmitted MSP key rotation in Chromium', () => {
-  let svc: TestService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    svc = await startTestService();
-    browser = await launchBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-  });
+  const t = serviceAndBrowser();
 
   async function signIn(page: Page): Promise<void> {
-    await page.goto(`${svc.url}/console`);
+    await page.goto(`${t.svc.url}/console`);
     await page.fill('#email', OWNER);
     await page.getByRole('button', { name: 'Mail me a sign-in link' }).click();
     await page.getByRole('heading', { name: 'Check your mail' }).waitFor();
-    await page.goto(`${svc.url}/dev/outbox`);
+    await page.goto(`${t.svc.url}/dev/outbox`);
     await page.getByRole('link', { name: new RegExp(`\\(${OWNER.replace(/[.]/g, '\\.')}\\)`) }).first().click();
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL('**/console/health');
   }
 
-  const keyWorks = async (key: string) => (await svc.api(`/tenants/${svc.alphaId}/grants`, { key })).status;
+  const keyWorks = async (key: string) => (await t.svc.api(`/tenants/${t.svc.alphaId}/grants`, { key })).status;
 
   for (const [width, viewport] of [['laptop', LAPTOP], ['phone', PHONE]] as const) {
     it(`a reload of the result and the same form sent again rotate once (${width})`, async () => {
-      const before = (await svc.api(`/tenants/${svc.alphaId}/msp-key/rotate`, { method: 'POST', key: svc.alphaMspKey, json: {} })).status === 200 ? svc.alphaMspKey : null;
-      const page = await (await newContext(browser, viewport)).newPage();
+      const before = (await t.svc.api(`/tenants/${t.svc.alphaId}/msp-key/rotate`, { method: 'POST', key: t.svc.alphaMspKey, json: {} })).status === 200 ? t.svc.alphaMspKey : null;
+      const page = await (await newContext(t.browser, viewport)).newPage();
       await signIn(page);
-      await page.goto(`${svc.url}/console/key`);
+      await page.goto(`${t.svc.url}/console/key`);
       await screenshot(page, SUITE, `01-key-page-${width}`);
       expect(await accessibilityProblems(page)).toEqual([]);
-      const rotationsBefore = Number((await svc.services.ds.query(`SELECT count(*)::int AS n FROM audit_entries WHERE tenant_id = $1 AND action = 'msp_key.rotate'`, [svc.alphaId]))[0].n);
+      const rotationsBefore = Number((await t.svc.services.ds.query(`SELECT count(*)::int AS n FROM audit_entries WHERE tenant_id = $1 AND action = 'msp_key.rotate'`, [t.svc.alphaId]))[0].n);
 
       await page.locator('#confirm').check();
       // What the form sends, to send it again as a second press would.
-      const sent = await page.evaluate(() => Object.fromEntries(new FormData(document.querySelector('form[action="/console/key/rotate"]') as HTMLFormElement)) as Record<string, string>);
+      const sent = await page.evaluate(`Object.fromEntries(new FormData(document.querySelector('form[action="/console/key/rotate"]')))`) as Record<string, string>;
       await page.getByRole('button', { name: 'Rotate the MSP key' }).click();
       await page.getByRole('heading', { name: 'Your new MSP key' }).waitFor();
       const first = (await page.locator('#new-key').textContent())!.trim();
@@ -68,17 +57,17 @@ describeInBrowser('a resubmitted MSP key rotation in Chromium', () => {
       await screenshot(page, SUITE, `03-reloaded-${width}`);
 
       // The same form sent once more from this browser (its csrf and idempotency key): the same answer.
-      const again = await page.request.post(`${svc.url}/console/key/rotate`, { form: sent });
+      const again = await page.request.post(`${t.svc.url}/console/key/rotate`, { form: sent });
       expect(again.status()).toBe(200);
       expect(await again.text()).toContain(first);
 
-      const rotations: { detail: { actor: { kind: string; email: string } } }[] = await svc.services.ds.query(
-        `SELECT detail FROM audit_entries WHERE tenant_id = $1 AND action = 'msp_key.rotate' ORDER BY seq`, [svc.alphaId]);
+      const rotations: { detail: { actor: { kind: string; email: string } } }[] = await t.svc.services.ds.query(
+        `SELECT detail FROM audit_entries WHERE tenant_id = $1 AND action = 'msp_key.rotate' ORDER BY seq`, [t.svc.alphaId]);
       expect(rotations.length - rotationsBefore).toBe(1);
       expect(rotations[rotations.length - 1]!.detail.actor).toMatchObject({ kind: 'person', email: OWNER });
       expect(await keyWorks(first)).toBe(200);
       if (before) expect(await keyWorks(before)).toBe(401);
-      svc.alphaMspKey = first;
+      t.svc.alphaMspKey = first;
       await page.context().close();
     }, 120_000);
   }

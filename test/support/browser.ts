@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startTestService, type TestService } from './service';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -68,4 +69,21 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/**
+ * The sandbox service and a Chromium for one describe block: started before its tests, closed after
+ * them. Its `svc` and `browser` are there once `beforeAll` has run (read them inside tests and helpers).
+ */
+export function serviceAndBrowser(start: () => Promise<TestService> = () => startTestService()): { svc: TestService; browser: Browser } {
+  const held = {} as { svc: TestService; browser: Browser };
+  beforeAll(async () => {
+    held.svc = await start();
+    held.browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await held.browser?.close();
+    await held.svc?.close();
+  });
+  return held;
 }
