@@ -11,6 +11,7 @@ module.exports = {
   // One embedded-database template for the whole run (test/support/global-setup.ts).
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 60000,
+  // Browser tests sign people in and run axe at two widths; with both runtimes side by side on two cores they need the room.
+  testTimeout: 120000,
   maxWorkers: 1,
 };

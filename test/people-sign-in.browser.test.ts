@@ -116,7 +116,7 @@ describeInBrowser('people signing in, in Chromium', () => {
       await ctx.close();
     }
     expect(problems).toEqual([]);
-  });
+  }, 180_000);
 
   it('refuses login CSRF: a page on another site auto-posting its MSP key signs no one in', async () => {
     const attacker = http.createServer((_req, res) => {
@@ -139,7 +139,7 @@ describeInBrowser('people signing in, in Chromium', () => {
     } finally {
       await new Promise<void>((resolve) => attacker.close(() => resolve()));
     }
-  });
+  }, 180_000);
 
   it('invite -> accept -> member listed; the last owner cannot leave; tenant A shows nothing of tenant B', async () => {
     const problems: string[] = [];
@@ -174,7 +174,7 @@ describeInBrowser('people signing in, in Chromium', () => {
     await owner.goto(`${svc.url}/console/members`);
     expect(await owner.getByRole('row', { name: /owner@sandbox-alpha\.example/ }).getByRole('cell').nth(2).textContent()).toBe('owner');
     expect(problems).toEqual([]);
-  });
+  }, 180_000);
 
   it('answers the same for unknown emails, and limits the requests of one client address', async () => {
     const ctx = await newContext(browser, LAPTOP);
@@ -201,5 +201,5 @@ describeInBrowser('people signing in, in Chromium', () => {
     await screenshot(page, SUITE, 'rate-limited');
     expect(problems).toEqual([]);
     await ctx.close();
-  });
+  }, 180_000);
 });
