@@ -236,6 +236,24 @@ describeInBrowser('single sign-on in Chromium', () => {
     await fresh.close();
   });
 
+  it('an expired code is refused and nobody is signed in', async () => {
+    const context = await newContext(browser, LAPTOP);
+    const page = await context.newPage();
+    // The provider's answer is held (the browser is sent elsewhere) until its code, issued with a 1 s
+    // lifetime, has expired; then the browser follows it.
+    let held = '';
+    provider.tamper.codeTtlSeconds = 1;
+    provider.tamper.callback = (url) => { held = url.href; url.pathname = '/healthz'; url.search = ''; };
+    await startSso(page, MEMBER);
+    await signInAtProvider(page).finally(() => { provider.tamper.callback = undefined; provider.tamper.codeTtlSeconds = undefined; });
+    expect(new URL(held).searchParams.get('code')).toBeTruthy();
+    await new Promise((r) => setTimeout(r, 2500));
+    await page.goto(held);
+    await refusedPage(page, /did not pass our checks/);
+    expect(await signedIn(context)).toBe(false);
+    await context.close();
+  });
+
   it('someone of the domain without a membership needs an invitation, unless the owner lets them join as viewer', async () => {
     const context = await newContext(browser, LAPTOP);
     const page = await context.newPage();

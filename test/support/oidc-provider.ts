@@ -23,6 +23,8 @@ export interface TestAccount {
 export interface ProviderTamper {
   authorizeQuery?: (query: URLSearchParams) => void;
   callback?: (url: URL) => void;
+  /** The lifetime of the authorization codes issued from now on (default 60 s): shortened, a held callback meets an expired code. */
+  codeTtlSeconds?: number;
 }
 
 export interface TestProvider {
@@ -53,6 +55,7 @@ export async function startOidcProvider(opts: { redirectUri: string; accounts: R
   const clientId = `service-${randomBytes(4).toString('hex')}`;
   const clientSecret = randomBytes(24).toString('base64url');
   console.warn = (...args: unknown[]) => { if (!String(args[0]).startsWith('oidc-provider WARNING')) warn(...args); };
+  const tamper: ProviderTamper = {};
   const provider = new Provider(issuer, {
     clients: [{
       client_id: clientId, client_secret: clientSecret, redirect_uris: [opts.redirectUri],
@@ -67,11 +70,10 @@ export async function startOidcProvider(opts: { redirectUri: string; accounts: R
     cookies: { keys: [randomBytes(16).toString('hex')] },
     features: { devInteractions: { enabled: true } },
     // Lifetimes in seconds, set so the provider does not warn about its defaults.
-    ttl: { AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
+    ttl: { AuthorizationCode: () => tamper.codeTtlSeconds ?? 60, Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
   });
   console.warn = warn;
   const handler = provider.callback();
-  const tamper: ProviderTamper = {};
   const callbackPrefix = opts.redirectUri;
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', issuer);
