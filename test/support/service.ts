@@ -52,7 +52,9 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
   const alpha = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-alpha')!;
   const beta = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-beta')!;
   const key = running.sandbox!.apiKey!;
-  const openapi = new OpenApiChecker(await (await fetch(`${running.url}/openapi.json`)).json() as never);
+  // A service whose document cannot be read is closed before the error, so it leaves nothing registered behind.
+  const doc = await openApiOf(running.url).catch(async (err: unknown) => { await running.close(); throw err; });
+  const openapi = new OpenApiChecker(doc as never);
 
   const api: TestService['api'] = async (path, init = {}) => {
     const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
@@ -84,4 +86,21 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
   // processes) is the test's to forget once all of them have closed.
   const served = overrides.queuePrefix !== undefined ? running : forgettingItsQueue(running, config);
   return { ...served, config, key, alphaId: alpha.id, betaId: beta.id, alphaMspKey: alpha.mspKey, betaMspKey: beta.mspKey, openapi, api, graphql };
+}
+
+/**
+ * The service's /openapi.json. A loaded machine may answer a transient 503 (a dependency that did not
+ * answer in time, with Retry-After); it is asked again a few times (bounded), and a document it never
+ * gets is an error that says what was answered instead.
+ */
+async function openApiOf(url: string): Promise<{ paths: Record<string, unknown> }> {
+  let last = '';
+  for (let i = 0; i < 5; i++) {
+    const res = await fetch(`${url}/openapi.json`);
+    const body = await res.json().catch(() => null) as { paths?: Record<string, unknown> } | null;
+    if (res.status === 200 && body?.paths) return body as { paths: Record<string, unknown> };
+    last = `${res.status} ${JSON.stringify(body).slice(0, 300)}`;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`GET /openapi.json never answered the document: ${last}`);
 }
