@@ -19,8 +19,12 @@ export function isInternalRequest(req: IncomingMessage): boolean {
 /** Express strips a router's mount point from `url` while inside it; `originalUrl` keeps the whole path. */
 const pathOf = (req: IncomingMessage): string => (((req as { originalUrl?: string }).originalUrl ?? req.url) ?? '').split('?')[0];
 
-/** A connect link carries its one-time token in the path (docs/architecture.md, Pages): logged without it. */
-const withoutTokens = (path: string): string => path.replace(/^\/connect\/(progress\/)?(?!oauth\/)[^/]+/, (_m, progress: string | undefined) => `/connect/${progress ?? ''}[token]`);
+/**
+ * Links that carry a one-time token in their path (docs/architecture.md, Pages and People): a connect
+ * link and its progress page, a magic sign-in link, an invitation, a console link. Logged without it.
+ */
+const TOKEN_PATHS = /^\/(connect\/progress|connect(?!\/oauth\/)|sign-in\/link|invitations(?!\/accept$)|console\/link)\/[^/]+/;
+export const withoutTokens = (path: string): string => path.replace(TOKEN_PATHS, (_m, prefix: string) => `/${prefix}/[token]`);
 
 const QUIET = new Set(['/healthz', '/metrics']);
 
