@@ -75,28 +75,22 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
 
   const render = async (req: Request, res: Response, token: string, status: number, extra: Partial<Parameters<typeof connectPage>[0]> = {}) => {
     const session = await sessions.byToken(token);
-    if (session.tenantId) {
-      const signedIn = await people.current(req);
-      const allowed = await sessions.deciderOf(session, signedIn).then(() => true, (err: unknown) => {
-        if (err instanceof ConnectPageRefusal && err.status === 403) return false;
-        throw err;
-      });
-      if (!allowed) {
-        // The ISV that holds its own link, or a person of another organisation: what is asked, and a way to sign in.
-        const member = signedIn?.personId ? (await people.membershipsOf(signedIn.personId)).find((m) => m.organisation.kind === 'tenant' && m.organisation.id === session.tenantId) : undefined;
-        return void res.status(status === 200 ? 200 : status).type('html').send(signInGatePage({
-          token, isvName: await sessions.isvName(session), tenantName: await sessions.tenantName(session), session,
-          current: await sessions.currentConnections(session), formToken: people.signInFormToken(req, res),
-          signedIn: signedIn?.person ? { email: signedIn.person.email, csrf: signedIn.csrfToken, memberRole: member?.role ?? null } : null,
-        }));
-      }
+    const signedIn = await people.current(req);
+    if (!sessions.mayDecide(session, signedIn)) {
+      // The ISV that holds its own link, or a person of another organisation: what is asked, and a way to sign in.
+      const member = signedIn?.personId ? (await people.membershipsOf(signedIn.personId)).find((m) => m.organisation.kind === 'tenant' && m.organisation.id === session.tenantId) : undefined;
+      return void res.status(status).type('html').send(signInGatePage({
+        token, isvName: await sessions.isvName(session), tenantName: await sessions.tenantName(session), session,
+        current: await sessions.currentConnections(session), formToken: people.signInFormToken(req, res),
+        signedIn: signedIn?.person ? { email: signedIn.person.email, csrf: signedIn.csrfToken, memberRole: member?.role ?? null } : null,
+      }));
     }
     const connectors = Object.fromEntries(await Promise.all(session.kinds.map(async (k) => [k, await sessions.connectorsOf(session, k)] as const)));
     res.status(status).type('html').send(connectPage({
       session, token, isvName: await sessions.isvName(session), tenantName: await sessions.tenantName(session), connectors,
       info: sessions.infoOf(session), sandbox: deps.simulators ? { origin: sandboxVendorOrigin(deps.config) } : null,
       callbackUrl: (c) => sessions.callbackUrl(c), current: await sessions.currentConnections(session),
-      csrf: (await people.current(req))?.csrfToken ?? null, ...extra,
+      csrf: signedIn?.csrfToken ?? null, ...extra,
     }));
   };
 

@@ -270,12 +270,16 @@ export class ConnectSessions {
    */
   async deciderOf(s: ConnectSession, session: PersonSession | null): Promise<PageDecider | null> {
     if (!s.tenantId) return null;
-    const org = session?.organisation;
-    if (session?.person && org?.kind === 'tenant' && org.id === s.tenantId && session.role && DECIDING_ROLES.has(session.role)) {
-      return { kind: 'member', personId: session.person.id, email: session.person.email };
-    }
+    if (this.mayDecide(s, session)) return { kind: 'member', personId: session!.person!.id, email: session!.person!.email };
     const name = (await this.tenantName(s)) ?? 'this MSP';
     throw new ConnectPageRefusal(403, 'Sign in to continue', `Only an owner or admin of ${name}, signed in, can connect or repair its systems. Nothing was saved.`);
+  }
+
+  /** Whether the browser's session may decide on this page: always on a new tenant's; on an existing one, its signed-in owner or admin. */
+  mayDecide(s: ConnectSession, session: PersonSession | null): boolean {
+    if (!s.tenantId) return true;
+    const org = session?.organisation;
+    return Boolean(session?.person && org?.kind === 'tenant' && org.id === s.tenantId && session.role && DECIDING_ROLES.has(session.role));
   }
 
   /** The tenant's current connections (what the page shows before anything is decided; never a credential). */
