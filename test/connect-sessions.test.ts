@@ -323,6 +323,25 @@ describe('a second session for a tenant the ISV sees', () => {
   }, 60_000);
 });
 
+describe('the first owner a new tenant\'s page asks for', () => {
+  it('refuses an email with a NUL or no name with 422 and keeps nothing; a name\'s control characters are dropped, never a 500', async () => {
+    const created = await open({ msp_name: 'Odd Text MSP', kinds: ['distributor'], requested_grants: [] });
+    const page = ConnectPageClient.fromUrl(created.body.connect_url);
+    expect((await page.test('distributor', 'pax8', sandboxBase(svc).pax8, PAX8)).status).toBe(303);
+    for (const owner of [{ name: 'Pat', email: 'pat\u0000@odd.example' }, { name: '\u0000 ', email: 'pat@odd.example' }, { name: 'Pat', email: 'not an email' }]) {
+      page.owner = owner;
+      const refused = await page.complete({});
+      expect(refused.status).toBe(422);
+      expect(refused.html).toContain('your work email');
+    }
+    expect((await svc.api(`/connect-sessions/${created.body.id}`)).body.state).toBe('pending');
+    page.owner = { name: 'Pat\u0000 Owner\u0007', email: 'pat@odd.example' };
+    expect((await page.complete({})).status).toBe(200);
+    const [person] = await svc.services.ds.query('SELECT name FROM people WHERE email = $1', ['pat@odd.example']);
+    expect(person.name).toBe('Pat Owner');
+  }, 60_000);
+});
+
 describe('Reconnect: the MSP\'s own repair session', () => {
   it('renews one connection\'s keys in place for a signed-in owner: no ISV, the same connection, every grant kept; nobody else saves anything', async () => {
     const [pax8] = await svc.services.ds.query(`SELECT id FROM connections WHERE tenant_id = $1 AND kind = 'distributor'`, [svc.alphaId]);

@@ -23,7 +23,7 @@ import type { ConsoleAuth } from '../console/console-auth';
 import type { PeopleService } from '../people/people.service';
 import type { PeopleStore } from '../people/people.store';
 import type { PersonSession } from '../people/sessions';
-import { normalEmail, plausibleEmail } from '../people/people.types';
+import { normalEmail, personName, plausibleEmail } from '../people/people.types';
 import { TenantsStore } from '../tenants/tenants.store';
 import type { AuditService } from '../audit/audit.service';
 import { auditDetailOf } from '../audit/audit-context';
@@ -426,7 +426,7 @@ export class ConnectSessions {
     const kinds = s.kinds.filter((k) => drafts[k]);
     if (!kinds.length) throw new ServiceError('validation', 'Test at least one system before you connect.');
     if ((decider.kind === 'member') !== (s.tenantId != null)) throw new ConnectPageRefusal(403, 'Sign in to continue', 'Only an owner or admin of this MSP, signed in, can connect its systems. Nothing was saved.');
-    const firstOwner = decider.kind === 'first_owner' ? { name: decider.name.trim().slice(0, 200), email: normalEmail(decider.email) } : null;
+    const firstOwner = decider.kind === 'first_owner' ? { name: personName(decider.name), email: normalEmail(decider.email) } : null;
     if (firstOwner && (!firstOwner.name || !plausibleEmail(firstOwner.email))) {
       throw new ServiceError('validation', 'Give your name and your work email: you become the first owner of this MSP in its console.');
     }

@@ -8,7 +8,7 @@ import type { RateLimits } from '../access/rate-limit';
 import { ServiceError } from '../errors/service-error';
 import type { Mailer } from './mailer';
 import type { MemberRow, InvitationRow, PeopleStore } from './people.store';
-import { normalEmail, ORG_WORD, plausibleEmail, ROLES, type Organisation, type Person } from './people.types';
+import { normalEmail, ORG_WORD, personName, plausibleEmail, ROLES, type Organisation, type Person } from './people.types';
 import { hashOf, newToken, tokenShaped } from './secret-tokens';
 import type { SessionsStore } from './sessions.store';
 import { magicLinkRefusal } from './sign-in-extensions';
@@ -104,7 +104,7 @@ export class PeopleService {
 
   /** Spends an invitation: the person (created when new) is a member of its organisation from now on. */
   acceptInvitation(token: string, name: string): Promise<{ person: Person; org: Organisation } | null> {
-    return tokenShaped(token) ? this.store.acceptInvitation(hashOf(token), name.slice(0, 200)) : Promise.resolve(null);
+    return tokenShaped(token) ? this.store.acceptInvitation(hashOf(token), personName(name)) : Promise.resolve(null);
   }
 
   members(org: Organisation): Promise<MemberRow[]> {

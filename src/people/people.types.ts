@@ -44,7 +44,13 @@ export function normalEmail(email: string): string {
 
 /** A plausible address (one @, a dot in the domain, no spaces), at most 254 characters. */
 export function plausibleEmail(email: string): boolean {
-  return email.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email);
+  // No control character either (NUL among them, which PostgreSQL refuses in text).
+  return email.length <= 254 && /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/.test(email);
+}
+
+/** A person's name as kept: control characters (NUL among them, which PostgreSQL refuses) dropped, trimmed, at most 200 characters. */
+export function personName(raw: string): string {
+  return raw.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
 }
 
 export function sameOrganisation(a: Organisation, b: Organisation): boolean {

@@ -13,6 +13,7 @@
  */
 import type { SecretBox } from '../../security/secret-box';
 import { hashOf, newToken, tokenShaped } from '../secret-tokens';
+import { personName } from '../people.types';
 import { discover, openIdClient } from './openid';
 import { emailCovered } from './sso-domains';
 import { providerProblem, type SsoClientConfig, type SsoSettings } from './sso-settings';
@@ -97,7 +98,7 @@ export class SsoFlow {
     // Some providers (Entra ID) send no email_verified; where one is sent it must be true.
     if (claims && 'email_verified' in claims && claims.email_verified !== true) return { ok: false, refusal: 'email_unverified', detail: email, config };
     if (!emailCovered(email, config.domains)) return { ok: false, refusal: 'foreign_domain', detail: email, config };
-    const name = typeof claims?.name === 'string' ? claims.name.slice(0, 200) : '';
+    const name = typeof claims?.name === 'string' ? personName(claims.name) : '';
     return { ok: true, config, email, name };
   }
 }
