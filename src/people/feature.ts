@@ -37,6 +37,6 @@ export const peoplePagesFeature: FeatureModule<Services> = {
   name: 'people-pages',
   mount(app, services) {
     app.use(signInRouter({ people: services.people, sessions: services.peopleSessions, outbox: services.config.sandboxEnabled ? services.outbox : null }));
-    app.use(isvConsoleRouter({ people: services.people, sessions: services.peopleSessions, isvName: (id) => services.peopleStore.organisationName({ kind: 'isv', id }) }));
+    app.use(isvConsoleRouter(services, services.peopleSessions));
   },
 };

@@ -1,0 +1,64 @@
+/**
+ * What every page of the ISV's console shares: the signed-in check (a session bound to an ISV, or the
+ * sign-in page / organisation chooser already sent), the page shell with its navigation, and the list of
+ * page modules (src/isv-console/pages.ts). A page module registers its own routes on the /app router.
+ */
+import type { Request, Response, Router } from 'express';
+import { html, type SafeHtml } from '../pages/html';
+import { renderPage } from '../pages/layout';
+import { sendSignInPage, sessionCsrfField } from '../people/people-ui';
+import { CONSOLE_OF, type Organisation } from '../people/people.types';
+import type { PeopleSessions, PersonSession } from '../people/sessions';
+import type { Services } from '../services';
+
+/** The signed-in person at an ISV: the session, its ISV (organisation) and the ISV's name. */
+export interface SignedIsv {
+  session: PersonSession;
+  org: Organisation;
+  name: string;
+}
+
+export interface IsvConsoleShell {
+  /** The whole service graph: a page module takes what it needs. */
+  services: Services;
+  /** The session bound to an ISV, or null with an answer already sent (sign-in page, or the chooser). */
+  signed(req: Request, res: Response): Promise<SignedIsv | null>;
+  /** A whole page: the shell with the navigation, `current` marked. */
+  page(who: SignedIsv, current: string, title: string, main: SafeHtml): string;
+  /** A form's CSRF field for this session; check with `csrfAccepted`. */
+  csrfField(who: SignedIsv): SafeHtml;
+  csrfAccepted(who: SignedIsv, token: unknown): boolean;
+}
+
+/** A page of the console: its place in the navigation and the routes it adds. */
+export interface IsvConsolePage {
+  nav: { href: string; label: string } | null;
+  register(router: Router, shell: IsvConsoleShell): void;
+}
+
+export function isvConsoleShell(services: Services, sessions: PeopleSessions, nav: () => { href: string; label: string }[]): IsvConsoleShell {
+  const page = (who: SignedIsv, current: string, title: string, main: SafeHtml): string =>
+    renderPage({
+      title, area: 'ISV console', main,
+      nav: nav().map((p) => ({ ...p, current: p.href === current })),
+      aside: html`<span>${who.name} · ${who.session.person?.email}</span> <form method="post" action="/sign-out">${sessionCsrfField(who.session)}<button type="submit" class="link">Sign out</button></form>`,
+    });
+  return {
+    services,
+    page,
+    csrfField: (who) => sessionCsrfField(who.session),
+    csrfAccepted: (who, token) => sessions.csrfAccepted(who.session, typeof token === 'string' ? token : ''),
+    async signed(req, res) {
+      const session = await sessions.current(req);
+      if (!session) {
+        sendSignInPage(req, res, sessions, { area: 'app', status: 401 });
+        return null;
+      }
+      if (!session.organisation || CONSOLE_OF[session.organisation.kind] !== 'app' || !session.personId) {
+        res.redirect(303, '/sign-in/choose');
+        return null;
+      }
+      return { session, org: session.organisation, name: (await services.peopleStore.organisationName(session.organisation)) ?? '' };
+    },
+  };
+}
