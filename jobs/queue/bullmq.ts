@@ -54,11 +54,18 @@ export interface BullMqJobQueueOptions {
  * loses its lock only if its event loop stops for the whole lock time.
  */
 export const DEFAULT_LOCK_MS = 15_000;
+/** A Redis command with no answer within this is an error (the client is told 503, the watchdog reconnects). */
+const COMMAND_TIMEOUT_MS = 3_000;
+/** How often the command connection is pinged. */
+const WATCH_MS = 2_000;
+/** Waits older than this are also settled by looking at their job (pollWaiters). */
+const WAITER_POLL_MS = 1_000;
 export const DEFAULT_STALLED_INTERVAL_MS = 5_000;
 
 const BACKOFF_TYPE = { exponential: 'retry-exponential', fixed: 'retry-fixed', none: 'retry-none' } as const;
 
 interface Waiter {
+  since: number;
   resolve(outcome: JobOutcome): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
@@ -86,6 +93,9 @@ export class BullMqJobQueue implements JobQueue {
   private closed = false;
   private readonly heartbeatMs: number;
   private stopBeating: (() => void) | null = null;
+  private readonly stopWatching: () => void;
+  /** Polls the jobs of waits that events have not settled (a floor under the event stream; see pollWaiters). */
+  private readonly waiterPoll: NodeJS.Timeout;
   /** This worker process, a member of the heartbeat set. */
   private readonly workerId = newJobId();
 
@@ -96,11 +106,19 @@ export class BullMqJobQueue implements JobQueue {
     this.lockDurationMs = opts.lockDurationMs ?? DEFAULT_LOCK_MS;
     this.stalledIntervalMs = opts.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS;
     this.heartbeatMs = opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
-    this.client = new IORedis(opts.redisUrl, { maxRetriesPerRequest: 3 });
+    // A command gives up after COMMAND_TIMEOUT_MS: a link that drops packets (no reset) would otherwise hold
+    // it until TCP notices, minutes later. The watchdog below replaces such a connection.
+    this.client = new IORedis(opts.redisUrl, { maxRetriesPerRequest: 3, commandTimeout: COMMAND_TIMEOUT_MS });
     this.blockingClient = new IORedis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
     for (const client of [this.client, this.blockingClient]) {
       client.on('error', (err: Error) => this.logger.error({ err: err.message }, 'redis connection error'));
     }
+    this.waiterPoll = setInterval(() => void this.pollWaiters(), WAITER_POLL_MS);
+    this.waiterPoll.unref();
+    // Both connections we own: the commands', and the one the workers share for theirs (BullMQ watches the
+    // workers' blocking reads itself: RedisQueueBackend.waitForJob).
+    const watching = [this.client, this.blockingClient].map((client) => watchingCommands(client, this.logger, () => this.afterReconnect()));
+    this.stopWatching = () => watching.forEach((stop) => stop());
     for (const name of JOB_NAMES) {
       const queue = new Queue(name, { connection: this.client, prefix: this.prefix });
       queue.on('error', (err) => this.logger.error({ jobName: name, err: err.message }, 'job queue error'));
@@ -166,17 +184,20 @@ export class BullMqJobQueue implements JobQueue {
 
   async waitFor<R = unknown>(jobId: string, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS): Promise<JobOutcome<R>> {
     if (this.closed) throw new Error('Job queue is closed');
-    // Listen first, then look at the job: a job finishing in between is seen either way.
-    await this.ensureEvents();
+    const deadline = Date.now() + timeoutMs;
+    // Listen first, then look at the job: a job finishing in between is seen either way. Setting up the
+    // listener counts against the wait: with Redis unreachable it would otherwise block past the timeout.
+    await withTimeout(this.ensureEvents(), timeoutMs, () => new JobWaitTimeoutError(jobId, timeoutMs));
     return new Promise<JobOutcome<R>>((resolve, reject) => {
       const waiters = this.waiters.get(jobId) ?? new Set<Waiter>();
       const waiter: Waiter = {
+        since: Date.now(),
         resolve: resolve as (outcome: JobOutcome) => void,
         reject,
         timer: setTimeout(() => {
           this.dropWaiter(jobId, waiter);
           reject(new JobWaitTimeoutError(jobId, timeoutMs));
-        }, timeoutMs),
+        }, Math.max(0, deadline - Date.now())),
       };
       waiters.add(waiter);
       this.waiters.set(jobId, waiters);
@@ -233,6 +254,8 @@ export class BullMqJobQueue implements JobQueue {
     if (this.closed) return;
     this.closed = true;
     this.stopBeating?.();
+    this.stopWatching();
+    clearInterval(this.waiterPoll);
     // Worker.close() lets active jobs finish before it resolves.
     await Promise.allSettled(this.workers.map((worker) => worker.close()));
     await this.settleWaitersAtClose();
@@ -305,7 +328,10 @@ export class BullMqJobQueue implements JobQueue {
    * from the first blocking read) so no event after this call is missed.
    */
   private ensureEvents(): Promise<QueueEvents[]> {
-    this.events ??= Promise.all(
+    // A setup that failed (Redis down at the first wait) is tried again by the next wait, not kept.
+    if (this.events) return this.events;
+    const created: QueueEvents[] = [];
+    this.events = Promise.all(
       [...this.queues].map(async ([name, queue]) => {
         const tail = await this.client.xrevrange(queue.keys.events, '+', '-', 'COUNT', 1);
         const queueEvents = new QueueEvents(name, {
@@ -313,6 +339,7 @@ export class BullMqJobQueue implements JobQueue {
           prefix: this.prefix,
           lastEventId: tail[0]?.[0] ?? '0-0',
         });
+        created.push(queueEvents);
         queueEvents.on('error', (err) => this.logger.error({ jobName: name, err: err.message }, 'queue events error'));
         const onFinished = (read: (queue: Queue, jobId: string) => Promise<Lookup>) => ({ jobId }: { jobId: string }) => {
           if (!this.waiters.has(jobId)) return;
@@ -330,7 +357,43 @@ export class BullMqJobQueue implements JobQueue {
         return queueEvents;
       }),
     );
-    return this.events;
+    const events = this.events;
+    events.catch(() => {
+      if (this.events === events) this.events = undefined;
+      void Promise.allSettled(created.map((queueEvents) => queueEvents.close()));
+    });
+    return events;
+  }
+
+  /**
+   * The event stream settles waits within milliseconds, but its blocking read may sit on a connection that a
+   * network fault left half-dead (no reset) long after Redis is reachable again. Every WAITER_POLL_MS the
+   * jobs of waits older than that are looked up directly, so a finished job is answered within about a
+   * second of Redis answering, whatever the stream does.
+   */
+  private polling = false;
+  private async pollWaiters(): Promise<void> {
+    if (this.polling || this.closed || this.waiters.size === 0) return;
+    this.polling = true;
+    try {
+      const old = Date.now() - WAITER_POLL_MS;
+      const ids = [...this.waiters].filter(([, ws]) => [...ws].some((w) => w.since <= old)).map(([id]) => id);
+      await Promise.all(ids.map(async (jobId) => {
+        const found = await this.lookup(jobId).catch(() => undefined);
+        if (found?.found === 'finished') this.settle(jobId, found.outcome);
+      }));
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** The command connection was replaced: the event streams may sit on dead sockets too; start them again. */
+  private afterReconnect(): void {
+    const events = this.events;
+    if (!events) return;
+    this.events = undefined;
+    void events.then((all) => Promise.allSettled(all.map((queueEvents) => queueEvents.close())), () => undefined);
+    if (this.waiters.size > 0) void this.ensureEvents().catch(() => undefined);
   }
 
   /** The job in whichever queue holds it: every queue asked at once (one round trip, not one a queue). */
@@ -399,6 +462,42 @@ export class BullMqJobQueue implements JobQueue {
     const queue = this.queues.get(name);
     if (!queue) throw new Error(`Unknown job name "${name}"`);
     return queue;
+  }
+}
+
+/**
+ * Pings a connection every WATCH_MS; when a ping gets no answer within COMMAND_TIMEOUT_MS while
+ * the connection says it is ready, the connection is dropped and made again (a fresh TCP connection works
+ * the moment the network does; the old one waits out TCP's retransmission backoff). `replaced` runs after.
+ */
+function watchingCommands(client: IORedis, logger: QueueLogger, replaced: () => void): () => void {
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy || client.status !== 'ready') return;
+    busy = true;
+    withTimeout(client.ping(), COMMAND_TIMEOUT_MS, () => new Error('Command timed out')).then(
+      () => { busy = false; },
+      (err: Error) => {
+        busy = false;
+        if (!/timed out/i.test(err.message) || client.status !== 'ready') return;
+        logger.warn({ err: err.message }, 'redis connection unresponsive; reconnecting');
+        client.disconnect(true);
+        replaced();
+      },
+    );
+  }, WATCH_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** `promise`, or `timeoutError()` once `ms` have passed (the promise goes on, its outcome unused). */
+async function withTimeout<T>(promise: Promise<T>, ms: number, timeoutError: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(timeoutError()), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -49,7 +49,8 @@ export function unreachableDependency(err: unknown): 'database' | 'queue' | 'unk
     const name = typeof e.name === 'string' ? e.name : '';
     const message = typeof e.message === 'string' ? e.message : '';
     const code = typeof e.code === 'string' ? e.code : '';
-    if (name === 'MaxRetriesPerRequestError' || /^(Connection is closed|Stream isn't writeable)/.test(message)) return 'queue';
+    // "Command timed out": ioredis's commandTimeout (jobs/queue/bullmq.ts), a Redis that does not answer.
+    if (name === 'MaxRetriesPerRequestError' || /^(Connection is closed|Stream isn't writeable|Command timed out)/.test(message)) return 'queue';
     if (UNAVAILABLE_SQLSTATES.test(code)) return 'database';
     if (GONE_MESSAGES.some((m) => m.test(message))) return 'database';
     // A bare socket error does not say whose socket it was.
