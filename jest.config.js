@@ -13,5 +13,9 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Browser tests sign people in and run axe at two widths; with both runtimes side by side on two cores they need the room.
   testTimeout: 120000,
+  // One worker process, files one at a time. Each file loads the whole service into a fresh module registry, and
+  // some of it stays reachable after the file ends (module-level state of libraries); the worker is replaced after
+  // any file that leaves it above this size, instead of the registry piling up until the heap runs out.
   maxWorkers: 1,
+  workerIdleMemoryLimit: '1200MB',
 };

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { parse } from 'yaml';
 import { DEFAULT_SANDBOX_API_KEY, loadConfig } from '../src/config/config';
-import { buildChildService } from './support/child-service';
+import { buildChildService, childServiceMain } from './support/child-service';
 import { dropSchema } from '../src/db/database';
 import { forgetRedisKeys, runtime, uniqueSuffix } from './support/runtime';
 
@@ -159,7 +159,7 @@ suite('the compose topology without containers: an api process and a worker proc
 
   /** One process of the service, as compose starts it (the built service, environment only). */
   function start(role: 'api' | 'worker', env: Record<string, string>): { child: ChildProcess; up: Promise<string> } {
-    const child = spawn(process.execPath, [path.join(root, 'dist-test/src/main.js')], {
+    const child = spawn(process.execPath, [childServiceMain()], {
       cwd: root,
       env: {
         ...process.env, NODE_ENV: 'production', SERVICE_ROLE: role, DATABASE_URL: runtime.databaseUrl!, REDIS_URL: runtime.redisUrl!,

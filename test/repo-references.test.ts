@@ -33,7 +33,7 @@ function gitFiles(): string[] | null {
 function walk(dir = ''): string[] {
   const files: string[] = [];
   for (const entry of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    if (SKIPPED_DIRS.has(entry.name)) continue;
+    if (SKIPPED_DIRS.has(entry.name) || entry.name.startsWith('dist-test-')) continue;
     const rel = dir ? `${dir}/${entry.name}` : entry.name;
     if (entry.isDirectory()) files.push(...walk(rel));
     else if (entry.isFile()) files.push(rel);

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { encryptionKeyPath } from '../src/config/key-store';
-import { buildChildService } from './support/child-service';
+import { buildChildService, childServiceMain } from './support/child-service';
 
 const root = path.join(__dirname, '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'start-banner-'));
@@ -34,7 +34,7 @@ function startService(): Promise<{ out: string; url: string }> {
   };
   // The embedded default: no database or Redis, whatever runtime the suite runs on.
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'ENCRYPTION_KEY', 'SERVICE_ROLE', 'DATABASE_SCHEMA']) delete env[name];
-  const proc = spawn(process.execPath, [path.join(root, 'dist-test/src/main.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [childServiceMain()], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child = proc;
   return new Promise((resolve, reject) => {
     let out = '';

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { NAMESPACE_PREFIX, type HostName, type NetfaultNetwork } from './network';
+import { childServiceMain } from '../support/child-service';
 
 const root = path.join(__dirname, '..', '..');
 export const API_PORT = 3000;
@@ -91,7 +92,7 @@ export class NetfaultHosts {
    * the api is ready (the sandbox seeded and first synced, which only the worker can do).
    */
   async startService(env: Record<string, string>): Promise<void> {
-    const node = [process.execPath, '--max-old-space-size=512', path.join(root, 'dist-test/src/main.js')];
+    const node = [process.execPath, '--max-old-space-size=512', childServiceMain()];
     const shared = { PATH: process.env.PATH, HOME: this.dir, ...env };
     const api = this.start('api', 'api', node, { ...shared, SERVICE_ROLE: 'api', HOST: this.net.address('api'), PORT: String(API_PORT) });
     await until('the api to listen', async () => api.exitCode === null && (await fetch(`${this.apiUrl}/healthz`)).ok, 240, () => this.log('api'));

@@ -11,4 +11,6 @@ export default function globalSetup(): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'msp-test-pgtemplate-'));
   fs.chmodSync(dir, 0o700);
   process.env.EMBEDDED_TEMPLATE_DIR = dir;
+  // The run's own build of the service for the tests that start it as a process (test/support/child-service.ts).
+  process.env.CHILD_BUILD_DIR = `dist-test-${process.pid}`;
 }
