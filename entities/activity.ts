@@ -5,10 +5,15 @@ import { BaseEntityWithId } from './base';
 @Entity('events')
 @Index('ix_events_tenant_seq', ['tenantId', 'seq'])
 @Unique('uq_events_dedupe', ['tenantId', 'dedupeKey'])
+/** An ISV's own events (no tenant: a connect session for a new MSP that expired), deduped per ISV; and the ISV-wide feed's order. */
+@Index('uq_events_isv_dedupe', { synchronize: false })
+@Index('ix_events_seq', ['seq'])
 export class EventRecord extends BaseEntityWithId {
   @Column({ type: 'bigint', generated: 'increment' })
   seq!: string;
-  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  /** Null for an event of an ISV's own (`isv_id` set), which only the ISV-wide feed lists (migration ConnectionEvents1765520000000). */
+  @Column({ name: 'tenant_id', type: 'uuid', nullable: true }) tenantId!: string | null;
+  @Column({ name: 'isv_id', type: 'uuid', nullable: true }) isvId!: string | null;
   @Column({ name: 'connection_id', type: 'uuid', nullable: true }) connectionId!: string | null;
   /** ticket.created, device.updated, health, sandbox_reset ... */
   @Column({ type: 'text' }) kind!: string;
@@ -34,10 +39,13 @@ export class EventRecord extends BaseEntityWithId {
 
 @Entity('audit_entries')
 @Index('ix_audit_tenant_id', ['tenantId', 'id'])
+/** An ISV's own entries (no tenant: its keys), newest first (migration IsvKeys1765510000000). */
+@Index('ix_audit_isv_own', { synchronize: false })
 export class AuditEntry extends BaseEntityWithId {
   @Column({ type: 'bigint', generated: 'increment' })
   seq!: string;
-  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  /** Null for an entry of an ISV's own (its keys), which names the ISV in `isv_id`. */
+  @Column({ name: 'tenant_id', type: 'uuid', nullable: true }) tenantId!: string | null;
   @Column({ name: 'isv_id', type: 'uuid', nullable: true }) isvId!: string | null;
   /** e.g. sync.completed, sync.failed, ticket.create.commit, ticket.create.refused */
   @Column({ type: 'text' }) action!: string;
@@ -97,14 +105,21 @@ export class RoutingConfig extends BaseEntityWithId {
 
 @Entity('webhooks')
 @Index('ix_webhooks_tenant', ['tenantId'])
+@Index('ix_webhooks_isv_wide', { synchronize: false })
 export class Webhook extends BaseEntityWithId {
-  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  /** Null: an ISV-wide endpoint, receiving every tenant the ISV sees (src/webhooks). */
+  @Column({ name: 'tenant_id', type: 'uuid', nullable: true }) tenantId!: string | null;
   @Column({ name: 'isv_id', type: 'uuid' }) isvId!: string;
   @Column({ type: 'text' }) url!: string;
   /** The signing secret, encrypted with the service key (it must be recoverable to sign). */
   @Column({ name: 'secret_encrypted', type: 'text' }) secretEncrypted!: string;
   @Column({ type: 'boolean', default: true }) enabled!: boolean;
   @Column({ name: 'disabled_reason', type: 'text', nullable: true }) disabledReason!: string | null;
+  /** The event kinds (or families) it receives; null: every kind its ISV's grants cover. */
+  @Column({ type: 'jsonb', nullable: true }) kinds!: string[] | null;
+  /** The secret a rotation replaced, still signing beside the new one until `previousSecretExpiresAt`. */
+  @Column({ name: 'previous_secret_encrypted', type: 'text', nullable: true }) previousSecretEncrypted!: string | null;
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true }) previousSecretExpiresAt!: Date | null;
 }
 
 @Entity('webhook_deliveries')
@@ -113,7 +128,8 @@ export class Webhook extends BaseEntityWithId {
 @Unique('uq_webhook_deliveries_event', ['webhookId', 'eventId'])
 export class WebhookDelivery extends BaseEntityWithId {
   @Column({ name: 'webhook_id', type: 'uuid' }) webhookId!: string;
-  @Column({ name: 'tenant_id', type: 'uuid' }) tenantId!: string;
+  /** Null for an ISV's own event (no tenant), delivered to its ISV-wide endpoints. */
+  @Column({ name: 'tenant_id', type: 'uuid', nullable: true }) tenantId!: string | null;
   @Column({ name: 'event_id', type: 'uuid' }) eventId!: string;
   /** The event's feed position (its seq): a lane sends its pending deliveries in this order. */
   @Column({ name: 'event_seq', type: 'bigint' }) eventSeq!: string;
@@ -124,4 +140,6 @@ export class WebhookDelivery extends BaseEntityWithId {
   @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true }) deliveredAt!: Date | null;
   /** When the next try is due after a failed one (null: not tried yet, or no further try). */
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true }) nextAttemptAt!: Date | null;
+  /** How long the last try took, from sending to the receiver's answer (or its failure). */
+  @Column({ name: 'last_latency_ms', type: 'integer', nullable: true }) lastLatencyMs!: number | null;
 }

@@ -23,6 +23,8 @@ export class ConnectSession extends BaseEntityWithId {
   @Column({ name: 'token_hash', type: 'text' }) tokenHash!: string;
   /** pending, completing (a Connect is being carried out), completed, cancelled; expiry is read from expires_at. */
   @Column({ type: 'text', default: 'pending' }) state!: 'pending' | 'completing' | 'completed' | 'cancelled';
+  /** When the sweep (or a read) noticed the session expired and wrote its `connect_session.expired` event, once. */
+  @Column({ name: 'expiry_noticed_at', type: 'timestamptz', nullable: true }) expiryNoticedAt!: Date | null;
   @Column({ name: 'expires_at', type: 'timestamptz' }) expiresAt!: Date;
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true }) completedAt!: Date | null;
   @Column({ name: 'cancelled_at', type: 'timestamptz', nullable: true }) cancelledAt!: Date | null;

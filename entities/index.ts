@@ -8,6 +8,7 @@ import { AuditEntry, EventRecord, IdempotencyRecord, RoutingConfig, TicketLink, 
 import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer } from './identity';
 import { QuarantinedRecord } from './quarantine';
 import { ConnectSession } from './connect';
+import { ConnectionHealthRow } from './connection-health';
 import { ConsoleLink, ConsoleSession } from './console';
 import { SsoAttempt, SsoConfig, SsoDomain } from './sso';
 import { AgreementLineMapping, BillingVersion, ChargeRecord, CostResolution, IsvCostRow, PartnerMinimumRow } from './billing';
@@ -19,6 +20,7 @@ export * from './identity';
 export * from './quarantine';
 export * from './billing';
 export * from './connect';
+export * from './connection-health';
 export * from './console';
 export * from './sso';
 
@@ -31,7 +33,7 @@ export const ALL_ENTITIES = [
   IsvCustomer, IdentityMatch, IdentitySkip, ImportEndpoint,
   QuarantinedRecord,
   IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord, CostResolution, BillingVersion,
-  ConnectSession,
+  ConnectSession, ConnectionHealthRow,
   ConsoleLink, ConsoleSession,
   SsoConfig, SsoDomain, SsoAttempt,
 ];

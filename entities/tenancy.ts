@@ -52,7 +52,14 @@ export class ApiKey extends BaseEntityWithId {
 
   @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
   lastUsedAt!: Date | null;
+
+  /** Who minted it: a person (the ISV's console) or the operator (the graph); null for keys made before this was kept. */
+  @Column({ name: 'created_by', type: 'jsonb', nullable: true })
+  createdBy!: KeyCreator | null;
 }
+
+/** Who minted a key. Keys are minted by people or the operator, never by a key. */
+export type KeyCreator = { kind: 'person'; id: string; email: string } | { kind: 'operator' };
 
 @Entity('tenants')
 export class Tenant extends BaseEntityWithId {

@@ -64,6 +64,8 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   // After the logger: the span carries the request id it assigned (src/telemetry).
   if (config.tracing) app.use(requestSpans());
   app.use(metrics.middleware());
+  // Every request with an ISV's key, kept off the request's path (src/requests/recorder.ts; docs/architecture.md, Request log).
+  app.use(services.requestRecorder.middleware(operations));
   // Every HTML answer refuses framing and inline script, whatever route wrote it (docs/architecture.md, Pages).
   app.use(pageHeadersOnEveryPage());
 

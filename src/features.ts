@@ -26,11 +26,13 @@ import { connectFeature } from './connect/feature';
 import { consoleFeature, consolePagesFeature } from './console/feature';
 import { peopleFeature, peoplePagesFeature } from './people/feature';
 import { ssoFeature } from './people/sso/feature';
+import { requestsFeature } from './requests/feature';
 
 export const FEATURES: FeatureModule<Services>[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
   agreementsFeature, billingFeature, connectFeature, ssoFeature, consoleFeature, consolePagesFeature, peopleFeature, peoplePagesFeature,
+  requestsFeature,
 ];
 
 let operations: Operation[] | undefined;

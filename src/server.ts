@@ -51,6 +51,11 @@ export interface StartOptions {
    * connectors' date rules (a contract that has ended, the current billing period) read. Tests fix it.
    */
   vendorNow?: () => number;
+  /**
+   * The service's own clock, ms since the epoch (default the wall clock): what a key's end of overlap is
+   * compared with (src/access). Tests move it instead of waiting.
+   */
+  now?: () => number;
 }
 
 export async function startServer(config: AppConfig, opts: StartOptions = {}): Promise<RunningServer> {
@@ -67,7 +72,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
   });
   const queue = tracing ? new TracedJobQueue(jobs) : jobs;
   const simulators = config.sandboxEnabled ? createSandboxSimulators(config.adminToken, opts.vendorNow) : null;
-  const services = createServices(config, db, queue, logger, simulators, opts.http, opts.vendorNow);
+  const services = createServices(config, db, queue, logger, simulators, opts.http, opts.vendorNow, opts.now);
   // Said once, never a secret: where a generated encryption key went (config/key-store.ts).
   for (const notice of config.startupNotices) logger.warn({ dataDir: config.dataDir }, notice);
   registerProcessors(queue, services);
@@ -137,6 +142,9 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     await services.syncJobs.scheduleAll();
     services.sweeper?.start();
     services.upkeep.start();
+    // Expired connect sessions get their connect_session.expired event (src/events/connection-state.ts).
+    services.connectionStates.startExpirySweep();
+    services.requestLog.startPruning();
     // A webhook delivery whose wake-up never came is sent all the same (src/webhooks/webhooks.service.ts, wakeOverdue).
     overdueLanes = setInterval(() => {
       services.webhooks.wakeOverdue().catch((err: Error) => services.logger.warn({ err: err.message }, 'waking overdue webhook lanes failed'));
@@ -149,10 +157,14 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     unwatch();
     clearInterval(overdueLanes);
     await inbound.drain(HTTP_DRAIN_GRACE_MS);
+    // What the request log still holds is written before the store closes.
+    await services.requestRecorder.stop();
+    await services.requestLog.stopPruning();
     // A job in flight may be parked on a spent hourly budget: it ends unsent instead of holding the close.
     services.budgets.stopWaiting();
     await services.sweeper?.stop();
     await services.upkeep.stop();
+    await services.connectionStates.stopExpirySweep();
     await queue.close();
     await services.writeFence.stop();
     await services.budgets.close();

@@ -19,6 +19,7 @@ import { AccessService } from './access/access.service';
 import { AdminService } from './tenants/admin.service';
 import { VendorHttpClient } from './connectors/vendor-http';
 import { EventsService } from './events/events.service';
+import { ConnectionStates } from './events/connection-states.store';
 import { WebhooksService } from './webhooks/webhooks.service';
 import { IdempotencyService } from './writes/idempotency.service';
 import { WritePipeline } from './writes/write-pipeline';
@@ -47,6 +48,11 @@ import { Mailer } from './people/mailer';
 import { OutboxStore } from './people/outbox.store';
 import { CompaniesStore } from './companies/companies.store';
 import { TenantsStore } from './tenants/tenants.store';
+import { IsvKeys } from './tenants/isv-keys.service';
+import { IsvKeysStore } from './tenants/isv-keys.store';
+import { RequestLogStore } from './requests/requests.store';
+import { RequestLogService } from './requests/requests.service';
+import { RequestRecorder } from './requests/recorder';
 
 export interface Services {
   config: AppConfig;
@@ -71,6 +77,8 @@ export interface Services {
   simulators: SandboxSimulators | null;
   sandbox: SandboxService | null;
   events: EventsService;
+  /** Each connection's health state and the connection events that tell its changes (src/events/connection-state.ts). */
+  connectionStates: ConnectionStates;
   tickets: TicketsService;
   /** The one write skeleton every write runs through. */
   pipeline: WritePipeline;
@@ -113,16 +121,22 @@ export interface Services {
   rateLimits: RateLimits;
   /** The one request authenticator every surface uses (key lookup and both limits). */
   authenticator: RequestAuthenticator;
+  /** An ISV's keys as its people manage them on the console's keys page (src/tenants/isv-keys.service.ts). */
+  isvKeys: IsvKeys;
+  /** The ISV's request log: its reads and prune (src/requests), and the recorder every keyed request passes (src/app.ts). */
+  requestLog: RequestLogService;
+  requestRecorder: RequestRecorder;
 }
 
 export function createServices(
   config: AppConfig, db: Database, queue: JobQueue, logger: Logger, simulators: SandboxSimulators | null,
   http: VendorHttpClient = new VendorHttpClient({ timeoutMs: config.vendorTimeoutMs }),
   vendorNow: () => number = Date.now,
+  now: () => number = Date.now,
 ): Services {
   const ds = db.dataSource;
   const box = new SecretBox(config.encryptionKey);
-  const access = new AccessService(ds);
+  const access = new AccessService(ds, now);
   if (config.redisUrl) access.shareChanges(config.redisUrl, config.queuePrefix);
   const records = new RecordsService(ds);
   const audit = new AuditService(ds);
@@ -133,6 +147,7 @@ export function createServices(
   sync.fixedIntervalMs = config.syncIntervalMs || null;
   const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs === 0 ? null : (c) => sync.currentTick(c));
   const events = new EventsService(ds);
+  const connectionStates = new ConnectionStates(ds, events);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => sandboxVendorOrigin(config), events) : null;
   // The embedded default is one process per database: any other instance there is gone.
   // A vendor request may land until its timeout plus the vendor's margin after it was sent: a take-over waits for that.
@@ -158,12 +173,14 @@ export function createServices(
     config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
     admin, sync, syncJobs, simulators, sandbox,
     sweeper: config.syncIntervalMs === 0 ? null : new FreshnessSweeper(sync, new SyncStatesStore(ds), logger, config.syncConcurrency),
-    events, identity, pipeline, writeFence,
+    events, connectionStates, identity, pipeline, writeFence,
     upkeep: new StoreUpkeep(ds, !config.databaseUrl, logger),
     webhooks,
     http, vendorNow, budgets,
     rateLimits,
     authenticator: new RequestAuthenticator(access, rateLimits, config.adminToken),
+    isvKeys: new IsvKeys(new IsvKeysStore(ds), admin, access, audit, now),
+    ...requestLogOf(ds, config, logger),
     agreementLines: new AgreementLinesService(ds, access, pipeline, sync),
     costRows: new CostRowsService(ds),
     lineMappings: new LineMappingsService(ds),
@@ -180,6 +197,15 @@ export function createServices(
     peopleSessions: new PeopleSessions(sessionsStore, peopleStore, config, async (org, action, detail) => {
       if (org.kind === 'tenant') await audit.write({ tenantId: org.id, action, outcome: 'ok', detail });
     }),
-    connectSessions: new ConnectSessions({ ds, box, config, http, logger, access, admin, audit, queue, syncJobs, webhooks, simulators, rateLimits, consoleAuth, people, peopleStore }),
+    connectSessions: new ConnectSessions({ ds, box, config, http, logger, access, admin, audit, queue, syncJobs, webhooks, simulators, rateLimits, consoleAuth, people, peopleStore, connectionStates }),
+  };
+}
+
+/** The request log's reads and its recorder, over one store. */
+function requestLogOf(ds: DataSource, config: AppConfig, logger: Logger): Pick<Services, 'requestLog' | 'requestRecorder'> {
+  const store = new RequestLogStore(ds);
+  return {
+    requestLog: new RequestLogService(store, config.requestLog, logger),
+    requestRecorder: new RequestRecorder(store, logger, { enabled: config.requestLog.enabled }),
   };
 }

@@ -138,7 +138,7 @@ describe('connect sessions', () => {
     expect(devices.body.devices.length).toBeGreaterThan(0);
   }, 60_000);
 
-  it('a client-credentials NinjaOne connection: device write is off on the page, and a deploy the MSP grants anyway is refused with the vendor\'s reason', async () => {
+  it('a client-credentials NinjaOne connection: device write is off on the page, the MSP\'s PUT cannot grant it, and a deploy granted by internal tooling anyway is refused with the vendor\'s reason', async () => {
     const created = await open({ msp_name: 'No User MSP', kinds: ['rmm'], requested_grants: ['rmm.device.events', 'rmm.device.write'] });
     const page = ConnectPageClient.fromUrl(created.body.connect_url);
     await page.test('rmm', 'ninjaone', sandboxBase(svc).ninjaone, NINJA);
@@ -149,7 +149,10 @@ describe('connect sessions', () => {
     expect(session.granted[0].keys).toEqual(['rmm.device.events']);
     const isv = (await svc.services.ds.query("SELECT id FROM isvs WHERE name = 'Sandbox ISV'"))[0].id;
     const put = await svc.api(`/tenants/${session.tenant_id}/grants/${isv}`, { method: 'PUT', key: mspKey, json: { connections: [{ connection_id: session.connections[0].id, keys: ['rmm.device.events', 'rmm.device.write'] }] } });
-    expect(put.status).toBe(200);
+    // The vendor permission device write needs was found missing: the MSP's save refuses it (and says which).
+    expect([put.status, put.body.code, put.body.details.refused]).toEqual([422, 'request_invalid', ['rmm.device.write']]);
+    expect((await svc.api(`/tenants/${session.tenant_id}/grants`, { key: mspKey })).body.grants[0]).toMatchObject({ keys: ['rmm.device.events'], unavailable: [expect.objectContaining({ key: 'rmm.device.write' })] });
+    await svc.services.admin.setGrant(isv, session.connections[0].id, ['rmm.device.events', 'rmm.device.write']);
     const ninja = svc.services.simulators!.ninjaone as NinjaOneSimulator;
     const r0 = ninja.runs('sandbox-alpha').length;
     const refused = await svc.api(`/tenants/${session.tenant_id}/devices/104/deploy`, { method: 'POST', json: { package_name: 'Install Google Chrome', dry_run: false, idempotency_key: `cc-${Date.now()}` } });
@@ -193,6 +196,26 @@ describe('connect sessions', () => {
     // A completed session cannot be cancelled.
     expect((await svc.api(`/connect-sessions/${used.body.id}`, { method: 'DELETE' })).status).toBe(422);
   }, 60_000);
+
+  it('lists the ISV\'s sessions with their state and never a link; cancelling twice answers the cancelled session unchanged', async () => {
+    const kept = await open({ msp_name: 'Listed MSP', kinds: ['psa'], requested_grants: ['psa.ticket.create'] });
+    const gone = await open({ msp_name: 'Listed, then cancelled', kinds: ['rmm'], requested_grants: [] });
+    const first = await svc.api(`/connect-sessions/${gone.body.id}`, { method: 'DELETE' });
+    const second = await svc.api(`/connect-sessions/${gone.body.id}`, { method: 'DELETE' });
+    expect([first.status, second.status, second.body]).toEqual([200, 200, first.body]);
+    const listed = await svc.api('/connect-sessions?limit=500');
+    expect(listed.status).toBe(200);
+    const byId = new Map((listed.body.connect_sessions as { id: string }[]).map((s) => [s.id, s]));
+    expect(byId.get(kept.body.id)).toMatchObject({ state: 'pending', msp_name: 'Listed MSP', kinds: ['psa'], requested_grants: ['psa.ticket.create'] });
+    expect(byId.get(gone.body.id)).toMatchObject({ state: 'cancelled', msp_name: 'Listed, then cancelled' });
+    expect(JSON.stringify(listed.body)).not.toContain(kept.body.connect_url);
+    expect(JSON.stringify(listed.body)).not.toContain('connect_url');
+    // Paged like every list: one at a time, the cursor leads on.
+    const one = await svc.api('/connect-sessions?limit=1');
+    expect([one.body.connect_sessions.length, typeof one.body.next_cursor]).toEqual([1, 'string']);
+    const next = await svc.api(`/connect-sessions?limit=1&cursor=${encodeURIComponent(one.body.next_cursor)}`);
+    expect(next.body.connect_sessions[0].id).not.toBe(one.body.connect_sessions[0].id);
+  });
 
   it('a tenant the ISV does not see is 404, like one that does not exist; another ISV\'s session is 404', async () => {
     const hidden = (await svc.graphql('mutation { create_tenant(name: "Hidden MSP", slug: "hidden-msp") { id } }')).data.create_tenant.id;
@@ -308,7 +331,9 @@ describe('a second session for a tenant the ISV sees', () => {
     expect(unplaced.status).toBe(422);
     expect(unplaced.html).toContain('choose whether the one you tested is added beside it or replaces it');
     // A form field naming another tenant changes nothing: the session names its tenant.
-    const done2 = await p2.post(`/connect/${p2.token}/complete`, [['csrf', await p2.csrf()], ['grant_psa', 'psa.ticket.events'], ['grant_psa', 'psa.ticket.create'], ['place_psa', made.connections[0].id], ['tenant_id', svc.alphaId]]);
+    const sent2 = await p2.post(`/connect/${p2.token}/complete`, [['csrf', await p2.csrf()], ['grant_psa', 'psa.ticket.events'], ['grant_psa', 'psa.ticket.create'], ['place_psa', made.connections[0].id], ['tenant_id', svc.alphaId]]);
+    expect(sent2.status).toBe(303);
+    const done2 = await p2.get(sent2.location!);
     expect(done2.status).toBe(200);
     expect(done2.html).not.toMatch(/sk_msp_/);
     await p2.awaitFirstSync(ConnectPageClient.progressPath(done2.html));

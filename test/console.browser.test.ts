@@ -67,8 +67,8 @@ describeInBrowser('the MSP console in Chromium', () => {
     await page.goto(`${svc.url}/console/grants`);
     const form = page.locator('form', { has: page.locator('legend', { hasText: 'ConnectWise PSA' }) });
     await form.getByRole('checkbox', { name: /Create tickets/ }).uncheck();
-    await form.getByRole('button', { name: /Save ConnectWise PSA grants/ }).click();
-    await page.waitForURL('**/console/grants?done=saved');
+    await form.getByRole('button', { name: /Save grants for/ }).click();
+    await page.waitForURL('**/console/grants?done=saved**');
     await screenshot(page, SUITE, 'grants-saved');
     const refused = await ticket('Contoso Ltd');
     expect(refused.status).toBe(403);
@@ -76,8 +76,8 @@ describeInBrowser('the MSP console in Chromium', () => {
     // And back on, through the same page.
     const again = page.locator('form', { has: page.locator('legend', { hasText: 'ConnectWise PSA' }) });
     await again.getByRole('checkbox', { name: /Create tickets/ }).check();
-    await again.getByRole('button', { name: /Save ConnectWise PSA grants/ }).click();
-    await page.waitForURL('**/console/grants?done=saved');
+    await again.getByRole('button', { name: /Save grants for/ }).click();
+    await page.waitForURL('**/console/grants?done=saved**');
     expect((await ticket('Contoso Ltd')).status).toBe(200);
     await page.context().close();
   });
@@ -89,7 +89,8 @@ describeInBrowser('the MSP console in Chromium', () => {
     const page = await signedInPage(LAPTOP);
     await page.goto(`${svc.url}/console/identity`);
     const row = page.locator('tr', { has: page.locator('th', { hasText: 'cust-004' }) });
-    await row.getByRole('combobox').selectOption({ label: 'Lakeshore Family Dental (19303)' });
+    // An option names the company, its PSA id and what tells it apart from the other of that name.
+    await row.getByRole('combobox').selectOption((await row.locator('option', { hasText: 'Lakeshore Family Dental (19303)' }).getAttribute('value'))!);
     await row.getByRole('button', { name: 'Match…' }).click();
     await page.waitForURL('**/console/identity/preview');
     expect(await page.locator('ul.plan').textContent()).toContain('Lakeshore Family Dental');

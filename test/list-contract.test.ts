@@ -17,18 +17,22 @@ import { startTestService, type TestService } from './support/service';
 let svc: TestService;
 let receiver: http.Server;
 let webhookId = '';
+let isvWebhookId = '';
 
 /** GETs that answer one object holding arrays, not a list (each says why). */
 const NOT_LISTS: Record<string, string> = {
   tenant_status: "one tenant's sync status; its connections are part of that one answer",
   routing: "one routing configuration; `supported_targets` is one of its fields",
   ask_examples: 'one reference document of the question family ask reads',
+  identity_candidates: 'the best few of one ranking (limit says how many), not a collection to page through',
 };
 
 /** Query parameters a list requires (documented on the operation; a list with none needs no entry). */
 const period = monthPeriod(0);
 const REQUIRED_QUERY: Record<string, Record<string, string>> = {
   billing_reconciliation: { period_start: period.start, period_end: period.end },
+  // The request log grows with every keyed request: walked over what beforeAll alone made (its two connect sessions).
+  list_requests: { route: '/connect-sessions', status: '201' },
 };
 
 const shapeOf = (schema: ZodType | undefined): Record<string, ZodType> => ((schema as unknown as { shape?: Record<string, ZodType> })?.shape ?? {});
@@ -56,7 +60,8 @@ function keyFor(op: Operation): string {
 }
 
 function urlOf(op: Operation, query: Record<string, string> = {}): string {
-  const path = op.http!.path.replace('{tenant_id}', svc.alphaId).replace('{webhook_id}', webhookId);
+  const hook = op.http!.path.startsWith('/webhooks/') ? isvWebhookId : webhookId;
+  const path = op.http!.path.replace('{tenant_id}', svc.alphaId).replace('{webhook_id}', hook);
   const q = new URLSearchParams({ ...(REQUIRED_QUERY[op.name] ?? {}), ...query });
   return `${path}?${q}`;
 }
@@ -81,6 +86,12 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     webhookId ||= res.body.id;
   }
+  // Two ISV-wide endpoints: they receive the same changes, so their deliveries list fills too.
+  for (const p of ['/isv-one', '/isv-two']) {
+    const res = await svc.api('/webhooks', { method: 'POST', json: { url: `${hook}${p}` } });
+    expect(res.status).toBe(201);
+    isvWebhookId ||= res.body.id;
+  }
   for (const change of [{ kind: 'ticket_note', text: 'list contract' }, { kind: 'ticket_status' }, { kind: 'device_offline' }]) {
     const res = await svc.api('/sandbox/simulate', { method: 'POST', json: { tenant_id: svc.alphaId, change } });
     expect(res.status).toBe(200);
@@ -88,7 +99,9 @@ beforeAll(async () => {
   // Deliveries settle (the receiver answers 200), so their rows stop changing while the lists are walked.
   for (let i = 0; i < 100; i++) {
     const log = await svc.api(A(`/ticket-events/webhook/${webhookId}/deliveries?limit=500`));
-    if (log.body.deliveries.length >= 2 && log.body.deliveries.every((d: any) => d.status !== 'pending')) break;
+    const isvLog = await svc.api(`/webhooks/${isvWebhookId}/deliveries?limit=500`);
+    const settled = (l: any) => l.body.deliveries.length >= 2 && l.body.deliveries.every((d: any) => d.status !== 'pending');
+    if (settled(log) && settled(isvLog)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   // Two connect sessions, so their list has more than one page at limit 1.
@@ -141,7 +154,9 @@ describe.each(LIST_OPERATIONS.map((op) => [op.name, op] as const))('%s', (_name,
   it('pages one item at a time and walks every item exactly once', async () => {
     const whole = await get({ limit: '500' });
     expect(whole.status).toBe(200);
-    expect(whole.body.sandbox).toBe(true);
+    // A tenant's list says whether the tenant is a sandbox; an ISV-wide list is no one tenant's.
+    if (op.http!.path.startsWith('/tenants/')) expect(whole.body.sandbox).toBe(true);
+    else expect(typeof whole.body.sandbox).toBe('boolean');
     expect(Array.isArray(whole.body[field])).toBe(true);
     if (whole.body.served_from !== undefined) expect(whole.body.served_from).toBe('store');
     const all: any[] = whole.body[field];
@@ -160,7 +175,7 @@ describe.each(LIST_OPERATIONS.map((op) => [op.name, op] as const))('%s', (_name,
     for (let i = 0; i <= all.length; i++) {
       const page = await get({ limit: '1', ...(cursor ? { cursor } : {}) });
       expect(page.status).toBe(200);
-      expect(page.body.sandbox).toBe(true);
+      expect(page.body.sandbox).toBe(whole.body.sandbox);
       walked.push(...page.body[field]);
       cursor = page.body.next_cursor;
       if (!cursor) break;

@@ -146,10 +146,11 @@ const key = () => `parity-${Date.now()}-${seq++}`;
 
 describe('REST and GraphQL answer alike', () => {
   it('reads of tenants, connections, status and audit', async () => {
-    for (const [name, input] of [['list_tenants', {}], ['list_connections', { path: T() }], ['tenant_status', { path: T() }], ['list_audit', { path: T(), query: { limit: 3 } }]] as const) {
+    for (const [name, input] of [['list_tenants', {}], ['me', {}], ['list_connections', { path: T() }], ['tenant_status', { path: T() }], ['list_audit', { path: T(), query: { limit: 3 } }]] as const) {
       await expectParity(name, isv, input);
       covered.add(name);
     }
+    await expectParity('me', msp, {});
     // Visibility is the same everywhere: a tenant the key cannot see.
     await expectParity('list_connections', isv, { path: { tenant_id: '00000000-0000-0000-0000-000000000000' } });
   });
@@ -366,6 +367,43 @@ describe('REST and GraphQL answer alike', () => {
     for (const n of ['register_webhook', 'list_webhooks', 'list_webhook_deliveries', 'delete_webhook']) covered.add(n);
   });
 
+  it('operating webhooks, per tenant and ISV-wide: read, update, rotate, test, retry; the ISV-wide feed', async () => {
+    const url = 'http://127.0.0.1:9/parity-operate';
+    const none = '00000000-0000-4000-8000-0000000000ee';
+    const tenantHook = (await overRest('register_webhook', isv, { path: T(), body: { url } })) as { ok: { id: string } };
+    const isvA = (await overRest('register_isv_webhook', isv, { body: { url } })) as { ok: { id: string } } & { status: number };
+    const isvB = await overGraph('register_isv_webhook', isv, { body: { url } });
+    expect(isvA.status).toBe(201);
+    const shape = (x: Answer) => ('ok' in x ? drop(x.ok, ['id', 'secret', 'created_at']) : x);
+    expect(shape(isvB)).toEqual(shape(isvA));
+    for (const [prefix, path] of [['', { ...T(), webhook_id: tenantHook.ok.id }], ['isv_', { webhook_id: isvA.ok.id }]] as const) {
+      await expectSettledParity(`get_${prefix}webhook`, isv, { path });
+      // The same change twice: the second answer is the same webhook, changed alike (its updated stamp aside).
+      await expectParity(`update_${prefix}webhook`, isv, { path, body: { kinds: ['ticket'], enabled: false } }, ['updated_at']);
+      // A rotation mints a secret of its own each time: the rest of the answer alike.
+      const rest = await overRest(`rotate_${prefix}webhook_secret`, isv, { path, body: { overlap_seconds: 60 } });
+      const graph = await overGraph(`rotate_${prefix}webhook_secret`, isv, { path, body: { overlap_seconds: 60 } });
+      const rotatedShape = (x: Answer) => ('ok' in x ? Object.keys(x.ok as object).sort() : x);
+      expect(rotatedShape(graph)).toEqual(rotatedShape(rest));
+      // An unknown delivery is not retried: refused alike.
+      // A test event is sent even to a paused webhook; each send is an event of its own (its webhook-id), timed alone.
+      await expectParity(`test_${prefix}webhook`, isv, { path }, ['webhook_id', 'latency_ms']);
+      await expectParity(`retry_${prefix}webhook_delivery`, isv, { path: { ...path, delivery_id: none } });
+      await expectParity(`get_${prefix}webhook`, isv, { path: { ...path, webhook_id: none } });
+    }
+    await expectSettledParity('list_isv_webhooks', isv, {});
+    await expectSettledParity('list_isv_webhook_deliveries', isv, { path: { webhook_id: isvA.ok.id } });
+    const isvIdB = (isvB as { ok: { id: string } }).ok.id;
+    expect((await overRest('delete_isv_webhook', isv, { path: { webhook_id: isvA.ok.id } })).status).toBe(204);
+    expect(await overGraph('delete_isv_webhook', isv, { path: { webhook_id: isvIdB } })).toEqual({ ok: { id: isvIdB, deleted: true } });
+    await expectParity('delete_isv_webhook', isv, { path: { webhook_id: isvA.ok.id } }); // both: gone, 404
+    await expectSettledParity('list_isv_events', isv, { query: { limit: 5 } });
+    await expectSettledParity('list_isv_events', msp, { query: { limit: 5 } });
+    for (const n of ['get_webhook', 'update_webhook', 'rotate_webhook_secret', 'test_webhook', 'retry_webhook_delivery', 'register_isv_webhook',
+      'get_isv_webhook', 'update_isv_webhook', 'rotate_isv_webhook_secret', 'test_isv_webhook', 'retry_isv_webhook_delivery', 'list_isv_webhooks',
+      'list_isv_webhook_deliveries', 'delete_isv_webhook', 'list_isv_events']) covered.add(n);
+  });
+
   it('connect sessions: open (a link of its own each time), read, list, cancel', async () => {
     const body = { msp_name: 'Parity MSP', kinds: ['psa'], requested_grants: ['psa.ticket.events'] };
     const a = await overRest('create_connect_session', isv, { body });
@@ -399,6 +437,8 @@ describe('REST and GraphQL answer alike', () => {
     await expectParity('identity_book', isv, { path: T() });
     await expectParity('identity_mappings', isv, { path: T() });
     await expectParity('identity_unmapped', isv, { path: T() });
+    await expectParity('identity_candidates', isv, { path: T(), query: { customer_ref: 'parity-2', q: 'parity', limit: 3 } });
+    await expectParity('identity_candidates', isv, { path: T(), query: { q: 'tailspin' } });
     const tailspin = (await overRest('identity_mappings', isv, { path: T() }) as { ok: { mappings: any[] } }).ok.mappings.find((m) => m.customer_ref === 'parity-1');
     // Matching a pair that is matched already answers the match: the same on both surfaces.
     await expectParity('identity_match', isv, { path: T(), body: { customer_ref: 'parity-1', company_source_id: tailspin.company_source_id } });
@@ -416,7 +456,7 @@ describe('REST and GraphQL answer alike', () => {
     const graphDelete = await overGraph('delete_identity_customer', isv, { path: { ...T(), ref: 'parity-2' } });
     expect([restDelete, graphDelete].map((a) => ('ok' in a ? (a.ok as any).removed : a))).toEqual([true, true]);
     await expectParity('delete_identity_customer', isv, { path: { ...T(), ref: 'parity-3' } });
-    for (const n of ['put_identity_book', 'identity_book', 'identity_mappings', 'identity_unmapped', 'identity_match', 'identity_skip', 'identity_unset', 'identity_import', 'put_import_endpoint', 'delete_identity_customer']) covered.add(n);
+    for (const n of ['put_identity_book', 'identity_book', 'identity_mappings', 'identity_unmapped', 'identity_candidates', 'identity_match', 'identity_skip', 'identity_unset', 'identity_import', 'put_import_endpoint', 'delete_identity_customer']) covered.add(n);
   });
 
   it('sync and sandbox reset run on both surfaces with the same answer shape', async () => {
@@ -452,6 +492,18 @@ describe('REST and GraphQL answer alike', () => {
     expect(await overGraph('simulate_sandbox_change', isv, refuse)).toEqual({ error: (restError as { error: string }).error });
     covered.add('simulate_sandbox_change');
   }, 120_000);
+
+  it('request log: a page of it, and one request with its bodies', async () => {
+    await svc.api(`/tenants/${svc.alphaId}/status`);
+    await svc.services.requestRecorder.flush();
+    const query = { route: '/tenants/{tenant_id}/status', limit: 5 };
+    await expectSettledParity('list_requests', isv, { query });
+    const first = (await overRest('list_requests', isv, { query }) as { ok: { requests: { id: string }[] } }).ok.requests[0];
+    await expectParity('get_request', isv, { path: { request_id: first.id } });
+    expect((await expectParity('get_request', isv, { path: { request_id: 'no-such-request' } })).status).toBe(404);
+    expect((await expectParity('list_requests', msp, {})).status).toBe(403);
+    for (const n of ['list_requests', 'get_request']) covered.add(n);
+  });
 
   it('every operation of the API has a parity case', () => {
     const operations = allOperations().filter((o) => o.http && o.graph !== false).map((o) => o.name).sort();

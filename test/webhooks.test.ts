@@ -138,6 +138,7 @@ describe('registration', () => {
     expect(list.body.sandbox).toBe(true);
     const mine = list.body.webhook.find((w: any) => w.id === hook.id);
     expect(mine).toEqual({ id: hook.id, url: hook.url, enabled: true, disabled_reason: null, created_at: expect.any(String),
+      tenant_id: svc.alphaId, kinds: null, previous_secret_expires_at: null,
       deliveries: { delivered: 0, failed: 0, pending: 0 } });
     expect(JSON.stringify(list.body)).not.toContain(hook.secret.slice(6));
 
@@ -274,6 +275,7 @@ describe('delivery', () => {
     const log = await svc.api(`${hookPath(svc.alphaId)}/${hook.id}/deliveries`);
     expect(log.status).toBe(200);
     expect(log.body).toEqual({ deliveries: [{ id: delivery.id, event_id: eventId, status: 'delivered', attempts: 1, last_status_code: 200,
+      event_kind: 'ticket.updated', tenant_id: svc.alphaId, latency_ms: expect.any(Number), next_attempt_at: null,
       last_error: null, delivered_at: expect.any(String), created_at: expect.any(String), updated_at: expect.any(String) }], sandbox: true, next_cursor: null });
     await remove(hook.id);
   });

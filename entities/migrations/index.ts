@@ -20,6 +20,10 @@ import { RecordFillFactor1765300000000 } from './1765300000000-record-fill-facto
 import { People1765400000000 } from './1765400000000-people';
 import { Sso1765405000000 } from './1765405000000-sso';
 import { RepairSessions1765430000000 } from './1765430000000-repair-sessions';
+import { RequestLog1765540000000 } from './1765540000000-request-log';
+import { IsvKeys1765510000000 } from './1765510000000-isv-keys';
+import { ConnectionEvents1765520000000 } from './1765520000000-connection-events';
+import { WebhookEndpoints1765530000000 } from './1765530000000-webhook-endpoints';
 
 /** Every migration, in order. Run at start (never `synchronize`). */
 export const MIGRATIONS = [
@@ -28,4 +32,6 @@ export const MIGRATIONS = [
   WebhookLanes1764700000000, ConnectSessions1764800000000, Console1764900000000, Freshness1765000000000,
   WebhookDeliveryPosition1765050000000, SyncDueIndex1765100000000, QuietListing1765200000000,
   RecordFillFactor1765300000000, People1765400000000, Sso1765405000000, RepairSessions1765430000000,
+  IsvKeys1765510000000, ConnectionEvents1765520000000, WebhookEndpoints1765530000000,
+  RequestLog1765540000000,
 ];

@@ -15,12 +15,12 @@
 import { AccessBroadcast } from './access-broadcast';
 import type { DataSource } from 'typeorm';
 import { In, IsNull } from 'typeorm';
-import { ApiKey, Connection, Grant as GrantRow, Tenant } from '../../entities';
+import { ApiKey, Connection, Grant as GrantRow, Isv, Tenant } from '../../entities';
 import { ServiceError } from '../errors/service-error';
 import { hashApiKey } from '../security/api-keys';
 import { isUuid } from '../shared/request';
 import { TtlCache } from '../shared/ttl-cache';
-import { GRANT_KEYS, isGrantKey, type Caller, type CallerKind, type GrantKey } from './caller';
+import { GRANT_KEYS, isGrantKey, isvOfCaller, type Caller, type CallerKind, type GrantKey } from './caller';
 import { eventVisibility, type EventVisibility } from './event-visibility';
 
 export interface TenantAccess {
@@ -84,10 +84,24 @@ export function staticNeed(rule: unknown): GrantNeed | undefined {
 export type OperationRole = 'isv' | 'msp' | 'reader' | 'admin';
 
 const CACHE_MS = 5_000;
+/** A key's last use is written at most this often per key and process (never a write per request). */
+export const LAST_USED_EVERY_MS = 60_000;
 const ALL_KEYS: ReadonlySet<GrantKey> = new Set(GRANT_KEYS);
 
+/** Who a caller is, as `GET /me` answers it: the key's ISV or tenant, or the operator (the admin token). */
+export interface CallerIdentity {
+  kind: 'isv' | 'tenant' | 'operator';
+  id: string;
+  name: string;
+}
+
+/** A known key as cached: its caller, and when it stops working (a key rotated with overlap; null: not revoked). */
+interface KnownKey { caller: Caller; revokedAt: number | null }
+
 export class AccessService {
-  private readonly keys = new TtlCache<Caller | null>(CACHE_MS);
+  private readonly keys = new TtlCache<KnownKey | null>(CACHE_MS);
+  /** When this process last wrote each key's `last_used_at` (ms on `now`). */
+  private readonly lastUseNoted = new Map<string, number>();
   private readonly access = new TtlCache<TenantAccess | null>(CACHE_MS);
   private readonly connections = new TtlCache<Connection>(CACHE_MS);
   private readonly isvEvents = new TtlCache<EventVisibility | null>(CACHE_MS);
@@ -95,19 +109,63 @@ export class AccessService {
   private generation = 0;
   private readonly clearedListeners: (() => void)[] = [];
 
-  constructor(private readonly ds: DataSource) {}
+  /**
+   * `now`: the service's clock (ms since the epoch), which a key's end of overlap is compared with; tests
+   * move it instead of waiting.
+   */
+  constructor(private readonly ds: DataSource, private readonly now: () => number = Date.now) {}
 
+  /**
+   * The caller of a key. A key is refused once revoked: `revoked_at` set and reached. A key rotated with
+   * overlap carries a `revoked_at` in the future and works until then (checked at every request, cached
+   * or not); past it, it answers exactly like a revoked key.
+   */
   async authenticate(apiKey: string | undefined): Promise<Caller> {
     if (!apiKey) throw new ServiceError('unauthenticated', 'Send your API key in the X-API-Key header.');
     const hash = hashApiKey(apiKey);
-    const hit = await this.keys.getOrLoad(hash, async () => {
+    const hit = await this.keys.getOrLoad(hash, async (): Promise<KnownKey | null> => {
       const row = await this.ds.getRepository(ApiKey).findOne({ where: { keyHash: hash } });
-      return !row || row.revokedAt ? null
-        : row.kind === 'msp' ? { kind: 'msp', tenantId: row.tenantId!, apiKeyId: row.id, keyPrefix: row.prefix }
-          : { kind: 'isv', isvId: row.isvId!, apiKeyId: row.id, keyPrefix: row.prefix };
+      if (!row) return null;
+      const caller: Caller = row.kind === 'msp' ? { kind: 'msp', tenantId: row.tenantId!, apiKeyId: row.id, keyPrefix: row.prefix }
+        : { kind: 'isv', isvId: row.isvId!, apiKeyId: row.id, keyPrefix: row.prefix };
+      return { caller, revokedAt: row.revokedAt ? row.revokedAt.getTime() : null };
     });
-    if (!hit) throw new ServiceError('unauthenticated', 'The API key is unknown or revoked.');
-    return hit;
+    const now = this.now();
+    if (!hit || (hit.revokedAt !== null && hit.revokedAt <= now)) throw new ServiceError('unauthenticated', 'The API key is unknown or revoked.');
+    this.noteUse(hit.caller, now);
+    return hit.caller;
+  }
+
+  /**
+   * Records a key's last use, cheaply: at most once a minute per key and process, off the request path
+   * (not awaited; a failure only leaves the time older), and the statement itself skips a row written
+   * within the minute by another process.
+   */
+  private noteUse(caller: Caller, now: number): void {
+    if (caller.kind === 'admin') return;
+    const id = caller.apiKeyId;
+    const last = this.lastUseNoted.get(id);
+    if (last !== undefined && now - last < LAST_USED_EVERY_MS && now >= last) return;
+    this.lastUseNoted.delete(id);
+    this.lastUseNoted.set(id, now);
+    // Bounded: the oldest notes go first (a Map iterates in insertion order).
+    if (this.lastUseNoted.size > 10_000) this.lastUseNoted.delete(this.lastUseNoted.keys().next().value!);
+    const at = new Date(now);
+    void this.ds.query(
+      `UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - interval '1 minute')`,
+      [id, at],
+    ).catch(() => undefined);
+  }
+
+  /** Who the caller is (`GET /me`): an ISV key's ISV, an MSP key's tenant, the operator for the admin token. */
+  async identify(caller: Caller): Promise<CallerIdentity> {
+    if (caller.kind === 'admin') return { kind: 'operator', id: 'admin_token', name: 'Operator (admin token)' };
+    if (caller.kind === 'msp') {
+      const t = await this.ds.getRepository(Tenant).findOneBy({ id: caller.tenantId });
+      return { kind: 'tenant', id: caller.tenantId, name: t?.name ?? '' };
+    }
+    const isv = await this.ds.getRepository(Isv).findOneBy({ id: caller.isvId });
+    return { kind: 'isv', id: caller.isvId, name: isv?.name ?? '' };
   }
 
   /** The tenant as the caller may see it; 404 when it is not visible, exactly as when it does not exist. */
@@ -227,6 +285,35 @@ export class AccessService {
       }
     }
     return new Map(ids.map((isv) => [isv, known.get(isv)!]));
+  }
+
+  /**
+   * What the ISV-wide events feed (`GET /events`) shows the caller: the tenants it sees (an ISV: those it
+   * holds a grant key on; the MSP key: its own; admin: every one) and, over all of them at once, the
+   * connections on which it holds each family's grant (connection ids are unique across tenants, so one
+   * visibility holds them all). `healthTenants`: the tenants where it sees health rows that name no
+   * connection. Read fresh at each call (one statement for the grants).
+   */
+  async isvWideVisibility(caller: Caller): Promise<{ tenants: Tenant[]; isvId: string | null; visibility: EventVisibility; healthTenants: string[] }> {
+    const tenants = await this.visibleTenants(caller);
+    const ids = tenants.map((t) => t.id);
+    const connections = ids.length ? await this.ds.getRepository(Connection).find({ where: { tenantId: In(ids) }, select: { id: true, tenantId: true, kind: true } }) : [];
+    const held = new Map<string, ReadonlySet<GrantKey>>();
+    if (caller.kind !== 'isv') {
+      for (const c of connections) held.set(c.id, ALL_KEYS);
+    } else if (ids.length) {
+      const kindOf = new Map(connections.map((c) => [c.id, c.kind]));
+      for (const g of await this.ds.getRepository(GrantRow).find({ where: { isvId: caller.isvId, tenantId: In(ids) } })) {
+        const kind = kindOf.get(g.connectionId);
+        const offered: ReadonlySet<string> = new Set(kind ? grantKeysFor(kind) : []);
+        const keys = g.keys.filter((k): k is GrantKey => ALL_KEYS.has(k as GrantKey) && offered.has(k));
+        if (keys.length) held.set(g.connectionId, new Set(keys));
+      }
+    }
+    const visibility = eventVisibility(connections.map((c) => c.id), (c, k) => held.get(c)?.has(k) ?? false);
+    const tenantOf = new Map(connections.map((c) => [c.id, c.tenantId]));
+    const healthTenants = [...new Set(visibility.families.health.map((c) => tenantOf.get(c)!))];
+    return { tenants, isvId: isvOfCaller(caller), visibility, healthTenants };
   }
 
   /**

@@ -13,7 +13,7 @@ import { GRANT_KEYS, type GrantKey } from './caller';
 import { canSee, eventVisibility } from './event-visibility';
 
 const STORED_KINDS: string[] = ['ticket.created', 'ticket.updated', 'ticket.noted', 'ticket.closed', 'ticket.reopened', 'device.created',
-  'device.updated', 'company.created', 'company.updated', 'health', 'sandbox_reset'];
+  'device.updated', 'company.created', 'company.updated', 'health', 'sandbox_reset', 'connection.credentials_failed', 'connection.restored', 'connect_session.completed'];
 
 /** A small deterministic PRNG, so a failure can be replayed. */
 function prng(seed: number) {

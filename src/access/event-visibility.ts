@@ -4,10 +4,12 @@
  * - ticket.*, device.*, company.*: the family's grant on the event's connection;
  * - health rows of devices: the device grant on their connection; health rows of routed findings
  *   (detail.finding_id): either event grant on their connection, or any when they name none;
- * - sandbox_reset: anyone who sees the tenant.
+ * - sandbox_reset and the connection family (connection.*, connect_session.*): anyone who sees the tenant.
  */
 import { ServiceError } from '../errors/service-error';
-import { EVENT_FAMILIES, FAMILY_GRANTS, HEALTH_KIND, SANDBOX_RESET_KIND, familyOf, type EventFamily } from '../events/event-kinds';
+import {
+  CONNECTION_FAMILY, CONNECTION_KINDS, EVENT_FAMILIES, FAMILY_GRANTS, HEALTH_KIND, SANDBOX_RESET_KIND, familyOf, isConnectionFilter, needsNoGrant, type EventFamily,
+} from '../events/event-kinds';
 import type { GrantKey } from './caller';
 
 export interface EventVisibility {
@@ -29,13 +31,14 @@ export function eventVisibility(connectionIds: readonly string[], holds: (connec
 
 /** A kind filter that names a family the caller holds on no connection is grant_missing. */
 export function checkKindFilter(v: EventVisibility, filter: string | null): void {
-  if (!filter || filter === SANDBOX_RESET_KIND) return;
+  if (!filter || filter === SANDBOX_RESET_KIND || isConnectionFilter(filter)) return;
   const family = familyOf(filter);
   if (family && v.families[family].length === 0) throw ServiceError.grantMissing(FAMILY_GRANTS[family][0]);
 }
 
 function matchesFilter(kind: string, filter: string | null): boolean {
   if (!filter) return true;
+  if (filter === CONNECTION_FAMILY) return needsNoGrant(kind) && kind !== SANDBOX_RESET_KIND;
   return kind === filter || (filter !== SANDBOX_RESET_KIND && !filter.includes('.') && familyOf(kind) === filter);
 }
 
@@ -46,7 +49,7 @@ function inFamily(kind: string, family: EventFamily): boolean {
 /** The in-memory check. */
 export function canSee(v: EventVisibility, e: VisibleEvent, filter: string | null = null): boolean {
   if (!matchesFilter(e.kind, filter)) return false;
-  if (e.kind === SANDBOX_RESET_KIND) return true;
+  if (needsNoGrant(e.kind)) return true;
   const family = EVENT_FAMILIES.find((f) => inFamily(e.kind, f));
   if (!family || v.families[family].length === 0) return false;
   if (family !== HEALTH_KIND) return e.connectionId !== null && v.families[family].includes(e.connectionId);
@@ -59,6 +62,7 @@ export function visibleWhere(v: EventVisibility, filter: string | null, p: (valu
   const family = filter && filter !== SANDBOX_RESET_KIND ? familyOf(filter) : null;
   const clauses: string[] = [];
   if (!filter || filter === SANDBOX_RESET_KIND) clauses.push(`kind = '${SANDBOX_RESET_KIND}'`);
+  if (!filter || isConnectionFilter(filter)) clauses.push(`kind IN (${CONNECTION_KINDS.map((k) => `'${k}'`).join(', ')})`);
   for (const f of EVENT_FAMILIES) {
     if (filter && f !== family) continue;
     if (v.families[f].length === 0) continue;

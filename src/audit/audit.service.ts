@@ -8,7 +8,8 @@ import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest 
 export const AUDIT_CURSOR = listCursor('audit', ['int']);
 
 export interface AuditInput {
-  tenantId: string;
+  /** Null for an entry of an ISV's own (its keys, no tenant involved): `isvId` names the ISV. */
+  tenantId: string | null;
   isvId?: string | null;
   action: string;
   outcome: AuditEntry['outcome'];

@@ -96,6 +96,10 @@ const envSchema = z.object({
   /** OpenTelemetry traces (src/telemetry): exported over OTLP/HTTP to this collector when set, off otherwise. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().refine((u) => /^https?:$/.test(new URL(u).protocol) && !new URL(u).search, 'must be an http(s) URL without a query').optional(),
   OTEL_SERVICE_NAME: z.string().min(1).max(200).default('msp-integration-service'),
+  /** The ISV's request log (src/requests): `off` records nothing; entries are kept REQUEST_LOG_DAYS, and at most REQUEST_LOG_MAX_ROWS in all. */
+  REQUEST_LOG: z.enum(['on', 'off']).default('on'),
+  REQUEST_LOG_DAYS: z.coerce.number().int().min(1).max(365).default(14),
+  REQUEST_LOG_MAX_ROWS: z.coerce.number().int().min(1000).max(100_000_000).default(1_000_000),
 });
 
 export interface AppConfig {
@@ -159,6 +163,8 @@ export interface AppConfig {
   development: boolean;
   /** Where traces are exported (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME), or null: tracing off. */
   tracing: { endpoint: string; serviceName: string } | null;
+  /** REQUEST_LOG, REQUEST_LOG_DAYS and REQUEST_LOG_MAX_ROWS (src/requests). */
+  requestLog: { enabled: boolean; days: number; maxRows: number };
 }
 
 /**
@@ -291,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     mailFrom: e.MAIL_FROM,
     development: env.NODE_ENV === 'development',
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : null,
+    requestLog: { enabled: e.REQUEST_LOG === 'on', days: e.REQUEST_LOG_DAYS, maxRows: e.REQUEST_LOG_MAX_ROWS },
     ...overrides,
   };
 }

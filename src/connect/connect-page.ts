@@ -5,13 +5,13 @@
  */
 import type { ConnectSession, ConnectionKind } from '../../entities';
 import { grantKeysFor } from '../access/access.service';
-import type { GrantKey } from '../access/caller';
+import { isGrantKey, type GrantKey } from '../access/caller';
 import { capabilitiesOf, connectorTitle } from '../connectors/registry';
 import { html, type SafeHtml } from '../pages/html';
 import { renderPage } from '../pages/layout';
 import { COPY_SCRIPT, copyButton } from '../pages/copy-button';
-import { blockedGrants, type DraftInfo } from './connect-sessions.service';
-import { GRANT_WORDS, ON_BY_DEFAULT } from '../access/grant-words';
+import { blockedGrants, SHOWN_AGAIN_MS, type DraftInfo } from './connect-sessions.service';
+import { GRANT_WORDS, offBecause, ON_BY_DEFAULT } from '../access/grant-words';
 
 const KIND_WORDS: Record<string, { title: string; what: string }> = {
   psa: { title: 'Your PSA', what: 'tickets, companies, agreements and projects' },
@@ -80,11 +80,13 @@ function ownerFieldset(): SafeHtml {
 const base = (token: string) => `/connect/${token}`;
 
 function permissionLine(kind: ConnectionKind, p: DraftInfo['permissions'][number]): SafeHtml {
-  const affected = [...blockedGrants(kind, { permissions: [p] } as DraftInfo).keys()].map((k) => GRANT_WORDS[k].title);
+  const blocked = [...blockedGrants(kind, { permissions: [p] } as DraftInfo).entries()];
+  const affected = blocked.filter(([, b]) => !b.through).map(([k]) => GRANT_WORDS[k].title);
+  const following = blocked.filter(([, b]) => b.through).map(([k]) => GRANT_WORDS[k].title);
   if (p.ok === true) return html`<li><span class="badge ok">Has it</span> ${p.vendorTerms}</li>`;
   if (p.ok === null) return html`<li><span class="badge info">Not checked</span> ${p.vendorTerms}<span class="hint"> ${p.detail ?? ''}</span></li>`;
   return html`<li class="missing-permission"><span class="badge bad">Missing</span> <strong>${p.vendorTerms}</strong>
-<div class="hint">${p.detail ? html`${p.detail}. ` : ''}Without it: ${affected.length ? affected.join('; ') : p.capability} will not work.</div></li>`;
+<div class="hint">${p.detail ? html`${p.detail}. ` : ''}Without it: ${affected.length ? affected.join('; ') : p.capability} will not work${following.length ? `, nor what rests on it: ${following.join('; ')}` : ''}.</div></li>`;
 }
 
 function testedCard(m: ConnectPageModel, kind: ConnectionKind, info: DraftInfo): SafeHtml {
@@ -140,6 +142,14 @@ ${info ? html`<details class="change"><summary>Use a different ${kind === 'psa' 
 </section>`;
 }
 
+/** Which of the asked grants start unticked, named as the form names them. */
+function extrasHint(requested: string[]): SafeHtml {
+  const extras = requested.filter((k): k is GrantKey => isGrantKey(k) && !ON_BY_DEFAULT.has(k)).map((k) => `“${GRANT_WORDS[k].title}”`);
+  const later = 'You can change every grant later in your console.';
+  if (!extras.length) return html`<p class="hint">${later}</p>`;
+  return html`<p class="hint">${extras.join(', ')} ${extras.length === 1 ? 'starts' : 'start'} unticked: tick ${extras.length === 1 ? 'it' : 'them'} only if you want ${extras.length === 1 ? 'it' : 'them'}. ${later}</p>`;
+}
+
 function grantsForm(m: ConnectPageModel): SafeHtml {
   const s = m.session;
   const tested = s.kinds.filter((k) => m.info[k]) as ConnectionKind[];
@@ -153,7 +163,7 @@ ${keys.length ? keys.map((k: GrantKey) => {
     const why = blocked.get(k);
     const id = `grant-${kind}-${k.replace(/\./g, '-')}`;
     return html`<div class="check"><input type="checkbox" id="${id}" name="grant_${kind}" value="${k}"${ON_BY_DEFAULT.has(k) && !why ? html` checked` : ''}${why ? html` disabled aria-describedby="${id}-why"` : ''}>
-<label for="${id}"><span>${GRANT_WORDS[k].title} <code class="key">${k}</code></span>${why ? html`<span class="hint" id="${id}-why">Off: needs ${why.map((w) => w.vendorTerms).join(' and ')}.</span>` : ''}</label></div>`;
+<label for="${id}"><span><strong>${GRANT_WORDS[k].title}</strong> <code class="key">${k}</code></span><span class="hint" id="${id}-words">${GRANT_WORDS[k].words}</span>${why ? html`<span class="hint off-reason" id="${id}-why">${offBecause(why, title)}</span>` : ''}</label></div>`;
   }) : html`<p class="muted">Nothing requested here.</p>`}
 </fieldset>`;
   });
@@ -169,7 +179,7 @@ ${keys.length ? keys.map((k: GrantKey) => {
 <form method="post" action="${base(m.token)}/complete" class="connect-form">${csrfField(m.csrf)}
 ${tested.length ? fieldsets : html`<p class="muted">Test at least one system above first.</p>`}
 ${tested.length && !s.tenantId ? ownerFieldset() : ''}
-<p class="hint">Company create, device write and the other extras start unticked: tick them only if you want them. You can change every grant later in your console.</p>
+${extrasHint(s.requestedGrants)}
 <button type="submit" id="connect"${tested.length ? '' : html` disabled`}>Connect</button>
 </form></section>`;
 }
@@ -252,6 +262,8 @@ export interface ProgressModel {
   progressUrl: string;
   redirect: string | null;
   mspKey: string | null;
+  /** Whether this session issued an MSP key (shown once): without `mspKey` the page says it was shown and how to rotate it. */
+  keyShown?: boolean;
   tenantName: string | null;
   missing: { permission: string; grants: string[] }[];
   /**
@@ -291,10 +303,13 @@ export function completionPage(p: ProgressModel, script: string | null): string 
     main: html`<h1>Connected to ${p.isvName}</h1>
 <p class="lead">${p.tenantName ? html`<strong>${p.tenantName}</strong> is connected. ` : ''}${p.isvName} can use your data once the first sync below has read it.</p>
 ${p.mspKey ? html`<section aria-labelledby="msp-key" class="card"><h2 id="msp-key">Your MSP key</h2>
-<p>Keep it somewhere safe: it is shown only on this page. With it you read your own data and turn grants on and off.</p>
-<code class="secret" id="msp-key-value">${p.mspKey}</code><p>${copyButton('msp-key-value', 'Copy the key')}</p></section>` : ''}
-${p.missing.length ? html`<div class="notice warn"><p>Some vendor permissions are missing; the grants that need them are off:</p><ul>${p.missing.map((m) => html`<li>${m.permission}${m.grants.length ? html` (${m.grants.join(', ')})` : ''}</li>`)}</ul></div>` : ''}
-<section aria-labelledby="first-sync" id="progress" data-progress-url="${p.progressUrl}.json" data-redirect="${p.redirect ?? ''}" data-auto-redirect="${p.mspKey ? 'false' : 'true'}">
+<p>Keep it somewhere safe: it is shown only on this page, in this browser, for ${SHOWN_AGAIN_MS / 60_000} minutes after you connected (a reload shows it again until then). With it you read your own data and turn grants on and off.</p>
+<p><code class="secret" id="msp-key-value">${p.mspKey}</code></p><p>${copyButton('msp-key-value', 'Copy the key')}</p></section>`
+    : p.keyShown ? html`<section aria-labelledby="msp-key" class="card" id="msp-key-shown"><h2 id="msp-key">Your MSP key</h2>
+<p>Your MSP key was shown on this page once, to the person who connected, in their browser. It is not shown again.</p>
+<p>If nobody kept it, rotate it: in your console open <a href="/console/key">MSP key</a> and press <strong>Rotate the MSP key</strong>. The new key is shown to you once and the old one stops working.</p></section>` : ''}
+${p.missing.length ? html`<div class="notice warn"><p>Some vendor permissions are missing; the grants that need them are off:</p><ul>${p.missing.map((m) => html`<li>${m.permission}${m.grants.length ? html` (off: ${m.grants.map((k) => (isGrantKey(k) ? GRANT_WORDS[k].title : k)).join('; ')})` : ''}</li>`)}</ul></div>` : ''}
+<section aria-labelledby="first-sync" id="progress" data-progress-url="${p.progressUrl}.json" data-redirect="${p.redirect ?? ''}" data-auto-redirect="${p.mspKey || p.keyShown ? 'false' : 'true'}">
 <h2 id="first-sync">First sync</h2>
 <p id="sync-state" role="status" aria-live="polite">${p.done ? 'The first sync has finished.' : 'Reading your systems…'}</p>
 ${progressTable(p)}

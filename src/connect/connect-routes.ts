@@ -18,6 +18,8 @@ import { ConnectPageRefusal, redirectTarget, type ConnectDeps, type ConnectSessi
 import { PROGRESS_SCRIPT } from './progress-script';
 
 const RESUME_COOKIE = 'connect_resume';
+/** The completion page's cookie: the secret that opens what it showed once (a browser-session cookie, on that page only). */
+const SHOWN_COOKIE = 'connect_shown';
 const NOTICES: Record<string, { tone: 'ok' | 'warn' | 'bad'; text: string }> = {
   tested: { tone: 'ok', text: 'The vendor accepted the keys. Check the permissions below, then choose the grants and press Connect.' },
   authorised: { tone: 'ok', text: 'Signed in and approved at the vendor.' },
@@ -108,15 +110,20 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
     const json = raw.endsWith('.json');
     const key = json ? raw.slice(0, -5) : raw;
     const p = await sessions.progress(key);
-    if (json) return void res.json({ done: p.done, connections: p.connections });
-    res.type('html').send(completionPage(await progressModel(p, key, null, null), null));
+    if (json) {
+      await sessions.forgetShown(p.session);
+      return void res.json({ done: p.done, connections: p.connections });
+    }
+    // What Connect's answer showed once, again for the browser that completed it (its cookie), for a few minutes.
+    const { again, keyShown } = await sessions.shownAgain(p.session, cookieOf(req, SHOWN_COOKIE) || null);
+    res.type('html').send(completionPage(await progressModel(p, key, again?.mspKey ?? null, again?.owner ?? null, keyShown), script));
   }));
 
-  async function progressModel(p: Awaited<ReturnType<ConnectSessions['progress']>>, key: string, mspKey: string | null, owner: ProgressModel['owner']): Promise<ProgressModel> {
+  async function progressModel(p: Awaited<ReturnType<ConnectSessions['progress']>>, key: string, mspKey: string | null, owner: ProgressModel['owner'], keyShown: boolean): Promise<ProgressModel> {
     const s = p.session;
     return {
       isvName: await sessions.isvName(s), tenantName: await sessions.tenantName(s), done: p.done, connections: p.connections,
-      progressUrl: `/connect/progress/${key}`, redirect: redirectTarget(s), mspKey, owner,
+      progressUrl: `/connect/progress/${key}`, redirect: redirectTarget(s), mspKey, owner, keyShown,
       missing: (s.missingPermissions as { permission: string; grants: string[] }[]).map((m) => ({ permission: m.permission, grants: m.grants })),
     };
   }
@@ -196,7 +203,12 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
       await people.signInPerson(req, res, { personId: done.owner.personId, organisation: { kind: 'tenant', id: p.session.tenantId }, method: 'connect_session' });
     }
     const owner: ProgressModel['owner'] = done.owner?.kind === 'signed_in' ? 'signed_in' : done.owner?.kind === 'invited' ? 'invited' : 'member';
-    res.type('html').send(completionPage(await progressModel(p, done.progressKey, done.mspKey, owner), script));
+    // The answer is a redirect to the completion page (a reload shows it again instead of sending Connect
+    // once more); what it shows once is kept sealed for this browser only (its cookie, scoped to that page).
+    const secret = await sessions.keepShown(p.session, { mspKey: done.mspKey, owner });
+    const path = `/connect/progress/${done.progressKey}`;
+    res.append('Set-Cookie', `${SHOWN_COOKIE}=${secret}; Path=${path}; HttpOnly; SameSite=Strict${secureCookie ? '; Secure' : ''}`);
+    res.redirect(303, path);
   }));
 
   return router;

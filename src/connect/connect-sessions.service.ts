@@ -6,7 +6,7 @@
  * through the one path internal tooling uses (src/tenants/connection-save.ts); every step is in the
  * tenant's audit log with who did it.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { In, type DataSource } from 'typeorm';
 import { ApiKey, Connection, ConnectSession, Isv, SyncState, Tenant, type ConnectionKind } from '../../entities';
 import { grantKeysFor, type AccessService } from '../access/access.service';
@@ -29,7 +29,7 @@ import type { AuditService } from '../audit/audit.service';
 import { auditDetailOf } from '../audit/audit-context';
 import type { AppConfig } from '../config/config';
 import type { VendorHttpClient } from '../connectors/vendor-http';
-import type { SecretBox } from '../security/secret-box';
+import { SecretBox } from '../security/secret-box';
 import type { SandboxSimulators } from '../simulators';
 import type { SyncJobs } from '../sync/sync-jobs';
 import type { AdminService } from '../tenants/admin.service';
@@ -37,8 +37,9 @@ import type { WebhooksService } from '../webhooks/webhooks.service';
 import { isUuid } from '../shared/request';
 import { testConnection } from '../tenants/connection-checks';
 import { addConnection, changeConnection, checkedConnectionInput } from '../tenants/connection-save';
-import { capabilityOf } from '../access/grant-words';
+import { blockedKeys, type Blocked } from '../access/grant-words';
 import { ConnectSessionsStore } from './connect-sessions.store';
+import type { ConnectionStates } from '../events/connection-states.store';
 import { authorizeUrl, exchangeCode, pkcePair } from './oauth';
 import type { ConnectSessionAnswer } from './connect.schemas';
 
@@ -63,6 +64,8 @@ export interface ConnectDeps {
   consoleAuth: ConsoleAuth;
   people: PeopleService;
   peopleStore: PeopleStore;
+  /** The connection events: connection.removed of a replaced connection, connect_session.completed / expired. */
+  connectionStates: ConnectionStates;
 }
 
 /**
@@ -118,17 +121,10 @@ export function stateOf(s: ConnectSession, now = Date.now()): SessionState {
   return s.expiresAt.getTime() <= now ? 'expired' : 'pending';
 }
 
-/** The grants that cannot work on a kind's connection given the permission findings. */
-export function blockedGrants(kind: ConnectionKind, info: DraftInfo | undefined): Map<GrantKey, DraftInfo['permissions']> {
-  const out = new Map<GrantKey, DraftInfo['permissions']>();
-  if (!info) return out;
-  const missing = info.permissions.filter((p) => p.ok === false);
-  for (const key of grantKeysFor(kind)) {
-    const cap = capabilityOf(key, kind);
-    const why = missing.filter((p) => p.capability === cap || p.capability === 'read');
-    if (why.length) out.set(key, why);
-  }
-  return out;
+/** The grants that cannot work on a kind's connection given the permission findings (one rule with the console's: `blockedKeys`). */
+export function blockedGrants(kind: ConnectionKind, info: DraftInfo | undefined): Map<GrantKey, Blocked<DraftInfo['permissions'][number]>> {
+  if (!info) return new Map();
+  return blockedKeys(kind, info.permissions.filter((p) => p.ok === false));
 }
 
 export class ConnectSessions {
@@ -176,13 +172,23 @@ export class ConnectSessions {
 
   /** The ISV's sessions (null: internal support, every ISV's). */
   async ofIsv(isvId: string | null): Promise<ConnectSession[]> {
-    return this.ds.getRepository(ConnectSession).find({ where: isvId ? { isvId } : {}, order: { createdAt: 'ASC' } });
+    const sessions = await this.ds.getRepository(ConnectSession).find({ where: isvId ? { isvId } : {}, order: { createdAt: 'ASC' } });
+    await this.noticeExpired(sessions);
+    return sessions;
+  }
+
+  /** A read that finds a session expired whose expiry nobody noticed yet writes its connect_session.expired (once: src/events/connection-state.ts). */
+  private async noticeExpired(sessions: ConnectSession[]): Promise<void> {
+    const now = Date.now();
+    const ids = sessions.filter((s) => s.state === 'pending' && !s.expiryNoticedAt && stateOf(s, now) === 'expired').map((s) => s.id);
+    if (ids.length) await this.deps.connectionStates.noticeExpiredSessions(ids);
   }
 
   /** The ISV's own session (null: internal support, any); another's, or none, is 404. */
   async get(isvId: string | null, id: string): Promise<ConnectSession> {
     const s = isUuid(id) ? await this.ds.getRepository(ConnectSession).findOneBy(isvId ? { id, isvId } : { id }) : null;
     if (!s) throw ServiceError.notFound('Connect session');
+    await this.noticeExpired([s]);
     return s;
   }
 
@@ -481,7 +487,7 @@ export class ConnectSessions {
           if (p.ok !== false) continue;
           missing.push({
             kind, connector: d.connector, permission: p.vendorTerms, capability: p.capability, detail: p.detail,
-            grants: [...blocked.entries()].filter(([, why]) => why.some((w) => w.id === p.id)).map(([k]) => k).sort(),
+            grants: [...blocked.entries()].filter(([, why]) => why.needs.some((w) => w.id === p.id)).map(([k]) => k).sort(),
           });
         }
         await this.audit(tenantId, s.isvId, repair ? 'connect.connection.repaired' : 'connect.connection.added', connection.id, { ...who, kind, connector: d.connector });
@@ -489,7 +495,7 @@ export class ConnectSessions {
       }
       const tenants = new TenantsStore(this.ds);
       for (const gone of replaced) {
-        await tenants.removeConnection(gone);
+        await tenants.removeConnection(gone, (m) => this.deps.connectionStates.removedIn(m, gone));
         await this.audit(tenantId, s.isvId, 'connect.connection.replaced', null, { ...who, removed: gone.id, kind: gone.kind, connector: gone.connector });
       }
       let owner: FirstOwner | null = null;
@@ -508,6 +514,8 @@ export class ConnectSessions {
         missingPermissions: missing as never, progressHash: sha256(progressKey), draftSealed: null, steps: [],
       });
       await this.audit(tenantId, s.isvId, 'connect.session.completed', null, { ...who, connections: made.map((c) => c.id), tenant_created: createdTenant });
+      await this.deps.connectionStates.sessionCompleted({ id: s.id, isvId: s.isvId, tenantId, connectionIds: made.map((c) => c.id) }, createdTenant)
+        .catch((err: Error) => this.deps.logger.error({ err: err.message, sessionId: s.id }, 'connect_session.completed was not written'));
       // The first sync, now (the schedule may be off or far away).
       for (const c of made) {
         await this.deps.queue.add('sync.connection', { tenantId, connectionId: c.id, full: true }, { jobId: `sync-${c.id}-connect-${s.id}`, attempts: 1 });
@@ -560,6 +568,56 @@ export class ConnectSessions {
     return { session: s, done, connections: out };
   }
 
+  /**
+   * What the completion page shows once (the MSP key, where the console is), kept for the browser that
+   * completed the session and nobody else: sealed under a key derived from a random secret that only that
+   * browser holds (a cookie) and from this deployment's key, so what is at rest is never the key in plain
+   * text and opens only with the cookie. Kept in the spent session's `draft_sealed` (its credentials draft
+   * was cleared at completion) for SHOWN_AGAIN_MS after completion, then forgotten; `shown.spent` remains
+   * so that the page can say the key was shown. Returns the cookie's secret.
+   */
+  async keepShown(s: ConnectSession, shown: ShownOnce): Promise<string> {
+    const secret = randomBytes(32).toString('base64url');
+    const sealed = this.shownBox(s, secret).sealJson(shown);
+    await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'completed' }, { draftSealed: `${SHOWN_PREFIX}${shown.mspKey ? 'k' : 'n'}.${sealed}` });
+    return secret;
+  }
+
+  /**
+   * The completion page's once-shown things again: for the browser holding `secret`, within
+   * SHOWN_AGAIN_MS of completion. `keyShown` says whether an MSP key was shown on this page at all (the
+   * page then says so and how to rotate it); past the window what was kept is forgotten.
+   */
+  async shownAgain(s: ConnectSession, secret: string | null): Promise<{ again: ShownOnce | null; keyShown: boolean }> {
+    const held = s.draftSealed;
+    if (s.state !== 'completed' || !held?.startsWith(SHOWN_PREFIX)) return { again: null, keyShown: false };
+    const keyShown = held.startsWith(`${SHOWN_PREFIX}k`);
+    if (held === SHOWN_SPENT || !s.completedAt) return { again: null, keyShown };
+    if (Date.now() - s.completedAt.getTime() > SHOWN_AGAIN_MS) {
+      await this.forgetShown(s);
+      return { again: null, keyShown };
+    }
+    if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return { again: null, keyShown };
+    try {
+      return { again: this.shownBox(s, secret).openJson<ShownOnce>(held.slice(SHOWN_PREFIX.length + 2)), keyShown };
+    } catch {
+      // Another browser's cookie, or none of ours: the secrets stay sealed.
+      return { again: null, keyShown };
+    }
+  }
+
+  /** Past its window, what the completion page kept is forgotten (only that a key was shown remains). */
+  async forgetShown(s: ConnectSession): Promise<void> {
+    const held = s.draftSealed;
+    if (!held?.startsWith(SHOWN_PREFIX) || held === SHOWN_SPENT || !s.completedAt || Date.now() - s.completedAt.getTime() <= SHOWN_AGAIN_MS) return;
+    await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'completed' }, { draftSealed: held.startsWith(`${SHOWN_PREFIX}k`) ? SHOWN_SPENT : null });
+  }
+
+  private shownBox(s: ConnectSession, secret: string): SecretBox {
+    const key = Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'base64url'), this.deps.box.digest('connect-shown', s.id), 'connect-shown-once', 32));
+    return new SecretBox(key);
+  }
+
   /** A credential the vendor rotated while a connection used it: sealed into that connection. */
   async keepRotatedCredential(change: CredentialRotation): Promise<void> {
     for (const c of await this.ds.getRepository(Connection).find({ where: { connector: change.connector, baseUrl: change.baseUrl } })) {
@@ -588,6 +646,14 @@ export class ConnectSessions {
 function actorDetail(decider: PageDecider | null): Record<string, unknown> {
   return decider?.kind === 'member' ? { actor: { kind: 'person', id: decider.personId, email: decider.email } } : {};
 }
+
+/** How long a reload of the completion page, in the browser that completed it, shows what it showed once. */
+export const SHOWN_AGAIN_MS = 10 * 60_000;
+const SHOWN_PREFIX = 'shown.';
+const SHOWN_SPENT = 'shown.k.spent';
+
+/** What the completion page shows once: the new MSP key (if one was issued) and where the console is for this person. */
+export interface ShownOnce { mspKey: string | null; owner: 'signed_in' | 'invited' | 'member' | null }
 
 /** What became of a new tenant's first owner: signed in now (a new person), or invited (an address that has an account). */
 export type FirstOwner = { kind: 'signed_in'; personId: string; email: string } | { kind: 'invited'; email: string };

@@ -1,6 +1,7 @@
 /** Connect sessions' requests and answers (docs/architecture.md, Connect sessions and console). Our addition. */
 import { CONNECTION_KINDS } from '../../entities';
 import { GRANT_KEYS } from '../access/caller';
+import { grantKeyList } from '../access/grant-words';
 import { listCursor, listEnvelope } from '../shared/paging';
 import { pathId, text, z } from '../shared/request';
 
@@ -14,7 +15,7 @@ export const CreateConnectSessionBody = z.object({
   tenant_id: z.string().max(100).optional().openapi({ description: 'An existing tenant you see: the session adds or repairs its connections (their data is kept). Give this or `msp_name`.' }),
   msp_name: text(200).min(1).optional().openapi({ description: 'The MSP\'s name: completing the session creates its tenant. Give this or `tenant_id`.' }),
   kinds: z.array(z.enum(CONNECTION_KINDS)).min(1).max(3).openapi({ description: 'The systems you ask the MSP to connect.' }),
-  requested_grants: z.array(z.enum(GRANT_KEYS)).max(GRANT_KEYS.length).default([]).openapi({ description: 'The grant keys you ask for; the MSP sees each in plain words and may untick any. Each must be offered on one of `kinds`.' }),
+  requested_grants: z.array(z.enum(GRANT_KEYS)).max(GRANT_KEYS.length).default([]).openapi({ description: `The grant keys you ask for; the MSP sees each in these words and may untick any: ${grantKeyList()}. Each must be offered on one of \`kinds\`.` }),
   redirect_url: text(2048).optional().openapi({ description: 'https URL the page sends the MSP to when done, with `connect_session_id` and `state=completed` added.' }),
   expires_in_minutes: z.number().int().min(5).max(10_080).default(1440).openapi({ description: 'How long the link works: default 1440 (24 h), at most 10080 (7 days).' }),
 }).strict().openapi('CreateConnectSessionBody');

@@ -18,14 +18,14 @@ import { checkKindFilter, type EventVisibility } from '../access/event-visibilit
 import type { EventDraft } from './change-detector';
 import { ServiceError } from '../errors/service-error';
 import { listCursor, toPage, type Page } from '../shared/paging';
-import { EventsStore, type EventRow } from './events.store';
+import { EventsStore, type EventRow, type IsvWideScope } from './events.store';
 
 /** Event drafts written out ahead of their insert (EventsService.prepare). */
 export interface PreparedEvents { rows: string[] }
 
 export type EventsCommittedHandler = (tenantId: string, eventIds: string[]) => Promise<void>;
 
-export type { EventRow } from './events.store';
+export type { EventRow, IsvWideScope } from './events.store';
 
 export interface EventPageQuery {
   /** An exact kind, a family, sandbox_reset, or null for every kind the caller is granted. */
@@ -41,9 +41,12 @@ export interface EventPageQuery {
 
 /** The feed pages oldest first on `seq`. */
 export const EVENTS_CURSOR = listCursor('events', ['int']);
+/** The ISV-wide feed (`GET /events`) pages the same way. */
+export const ISV_EVENTS_CURSOR = listCursor('isv_events', ['int']);
 
 export class EventsService {
   private readonly handlers: EventsCommittedHandler[] = [];
+  private readonly isvHandlers: ((isvId: string, eventIds: string[]) => Promise<void>)[] = [];
   private logger: Logger | null = null;
 
   private readonly store: EventsStore;
@@ -71,6 +74,46 @@ export class EventsService {
     const rows = Array.isArray(drafts) ? this.store.draftRows(drafts) : drafts.rows;
     if (rows.length === 0) return [];
     return this.store.insert(manager, tenantId, rows);
+  }
+
+  /** Inserts an ISV's own events (no tenant) in the caller's transaction; `emitCommittedForIsv` after commit. */
+  async insertForIsv(manager: EntityManager, isvId: string, drafts: EventDraft[]): Promise<string[]> {
+    const rows = this.store.draftRows(drafts);
+    if (rows.length === 0) return [];
+    return this.store.insertForIsv(manager, isvId, rows);
+  }
+
+  /** Subscribes to an ISV's own events (no tenant) once committed: the ISV-wide webhooks may. */
+  onIsvEventsCommitted(handler: (isvId: string, eventIds: string[]) => Promise<void>): void {
+    this.isvHandlers.push(handler);
+  }
+
+  /** Tells the subscribers about an ISV's own committed events. */
+  async emitCommittedForIsv(isvId: string, eventIds: string[]): Promise<void> {
+    if (eventIds.length === 0) return;
+    for (const handler of this.isvHandlers) {
+      try {
+        await handler(isvId, eventIds);
+      } catch (err) {
+        this.logger?.error({ err, isvId, events: eventIds.length }, 'events subscriber failed');
+      }
+    }
+  }
+
+  /**
+   * One page of the ISV-wide feed (`GET /events`): the events of every tenant the caller sees that it may
+   * see there, and its own events of no tenant, oldest first on `seq` (the same kind, after and cursor rules
+   * as a tenant's feed). Pages never skip an event committed late (EventsStore.isvWidePage's horizon).
+   */
+  async isvWidePage(scope: IsvWideScope, query: EventPageQuery): Promise<Page<EventRow>> {
+    checkKindFilter(scope.visibility, query.kind);
+    let resumeSeq: string | null = null;
+    if (query.afterEventId) {
+      resumeSeq = await this.store.isvWideSeq(scope, query.afterEventId);
+      if (resumeSeq === null) throw new ServiceError('validation', 'after names no event that this key can see.', { details: { field: 'after' } });
+    }
+    const rows = await this.store.isvWidePage(scope, query, resumeSeq);
+    return toPage(rows, query.limit, ISV_EVENTS_CURSOR, (e) => [String(e.seq)]);
   }
 
   /** Drafts written out for a later insert, in their order. */

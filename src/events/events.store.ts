@@ -39,8 +39,87 @@ const INSERT_SQL =
   'FROM feed_lock, jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(v, ord) ORDER BY ord ' +
   'ON CONFLICT (tenant_id, dedupe_key) DO NOTHING RETURNING id';
 
+/**
+ * An ISV's own events (no tenant: src/events/connection-state.ts, a connect session for a new MSP that
+ * expired), under the ISV's feed lock (the same namespace, keyed `isv:<id>`), deduped per ISV.
+ */
+const ISV_INSERT_SQL =
+  `WITH feed_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock($3::int, hashtext($4::text))) ` +
+  `INSERT INTO "events" ("tenant_id", "isv_id", ${DRAFT_COLUMNS.map(([c]) => `"${c}"`).join(', ')}) ` +
+  `SELECT NULL, $2::uuid, ${DRAFT_COLUMNS.map(([, , t], k) => (t === 'jsonb' ? `NULLIF(v->${k}, 'null')` : `(v->>${k})::${t}`)).join(', ')} ` +
+  'FROM feed_lock, jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(v, ord) ORDER BY ord ' +
+  'ON CONFLICT ("isv_id", "dedupe_key") WHERE "tenant_id" IS NULL DO NOTHING RETURNING id';
+
+/** The feed lock's key of an ISV's own events. */
+export const isvFeedKey = (isvId: string) => `isv:${isvId}`;
+
+/** What the ISV-wide feed shows one caller (AccessService.isvWideVisibility). */
+export interface IsvWideScope {
+  tenantIds: readonly string[];
+  /** The ISV whose own events (no tenant) it lists; null for the MSP key and admin. */
+  isvId: string | null;
+  visibility: EventVisibility;
+  /** Tenants where health rows that name no connection are visible to it. */
+  healthTenants: readonly string[];
+}
+
 export class EventsStore {
   constructor(private readonly ds: DataSource) {}
+
+  /** Inserts an ISV's own events (draftRows) under its feed lock; answers the ids inserted. */
+  async insertForIsv(manager: EntityManager, isvId: string, rows: string[]): Promise<string[]> {
+    const inserted: { id: string }[] = await manager.query(ISV_INSERT_SQL, [`[${rows.join(',')}]`, isvId, EVENTS_LOCK_NAMESPACE, isvFeedKey(isvId)]);
+    return inserted.map((r) => r.id);
+  }
+
+  /**
+   * The ISV-wide feed's predicate: the caller's events of every tenant it sees (the one visibility policy,
+   * over all of them at once), and its own events of no tenant.
+   */
+  private isvWideWhere(scope: IsvWideScope, filter: string | null, p: (v: unknown) => string): string {
+    const tenantEvents = `(tenant_id = ANY(${p(scope.tenantIds)}::uuid[]) AND ${visibleWhere(scope.visibility, filter, p)}` +
+      ` AND NOT (kind = 'health' AND connection_id IS NULL AND tenant_id <> ALL(${p(scope.healthTenants)}::uuid[])))`;
+    if (!scope.isvId) return tenantEvents;
+    const noGrant = { families: { ticket: [], device: [], company: [], health: [] } } as EventVisibility;
+    return `(${tenantEvents} OR (tenant_id IS NULL AND isv_id = ${p(scope.isvId)}::uuid AND ${visibleWhere(noGrant, filter, p)}))`;
+  }
+
+  /**
+   * The ISV-wide feed's horizon: the highest seq below which every event of the scope has committed or
+   * never will. Seqs are taken in one order across tenants but committed per tenant, so the sequence's last
+   * value is read first and then every tenant's (and the ISV's) feed lock is taken shared: an insert that
+   * took a seq up to that value holds its lock until it commits (events.service.ts), so once every lock
+   * was had, nothing at or below the horizon is still to come. Run in the page's transaction.
+   */
+  private async horizon(m: EntityManager, scope: IsvWideScope): Promise<string> {
+    const [seq]: { last_value: string; is_called: boolean }[] = await m.query('SELECT last_value, is_called FROM events_seq_seq');
+    const keys = [...scope.tenantIds, ...(scope.isvId ? [isvFeedKey(scope.isvId)] : [])];
+    if (keys.length) await m.query('SELECT count(pg_advisory_xact_lock_shared($1::int, hashtext(k))) FROM unnest($2::text[]) AS k', [EVENTS_LOCK_NAMESPACE, keys]);
+    return seq?.is_called ? String(seq.last_value) : '0';
+  }
+
+  /** The seq of an event the caller may see in the ISV-wide feed; else null. */
+  async isvWideSeq(scope: IsvWideScope, eventId: string): Promise<string | null> {
+    const params: unknown[] = [eventId];
+    const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
+    const [row]: { seq: string }[] = await this.ds.query(`SELECT seq FROM "events" WHERE id = $1::uuid AND ${this.isvWideWhere(scope, null, p)}`, params);
+    return row ? row.seq : null;
+  }
+
+  /** One page of the ISV-wide feed, oldest first on seq, up to the horizon (one more row than the limit). */
+  isvWidePage(scope: IsvWideScope, query: { kind: string | null; after: string | null; updatedSince?: string | null; limit: number }, resumeSeq: string | null): Promise<EventRow[]> {
+    return this.ds.transaction(async (m) => {
+      const horizon = await this.horizon(m, scope);
+      const params: unknown[] = [horizon];
+      const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
+      let sql = `SELECT * FROM "events" WHERE seq <= $1::bigint AND ${this.isvWideWhere(scope, query.kind, p)}`;
+      if (query.after) sql += ` AND seq > ${p(query.after)}::bigint`;
+      if (query.updatedSince) sql += ` AND created_at >= ${p(query.updatedSince)}::timestamptz`;
+      if (resumeSeq !== null) sql += ` AND seq > ${p(resumeSeq)}::bigint`;
+      sql += ` ORDER BY seq LIMIT ${p(rowsToFetch(query.limit))}`;
+      return m.query(sql, params);
+    });
+  }
 
   /** Each draft as the insert's JSON carries it (one array of values per draft): work that needs no transaction. */
   draftRows(drafts: EventDraft[]): string[] {

@@ -5,15 +5,19 @@ import { afterKey, envelopeOf } from '../shared/paging';
 import { TenantPath } from '../shared/request';
 import { eventsSyncListener } from './change-listener';
 import { toEvent } from './event-view';
-import { EventList, EventsQuery } from './events.schemas';
-import { EVENTS_CURSOR, type EventsService } from './events.service';
+import { EventList, EventsQuery, IsvEventsQuery } from './events.schemas';
+import { EVENTS_CURSOR, ISV_EVENTS_CURSOR, type EventsService } from './events.service';
 import type { AccessService } from '../access/access.service';
 import type { SyncService } from '../sync/sync.service';
+import type { AdminService } from '../tenants/admin.service';
+import type { ConnectionStates } from './connection-states.store';
 import type { Logger } from 'pino';
 
 /** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
 export interface EventsServices {
   access: AccessService;
+  admin: AdminService;
+  connectionStates: ConnectionStates;
   events: EventsService;
   logger: Logger;
   sync: SyncService;
@@ -25,7 +29,9 @@ const listEvents = defineOperation({
   description: 'Events the service wrote when a sync found a change the MSP made in its PSA or RMM, oldest first. ' +
     '`kind` selects an exact kind, a family or `sandbox_reset`; a kind whose grant this key lacks gives `grant_missing` ' +
     '(ticket.* needs psa.ticket.events, device.* rmm.device.events, company.* psa.company.events, health either ' +
-    'rmm.device.events or psa.ticket.events). Without `kind`, every kind this key is granted. Page with `next_cursor`; ' +
+    'rmm.device.events or psa.ticket.events); the `connection` family (connection.added|removed|credentials_failed|' +
+    'permission_missing|sync_failing|restored, connect_session.completed|expired: one per change of a connection\'s state, ' +
+    'never one per failed sync) needs no grant. Without `kind`, every kind this key is granted. Page with `next_cursor`; ' +
     'pages never skip or repeat an event, also while new events are being written. To poll, keep the `id` of the last ' +
     'event you processed and ask again with `after=<id>`: you never miss or repeat one, whether or not `next_cursor` was ' +
     'null. The first sync of a connection imports without events.',
@@ -44,11 +50,41 @@ const listEvents = defineOperation({
   },
 });
 
+const listIsvEvents = defineOperation({
+  name: 'list_isv_events', kind: 'query', summary: 'Events of every tenant this key sees', tag: 'Events', role: 'reader',
+  description: 'Our addition: the events feed across tenants, oldest first, each event carrying its `tenant_id`: for an ISV key, ' +
+    'every tenant it holds a grant on, with only the kinds its grants there allow (the same rules as each tenant\'s ' +
+    '`/tenants/{tenant_id}/connections/events`), and its own events of no tenant (`connect_session.expired` of a link for a ' +
+    'new MSP, `tenant_id` null); the `connection` family needs no grant. An MSP key reads its own tenant\'s events here. ' +
+    'The same `kind`, `after` and cursor rules as the tenant feed: keep the `id` of the last event you processed and ask ' +
+    'again with `after=<id>`; pages never skip or repeat an event, also while events of several tenants are being written.',
+  http: { method: 'get', path: '/events', documented: false },
+  query: IsvEventsQuery,
+  responses: [{ status: 200, schema: EventList, description: 'One page of events of every tenant this key sees, oldest first.' }],
+  errors: ['grant_missing', 'validation'],
+  handle: async ({ query }, ctx) => {
+    const scope = await ctx.services.access.isvWideVisibility(ctx.caller);
+    const page = await ctx.services.events.isvWidePage(
+      { tenantIds: scope.tenants.map((t) => t.id), isvId: scope.isvId, visibility: scope.visibility, healthTenants: scope.healthTenants },
+      { kind: query.kind ?? null, after: afterKey(ISV_EVENTS_CURSOR, query)?.[0] ?? null, afterEventId: query.after ?? null, limit: query.limit, updatedSince: query.updated_since ?? null },
+    );
+    const sandbox = scope.tenants.length > 0 && scope.tenants.every((t) => t.sandbox);
+    return envelopeOf('events', { items: page.items.map(toEvent), next_cursor: page.next_cursor }, sandbox);
+  },
+});
+
 export const eventsFeature: FeatureModule<EventsServices> = {
   name: 'events',
-  operations: [listEvents],
+  operations: [listEvents, listIsvEvents],
   install(services) {
     services.events.useLogger(services.logger);
+    services.connectionStates.useLogger(services.logger);
     services.sync.addListener(eventsSyncListener(services.events));
+    // Connection events: a sync's outcome may change the connection's state; a created connection is `connection.added`.
+    services.sync.addListener({
+      onSyncEnded: ({ connection, outcome }) => services.connectionStates.recordSync(connection, outcome),
+    });
+    services.admin.onConnectionAdded((c) => services.connectionStates.added(c).catch((err: Error) =>
+      services.logger.error({ err: err.message, connectionId: c.id }, 'connection.added was not written')));
   },
 };

@@ -173,6 +173,21 @@ export function recordVendorCall(connector: string | undefined, status: number |
   vendorLatency.observe({ connector: c }, (Date.now() - sentAt) / 1000);
 }
 
+// ---- Request log -------------------------------------------------------------------------------------
+
+const requestLogDropped = new Counter({
+  name: 'msp_request_log_dropped_total',
+  help: 'Request-log entries dropped instead of written (src/requests/recorder.ts): the buffer was full, or the store refused the batch',
+  labelNames: ['reason'], registers,
+});
+requestLogDropped.inc({ reason: 'full' }, 0);
+requestLogDropped.inc({ reason: 'store' }, 0);
+
+/** Request-log entries dropped: `full` (the buffer was at its bound) or `store` (the batch's INSERT failed). */
+export function recordRequestLogDropped(reason: 'full' | 'store', n: number): void {
+  requestLogDropped.inc({ reason }, n);
+}
+
 // ---- Read when scraped: lag, queue depth, budgets ---------------------------------------------------
 
 /** What a running service lends the scrape (server.ts registers it at start and drops it at close). */

@@ -121,6 +121,24 @@ const unmapped = defineOperation({
   },
 });
 
+const candidates = defineOperation({
+  name: 'identity_candidates', kind: 'query', summary: 'Rank the PSA companies a customer may be (or search them)', tag: 'Identity', role: 'reader',
+  description: 'Candidates for a decision, best first, each with a score (0 to 1), the reasons (`external_id`, `exact_name`, `normalized_name`, `domain`, `phone`, `similar_name`), what tells companies of one name apart (identifier, city, phone, domain) and whom it is matched with already. `customer_ref`: the PSA companies that customer may be; `company_source_id`: the customers that company may be; both: that one pair, scored; `q` alone searches the PSA companies by name. It decides nothing: identity/match records the match the MSP or the ISV chooses, whether the names are the same or not.',
+  http: { method: 'get', path: '/tenants/{tenant_id}/identity/candidates', documented: false },
+  path: TenantPath, query: S.CandidatesQuery,
+  responses: [{ status: 200, schema: S.Candidates, description: 'The candidates, best first.' }],
+  errors: ['validation', 'request_invalid'],
+  handle: async ({ query }, ctx) => {
+    const access = tenantOf(ctx);
+    const isvId = await bookOwner(ctx, query.isv_id);
+    const found = await ctx.services.identity.candidates(access, isvId, {
+      customerRef: query.customer_ref, q: query.q, limit: query.limit,
+      company: query.company_source_id ? { sourceId: query.company_source_id, connectionId: query.connection_id } : null,
+    });
+    return { isv_id: isvId, ...found };
+  },
+});
+
 async function mappingOf(ctx: OperationContext<IdentityServices>, isvId: string, customerRef: string) {
   return (await ctx.services.identity.mappings(tenantOf(ctx), [isvId])).find((m) => m.customer_ref === customerRef) ?? null;
 }
@@ -131,6 +149,7 @@ async function companyOf(ctx: OperationContext<IdentityServices>, sourceId: stri
 
 const match = defineOperation({
   name: 'identity_match', kind: 'mutation', summary: 'Match a customer with a PSA company', tag: 'Identity', role: 'reader', grant: 'none', // Decisions on the tenant's identity rows: no vendor write.
+  description: 'Any PSA company of the tenant, whatever its name: a match between names that differ ("Fourth Coffee Roasters Limited" and "Fourth Coffee") is a decision the ISV or the MSP (naming isv_id) may make; identity/candidates ranks the companies. Auto-match alone pairs exact normal names only. A customer or company matched with another already is refused (request_invalid): unset that first.',
   http: { method: 'post', path: '/tenants/{tenant_id}/identity/match', documented: false },
   path: TenantPath, body: S.MatchBody,
   responses: [{ status: 200, schema: S.Decision, description: 'The match.' }],
@@ -161,7 +180,7 @@ const skip = defineOperation({
 
 const unset = defineOperation({
   name: 'identity_unset', kind: 'mutation', summary: 'Back to Needs match (it only unsets)', tag: 'Identity', role: 'reader', grant: 'none', // Decisions on the tenant's identity rows: no vendor write.
-  description: 'Removes the match or the skip of one row; the row goes back to Needs match. Nothing else changes, and auto-match does not run.',
+  description: 'Removes the match or the skip of one row; the row goes back to Needs match (for a match, both the customer and the company: this is how a match is undone). Nothing else changes, and auto-match does not run.',
   http: { method: 'post', path: '/tenants/{tenant_id}/identity/unset', documented: false },
   path: TenantPath, body: S.SubjectBody,
   responses: [{ status: 200, schema: S.Decision, description: 'Unset (changed false: there was nothing to unset).' }],
@@ -274,7 +293,7 @@ async function autoMatchTenant(services: IdentityServices, tenantId: string): Pr
 
 export const identityFeature: FeatureModule<IdentityServices> = {
   name: 'identity',
-  operations: [putBook, getBook, deleteCustomer, mappings, unmapped, match, skip, unset, putImportEndpoint, importCompanies],
+  operations: [putBook, getBook, deleteCustomer, mappings, unmapped, candidates, match, skip, unset, putImportEndpoint, importCompanies],
   install(services) {
     services.sync.addListener({
       async onPageWritten(_m, scope, result) {

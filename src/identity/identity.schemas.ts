@@ -1,7 +1,7 @@
 /** Identity requests and answers (docs/architecture.md, Companies, contacts and identity). */
 import { commitResult, keyedWrite, previewResult } from '../operations/write-results';
 import { listCursor, listEnvelope, pageQuery } from '../shared/paging';
-import { text, z } from '../shared/request';
+import { text, wholeNumber, z } from '../shared/request';
 
 const ref = text(200).min(1);
 const isvIdField = z.string().max(100).nullable().optional()
@@ -30,10 +30,23 @@ export const Mapping = z.object({
 export const MappingList = listEnvelope('IdentityMappingList', 'identity/mappings', Mapping);
 
 const side = z.enum(['psa_company', 'isv_customer']);
+
+export const RankedCandidate = z.object({
+  side, id: z.string().openapi({ description: 'The company source_id, or the customer ref.' }), connection_id: z.string().nullable(), name: z.string(),
+  score: z.number().openapi({ description: '0 to 1: how well it fits the subject (external id 0.95, the same name 0.9, the same normal form 0.85, shared words up to 0.8; a matching domain or phone adds to it).' }),
+  reasons: z.array(z.enum(['external_id', 'exact_name', 'normalized_name', 'domain', 'phone', 'similar_name'])).openapi({
+    description: '`external_id`: the customer ref is the company\'s identifier or an external id its record carries; `exact_name`: the same name but for case; `normalized_name`: the same once case, punctuation and legal suffixes (Ltd, Limited, Inc, LLC, GmbH...) are aside; `domain`: the book\'s domain is the company\'s web site; `phone`: the same number; `similar_name`: shared words.',
+  }),
+  identifier: z.string().nullable().openapi({ description: 'The PSA\'s own short name of the company (null for a customer).' }),
+  city: z.string().nullable(), phone: z.string().nullable(), domain: z.string().nullable().openapi({ description: 'What the record says beside the name: it tells companies of one name apart.' }),
+  matched_with: z.object({ id: z.string(), connection_id: z.string().nullable(), name: z.string().nullable() }).strict().nullable()
+    .openapi({ description: 'Matched already (with this customer, or this company): unset that match before matching it elsewhere.' }),
+}).strict().openapi('IdentityRankedCandidate');
 export const UnmappedRow = z.object({
   side, id: z.string().openapi({ description: 'The company source_id, or the customer ref.' }), connection_id: z.string().nullable(), name: z.string(),
   state: z.enum(['needs_match', 'skipped']),
   candidates: z.array(z.object({ side, id: z.string(), connection_id: z.string().nullable(), name: z.string() }).strict().openapi('IdentityCandidate')),
+  suggestions: z.array(RankedCandidate).openapi({ description: 'The best few unmatched rows of the other side, ranked by name (exact, normalised, shared words), external id, domain and phone. A suggestion is only offered: auto-match pairs exact normal names alone, and a person or the ISV decides the rest (identity/match accepts any company of the tenant).' }),
   actions: z.array(z.enum(['match', 'import', 'skip', 'unset'])).openapi({ description: 'The actions this row really has now: `import` only on a PSA company while the ISV has an import endpoint (PUT /tenants/{tenant_id}/identity/import-endpoint); `unset` only on a skipped row.' }),
 }).strict().openapi('UnmappedRow');
 export const UnmappedList = listEnvelope('UnmappedList', 'identity/unmapped', UnmappedRow, { extra: { isv_id: z.string() } });
@@ -47,6 +60,21 @@ export const UnmappedQuery = pageQuery(UNMAPPED_CURSOR, { updatedSince: false },
 export const BookQuery = pageQuery(BOOK_CURSOR, { updatedSince: true }, {
   isv_id: z.string().max(100).nullable().optional().openapi({ description: 'Admin token only (GraphQL): whose book to read (an ISV key reads its own).' }),
 });
+
+export const CandidatesQuery = z.object({
+  customer_ref: ref.nullable().optional().openapi({ description: 'Rank the PSA companies this customer of the book may be.' }),
+  company_source_id: text(100).min(1).nullable().optional().openapi({ description: 'Rank the customers this PSA company may be; with customer_ref, score that one pair.' }),
+  connection_id: z.string().max(100).nullable().optional(),
+  q: text(200).nullable().optional().openapi({ description: 'Words to search for in place of the subject\'s name (alone: a search of the PSA companies).' }),
+  limit: wholeNumber(1, 50).default(10).openapi({ type: 'integer', minimum: 1, maximum: 50, default: 10, description: 'How many candidates, 1 to 50 (default 10).' }),
+  isv_id: isvIdField,
+}).strict().openapi('IdentityCandidatesQuery');
+export const Candidates = z.object({
+  isv_id: z.string(),
+  // The customer or company the candidates are for (its score is 0); null for a search alone.
+  subject: RankedCandidate.nullable(),
+  candidates: z.array(RankedCandidate).openapi({ description: 'Best first; matched rows included (see matched_with).' }),
+}).strict().openapi('IdentityCandidates');
 
 export const MatchBody = z.object({
   customer_ref: ref, company_source_id: text(100).min(1), connection_id: z.string().max(100).nullable().optional(), isv_id: isvIdField,

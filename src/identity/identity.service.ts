@@ -8,6 +8,7 @@ import { In, type DataSource } from 'typeorm';
 import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer, type Connection, type DecidedBy } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
 import { ServiceError } from '../errors/service-error';
+import { CandidateIndex, companyDetails, prepare, rank, scorePair, type CandidateReason, type CompanyDetails, type Party } from './candidates';
 import { normalizeName } from './normalize';
 import { IdentityStore, type PsaCompany } from './identity.store';
 
@@ -26,10 +27,39 @@ export interface UnmappedRow {
   name: string;
   state: 'needs_match' | 'skipped';
   candidates: { side: 'psa_company' | 'isv_customer'; id: string; connection_id: string | null; name: string }[];
+  /** The best few unmatched rows of the other side, ranked (candidates.ts), for a person to choose from. */
+  suggestions: RankedCandidate[];
   actions: ('match' | 'import' | 'skip' | 'unset')[];
 }
 
+/** A ranked candidate: the row, how well it fits and why, what tells it apart, and whom it is matched with already. */
+export interface RankedCandidate {
+  side: 'psa_company' | 'isv_customer';
+  id: string;
+  connection_id: string | null;
+  name: string;
+  score: number;
+  reasons: CandidateReason[];
+  identifier: string | null;
+  city: string | null;
+  phone: string | null;
+  domain: string | null;
+  matched_with: { id: string; connection_id: string | null; name: string | null } | null;
+}
+
+/** Whose candidates: a book customer (PSA companies ranked), a PSA company (customers ranked), or a search alone. */
+export interface CandidateQuery {
+  customerRef?: string | null;
+  company?: { sourceId: string; connectionId?: string | null } | null;
+  q?: string | null;
+  limit: number;
+}
+
+interface CompanyProfile extends PsaCompany { details: CompanyDetails }
+
 const BATCH = 1000;
+/** How many ranked suggestions each leftover carries. */
+const SUGGESTIONS = 5;
 const companyKey = (connectionId: string, sourceId: string) => `${connectionId}:${sourceId}`;
 
 export class IdentityService {
@@ -168,7 +198,7 @@ export class IdentityService {
     const tenantId = access.tenant.id;
     const [customers, companies, matches, skips, importable] = await Promise.all([
       this.book(tenantId, isvId),
-      this.psaCompanies(access),
+      this.companyProfiles(access),
       this.ds.getRepository(IdentityMatch).find({ where: { tenantId, isvId } }),
       this.ds.getRepository(IdentitySkip).find({ where: { tenantId, isvId } }),
       this.ds.getRepository(ImportEndpoint).existsBy({ tenantId, isvId }),
@@ -180,6 +210,17 @@ export class IdentityService {
     const freeCompanies = companies.filter((c) => !matchedCompanies.has(companyKey(c.connection_id, c.source_id)));
     const customersByName = groupBy(freeCustomers, (c) => c.normalizedName);
     const companiesByName = groupBy(freeCompanies, (c) => normalizeName(c.name));
+    // The best few of the other side's free rows, ranked as the console and identity_candidates rank them.
+    const companyIndex = new CandidateIndex(freeCompanies.map((c) => ({ item: c, key: companyKey(c.connection_id, c.source_id), party: { name: c.name, ids: [c.identifier, ...c.details.external_ids], domain: c.details.domain, phone: c.details.phone } })));
+    const customerIndex = new CandidateIndex(freeCustomers.map((k) => ({ item: k, key: k.ref, party: { name: k.name, ids: [k.ref], domain: k.domain } })));
+    const asCompany = (r: { item: CompanyProfile; score: number; reasons: CandidateReason[] }): RankedCandidate => ({
+      side: 'psa_company', id: r.item.source_id, connection_id: r.item.connection_id, name: r.item.name, score: r.score, reasons: r.reasons,
+      identifier: r.item.identifier, city: r.item.details.city, phone: r.item.details.phone, domain: r.item.details.domain, matched_with: null,
+    });
+    const asCustomer = (r: { item: IsvCustomer; score: number; reasons: CandidateReason[] }): RankedCandidate => ({
+      side: 'isv_customer', id: r.item.ref, connection_id: null, name: r.item.name, score: r.score, reasons: r.reasons,
+      identifier: null, city: null, phone: null, domain: r.item.domain, matched_with: null,
+    });
     const rows: UnmappedRow[] = [];
     for (const c of freeCompanies) {
       const isSkipped = skipped.has(`psa_company|${companyKey(c.connection_id, c.source_id)}`);
@@ -187,6 +228,7 @@ export class IdentityService {
         side: 'psa_company', id: c.source_id, connection_id: c.connection_id, name: c.name,
         state: isSkipped ? 'skipped' : 'needs_match',
         candidates: (customersByName.get(normalizeName(c.name)) ?? []).map((k) => ({ side: 'isv_customer' as const, id: k.ref, connection_id: null, name: k.name })),
+        suggestions: customerIndex.best({ name: c.name, ids: [c.identifier, ...c.details.external_ids], domain: c.details.domain, phone: c.details.phone }, SUGGESTIONS).map(asCustomer),
         actions: isSkipped ? ['unset'] : importable ? ['match', 'import', 'skip'] : ['match', 'skip'],
       });
     }
@@ -196,10 +238,80 @@ export class IdentityService {
         side: 'isv_customer', id: k.ref, connection_id: null, name: k.name,
         state: isSkipped ? 'skipped' : 'needs_match',
         candidates: (companiesByName.get(k.normalizedName) ?? []).map((c) => ({ side: 'psa_company' as const, id: c.source_id, connection_id: c.connection_id, name: c.name })),
+        suggestions: companyIndex.best({ name: k.name, ids: [k.ref], domain: k.domain }, SUGGESTIONS).map(asCompany),
         actions: isSkipped ? ['unset'] : ['match', 'skip'],
       });
     }
     return rows;
+  }
+
+  // ---- ranked candidates (candidates.ts) ------------------------------------------------------
+
+  /** The tenant's PSA companies with what their records say beside the name. */
+  private async companyProfiles(access: TenantAccess): Promise<CompanyProfile[]> {
+    const psa = access.connections.filter((c) => c.kind === 'psa').map((c) => c.id);
+    if (psa.length === 0) return [];
+    return (await this.store.companiesWithRaw(access.tenant.id, psa)).map(({ raw, ...c }) => ({ ...c, details: companyDetails(raw) }));
+  }
+
+  /**
+   * Ranked candidates for one subject: the PSA companies a book customer may be, the customers a PSA
+   * company may be, or (a search alone) the PSA companies whose names answer `q`. With both a customer
+   * and a company, that one pair, scored (score 0 and no reasons when nothing ties them). `q` replaces
+   * the subject's name. Every row of the other side is considered, matched ones included (matched_with
+   * says with whom): a person may match any of them once the other match is undone.
+   */
+  async candidates(access: TenantAccess, isvId: string, query: CandidateQuery): Promise<{ subject: RankedCandidate | null; candidates: RankedCandidate[] }> {
+    const tenantId = access.tenant.id;
+    const [profiles, customers, matches] = await Promise.all([
+      this.companyProfiles(access), this.book(tenantId, isvId),
+      this.ds.getRepository(IdentityMatch).find({ where: { tenantId, isvId } }),
+    ]);
+    const q = query.q?.trim() || null;
+    const customerName = new Map(customers.map((c) => [c.ref, c.name]));
+    const byCompany = new Map(profiles.map((c) => [companyKey(c.connection_id, c.source_id), c]));
+    const companyMatch = new Map(matches.map((m) => [companyKey(m.connectionId, m.companySourceId), m]));
+    const customerMatch = new Map(matches.map((m) => [m.customerRef, m]));
+    const companyOut = (c: CompanyProfile, score = 0, reasons: CandidateReason[] = []): RankedCandidate => {
+      const m = companyMatch.get(companyKey(c.connection_id, c.source_id));
+      return {
+        side: 'psa_company', id: c.source_id, connection_id: c.connection_id, name: c.name, score, reasons,
+        identifier: c.identifier, city: c.details.city, phone: c.details.phone, domain: c.details.domain,
+        matched_with: m ? { id: m.customerRef, connection_id: null, name: customerName.get(m.customerRef) ?? null } : null,
+      };
+    };
+    const customerOut = (k: IsvCustomer, score = 0, reasons: CandidateReason[] = []): RankedCandidate => {
+      const m = customerMatch.get(k.ref);
+      return {
+        side: 'isv_customer', id: k.ref, connection_id: null, name: k.name, score, reasons,
+        identifier: null, city: null, phone: null, domain: k.domain,
+        matched_with: m ? { id: m.companySourceId, connection_id: m.connectionId, name: byCompany.get(companyKey(m.connectionId, m.companySourceId))?.name ?? null } : null,
+      };
+    };
+    const companyParty = (c: CompanyProfile, name = c.name): Party => ({ name, ids: [c.identifier, ...c.details.external_ids], domain: c.details.domain, phone: c.details.phone });
+    const customerParty = (k: IsvCustomer, name = k.name): Party => ({ name, ids: [k.ref], domain: k.domain });
+    const companyItems = () => profiles.map((c) => ({ item: c, prepared: prepare(companyParty(c)), key: companyKey(c.connection_id, c.source_id) }));
+    const options = { limit: query.limit, search: Boolean(q) };
+
+    if (query.customerRef) {
+      const customer = customers.find((c) => c.ref === query.customerRef);
+      if (!customer) throw new ServiceError('not_found', `No customer ${query.customerRef} in this ISV's book.`);
+      const subject = prepare(customerParty(customer, q ?? customer.name));
+      if (query.company) {
+        const company = pickCompany(profiles, query.company.sourceId, query.company.connectionId);
+        const s = scorePair(subject, prepare(companyParty(company)));
+        return { subject: customerOut(customer), candidates: [companyOut(company, s?.score, s?.reasons)] };
+      }
+      return { subject: customerOut(customer), candidates: rank(subject, companyItems(), options).map((r) => companyOut(r.item, r.score, r.reasons)) };
+    }
+    if (query.company) {
+      const company = pickCompany(profiles, query.company.sourceId, query.company.connectionId);
+      const subject = prepare(companyParty(company, q ?? company.name));
+      const items = customers.map((k) => ({ item: k, prepared: prepare(customerParty(k)), key: k.ref }));
+      return { subject: companyOut(company), candidates: rank(subject, items, options).map((r) => customerOut(r.item, r.score, r.reasons)) };
+    }
+    if (!q) throw new ServiceError('validation', 'Name a customer (customer_ref), a PSA company (company_source_id) or words to search for (q).', { details: { field: 'q' } });
+    return { subject: null, candidates: rank(prepare({ name: q }), companyItems(), options).map((r) => companyOut(r.item, r.score, r.reasons)) };
   }
 
   // ---- decisions -----------------------------------------------------------------------------
@@ -310,6 +422,14 @@ export function ambiguous(name: string, rows: PsaCompany[]): ServiceError {
   return new ServiceError('company_match_ambiguous',
     `${rows.length} companies are named "${name}"; nothing was created. Match your customer to one of them (POST /tenants/{tenant_id}/identity/match with its source_id) and send the request again.`,
     { details: { field: 'company_name', candidates } });
+}
+
+/** The PSA company a request names among the profiles: by source id, on the one PSA connection or the one it names. */
+function pickCompany(profiles: CompanyProfile[], sourceId: string, connectionId?: string | null): CompanyProfile {
+  const found = profiles.filter((c) => c.source_id === sourceId && (!connectionId || c.connection_id === connectionId));
+  if (found.length === 0) throw new ServiceError('not_found', `No PSA company ${sourceId} in this tenant.`);
+  if (found.length > 1) throw new ServiceError('validation', `Company ${sourceId} exists on more than one PSA connection: name connection_id.`, { details: { field: 'connection_id' } });
+  return found[0];
 }
 
 function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {

@@ -26,6 +26,14 @@ export class IdentityStore {
     );
   }
 
+  /** The companies of these (PSA) connections with their vendor record (what tells companies of one name apart). */
+  companiesWithRaw(tenantId: string, connectionIds: string[]): Promise<(PsaCompany & { raw: Record<string, unknown> | null })[]> {
+    return this.ds.query(
+      'SELECT connection_id, source_id, name, identifier, raw FROM companies WHERE tenant_id = $1 AND connection_id = ANY($2::uuid[]) ORDER BY name, source_id',
+      [tenantId, connectionIds],
+    );
+  }
+
   /** How many customers the ISV's book holds and how many of them are matched. */
   async bookCounts(tenantId: string, isvId: string): Promise<{ total: number; matched: number }> {
     const [counts] = await this.ds.query(

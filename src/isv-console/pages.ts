@@ -4,9 +4,19 @@
  */
 import type { IsvConsolePage } from './shell';
 import { overviewPage, membersPage, ssoNavPage } from './overview-page';
+import { keysPage } from './keys-page';
+import { mspsPage } from './msps-page';
+import { connectLinksPage } from './connect-links-page';
+import { requestsPage } from './requests-page';
+import { webhooksPage } from './webhooks-page';
 
 export const ISV_CONSOLE_PAGES: IsvConsolePage[] = [
   overviewPage,
+  mspsPage,
+  connectLinksPage,
+  requestsPage,
+  webhooksPage,
   membersPage,
+  keysPage,
   ssoNavPage,
 ];

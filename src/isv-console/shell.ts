@@ -23,8 +23,8 @@ export interface IsvConsoleShell {
   services: Services;
   /** The session bound to an ISV, or null with an answer already sent (sign-in page, or the chooser). */
   signed(req: Request, res: Response): Promise<SignedIsv | null>;
-  /** A whole page: the shell with the navigation, `current` marked. */
-  page(who: SignedIsv, current: string, title: string, main: SafeHtml): string;
+  /** A whole page: the shell with the navigation, `current` marked; `scripts` under /assets (e.g. COPY_SCRIPT). */
+  page(who: SignedIsv, current: string, title: string, main: SafeHtml, scripts?: string[]): string;
   /** A form's CSRF field for this session; check with `csrfAccepted`. */
   csrfField(who: SignedIsv): SafeHtml;
   csrfAccepted(who: SignedIsv, token: unknown): boolean;
@@ -37,9 +37,9 @@ export interface IsvConsolePage {
 }
 
 export function isvConsoleShell(services: Services, sessions: PeopleSessions, nav: () => { href: string; label: string }[]): IsvConsoleShell {
-  const page = (who: SignedIsv, current: string, title: string, main: SafeHtml): string =>
+  const page = (who: SignedIsv, current: string, title: string, main: SafeHtml, scripts: string[] = []): string =>
     renderPage({
-      title, area: 'ISV console', main,
+      title, area: 'ISV console', main, scripts,
       nav: nav().map((p) => ({ ...p, current: p.href === current })),
       aside: html`<span>${who.name} · ${who.session.person?.email}</span> <form method="post" action="/sign-out">${sessionCsrfField(who.session)}<button type="submit" class="link">Sign out</button></form>`,
     });

@@ -60,7 +60,7 @@ export interface OperationResponse {
 }
 
 export interface HttpBinding {
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI style: /tenants/{tenant_id}/tickets */
   path: string;
   /** Listed in the interface document (false: our addition, said so in the OpenAPI description). */

@@ -74,6 +74,7 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
   const t = { tenant_id: ids.tenantId };
   return {
     list_tenants: {},
+    me: {},
     list_connections: { path: t },
     tenant_status: { path: t },
     list_grants: { path: t, key: 'msp' },
@@ -135,10 +136,13 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     // The overrides as they stand: trying it changes nothing.
     set_routing: { path: t, body: { overrides: ids.routingOverrides } },
     list_events: { path: t, query: ids.eventId ? { limit: 5, after: ids.eventId } : { limit: 5 } },
+    list_isv_events: { query: { kind: 'connection', limit: 20 } },
     // Registering is a real write (there is no preview): the example names a host that can never resolve.
     // Opening a session is a real write (there is no preview): the example names no tenant you see.
     create_connect_session: { body: { tenant_id: NOTHING, kinds: ['psa', 'rmm'], requested_grants: [Grant.TicketCreate, Grant.TicketEvents, Grant.DeviceEvents], redirect_url: `https://${YOUR_HOST}/connected` }, needs: 'msp_name for a new tenant, or the id of a tenant you see (GET /tenants), in place of tenant_id (opening a session is a real write)' },
     list_connect_sessions: {},
+    list_requests: { query: { status: '4xx', limit: 20 } },
+    get_request: { path: { request_id: NOTHING }, needs: 'a request id: the request_id of an Error envelope, or the X-Request-Id header of any answer' },
     get_connect_session: { path: { session_id: NOTHING }, needs: 'a session id from POST /connect-sessions' },
     cancel_connect_session: { path: { session_id: NOTHING }, needs: 'a session id from POST /connect-sessions (cancelling is a real write)' },
     register_webhook: { path: t, body: { url: `https://${YOUR_HOST}/hooks/msp-events` }, needs: 'an HTTPS receiver of your own: put its URL in place of this one (registering is a real write)' },
@@ -148,12 +152,27 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     list_webhook_deliveries: ids.webhookId
       ? { path: { ...t, webhook_id: ids.webhookId } }
       : { path: { ...t, webhook_id: NOTHING }, needs: 'a webhook id from POST /tenants/{tenant_id}/ticket-events/webhook' },
+    get_webhook: { path: { ...t, webhook_id: NOTHING }, needs: 'a webhook id from GET /tenants/{tenant_id}/ticket-events/webhook' },
+    update_webhook: { path: { ...t, webhook_id: NOTHING }, body: { enabled: false }, needs: 'a webhook id from GET /tenants/{tenant_id}/ticket-events/webhook (pausing is a real write)' },
+    rotate_webhook_secret: { path: { ...t, webhook_id: NOTHING }, body: { overlap_seconds: 86400 }, needs: 'a webhook id from GET /tenants/{tenant_id}/ticket-events/webhook (rotating is a real write)' },
+    test_webhook: { path: { ...t, webhook_id: NOTHING }, needs: 'a webhook id from GET /tenants/{tenant_id}/ticket-events/webhook' },
+    retry_webhook_delivery: { path: { ...t, webhook_id: NOTHING, delivery_id: NOTHING }, needs: 'a delivery id from GET /tenants/{tenant_id}/ticket-events/webhook/{webhook_id}/deliveries' },
+    register_isv_webhook: { body: { url: `https://${YOUR_HOST}/hooks/all-tenants`, kinds: ['ticket', 'connection'] }, needs: 'an HTTPS receiver of your own: put its URL in place of this one (registering is a real write)' },
+    list_isv_webhooks: {},
+    get_isv_webhook: { path: { webhook_id: NOTHING }, needs: 'a webhook id from GET /webhooks' },
+    update_isv_webhook: { path: { webhook_id: NOTHING }, body: { enabled: false }, needs: 'a webhook id from GET /webhooks (pausing is a real write)' },
+    delete_isv_webhook: { path: { webhook_id: NOTHING }, needs: 'a webhook id from GET /webhooks (deleting is a real write)' },
+    rotate_isv_webhook_secret: { path: { webhook_id: NOTHING }, body: { overlap_seconds: 86400 }, needs: 'a webhook id from GET /webhooks (rotating is a real write)' },
+    test_isv_webhook: { path: { webhook_id: NOTHING }, needs: 'a webhook id from GET /webhooks' },
+    list_isv_webhook_deliveries: { path: { webhook_id: NOTHING }, needs: 'a webhook id from GET /webhooks' },
+    retry_isv_webhook_delivery: { path: { webhook_id: NOTHING, delivery_id: NOTHING }, needs: 'a delivery id from GET /webhooks/{webhook_id}/deliveries' },
     // The book as it stands: trying it changes nothing.
     put_identity_book: { path: t, body: { customers: ids.book } },
     identity_book: { path: t },
     delete_identity_customer: { path: { ...t, ref: 'your-customer-ref' }, needs: 'the ref of a customer of your book (GET /tenants/{tenant_id}/identity/book; deleting is a real write)' },
     identity_mappings: { path: t },
     identity_unmapped: { path: t },
+    identity_candidates: { path: t, query: { customer_ref: 'cust-004', limit: 5 } },
     // A match that exists: the answer is the match, unchanged.
     identity_match: ids.match
       ? { path: t, body: ids.match }

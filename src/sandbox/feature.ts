@@ -5,7 +5,8 @@ import { operationsUsing } from '../operations/operation';
 import { SandboxResetBody, SandboxResetResult, SyncRunning } from '../sync/sync.schemas';
 import { RUNNING_DESCRIPTION, syncRunningAnswer } from '../sync/feature';
 import { toEvent } from '../events/event-view';
-import { SimulateBody, SimulateResult } from './simulate.schemas';
+import { isCredentialChange, SimulateBody, SimulateResult } from './simulate.schemas';
+import type { SimulatedChange } from '../simulators/kit';
 import type { AccessService } from '../access/access.service';
 import type { AppConfig } from '../config/config';
 import type { EventsService } from '../events/events.service';
@@ -45,7 +46,10 @@ const simulateChange = defineOperation({
   name: 'simulate_sandbox_change', kind: 'mutation', summary: 'Make an MSP-side change in a sandbox simulator', tag: 'Sandbox', role: 'reader', grant: 'none', // Sandbox simulators only.
   description: 'Sandbox tenants only (our addition): makes the change in the simulator behind the tenant\'s PSA (ticket and company ' +
     'changes) or RMM (`device_offline`) as the MSP would in the vendor\'s UI, syncs the tenant, and answers the events the change ' +
-    'produced (they go to webhooks too). A production tenant, an unknown `target_id`, or a record already in that state gives 422 `request_invalid`.',
+    'produced (they go to webhooks too). `credentials_revoked` makes the vendor simulator refuse a sandbox connection\'s credentials ' +
+    '(401, as a revoked API member or application), so the sync that follows fails and the connection\'s state changes ' +
+    '(`connection.credentials_failed`, once however many syncs fail); `credentials_restored` undoes it (`connection.restored`). ' +
+    'A production tenant, an unknown `target_id`, or a record already in that state gives 422 `request_invalid`.',
   http: { method: 'post', path: '/sandbox/simulate', documented: false },
   body: SimulateBody,
   responses: [
@@ -58,7 +62,10 @@ const simulateChange = defineOperation({
   handle: async ({ body }, { caller, services }) => {
     const access = await services.access.tenantAccess(caller, body.tenant_id);
     if (!services.sandbox) throw new ServiceError('request_invalid', 'The sandbox is not enabled on this server.');
-    const r = await services.sandbox.simulate(access.tenant, body.change, services.config.syncWaitMs);
+    const change = body.change;
+    const r = isCredentialChange(change.kind)
+      ? await services.sandbox.simulateCredentials(access.tenant, { kind: change.kind, connection_id: change.connection_id }, services.config.syncWaitMs)
+      : await services.sandbox.simulate(access.tenant, change as SimulatedChange, services.config.syncWaitMs);
     if (r.running) return syncRunningAnswer(access.tenant, r.running);
     const visibility = services.access.eventVisibility(access);
     const page = await services.events.page(access.tenant.id, visibility, { kind: null, after: r.afterSeq, limit: 500 });

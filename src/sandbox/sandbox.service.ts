@@ -25,6 +25,7 @@ import type { SandboxSimulators } from '../simulators';
 import { SimulationRefused, type SimulatedChange } from '../simulators/kit';
 import { SandboxStore } from './sandbox.store';
 import { retryingTransient } from '../db/transient';
+import { isUuid } from '../shared/request';
 
 export interface SandboxInfo {
   isvId: string;
@@ -209,6 +210,32 @@ export class SandboxService {
     return { ...base, running: null };
   }
 
+  /**
+   * The sandbox trigger for a connection's credentials (POST /sandbox/simulate credentials_revoked /
+   * credentials_restored): the simulator behind the connection refuses its credentials with the vendor's own
+   * 401 (its token endpoint and the tokens it issued before), or accepts them again; then the tenant is
+   * synced, so the sync really meets the refusal (or the recovery) over HTTP and the connection's state
+   * changes as it would at a real vendor (src/events/connection-state.ts). A revoked connection's failed
+   * sync is the point, not an error. Answers as `simulate` does, the connection's id as the target.
+   */
+  async simulateCredentials(tenant: Tenant, change: { kind: 'credentials_revoked' | 'credentials_restored'; connection_id?: string }, waitMs?: number): Promise<{ connectionId: string; targetId: string; afterSeq: string; running: RunningSync | null }> {
+    const def = tenant.sandbox ? SANDBOX_TENANTS.find((d) => d.slug === tenant.slug) : undefined;
+    if (!def) throw new ServiceError('request_invalid', 'Only sandbox tenants can simulate a change; this is a production tenant.');
+    const connections = this.ds.getRepository(Connection);
+    const connection = change.connection_id
+      ? (isUuid(change.connection_id) ? await connections.findOneBy({ id: change.connection_id, tenantId: tenant.id }) : null)
+      : await connections.findOne({ where: { tenantId: tenant.id, kind: 'psa' }, order: { createdAt: 'ASC' } });
+    if (!connection) throw new ServiceError('request_invalid', change.connection_id ? 'connection_id names no connection of this sandbox tenant.' : 'This sandbox tenant has no PSA.', { details: { field: 'connection_id' } });
+    const sim = this.simulators[connection.connector];
+    if (!sim || connection.settings?.fixture !== true) throw new ServiceError('request_invalid', 'Only a sandbox connection to a simulator can have its credentials revoked.', { details: { field: 'connection_id' } });
+    const seq = await this.store.lastEventSeq(tenant.id);
+    if (change.kind === 'credentials_revoked') sim.faults.revokeCredentials(def.slug);
+    else sim.faults.restoreCredentials(def.slug);
+    const synced = await this.syncJobs.syncTenantNow(tenant.id, { waitMs });
+    const base = { connectionId: connection.id, targetId: connection.id, afterSeq: String(seq) };
+    return { ...base, running: synced.state === 'running' ? synced : null };
+  }
+
   /** Syncs every sandbox tenant that has never synced (first start). */
   async syncUnsynced(sync?: Pick<SyncService, 'syncConnection'>): Promise<void> {
     for (const def of SANDBOX_TENANTS) {
@@ -250,6 +277,8 @@ export class SandboxService {
     if (!def) throw new ServiceError('request_invalid', 'This sandbox tenant has no fixtures to reset from.');
     const issued = await this.issuedIds(tenantId);
     this.seedTenant(def);
+    // A reset gives the tenant its fixture credentials back: whatever was revoked is accepted again.
+    for (const c of def.connections) this.simulators[c.connector]?.faults.restoreCredentials(def.slug);
     // Vendor ids are never reused: a record created after the reset gets an id no earlier record had.
     for (const i of issued) this.simulators[i.connector]?.reserveIds?.(def.slug, i.resource, i.max);
     // Beside cost commits and charge recomputations writing the same tenant's rows: a deadlock's victim runs again.

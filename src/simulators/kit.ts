@@ -70,6 +70,22 @@ export class FaultInjector {
   /** Requests seen, for tests that count calls. */
   requests: { method: string; path: string; at: number }[] = [];
 
+  /**
+   * Instances (datasets) whose credentials the vendor refuses, as after the MSP revoked its API member or
+   * application: each simulator answers 401 in its own shape, at its token endpoint and to tokens issued
+   * before (POST /sandbox/simulate credentials_revoked). Not undone by `clear`: `restoreCredentials` does.
+   */
+  private readonly revoked = new Set<string>();
+  revokeCredentials(instance: string): void {
+    this.revoked.add(instance);
+  }
+  restoreCredentials(instance: string): void {
+    this.revoked.delete(instance);
+  }
+  credentialsRevoked(instance: string | undefined): boolean {
+    return instance !== undefined && this.revoked.has(instance);
+  }
+
   inject(spec: FaultSpec): void {
     this.faults.push({ ...spec, remaining: spec.times });
   }

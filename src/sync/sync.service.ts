@@ -26,6 +26,9 @@ import { FollowingRuns } from '../shared/following-runs';
 
 const NO_LEASE: BudgetLease = { release: async () => undefined };
 
+/** How a connection's sync ended, as its listeners hear it: whole, or the failure (as met, and as recorded) that ended it. */
+export type SyncOutcome = { ok: true } | { ok: false; error: unknown; message: string; resource: string };
+
 export interface SyncOptions {
   /** Ignore watermarks and rewrite every record. */
   full?: boolean;
@@ -97,8 +100,11 @@ export interface SyncListener<Prepared = unknown> {
    * It may return a callback to run once the transaction has committed (enqueue webhook deliveries).
    */
   onPageWritten?(manager: EntityManager, scope: PageScope, result: PageWriteResult, prepared?: Prepared): Promise<void | (() => Promise<void>)>;
-  /** Called once after a connection's sync ended (whole or failed part-way): work owed to all its pages at once. */
-  onSyncEnded?(scope: { tenantId: string; connection: Connection }): Promise<void>;
+  /**
+   * Called once after a connection's sync ended (whole or failed part-way): work owed to all its pages at once.
+   * `outcome`: whether it ended whole, or the failure that ended it (the connection events classify it).
+   */
+  onSyncEnded?(scope: { tenantId: string; connection: Connection; outcome: SyncOutcome }): Promise<void>;
 }
 
 export class SyncService {
@@ -366,7 +372,7 @@ export class SyncService {
         // A sandbox connection fails against our own simulators: nothing for an operator to act on (docs/architecture.md, Running it).
         if (!opts.rehearsed) this.logger[connection.settings?.fixture === true ? 'info' : 'warn']({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
         await this.planNext(connection, stored, checked, writtenWithPlan, due);
-        await this.ended(connection);
+        await this.ended(connection, { ok: false, error: err, message, resource });
         recordSync(connection.kind, report, syncStarted);
         throw new SyncFailedError(report);
       }
@@ -381,7 +387,7 @@ export class SyncService {
         resources: Object.fromEntries(report.resources.map((x) => [x.resource, { mode: x.mode, fetched: x.fetched, created: x.created, updated: x.updated, ...(x.quarantined ? { quarantined: x.quarantined } : {}) }])),
       },
     });
-    await this.ended(connection);
+    await this.ended(connection, { ok: true });
     recordSync(connection.kind, report, syncStarted);
     return report;
   }
@@ -484,9 +490,9 @@ export class SyncService {
     await this.statesStore.writePlans(replanned);
   }
 
-  private async ended(connection: Connection): Promise<void> {
+  private async ended(connection: Connection, outcome: SyncOutcome): Promise<void> {
     for (const l of this.listeners) {
-      await l.onSyncEnded?.({ tenantId: connection.tenantId, connection }).catch((err: Error) =>
+      await l.onSyncEnded?.({ tenantId: connection.tenantId, connection, outcome }).catch((err: Error) =>
         this.logger.error({ connectionId: connection.id, err: err.message }, 'a sync-ended listener failed'));
     }
   }

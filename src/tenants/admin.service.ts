@@ -3,8 +3,8 @@
  * most of these through the graph with the admin token; an MSP key turns its tenant's grants on and off.
  */
 import { In, type DataSource } from 'typeorm';
-import { ApiKey, Connection, CONNECTION_KINDS, Grant, Isv, Tenant } from '../../entities';
-import { isConnectorName, readConnector } from '../connectors/registry';
+import { ApiKey, Connection, CONNECTION_KINDS, Grant, Isv, Tenant, type KeyCreator } from '../../entities';
+import { connectorTitle, isConnectorName, readConnector } from '../connectors/registry';
 import { checkCredentials } from './connection-checks';
 import { uniqueViolation } from './unique-violation';
 import { CANONICAL_STATUSES } from '../connectors/canonical';
@@ -14,6 +14,8 @@ import type { SecretBox } from '../security/secret-box';
 import { isUuid } from '../shared/request';
 import { isGrantKey, type GrantKey } from '../access/caller';
 import { grantKeysFor, refuseKeysNotOffered, type AccessService } from '../access/access.service';
+import { offBecause } from '../access/grant-words';
+import { blockedGrantsByConnection } from '../access/permission-gaps';
 
 const slugTaken = (slug: string) => new ServiceError('validation', `A tenant with slug "${slug}" exists already.`, { details: { field: 'slug' } });
 
@@ -26,6 +28,8 @@ export interface GrantView {
   kind: string;
   connector: string;
   keys: string[];
+  /** Keys the connection's vendor permissions rule out (src/access/permission-gaps.ts): shown off, refused by set_grants. */
+  unavailable: { key: string; reason: string; vendor_permissions: string[] }[];
 }
 
 export class AdminService {
@@ -50,10 +54,14 @@ export class AdminService {
     return tenant;
   }
 
-  async issueApiKey(isvId: string, label = ''): Promise<{ row: ApiKey; key: string }> {
+  /**
+   * The one way an ISV key is minted: by the operator (the graph's `issue_api_key`) or by a person of the
+   * ISV (its console's keys page, src/tenants/isv-keys.service.ts), never by a key. `createdBy` is kept.
+   */
+  async issueApiKey(isvId: string, label = '', createdBy: KeyCreator = { kind: 'operator' }): Promise<{ row: ApiKey; key: string }> {
     await this.isv(isvId);
     const { key, prefix, hash } = generateApiKey();
-    const row = await this.ds.getRepository(ApiKey).save({ kind: 'isv', isvId, tenantId: null, keyHash: hash, prefix, label, revokedAt: null });
+    const row = await this.ds.getRepository(ApiKey).save({ kind: 'isv', isvId, tenantId: null, keyHash: hash, prefix, label, revokedAt: null, createdBy });
     return { row, key };
   }
 
@@ -160,7 +168,15 @@ export class AdminService {
       settings: {},
     });
     this.access.invalidate();
+    for (const listener of this.addedListeners) await listener(saved);
     return saved;
+  }
+
+  private readonly addedListeners: ((c: Connection) => Promise<void>)[] = [];
+
+  /** Told of each connection created (the connection events write `connection.added`: src/events/connection-state.ts). */
+  onConnectionAdded(listener: (c: Connection) => Promise<void>): void {
+    this.addedListeners.push(listener);
   }
 
   async setGrant(isvId: string, connectionId: string, keys: string[]): Promise<Grant> {
@@ -181,11 +197,15 @@ export class AdminService {
     const isvs = rows.length ? await this.ds.getRepository(Isv).find({ where: { id: In([...new Set(rows.map((r) => r.isvId))]) } }) : [];
     const nameOf = new Map(isvs.map((i) => [i.id, i.name]));
     const byId = new Map(connections.map((c) => [c.id, c]));
+    const blocked = await blockedGrantsByConnection(this.ds, tenant.id, connections);
     return rows.filter((g) => byId.has(g.connectionId)).map((g) => ({
       isv_id: g.isvId, isv_name: nameOf.get(g.isvId) ?? '', connection_id: g.connectionId,
       kind: byId.get(g.connectionId)!.kind, connector: byId.get(g.connectionId)!.connector,
       // A key stored before its kind's rule (or by hand) grants nothing there: not shown as held.
       keys: g.keys.filter((k) => (grantKeysFor(byId.get(g.connectionId)!.kind) as string[]).includes(k)).sort(),
+      unavailable: [...(blocked.get(g.connectionId)?.entries() ?? [])].map(([key, b]) => ({
+        key, reason: offBecause(b, connectorTitle(byId.get(g.connectionId)!.connector)), vendor_permissions: [...new Set(b.needs.map((n) => n.vendorTerms))],
+      })),
     }));
   }
 
@@ -196,6 +216,16 @@ export class AdminService {
     for (const e of entries) if (!ids.has(e.connection_id)) throw new ServiceError('not_found', `Connection ${e.connection_id} is not a connection of this tenant.`);
     const byId = new Map(connections.map((c) => [c.id, c]));
     for (const e of entries) refuseKeysNotOffered(byId.get(e.connection_id)!.kind, e.keys, e.connection_id);
+    // A key the connection's vendor permissions rule out is never granted (the console shows it off; a hand-made request is refused).
+    const blocked = await blockedGrantsByConnection(this.ds, tenant.id, entries.map((e) => byId.get(e.connection_id)!));
+    for (const e of entries) {
+      const ruledOut = e.keys.filter((k) => blocked.get(e.connection_id)?.has(k));
+      if (!ruledOut.length) continue;
+      const why = ruledOut.map((k) => `${k}: ${offBecause(blocked.get(e.connection_id)!.get(k)!, connectorTitle(byId.get(e.connection_id)!.connector))}`);
+      throw new ServiceError('request_invalid', `${ruledOut.join(', ')} cannot be granted on this connection: the vendor permission ${ruledOut.length === 1 ? 'it needs is' : 'they need is'} missing. ${why.join(' ')} Add the permission at the vendor, then Reconnect the system in the console to check again.`, {
+        details: { connection_id: e.connection_id, refused: ruledOut, vendor_permissions: [...new Set(ruledOut.flatMap((k) => blocked.get(e.connection_id)!.get(k)!.needs.map((n) => n.vendorTerms)))] },
+      });
+    }
     await this.ds.transaction(async (m) => {
       for (const e of entries) {
         await m.getRepository(Grant).upsert({ isvId, connectionId: e.connection_id, tenantId: tenant.id, keys: [...new Set(e.keys)] }, ['isvId', 'connectionId']);

@@ -18,6 +18,7 @@ import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { JobQueue } from '../../jobs/queue/types';
 import type { AdminService } from './admin.service';
 import type { TenantsStore } from './tenants.store';
+import type { ConnectionStates } from '../events/connection-states.store';
 
 /** The services these operations use, and all they see of the service graph (src/feature.ts). */
 export interface ConnectionAdminServices {
@@ -29,6 +30,8 @@ export interface ConnectionAdminServices {
   syncJobs: SyncJobs;
   tenantsStore: TenantsStore;
   webhooks: Pick<WebhooksService, 'resolve'>;
+  /** `connection.removed` in the removal's transaction. */
+  connectionStates: Pick<ConnectionStates, 'removedIn'>;
 }
 const defineOperation = operationsUsing<ConnectionAdminServices>();
 
@@ -116,7 +119,7 @@ const deleteConnection = defineOperation({
   responses: [{ status: 200, schema: Deleted, description: 'The removed connection.' }],
   handle: async ({ body }, { services }) => {
     const c = await services.admin.findConnection(body.id);
-    await services.tenantsStore.removeConnection(c);
+    await services.tenantsStore.removeConnection(c, (m) => services.connectionStates.removedIn(m, c));
     services.access.invalidate();
     return { id: c.id, deleted: true };
   },

@@ -12,6 +12,7 @@ import { ServiceError } from '../errors/service-error';
 import { connectionInfos, tenantStatus } from './tenant-status';
 import * as S from './tenant.schemas';
 import { CONNECTION_ADMIN_OPERATIONS, type ConnectionAdminServices } from './connections.ops';
+import { ME_OPERATIONS } from './me.ops';
 import type { AuditService } from '../audit/audit.service';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 
@@ -90,12 +91,12 @@ const listGrants = defineOperation({
 
 const setGrants = defineOperation({
   name: 'set_grants', kind: 'mutation', summary: "Turn an ISV's grants on and off", tag: 'Grants', role: 'msp',
-  description: 'Sets the keys of each connection the body names for the ISV; other connections keep theirs. The ISV sees the change at once.',
+  description: 'Sets the keys of each connection the body names for the ISV; other connections keep theirs. The ISV sees the change at once. A key the connection\'s vendor permissions rule out (`unavailable` in GET /tenants/{tenant_id}/grants) is refused with 422 `request_invalid`, and nothing is changed.',
   http: { method: 'put', path: '/tenants/{tenant_id}/grants/{isv_id}', documented: false },
   path: TenantPath.extend({ isv_id: pathId('isv_id', 'The ISV, from GET /tenants/{tenant_id}/grants.') }).strict(),
   body: S.SetGrantsBody,
   responses: [{ status: 200, schema: S.GrantList, description: "The tenant's grants after the change." }],
-  errors: ['role_required'],
+  errors: ['role_required', 'request_invalid'],
   handle: async ({ path, body }, ctx) => {
     const access = tenantOf(ctx);
     await ctx.services.admin.setGrants(access.tenant, access.connections, path.isv_id, body.connections);
@@ -183,6 +184,7 @@ export const TENANT_OPERATIONS: Operation[] = [
   listTenants, listConnections, getStatus, listGrants, setGrants,
   listIsvs, listKeys, createIsv, issueApiKey, issueMspKey, revokeApiKey, createTenant, setGrant,
   ...CONNECTION_ADMIN_OPERATIONS,
+  ...ME_OPERATIONS,
 ];
 
 export const tenantsFeature: FeatureModule<TenantsServices> = { name: 'tenants', operations: TENANT_OPERATIONS };

@@ -1,5 +1,6 @@
 /** Tenants, connections and their sync state, grants and MSP keys (docs/architecture.md, Tenancy, keys and grants). */
 import { GRANT_KEYS } from '../access/caller';
+import { grantKeyList } from '../access/grant-words';
 import { listCursor, listEnvelope } from '../shared/paging';
 import { text, z } from '../shared/request';
 
@@ -59,11 +60,16 @@ export const TenantStatus = z.object({
 }).strict().openapi('TenantStatus');
 
 
-const grantKey = z.enum(GRANT_KEYS).openapi({ description: `A grant key: ${GRANT_KEYS.join(', ')}.` });
+const grantKey = z.enum(GRANT_KEYS).openapi({ description: `A grant key: ${grantKeyList()}.` });
 
 export const GrantRow = z.object({
   isv_id: z.string(), isv_name: z.string(), connection_id: z.string(), kind: z.string(), connector: z.string(),
   keys: z.array(z.string()).openapi({ description: 'Grant keys the ISV holds on this connection.' }),
+  unavailable: z.array(z.object({
+    key: z.string(),
+    reason: z.string().openapi({ description: 'Why, in words: the vendor permission it needs (or the grant it follows from).' }),
+    vendor_permissions: z.array(z.string()).openapi({ description: 'The missing vendor permissions, in the vendor\'s own terms.' }),
+  }).strict().openapi('UnavailableGrant')).openapi({ description: 'Keys that cannot be granted on this connection: a vendor permission they need was found missing when the system was last connected or reconnected. PUT refuses them (422 request_invalid).' }),
 }).strict().openapi('GrantRow');
 
 export const GrantList = listEnvelope('GrantList', 'grants', GrantRow);

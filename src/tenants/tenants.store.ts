@@ -2,11 +2,12 @@
  * The tenants feature's store: the ISV list, the sync state and record counts behind the connections and
  * status reads (tenant-status.ts shapes them), and the removal of a connection or a tenant with every row
  * that names it (docs/architecture.md, Tenancy, keys and grants). A connection's removal keeps its audit
- * entries (the tenant's history); for a tenant nothing stays: records, events, audit, keys (MSP keys stop
+ * entries and its connection events (the tenant's history); for a tenant nothing stays: records, events, audit, keys (MSP keys stop
  * working), billing rows.
  */
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import { AuditEntry, BillingVersion, Connection, Isv, SyncState, Tenant } from '../../entities';
+import { AuditEntry, BillingVersion, Connection, EventRecord, Isv, SyncState, Tenant } from '../../entities';
+import { CONNECTION_KINDS } from '../events/event-kinds';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 
 async function deleteWhere(m: EntityManager, property: 'tenantId' | 'connectionId', id: string, keep: Function[] = []): Promise<number> {
@@ -46,13 +47,23 @@ export class TenantsStore {
     return new Map(rows.map((r) => [`${r.connection_id}|${r.resource}`, Number(r.n)]));
   }
 
-  /** The connection's rows everywhere (records, sync state, grants, links, events, quarantine) and the connection. */
-  async removeConnection(connection: Connection): Promise<number> {
-    return this.ds.transaction(async (m) => {
-      const n = await deleteWhere(m, 'connectionId', connection.id, [AuditEntry]);
+  /**
+   * The connection's rows everywhere (records, sync state, grants, links, events, quarantine) and the connection.
+   * `alsoIn`: more work in the same transaction after the rows went (the `connection.removed` event); what it
+   * answers runs once the transaction has committed.
+   */
+  async removeConnection(connection: Connection, alsoIn?: (m: EntityManager) => Promise<() => Promise<void>>): Promise<number> {
+    let after: (() => Promise<void>) | undefined;
+    const n = await this.ds.transaction(async (m) => {
+      const removed = await deleteWhere(m, 'connectionId', connection.id, [AuditEntry, EventRecord]);
+      // Its events go too, but for the connection family's: the tenant's history of its connections (connection.added, ...).
+      await m.query('DELETE FROM events WHERE connection_id = $1 AND kind <> ALL($2::text[])', [connection.id, CONNECTION_KINDS]);
       await m.getRepository(Connection).delete({ id: connection.id });
-      return n + 1;
+      after = await alsoIn?.(m);
+      return removed + 1;
     });
+    await after?.();
+    return n;
   }
 
   /** Every row of the tenant (every table with a tenant column) and the tenant; returns its connections' ids. */

@@ -35,7 +35,7 @@ import type { EventRow } from '../events/events.service';
 import { DELIVERY_ATTEMPTS, nextDelayMs } from './retry-schedule';
 import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, type CheckedReceiver } from './ssrf-guard';
 import { postToPool, ReceiverPools, type SendResult } from './webhook-sender';
-import { WebhookSigner } from './signing';
+import { signersOf, type WebhookSigners } from './signing';
 import type { AppConfig } from '../config/config';
 import type { SecretBox } from '../security/secret-box';
 import type { HostResolver } from './ssrf-guard';
@@ -58,8 +58,8 @@ const RECORD_DELAY_MS = 50;
  */
 const RECORD_DELIVERED_SQL =
   `UPDATE webhook_deliveries d SET status = 'delivered', attempts = x.attempts, last_status_code = x.code, last_error = NULL,
-   delivered_at = x.at, next_attempt_at = NULL, updated_at = now()
-   FROM unnest($1::uuid[], $2::integer[], $3::integer[], $4::timestamptz[]) AS x(id, attempts, code, at)
+   delivered_at = x.at, next_attempt_at = NULL, last_latency_ms = x.latency, updated_at = now()
+   FROM unnest($1::uuid[], $2::integer[], $3::integer[], $4::timestamptz[], $5::integer[]) AS x(id, attempts, code, at, latency)
    WHERE d.id = x.id AND d.id = ANY($1::uuid[])`;
 const PENDING_COLUMNS = 'e.*, d.id AS delivery_id, d.attempts AS delivery_attempts, d.next_attempt_at, d.event_seq AS delivery_seq';
 /**
@@ -67,6 +67,7 @@ const PENDING_COLUMNS = 'e.*, d.id AS delivery_id, d.attempts AS delivery_attemp
  * between a wake-up and the first try (on the embedded store each statement may wait for a sync's page).
  */
 const HEAD_SQL = `SELECT ${PENDING_COLUMNS}, h.tenant_id AS hook_tenant_id, h.url AS hook_url, h.secret_encrypted AS hook_secret,
+    h.previous_secret_encrypted AS hook_previous_secret, h.previous_secret_expires_at AS hook_previous_until,
     h.enabled AS hook_enabled, h.disabled_reason AS hook_disabled_reason
   FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks h ON h.id = d.webhook_id
   WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY d.event_seq LIMIT $2`;
@@ -74,8 +75,10 @@ const HEAD_SQL = `SELECT ${PENDING_COLUMNS}, h.tenant_id AS hook_tenant_id, h.ur
 const AFTER_SQL = `SELECT ${PENDING_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
   WHERE d.webhook_id = $1 AND d.status = 'pending' AND d.event_seq > $3 ORDER BY d.event_seq LIMIT $2`;
 
-interface DeliveredTry { id: string; attempts: number; code: number; at: string }
-const USER_AGENT = 'msp-integration-service-webhooks/1';
+interface DeliveredTry { id: string; attempts: number; code: number; at: string; latency: number }
+export const USER_AGENT = 'msp-integration-service-webhooks/1';
+/** The kind of the test event `POST .../test` sends (not an event of any feed). */
+export const TEST_EVENT_KIND = 'webhook.test';
 /** Namespace of the lane's advisory lock (first key of the two-key form): 'WHLN'. */
 const LANE_LOCK_NAMESPACE = 0x57484c4e & 0x7fffffff;
 export const GONE_REASON = 'receiver answered 410';
@@ -105,9 +108,12 @@ interface PendingRow extends EventRow {
 /** The webhook a lane sends for, as its head read found it. */
 interface LaneHook {
   id: string;
+  /** The webhook's tenant; for an ISV-wide one, the tenant of the lane's head delivery (where wake-ups are filed). */
   tenantId: string;
   url: string;
   secretEncrypted: string;
+  previousSecretEncrypted: string | null;
+  previousSecretExpiresAt: Date | null;
   enabled: boolean;
   disabledReason: string | null;
 }
@@ -208,7 +214,8 @@ export class DeliveryLanes {
       if (head.length === 0) return tries;
       const first = head[0];
       const hook: LaneHook = {
-        id: job.webhookId, tenantId: first.hook_tenant_id, url: first.hook_url, secretEncrypted: first.hook_secret,
+        id: job.webhookId, tenantId: first.hook_tenant_id ?? first.tenant_id ?? '', url: first.hook_url, secretEncrypted: first.hook_secret,
+        previousSecretEncrypted: first.hook_previous_secret, previousSecretExpiresAt: first.hook_previous_until,
         enabled: first.hook_enabled, disabledReason: first.hook_disabled_reason,
       };
       if (!hook.enabled) {
@@ -236,7 +243,8 @@ export class DeliveryLanes {
    * in flight then finish and every try is on record when this returns.
    */
   private async sendPass(hook: LaneHook, head: PendingRow[], job: WebhookDeliverJob, observe: TryObserver): Promise<{ tries: number; end: PassEnd }> {
-    const signer = new WebhookSigner(this.webhooks.box.open(hook.secretEncrypted));
+    // Both secrets during a rotation's overlap (each signature checks the time it signs at).
+    const signer = signersOf(this.webhooks.box, hook);
     const recorder = new DeliveredRecorder(this.ds);
     const inFlight = new Set<Promise<void>>();
     let slotFreed: (() => void) | null = null;
@@ -314,7 +322,7 @@ export class DeliveryLanes {
    * handed to `onDelivered`, which records it with others (all on record before the pass ends).
    */
   private async tryOne(
-    hook: LaneHook, target: BatchTarget, signer: WebhookSigner, row: PendingRow, written: () => void,
+    hook: LaneHook, target: BatchTarget, signer: WebhookSigners, row: PendingRow, written: () => void,
     onDelivered: (t: DeliveredTry) => void, hold: () => void,
   ): Promise<DeliveryOutcome> {
     const attemptsMade = Number(row.delivery_attempts) + 1;
@@ -332,6 +340,7 @@ export class DeliveryLanes {
     const body = JSON.stringify(toEvent(row));
     const now = new Date();
     const signature = signer.sign(row.id, now, body);
+    const started = performance.now();
     const result: SendResult = await postToPool(this.pools.for(target), target, body, {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
@@ -342,33 +351,34 @@ export class DeliveryLanes {
     }, this.webhooks.timeoutMs, written);
 
     const code = result.statusCode;
+    const latency = Math.round(performance.now() - started);
     // A try that will be retried (or a 410) holds the lane from now on, before its outcome is on record.
     if (code === 410 || ((code === null || code < 200 || code >= 300) && !lastTry)) hold();
     if (code !== null && code >= 200 && code < 300) {
-      onDelivered({ id: row.delivery_id, attempts: attemptsMade, code, at: new Date().toISOString() });
+      onDelivered({ id: row.delivery_id, attempts: attemptsMade, code, at: new Date().toISOString(), latency });
       return { kind: 'delivered', statusCode: code };
     }
     if (code === 410) {
       // The receiver says it is gone for good: stop at once, for this delivery and every later event.
       await this.ds.getRepository(Webhook).update({ id: hook.id }, { enabled: false, disabledReason: GONE_REASON });
       await this.webhooks.hooksChanged();
-      await this.record(row.delivery_id, { status: 'failed', attempts: attemptsMade, last_status_code: 410, last_error: `${GONE_REASON}; webhook disabled` });
+      await this.record(row.delivery_id, { status: 'failed', attempts: attemptsMade, last_status_code: 410, last_error: `${GONE_REASON}; webhook disabled`, last_latency_ms: latency });
       return { kind: 'disabled' };
     }
     const error = code === null ? result.error ?? 'no answer'
       : code >= 300 && code < 400 ? `redirect not followed (HTTP ${code})` : `HTTP ${code}`;
-    return this.failedTry(row.delivery_id, attemptsMade, lastTry, code, error, result.retryAfter);
+    return this.failedTry(row.delivery_id, attemptsMade, lastTry, code, error, result.retryAfter, latency);
   }
 
   private async failedTry(
-    deliveryId: string, attemptsMade: number, last: boolean, code: number | null, error: string, retryAfter: string | null,
+    deliveryId: string, attemptsMade: number, last: boolean, code: number | null, error: string, retryAfter: string | null, latency: number | null = null,
   ): Promise<DeliveryOutcome> {
     if (last) {
-      await this.record(deliveryId, { status: 'gave_up', attempts: attemptsMade, last_status_code: code, last_error: error });
+      await this.record(deliveryId, { status: 'gave_up', attempts: attemptsMade, last_status_code: code, last_error: error, last_latency_ms: latency });
       return { kind: 'gave_up', error };
     }
     const delayMs = nextDelayMs(attemptsMade, retryAfter, this.webhooks.retryScale);
-    await this.record(deliveryId, { status: 'pending', attempts: attemptsMade, last_status_code: code, last_error: error, next_attempt_at: new Date(Date.now() + delayMs) });
+    await this.record(deliveryId, { status: 'pending', attempts: attemptsMade, last_status_code: code, last_error: error, last_latency_ms: latency, next_attempt_at: new Date(Date.now() + delayMs) });
     return { kind: 'retry', delayMs, error };
   }
 
@@ -418,7 +428,7 @@ class DeliveredRecorder {
     this.writing = this.writing.then(async () => {
       if (this.failure !== null) return;
       try {
-        await this.ds.query(RECORD_DELIVERED_SQL, [batch.map((t) => t.id), batch.map((t) => t.attempts), batch.map((t) => t.code), batch.map((t) => t.at)]);
+        await this.ds.query(RECORD_DELIVERED_SQL, [batch.map((t) => t.id), batch.map((t) => t.attempts), batch.map((t) => t.code), batch.map((t) => t.at), batch.map((t) => t.latency)]);
       } catch (err) {
         this.failure = err;
       }

@@ -1,7 +1,7 @@
 /** Our signer against the Standard Webhooks reference library: the same signature, and it verifies. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { WebhookSigner } from './signing';
+import { WebhookSigner, WebhookSigners } from './signing';
 
 describe('webhook signing', () => {
   it('signs exactly as the reference library, for any secret, id, time and body', () => {
@@ -18,6 +18,27 @@ describe('webhook signing', () => {
       try {
         expect(() => new StandardWebhook(secret).verify(body, headers)).not.toThrow();
         expect(() => new StandardWebhook(`whsec_${randomBytes(24).toString('base64')}`).verify(body, headers)).toThrow();
+      } finally {
+        jest.useRealTimers();
+      }
+    }
+  });
+
+  it('signs with both secrets during a rotation overlap (either verifies), and with the new one alone after it', () => {
+    const [next, old] = [`whsec_${randomBytes(24).toString('base64')}`, `whsec_${randomBytes(24).toString('base64')}`];
+    const ends = new Date(1_700_000_600_000);
+    const signers = new WebhookSigners([{ secret: next, until: null }, { secret: old, until: ends }]);
+    const id = randomUUID();
+    const body = '{"kind":"ticket.updated"}';
+    for (const [at, verifiesOld] of [[new Date(ends.getTime() - 1000), true], [ends, false]] as const) {
+      const signature = signers.sign(id, at, body);
+      expect(signature.split(' ')).toHaveLength(verifiesOld ? 2 : 1);
+      const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature };
+      jest.useFakeTimers({ now: at });
+      try {
+        expect(() => new StandardWebhook(next).verify(body, headers)).not.toThrow();
+        if (verifiesOld) expect(() => new StandardWebhook(old).verify(body, headers)).not.toThrow();
+        else expect(() => new StandardWebhook(old).verify(body, headers)).toThrow();
       } finally {
         jest.useRealTimers();
       }

@@ -9,6 +9,7 @@ import { eventVisibility } from '../access/event-visibility';
 import { Grant } from '../access/caller';
 import { testDatabaseOptions } from '../../test/support/runtime';
 import { WebhooksStore } from './webhooks.store';
+import { kindMatches } from './event-access';
 
 let db: Database;
 beforeAll(async () => { db = await openDatabase(testDatabaseOptions()); }, 120_000);
@@ -32,8 +33,8 @@ describe('the fan-out statement', () => {
     // An event of another tenant, named by mistake: never delivered.
     const [stranger] = await db.dataSource.query(
       `INSERT INTO events (tenant_id, connection_id, kind, dedupe_key, occurred_at) VALUES ($1, $2, 'ticket.updated', $3, now()) RETURNING id`, [randomUUID(), psa, randomUUID()]);
-    const tickets = { id: randomUUID(), visibility: eventVisibility([psa, rmm], (c, k) => c === psa && k === Grant.TicketEvents) };
-    const devices = { id: randomUUID(), visibility: eventVisibility([psa, rmm], (c, k) => c === rmm && k === Grant.DeviceEvents) };
+    const tickets = { id: randomUUID(), visibility: eventVisibility([psa, rmm], (c, k) => c === psa && k === Grant.TicketEvents), kinds: null };
+    const devices = { id: randomUUID(), visibility: eventVisibility([psa, rmm], (c, k) => c === rmm && k === Grant.DeviceEvents), kinds: null };
     const store = new WebhooksStore(db.dataSource);
     const ids = [...events.map((e) => e.id), stranger.id];
 
@@ -51,5 +52,15 @@ describe('the fan-out statement', () => {
     expect(await store.insertDeliveries(tenant, ids, [tickets, devices])).toEqual([]);
     const [{ n }] = await db.dataSource.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1', [tenant]);
     expect(n).toBe(5);
+
+    // A kinds filter narrows what the grants show, exactly as its in-memory twin says (kindMatches).
+    const everything = eventVisibility([psa, rmm], () => true);
+    for (const filter of [['ticket.closed'], ['device', 'sandbox_reset'], ['ticket', 'health']]) {
+      const hook = { id: randomUUID(), visibility: everything, kinds: filter };
+      await store.insertDeliveries(tenant, ids, [hook]);
+      const got: { kind: string }[] = await db.dataSource.query(
+        'SELECT e.kind FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 ORDER BY e.kind', [hook.id]);
+      expect(got.map((r) => r.kind)).toEqual(events.map((e) => e.kind).filter((k) => kindMatches(k, filter)).sort());
+    }
   });
 });

@@ -5,7 +5,8 @@
  * store of delivery order.
  */
 import type { DataSource } from 'typeorm';
-import { visibleWhere, type EventVisibility } from '../access/event-visibility';
+import { eventVisibility, visibleWhere, type EventVisibility } from '../access/event-visibility';
+import { kindFilterTerms } from './event-access';
 
 export class WebhooksStore {
   constructor(private readonly ds: DataSource) {}
@@ -16,12 +17,12 @@ export class WebhooksStore {
    * delivery carries its event's position. A delivery that exists already is left as it is. Answers how
    * many were added per webhook.
    */
-  insertDeliveries(tenantId: string, eventIds: string[], hooks: { id: string; visibility: EventVisibility }[]): Promise<{ webhook_id: string; n: number }[]> {
+  insertDeliveries(tenantId: string, eventIds: string[], hooks: { id: string; visibility: EventVisibility; kinds: readonly string[] | null }[]): Promise<{ webhook_id: string; n: number }[]> {
     if (eventIds.length === 0 || hooks.length === 0) return Promise.resolve([]);
     const params: unknown[] = [tenantId, eventIds];
     const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
     const perHook = hooks.map((h) => `SELECT ${p(h.id)}::uuid AS webhook_id, id, seq FROM announced
-      WHERE tenant_id = $1 AND ${visibleWhere(h.visibility, null, p)}`);
+      WHERE tenant_id = $1 AND ${visibleWhere(h.visibility, null, p)}${kindsWhere(h.kinds, p)}`);
     // The events are found by id alone (materialized first): with the tenant in the same condition, a
     // planner without statistics (the embedded store never gathers any) reads all of the tenant's events.
     return this.ds.query(
@@ -30,6 +31,28 @@ export class WebhooksStore {
        added AS (
          INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_seq)
          SELECT x.webhook_id, $1, x.id, x.seq FROM (${perHook.join(' UNION ALL ')}) x
+         ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING webhook_id)
+       SELECT webhook_id, count(*)::int AS n FROM added GROUP BY webhook_id`, params);
+  }
+
+  /**
+   * One pending delivery per (ISV-wide webhook of the ISV, event of the ISV's own among `eventIds`): events
+   * of no tenant, which need no grant (the visibility of an ISV that holds none), narrowed by each
+   * webhook's kinds. Answers how many were added per webhook.
+   */
+  insertOwnDeliveries(isvId: string, eventIds: string[], hooks: { id: string; kinds: readonly string[] | null }[]): Promise<{ webhook_id: string; n: number }[]> {
+    if (eventIds.length === 0 || hooks.length === 0) return Promise.resolve([]);
+    const params: unknown[] = [isvId, eventIds];
+    const p = (v: unknown) => { params.push(v); return `$${params.length}`; };
+    const none = eventVisibility([], () => false);
+    const perHook = hooks.map((h) => `SELECT ${p(h.id)}::uuid AS webhook_id, id, seq FROM announced
+      WHERE ${visibleWhere(none, null, p)}${kindsWhere(h.kinds, p)}`);
+    return this.ds.query(
+      `WITH announced AS MATERIALIZED (
+         SELECT id, seq, kind, connection_id, detail FROM events WHERE id = ANY($2::uuid[]) AND tenant_id IS NULL AND isv_id = $1),
+       added AS (
+         INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_seq)
+         SELECT x.webhook_id, NULL, x.id, x.seq FROM (${perHook.join(' UNION ALL ')}) x
          ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING webhook_id)
        SELECT webhook_id, count(*)::int AS n FROM added GROUP BY webhook_id`, params);
   }
@@ -54,9 +77,41 @@ export class WebhooksStore {
        WHERE COALESCE(next_attempt_at, updated_at) <= now() - ($1::int * interval '1 millisecond')`, [overdueMs]);
   }
 
+  /** A paused webhook's pending deliveries fail with `reason` (they are retried by hand, if at all). */
+  async failPending(webhookId: string, reason: string): Promise<void> {
+    await this.ds.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, updated_at = now()
+      WHERE webhook_id = $1 AND status = 'pending'`, [webhookId, reason]);
+  }
+
+  /**
+   * The delivery pending again, due now (a replay): null when the webhook has no such delivery or its
+   * event is gone. Its tries so far stay counted.
+   */
+  async requeue(webhookId: string, deliveryId: string): Promise<{ tenant_id: string | null } | null> {
+    const [rows]: [{ tenant_id: string | null }[], number] = await this.ds.query(
+      `UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = NULL, updated_at = now()
+       WHERE d.id = $1 AND d.webhook_id = $2 AND EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id)
+       RETURNING d.tenant_id`, [deliveryId, webhookId]);
+    return rows[0] ?? null;
+  }
+
+  /** The kind of each event (the delivery log shows it). */
+  async kindsOf(eventIds: string[]): Promise<Map<string, string>> {
+    if (eventIds.length === 0) return new Map();
+    const rows: { id: string; kind: string }[] = await this.ds.query('SELECT id, kind FROM events WHERE id = ANY($1::uuid[])', [eventIds]);
+    return new Map(rows.map((r) => [r.id, r.kind]));
+  }
+
   /** Every webhook with a delivery pending, with its tenant. */
   pendingLanes(): Promise<{ webhook_id: string; tenant_id: string }[]> {
     return this.ds.query(
       "SELECT DISTINCT webhook_id, tenant_id FROM webhook_deliveries WHERE status = 'pending'");
   }
+}
+
+/** A kinds filter names exact kinds or families (event-access.ts, kindMatches): the same test in SQL; '' for none. */
+function kindsWhere(kinds: readonly string[] | null, p: (v: unknown) => string): string {
+  if (!kinds) return '';
+  const { exact, prefixes } = kindFilterTerms(kinds);
+  return ` AND (kind = ANY(${p(exact)}::text[]) OR split_part(kind, '.', 1) = ANY(${p(prefixes)}::text[]))`;
 }

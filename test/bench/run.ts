@@ -36,8 +36,8 @@ import { BENCH_INSTANCE as INSTANCE, startBenchVendor, type BenchVendor } from '
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
-/** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz,fleet and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,connect,rss,fuzz,fleet').split(','));
+/** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,connect,requestlog,rss,fuzz,fleet and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,connect,requestlog,rss,fuzz,fleet').split(','));
 /** The parts measured on the in-process service of benchRuntime (fleet runs processes of its own, PostgreSQL and Redis only). */
 const IN_PROCESS_PARTS = [...PARTS].some((p) => p !== 'fleet');
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
@@ -133,6 +133,8 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
     const service = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/tenants/${tenantId}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
     const baseline = !PARTS.has('reads') ? { rps: NaN, p50: NaN, p99: NaN, errors: 0, requests: 0, avgBytes: NaN } : await load(`${svc.url}/__bench/baseline/tickets?tenant_id=${tenantId}`, {}, 'last_id', 'after');
     const askFigures = PARTS.has('ask') ? await benchAsk(svc, tenantId, key) : {};
+    // The request log's cost: the same reads and commits with the recorder on, then off (REQUEST_LOG=off's switch).
+    const requestLog = PARTS.has('requestlog') ? await benchRequestLog(svc, tenantId, key, baseline.rps) : {};
     // Commit latency through the service vs a direct call to the simulator, and sustained commits.
     const writes = PARTS.has('writes') ? await benchCommits(svc, vendor, tenantId, key) : {};
     const identity = PARTS.has('identity') ? await benchAutoMatch(svc) : {};
@@ -163,6 +165,7 @@ async function benchRuntime(name: string, databaseUrl: string | undefined): Prom
       ...connect,
       ...askFigures,
       ...writes,
+      ...requestLog,
       ...serviceRss,
       ...fuzz,
     };
@@ -334,6 +337,47 @@ async function benchCommits(svc: RunningServer, vendor: BenchVendor, tenantId: s
     'commit p50/p99 ms (direct)': `${percentile(dirLat, 0.5).toFixed(1)} / ${percentile(dirLat, 0.99).toFixed(1)}`,
     'commit latency ratio p50/p99': `${(percentile(svcLat, 0.5) / percentile(dirLat, 0.5)).toFixed(2)} / ${(percentile(svcLat, 0.99) / percentile(dirLat, 0.99)).toFixed(2)}`,
     'sustained commits/s (16 clients)': Math.round(rate),
+  };
+}
+
+/**
+ * The request log's cost (docs/architecture.md, Request log): GET tickets (32 clients) and commits one at a
+ * time, with the recorder on and then off in the same process, beside the bare handler's reads.
+ */
+async function benchRequestLog(svc: RunningServer, tenantId: string, key: string, baselineRps: number): Promise<Record<string, unknown>> {
+  const recorder = svc.services.requestRecorder;
+  const N = Number(process.env.BENCH_LOG_COMMITS ?? 50);
+  const [{ name: company }] = await svc.services.ds.query('SELECT name FROM companies WHERE tenant_id = $1 GROUP BY name HAVING COUNT(*) = 1 LIMIT 1', [tenantId]);
+  let seq = 0;
+  const commit = async () => {
+    const res = await fetch(`${svc.url}/tenants/${tenantId}/tickets`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ company_name: company, summary: `Log bench ${seq}`, dry_run: false, idempotency_key: `log-bench-${Date.now()}-${seq++}` }),
+    });
+    if (res.status !== 201) throw new Error(`commit answered ${res.status}: ${await res.text()}`);
+  };
+  const measure = async () => {
+    const reads = await load(`${svc.url}/tenants/${tenantId}/tickets?limit=100`, { 'x-api-key': key }, 'next_cursor', 'cursor');
+    const lat: number[] = [];
+    for (let i = 0; i < N; i++) lat.push(await timed(commit));
+    lat.sort((a, b) => a - b);
+    await recorder.flush();
+    return { rps: reads.rps, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99) };
+  };
+  const was = recorder.enabled;
+  const [{ n: before }] = await svc.services.ds.query('SELECT count(*)::int AS n FROM request_log');
+  const droppedBefore = recorder.dropped;
+  recorder.enabled = true;
+  const on = await measure();
+  const [{ n: after }] = await svc.services.ds.query('SELECT count(*)::int AS n FROM request_log');
+  recorder.enabled = false;
+  const off = await measure();
+  recorder.enabled = was;
+  return {
+    'request log: reads rps on / off': `${Math.round(on.rps)} / ${Math.round(off.rps)}`,
+    'request log: read ratio on / off': `${(on.rps / baselineRps).toFixed(2)} / ${(off.rps / baselineRps).toFixed(2)}`,
+    'request log: commit p50/p99 on / off': `${on.p50.toFixed(1)}/${on.p99.toFixed(1)} / ${off.p50.toFixed(1)}/${off.p99.toFixed(1)}`,
+    'request log: written / dropped': `${Number(after) - Number(before)} / ${recorder.dropped - droppedBefore}`,
   };
 }
 

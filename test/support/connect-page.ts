@@ -94,10 +94,12 @@ export class ConnectPageClient {
 
   /** Connect: the grants per kind, the first owner (a new tenant's page ignores nothing else), and `extra` fields (placements). */
   async complete(grants: Record<string, string[]>, extra: [string, string][] = []): Promise<PageAnswer> {
-    return this.post(`/connect/${this.token}/complete`, [
+    const done = await this.post(`/connect/${this.token}/complete`, [
       ['csrf', await this.csrf()], ['owner_name', this.owner.name], ['owner_email', this.owner.email],
       ...Object.entries(grants).flatMap(([kind, keys]) => keys.map((k) => [`grant_${kind}`, k] as [string, string])), ...extra,
     ]);
+    // Connect answers with a redirect to the completion page (a reload of it does not send Connect again): followed, as a browser does.
+    return done.status === 303 && done.location?.startsWith('/connect/progress/') ? this.get(done.location) : done;
   }
 
   /** The progress key of a completion page. */

@@ -34,6 +34,8 @@ export interface TestServiceOptions {
   logger?: Logger;
   /** The vendors' day (the sandbox simulators' and the connectors' date rules), fixed where a test's dates depend on it. */
   vendorNow?: () => number;
+  /** The service's own clock (a key's end of overlap), moved by a test instead of waiting. */
+  now?: () => number;
 }
 
 export async function startTestService(overrides: Partial<AppConfig> = {}, opts: TestServiceOptions = {}): Promise<TestService> {
@@ -48,6 +50,7 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
     // Short backoff so that injected faults resolve quickly; Retry-After is still honoured.
     http: new VendorHttpClient({ baseDelayMs: 20, maxDelayMs: 500, timeoutMs: config.vendorTimeoutMs }),
     vendorNow: opts.vendorNow,
+    now: opts.now,
   });
   const alpha = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-alpha')!;
   const beta = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-beta')!;

@@ -2,6 +2,9 @@
  * The reconciliation of a period per company and product, as `billing_reconciliation` answers it:
  * sortable and filterable (links and a GET form, no script needed), the period's totals, the partner
  * minimums with their shortfall, the unresolved rows, and the CSV download (the operation's own CSV).
+ * What fixes a row is an action on a page (docs/architecture.md, Connect sessions and console), never an API path: a quantity that
+ * differs opens its charge, an unmatched customer opens the identity match for that customer; what only
+ * the ISV or the PSA can change is said in those words.
  */
 import { html, type SafeHtml } from '../../pages/html';
 import { reconciliationCsv } from '../../billing/reconciliation-csv';
@@ -11,15 +14,18 @@ import { money, qty } from '../ui';
 
 interface Row {
   company: { name: string | null; source_id: string | null }; product: { name: string | null; source_id: string | null; isv_product_refs: string[] };
-  agreement_source_id: string | null; isv_billable_quantity: number | null; agreement_quantity: number | null; unit_price: number | null;
+  agreement_source_id: string | null; line_source_ids: string[]; isv_billable_quantity: number | null; agreement_quantity: number | null; unit_price: number | null;
   subscription_quantity: number | null; isv_cost: number; distributor_cost: number; msp_cost: number; revenue: number; margin: number; differences: string[];
 }
 interface Report {
   reconciliation: Row[]; period_start: string; period_end: string; currencies: string[];
   partner_minimums: { product_name: string | null; product_source_id: string; minimum_amount: number; reported_cost: number; shortfall: number; currency: string }[];
-  unresolved: { external_customer_ref: string; product_source_id: string; billable_quantity: number; msp_cost_extended: number; reason: string; message: string }[];
+  unresolved: Unresolved[];
   totals: Record<string, number>;
 }
+
+interface Unresolved { isv_id: string; external_customer_ref: string; product_source_id: string; billable_quantity: number; msp_cost_extended: number; reason: string }
+interface ChargeRef { id: string; agreement_source_id: string; line_source_id: string; status: string }
 
 const COLUMNS: { key: string; label: string; num?: boolean; value(r: Row): string | number | null }[] = [
   { key: 'company', label: 'Company', value: (r) => r.company.name },
@@ -52,9 +58,43 @@ function cellOf(c: (typeof COLUMNS)[number], r: Row): SafeHtml {
   return html`<td data-label="${c.label}" class="num${c.key === 'margin' && (v as number) < 0 ? ' neg' : ''}">${text}</td>`;
 }
 
+/** What fixes a row with differences: its charge, or who changes what. */
+function rowFix(r: Row, charges: ChargeRef[]): SafeHtml {
+  const charge = r.differences.includes('isv_vs_agreement')
+    ? charges.find((c) => c.agreement_source_id === r.agreement_source_id && r.line_source_ids.includes(c.line_source_id) && (c.status === 'pending' || c.status === 'approving'))
+      ?? charges.find((c) => c.agreement_source_id === r.agreement_source_id && r.line_source_ids.includes(c.line_source_id))
+    : undefined;
+  const say: SafeHtml[] = [];
+  if (charge) say.push(html`<a href="/console/charges#ch-${charge.id}">Open the charge${charge.status === 'dismissed' ? ' (dismissed)' : charge.status === 'approved' ? ' (approved)' : ''}</a>`);
+  else if (r.differences.includes('isv_vs_agreement')) say.push(html`<span class="hint">No charge for it: the line is billed as reported in a later period, or another ISV's figures share the line.</span>`);
+  if (r.differences.includes('subscription_vs_agreement')) say.push(html`<span class="hint">Change the subscription at the distributor or the agreement line in your PSA.</span>`);
+  if (r.differences.includes('not_billed')) say.push(html`<span class="hint">No agreement line bills it: add a line to the company's agreement in your PSA.</span>`);
+  return html`${say.map((x) => html` ${x}`)}`;
+}
+
+/** What fixes an unresolved cost row, as an action on a page or in words: never an API path. */
+function unresolvedFix(u: Unresolved, isvName: string): SafeHtml {
+  if (u.reason === 'customer_unmatched') {
+    const find = `/console/identity/find?${new URLSearchParams({ isv: u.isv_id, side: 'isv_customer', id: u.external_customer_ref })}`;
+    return html`We do not know which of your PSA companies this customer is. <a href="${find}">Match customer ${u.external_customer_ref}…</a>`;
+  }
+  if (u.reason === 'product_unmapped') {
+    return html`${isvName} has not paired product ${u.product_source_id} with a line of this customer's agreements. ${isvName} pairs it; check on the <a href="/console/identity?isv=${encodeURIComponent(u.isv_id)}">identity page</a> that the customer is matched with the right company.`;
+  }
+  if (u.reason === 'agreement_inactive') {
+    return html`The agreement line it is paired with is not active, or has ended. Renew the agreement or the line in your PSA, or ask ${isvName} to pair the product with a running line.`;
+  }
+  return html`${u.reason.replace(/_/g, ' ')}`;
+}
+
 export function registerReconciliation(routes: ConsoleRoutes): void {
   routes.get('/console/reconciliation', async (ctx) => {
     const report = await reportOf(ctx);
+    const charges = report.reconciliation.some((r) => r.differences.includes('isv_vs_agreement'))
+      ? (await ctx.run<{ charges: ChargeRef[] }>('list_charges', { query: { limit: 500 } })).charges : [];
+    const isvNames = report.unresolved.length
+      ? new Map((await ctx.run<{ grants: { isv_id: string; isv_name: string }[] }>('list_grants', { query: { limit: 500 } })).grants.map((g) => [g.isv_id, g.isv_name]))
+      : new Map<string, string>();
     const q = ctx.req.query;
     const filter = String(q.q ?? '').trim().toLowerCase().slice(0, 100);
     const onlyDiff = q.only === 'differences';
@@ -93,14 +133,14 @@ export function registerReconciliation(routes: ConsoleRoutes): void {
 <h2>Per company and product (${rows.length} of ${report.reconciliation.length})</h2>
 <div class="table-wrap" tabindex="0"><table class="recon phone-cards"><caption class="visually-hidden">Reconciliation rows, sorted by ${col.label}${desc ? ', descending' : ''}</caption>
 <thead><tr>${COLUMNS.map((c) => html`<th scope="col"${c.num ? html` class="num"` : ''}${c.key === sortKey ? html` aria-sort="${desc ? 'descending' : 'ascending'}"` : ''}><a href="${link({ sort: c.key, dir: c.key === sortKey && !desc ? 'desc' : 'asc' })}">${c.label}</a></th>`)}<th scope="col">Differences</th></tr></thead>
-<tbody>${rows.map((r) => html`<tr>${COLUMNS.map((c) => cellOf(c, r))}<td data-label="Differences">${r.differences.map((d) => html`<span class="badge warn">${d.replace(/_/g, ' ')}</span> `)}</td></tr>`)}</tbody>
+<tbody>${rows.map((r) => html`<tr>${COLUMNS.map((c) => cellOf(c, r))}<td data-label="Differences">${r.differences.map((d) => html`<span class="badge warn">${d.replace(/_/g, ' ')}</span> `)}${r.differences.length ? rowFix(r, charges) : ''}</td></tr>`)}</tbody>
 </table></div>
 <h2>Partner minimums</h2>
 ${report.partner_minimums.length ? html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Product</th><th scope="col" class="num">Minimum</th><th scope="col" class="num">Reported cost</th><th scope="col" class="num">Shortfall</th></tr></thead>
 <tbody>${report.partner_minimums.map((m) => html`<tr><td>${m.product_name ?? m.product_source_id}</td><td class="num">${money(m.minimum_amount)} ${m.currency}</td><td class="num">${money(m.reported_cost)}</td><td class="num">${m.shortfall > 0 ? html`<span class="badge bad">${money(m.shortfall)}</span>` : money(0)}</td></tr>`)}</tbody></table></div>` : html`<p class="muted">None in this period.</p>`}
 <h2>Unresolved rows (${report.unresolved.length})</h2>
-${report.unresolved.length ? html`<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Customer</th><th scope="col">Product</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Cost</th><th scope="col">Why, and what fixes it</th></tr></thead>
-<tbody>${report.unresolved.map((u) => html`<tr><td>${u.external_customer_ref}</td><td>${u.product_source_id}</td><td class="num">${qty(u.billable_quantity)}</td><td class="num">${money(u.msp_cost_extended)}</td><td><span class="badge warn">${u.reason.replace(/_/g, ' ')}</span> ${u.message}</td></tr>`)}</tbody></table></div>` : html`<p class="muted">Every row landed.</p>`}`);
+${report.unresolved.length ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Unresolved rows"><table class="unresolved phone-cards"><caption class="visually-hidden">Cost rows that land on no agreement line, with what fixes each</caption><thead><tr><th scope="col">Customer</th><th scope="col">Product</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Cost</th><th scope="col">Why, and what fixes it</th></tr></thead>
+<tbody>${report.unresolved.map((u) => html`<tr data-reason="${u.reason}"><td data-label="Customer">${u.external_customer_ref}${isvNames.size > 1 ? html`<br><span class="muted">${isvNames.get(u.isv_id) ?? ''}</span>` : ''}</td><td data-label="Product">${u.product_source_id}</td><td data-label="Quantity" class="num">${qty(u.billable_quantity)}</td><td data-label="Cost" class="num">${money(u.msp_cost_extended)}</td><td data-label="Why, and what fixes it"><span class="badge warn">${u.reason.replace(/_/g, ' ')}</span> ${unresolvedFix(u, isvNames.get(u.isv_id) ?? 'The ISV')}</td></tr>`)}</tbody></table></div>` : html`<p class="muted">Every row landed.</p>`}`);
   });
 
   routes.get('/console/reconciliation.csv', async (ctx) => {

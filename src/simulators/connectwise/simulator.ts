@@ -51,7 +51,10 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
   const api = express.Router();
   api.use((req: Request, res: Response, next: NextFunction) => {
     const clientId = req.get('clientId') ?? undefined;
-    res.locals.cwInstance = instanceOf(authenticate(req.get('authorization'), clientId, instances));
+    const name = authenticate(req.get('authorization'), clientId, instances);
+    // The MSP revoked the API member's keys (POST /sandbox/simulate credentials_revoked): ConnectWise's 401.
+    if (faults.credentialsRevoked(name)) throw new CwError(401, 'Unauthorized', 'The public and private key combination is not valid.');
+    res.locals.cwInstance = instanceOf(name);
     next();
   });
   api.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));

@@ -224,7 +224,7 @@ export function createDattoRmmSimulator(opts: DattoRmmSimulatorOptions = {}): Da
       return;
     }
     const client = body.username != null ? clients[body.username] : undefined;
-    if (!client || client.secret !== body.password) {
+    if (!client || client.secret !== body.password || faults.credentialsRevoked(client.instance)) {
       res.status(400).json({ error: 'invalid_grant', error_description: 'Bad credentials' });
       return;
     }
@@ -240,7 +240,7 @@ export function createDattoRmmSimulator(opts: DattoRmmSimulatorOptions = {}): Da
       return;
     }
     const issued = tokens.get(h.slice(7));
-    if (!issued || issued.expiresAt <= Date.now()) {
+    if (!issued || issued.expiresAt <= Date.now() || faults.credentialsRevoked(issued.instance)) {
       res.status(401).json({ error: 'invalid_token', error_description: `Invalid access token: ${h.slice(7, 15)}...` });
       return;
     }

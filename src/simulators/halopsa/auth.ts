@@ -20,6 +20,8 @@ interface IssuedToken {
 
 export class HaloTokens {
   private readonly tokens = new Map<string, IssuedToken>();
+  /** Instances whose application the MSP revoked (FaultInjector.credentialsRevoked): refused like an unknown client. */
+  revoked: (instance: string) => boolean = () => false;
 
   constructor(
     private readonly clients = SANDBOX_CLIENTS,
@@ -39,7 +41,7 @@ export class HaloTokens {
     const client = form.client_id ? this.clients[form.client_id] : undefined;
     const tenant = typeof req.query.tenant === 'string' ? req.query.tenant : undefined;
     // Unconfirmed how Halo answers a missing tenant; an unknown client is the closest documented answer.
-    if (!client || client.secret !== form.client_secret || (this.tenant && tenant !== this.tenant)) {
+    if (!client || client.secret !== form.client_secret || (this.tenant && tenant !== this.tenant) || this.revoked(client.instance)) {
       res.status(401).json({ error: 'invalid_client' });
       return;
     }
@@ -54,7 +56,7 @@ export class HaloTokens {
   readonly requireBearer = (req: Request, res: Response, next: NextFunction): void => {
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     const issued = m ? this.tokens.get(m[1]) : undefined;
-    if (!issued || issued.expiresAt <= Date.now()) {
+    if (!issued || issued.expiresAt <= Date.now() || this.revoked(issued.instance)) {
       res.set('WWW-Authenticate', 'Bearer');
       res.status(401).json({ message: 'Authorization has been denied for this request.' });
       return;

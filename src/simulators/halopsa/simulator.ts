@@ -125,6 +125,7 @@ export function createHaloPsaSimulator(opts: {
   const router = sim.router as Router;
   router.use('/_control', controlRouter(sim, opts.controlToken));
   router.use(faults.middleware());
+  tokens.revoked = (name) => faults.credentialsRevoked(name);
   router.post('/auth/token', express.urlencoded({ extended: false }), tokens.tokenHandler);
   // Halo's discovery document: where the authorisation server lives (clients append /token).
   router.get('/api/authinfo', (req, res) => {

@@ -297,8 +297,8 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
     const clientId = body.client_id ?? basic?.id;
     const secret = body.client_secret ?? basic?.secret;
     const client = clientId != null ? clients[clientId] : undefined;
-    if (!client || client.secret !== secret) {
-      // RFC 6749 section 5.2 error, which NinjaOne's authorization server follows.
+    if (!client || client.secret !== secret || faults.credentialsRevoked(client.instance)) {
+      // RFC 6749 section 5.2 error, which NinjaOne's authorization server follows (also once the MSP revoked the app).
       res.status(401).json({ error: 'invalid_client', error_description: 'Bad client credentials' });
       return;
     }
@@ -347,7 +347,7 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
   api.use((req, res, next) => {
     const h = req.headers.authorization;
     const issued = h?.startsWith('Bearer ') ? tokens.get(h.slice(7)) : undefined;
-    if (!issued || issued.expiresAt <= Date.now()) {
+    if (!issued || issued.expiresAt <= Date.now() || faults.credentialsRevoked(issued.instance)) {
       // The body NinjaOne answers to a missing, expired or unknown token.
       ninjaError(res, 401, 'not_authenticated', 'Invalid credentials', 10);
       return;

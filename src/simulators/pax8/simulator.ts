@@ -143,7 +143,7 @@ export function createPax8Simulator(opts: Pax8SimulatorOptions = {}): Pax8Simula
       return;
     }
     const client = clients[str('client_id') ?? ''];
-    if (!client || client.secret !== str('client_secret')) {
+    if (!client || client.secret !== str('client_secret') || faults.credentialsRevoked(client.instance)) {
       res.status(401).json({ error: 'access_denied', error_description: 'Unauthorized' });
       return;
     }
@@ -161,7 +161,7 @@ export function createPax8Simulator(opts: Pax8SimulatorOptions = {}): Pax8Simula
   v1.use((req, res, next) => {
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     const grant = m ? tokens.get(m[1]) : undefined;
-    if (!grant || grant.expiresAt <= Date.now()) {
+    if (!grant || grant.expiresAt <= Date.now() || faults.credentialsRevoked(grant.instance)) {
       if (grant) tokens.delete(m![1]);
       res.setHeader('WWW-Authenticate', 'Bearer');
       pax8Error(res, 401, 'UNAUTHORIZED', 'Full authentication is required to access this resource', calledPath(req));
