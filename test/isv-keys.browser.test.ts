@@ -11,8 +11,9 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { SANDBOX_ISV_OWNER } from '../src/people/sandbox-people';
-import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser } from './support/browser';
+import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser, signInToApp } from './support/browser';
 import { startTestService } from './support/service';
+import { ISV_CONSOLE_PAGES } from '../src/isv-console/pages';
 
 const SUITE = 'isv-keys';
 const DEVELOPER = 'developer@sandbox-isv.example';
@@ -32,16 +33,7 @@ describeInBrowser('the ISV keys page in Chromium', () => {
     await t.svc.services.peopleStore.addMembership(dev.id, { kind: 'isv', id: isvId }, 'developer');
   });
 
-  async function signIn(page: Page, email: string): Promise<void> {
-    await page.goto(`${t.svc.url}/app`);
-    await page.fill('#email', email);
-    await page.getByRole('button', { name: 'Mail me a sign-in link' }).click();
-    await page.getByRole('heading', { name: 'Check your mail' }).waitFor();
-    await page.goto(`${t.svc.url}/dev/outbox`);
-    await page.getByRole('link', { name: new RegExp(`\\(${email.replace(/[.]/g, '\\.')}\\)`) }).first().click();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL(/\/app$/);
-  }
+  const signIn = (page: Page, email: string) => signInToApp(page, t.svc.url, email);
 
   async function checked(page: Page, step: string): Promise<void> {
     await screenshot(page, SUITE, step);
@@ -169,4 +161,19 @@ describeInBrowser('the ISV keys page in Chromium', () => {
     expect((await t.svc.services.ds.query('SELECT revoked_at FROM api_keys WHERE id = $1', [active[0]!.id]))[0].revoked_at).toBeNull();
     await page.context().close();
   }, 120_000);
+
+  it('every page of the console, as its navigation lists them, passes axe at laptop and phone width', async () => {
+    const pages = ISV_CONSOLE_PAGES.flatMap((p) => (p.nav ? [p.nav] : []));
+    expect(pages.map((p) => p.href)).toEqual(expect.arrayContaining(['/app', '/app/members', '/app/keys', '/app/msps', '/app/connect-links', '/app/webhooks', '/app/requests', '/app/settings/sso']));
+    for (const [width, viewport] of [['laptop', LAPTOP], ['phone', PHONE]] as const) {
+      const page = await (await newContext(t.browser, viewport)).newPage();
+      await signIn(page, SANDBOX_ISV_OWNER);
+      for (const { href } of pages) {
+        const answer = await page.goto(`${t.svc.url}${href}`);
+        expect([href, answer?.status()]).toEqual([href, 200]);
+        await checked(page, `pages${href.replace(/\//g, '-')}-${width}`);
+      }
+      await page.context().close();
+    }
+  }, 180_000);
 });

@@ -7,7 +7,7 @@
  * axe at laptop and phone width on every page; screenshots in test-output/isv-msps/.
  */
 import type { Browser, Page } from 'playwright-core';
-import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser } from './support/browser';
+import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser, signInToApp } from './support/browser';
 import { SANDBOX_ISV_OWNER } from '../src/people/sandbox-people';
 import { GRANT_WORDS } from '../src/access/grant-words';
 import { Grant } from '../src/access/caller';
@@ -22,14 +22,7 @@ describeInBrowser('the ISV console: MSPs and connect links', () => {
   async function signIn(browser: Browser, viewport: { width: number; height: number }, email = SANDBOX_ISV_OWNER): Promise<Page> {
     const context = await newContext(browser, viewport);
     const page = await context.newPage();
-    await page.goto(`${t.svc.url}/app`);
-    await page.fill('#email', email);
-    await page.getByRole('button', { name: 'Mail me a sign-in link' }).click();
-    await page.getByRole('heading', { name: 'Check your mail' }).waitFor();
-    const mail = (await t.svc.services.outbox.latest(20)).find((m) => m.to === email)!;
-    await page.goto(/https?:\/\/\S+/.exec(mail.text)![0]);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL(/\/app$/);
+    await signInToApp(page, t.svc.url, email);
     return page;
   }
 

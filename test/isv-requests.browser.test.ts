@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { accessibilityProblems, describeInBrowser, LAPTOP, launchBrowser, newContext, PHONE } from './support/browser';
+import { accessibilityProblems, describeInBrowser, LAPTOP, launchBrowser, newContext, PHONE, signInToApp } from './support/browser';
 import { startTestService, type TestService } from './support/service';
 import { SANDBOX_ISV_OWNER } from '../src/people/sandbox-people';
 
@@ -27,14 +27,7 @@ describeInBrowser('the ISV console: request log', () => {
 
   async function signIn(browser: Browser, viewport: { width: number; height: number }): Promise<Page> {
     const page = await (await newContext(browser, viewport)).newPage();
-    await page.goto(`${t.svc.url}/app`);
-    await page.fill('#email', SANDBOX_ISV_OWNER);
-    await page.getByRole('button', { name: 'Mail me a sign-in link' }).click();
-    await page.getByRole('heading', { name: 'Check your mail' }).waitFor();
-    const mail = (await t.svc.services.outbox.latest(20)).find((m) => m.to === SANDBOX_ISV_OWNER)!;
-    await page.goto(/https?:\/\/\S+/.exec(mail.text)![0]);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL(/\/app$/);
+    await signInToApp(page, t.svc.url, SANDBOX_ISV_OWNER);
     return page;
   }
 

@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Connection, EventRecord, Webhook } from '../entities';
 import { SANDBOX_ISV_OWNER } from '../src/people/sandbox-people';
-import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser } from './support/browser';
+import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser, signInToApp } from './support/browser';
 import { deliveryWhen } from './support/webhook-deliveries';
 import { startTestService } from './support/service';
 
@@ -44,16 +44,7 @@ describeInBrowser('the ISV webhooks page in Chromium', () => {
     await new Promise<void>((resolve) => server?.close(() => resolve()));
   });
 
-  async function signIn(page: Page, email: string): Promise<void> {
-    await page.goto(`${t.svc.url}/app`);
-    await page.fill('#email', email);
-    await page.getByRole('button', { name: 'Mail me a sign-in link' }).click();
-    await page.getByRole('heading', { name: 'Check your mail' }).waitFor();
-    await page.goto(`${t.svc.url}/dev/outbox`);
-    await page.getByRole('link', { name: new RegExp(`\\(${email.replace(/[.]/g, '\\.')}\\)`) }).first().click();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL(/\/app$/);
-  }
+  const signIn = (page: Page, email: string) => signInToApp(page, t.svc.url, email);
 
   /** axe finds nothing serious at laptop and phone width, and nothing scrolls sideways on the phone. */
   async function checked(page: Page, step: string, image?: string): Promise<void> {

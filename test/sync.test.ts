@@ -158,7 +158,9 @@ describe('syncs asked for while the same one runs', () => {
     const oneRun = ticketReads();
     expect(oneRun).toBeGreaterThan(0);
 
-    sim.faults.setLatency(100);
+    // Each vendor call held 300 ms, so the first run is surely still reading when the burst is asked for, on a
+    // loaded machine too (at 100 ms, under CI's load, the first run could end while the burst was being taken).
+    sim.faults.setLatency(300);
     try {
       sim.faults.resetLog();
       const first = refresh();

@@ -22,7 +22,6 @@ import { field, fieldList, formBody, type FormFields } from '../pages/forms';
 import { html, type SafeHtml } from '../pages/html';
 import { OncePerForm } from '../pages/once-per-form';
 import { normalEmail, plausibleEmail } from '../people/people.types';
-import { refusedPage } from '../people/people-ui';
 import { allSessions, mayChange, runAsIsv, utc } from './msps-page';
 import type { IsvConsolePage, IsvConsoleShell, SignedIsv } from './shell';
 
@@ -195,9 +194,8 @@ ${listTable(who, shell, [...sessions].reverse(), tenants)}`;
     });
 
     router.post(PATH, formBody, async (req, res) => {
-      const who = await shell.signed(req, res);
+      const who = await shell.signedForm(req, res);
       if (!who) return;
-      if (!shell.csrfAccepted(who, field(req.body, 'csrf'))) return refusedPage(res, 'app');
       if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers create connect links. Nothing was created.')}`, 403);
       const form = req.body as FormFields;
       const values: FormValues = {
@@ -243,9 +241,8 @@ ${listTable(who, shell, [...sessions].reverse(), tenants)}`;
     });
 
     router.post(`${PATH}/:id/mail`, formBody, async (req, res) => {
-      const who = await shell.signed(req, res);
+      const who = await shell.signedForm(req, res);
       if (!who) return;
-      if (!shell.csrfAccepted(who, field(req.body, 'csrf'))) return refusedPage(res, 'app');
       if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers mail connect links. Nothing was sent.')}`, 403);
       const c = heldFor(who.session.id, String(req.params.id));
       if (!c || !c.contactEmail) {
@@ -264,9 +261,8 @@ ${listTable(who, shell, [...sessions].reverse(), tenants)}`;
     });
 
     router.post(`${PATH}/:id/cancel`, formBody, async (req, res) => {
-      const who = await shell.signed(req, res);
+      const who = await shell.signedForm(req, res);
       if (!who) return;
-      if (!shell.csrfAccepted(who, field(req.body, 'csrf'))) return refusedPage(res, 'app');
       if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers cancel connect links. Nothing changed.')}`, 403);
       try {
         await runAsIsv(shell, who, 'cancel_connect_session', { path: { session_id: String(req.params.id) } });

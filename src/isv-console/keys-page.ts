@@ -15,7 +15,6 @@ import { COPY_SCRIPT, copyButton } from '../pages/copy-button';
 import { field, formBody } from '../pages/forms';
 import { html, type SafeHtml } from '../pages/html';
 import { OncePerForm } from '../pages/once-per-form';
-import { refusedPage } from '../people/people-ui';
 import { managesKeys, OVERLAP_WINDOWS, type IsvKeyView, type KeyDecider, type MintedKey } from '../tenants/isv-keys.service';
 import type { IsvConsolePage, IsvConsoleShell, SignedIsv } from './shell';
 
@@ -99,12 +98,8 @@ export const keysPage: IsvConsolePage = {
 
     /** The signed-in owner of a form post whose CSRF token is this session's; null with the answer sent. */
     const signedPost = async (req: Request, res: Response): Promise<SignedIsv | null> => {
-      const who = await shell.signed(req, res);
+      const who = await shell.signedForm(req, res);
       if (!who) return null;
-      if (!shell.csrfAccepted(who, field(req.body, 'csrf'))) {
-        refusedPage(res, 'app');
-        return null;
-      }
       return who;
     };
 

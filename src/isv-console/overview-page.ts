@@ -1,11 +1,21 @@
 /** The console's landing page, its members page (src/people/members-page.ts) and the link to single sign-on. */
 import { ServiceError } from '../errors/service-error';
-import { field, formBody } from '../pages/forms';
+import { formBody } from '../pages/forms';
 import { html } from '../pages/html';
 import { refusal } from '../console/ui';
 import { applyMembersForm, MEMBERS_ACTIONS, membersView, type MembersAction } from '../people/members-page';
-import { notice, refusedPage } from '../people/people-ui';
+import { notice } from '../people/people-ui';
 import type { IsvConsolePage } from './shell';
+
+/** What each page is for, on the landing page. */
+const OVERVIEW_CARDS = [
+  { title: 'MSPs', href: '/app/msps', text: 'Every MSP that granted you access, how each connected system is doing, and what you may do there.' },
+  { title: 'Connect links', href: '/app/connect-links', text: 'Ask an MSP to connect: make a link, copy or mail it, see whether it was used.' },
+  { title: 'API keys', href: '/app/keys', text: 'Create, roll (with an overlap) and revoke the keys your programs use.' },
+  { title: 'Webhooks', href: '/app/webhooks', text: 'Endpoints for every tenant or one, their deliveries, retries, test events and secret rotation.' },
+  { title: 'Requests', href: '/app/requests', text: 'Every request your keys made, with what was sent and answered (secrets removed).' },
+  { title: 'Members', href: '/app/members', text: 'Who in your team can sign in here, and with which role.' },
+];
 
 export const overviewPage: IsvConsolePage = {
   nav: { href: '/app', label: 'Overview' },
@@ -15,7 +25,7 @@ export const overviewPage: IsvConsolePage = {
       if (!who) return;
       res.type('html').send(shell.page(who, '/app', 'Overview', html`<h1>${who.name}</h1>
 <p class="lead">Signed in as ${who.session.person?.email}, ${who.session.role}.</p>
-<div class="cards"><section class="card"><h2>Members</h2><p>Who in your team can sign in here, and with which role.</p><p><a href="/app/members">Open members</a></p></section></div>`));
+<div class="cards">${OVERVIEW_CARDS.map((c) => html`<section class="card"><h2>${c.title}</h2><p>${c.text}</p><p><a href="${c.href}">Open ${c.title.toLowerCase()}</a></p></section>`)}</div>`));
     });
   },
 };
@@ -31,9 +41,8 @@ export const membersPage: IsvConsolePage = {
     });
 
     router.post('/app/members/:action', formBody, async (req, res) => {
-      const who = await shell.signed(req, res);
+      const who = await shell.signedForm(req, res);
       if (!who) return;
-      if (!shell.csrfAccepted(who, field(req.body, 'csrf'))) return refusedPage(res, 'app');
       const action = String(req.params.action) as MembersAction;
       if (!MEMBERS_ACTIONS.includes(action)) return res.status(404).type('html').send(shell.page(who, '/app/members', 'Not found', html`<h1>Not found</h1>`));
       try {

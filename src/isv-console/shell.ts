@@ -6,7 +6,7 @@
 import type { Request, Response, Router } from 'express';
 import { html, type SafeHtml } from '../pages/html';
 import { renderPage } from '../pages/layout';
-import { sendSignInPage, sessionCsrfField } from '../people/people-ui';
+import { refusedPage, sendSignInPage, sessionCsrfField } from '../people/people-ui';
 import { CONSOLE_OF, type Organisation } from '../people/people.types';
 import type { PeopleSessions, PersonSession } from '../people/sessions';
 import type { Services } from '../services';
@@ -25,9 +25,10 @@ export interface IsvConsoleShell {
   signed(req: Request, res: Response): Promise<SignedIsv | null>;
   /** A whole page: the shell with the navigation, `current` marked; `scripts` under /assets (e.g. COPY_SCRIPT). */
   page(who: SignedIsv, current: string, title: string, main: SafeHtml, scripts?: string[]): string;
-  /** A form's CSRF field for this session; check with `csrfAccepted`. */
+  /** A form's CSRF field for this session; a post is taken through `signedForm`, which checks it. */
   csrfField(who: SignedIsv): SafeHtml;
-  csrfAccepted(who: SignedIsv, token: unknown): boolean;
+  /** A form post: `signed`, and its `csrf` field this session's; null with the refusal already sent. */
+  signedForm(req: Request, res: Response): Promise<SignedIsv | null>;
 }
 
 /** A page of the console: its place in the navigation and the routes it adds. */
@@ -43,22 +44,32 @@ export function isvConsoleShell(services: Services, sessions: PeopleSessions, na
       nav: nav().map((p) => ({ ...p, current: p.href === current })),
       aside: html`<span>${who.name} · ${who.session.person?.email}</span> <form method="post" action="/sign-out">${sessionCsrfField(who.session)}<button type="submit" class="link">Sign out</button></form>`,
     });
+  const signed = async (req: Request, res: Response): Promise<SignedIsv | null> => {
+    const session = await sessions.current(req);
+    if (!session) {
+      sendSignInPage(req, res, sessions, { area: 'app', status: 401 });
+      return null;
+    }
+    if (!session.organisation || CONSOLE_OF[session.organisation.kind] !== 'app' || !session.personId) {
+      res.redirect(303, '/sign-in/choose');
+      return null;
+    }
+    return { session, org: session.organisation, name: (await services.peopleStore.organisationName(session.organisation)) ?? '' };
+  };
   return {
     services,
     page,
     csrfField: (who) => sessionCsrfField(who.session),
-    csrfAccepted: (who, token) => sessions.csrfAccepted(who.session, typeof token === 'string' ? token : ''),
-    async signed(req, res) {
-      const session = await sessions.current(req);
-      if (!session) {
-        sendSignInPage(req, res, sessions, { area: 'app', status: 401 });
+    async signedForm(req, res) {
+      const who = await signed(req, res);
+      if (!who) return null;
+      const token = (req.body as Record<string, unknown> | undefined)?.csrf;
+      if (!sessions.csrfAccepted(who.session, typeof token === 'string' ? token : '')) {
+        refusedPage(res, 'app');
         return null;
       }
-      if (!session.organisation || CONSOLE_OF[session.organisation.kind] !== 'app' || !session.personId) {
-        res.redirect(303, '/sign-in/choose');
-        return null;
-      }
-      return { session, org: session.organisation, name: (await services.peopleStore.organisationName(session.organisation)) ?? '' };
+      return who;
     },
+    signed,
   };
 }

@@ -20,7 +20,6 @@ import { COPY_SCRIPT, copyButton } from '../pages/copy-button';
 import { field, formBody } from '../pages/forms';
 import { html, type SafeHtml } from '../pages/html';
 import { OncePerForm } from '../pages/once-per-form';
-import { refusedPage } from '../people/people-ui';
 import { webhooksFeature } from '../webhooks/feature';
 import type { Webhook } from '../../entities';
 import { isvConsoleCaller, mayChange } from './msps-page';
@@ -182,12 +181,8 @@ export const webhooksPage: IsvConsolePage = {
      * answer sent (a viewer reads endpoints and changes none).
      */
     const signedPost = async (req: Request, res: Response): Promise<SignedIsv | null> => {
-      const who = await shell.signed(req, res);
+      const who = await shell.signedForm(req, res);
       if (!who) return null;
-      if (!shell.csrfAccepted(who, field(req.body, 'csrf'))) {
-        refusedPage(res, 'app');
-        return null;
-      }
       if (!mayChange(who)) {
         send(res, who, await listView(shell, who, notice('bad', `Your role (${who.session.role}) reads endpoints; an owner or developer changes them.`)), 403);
         return null;

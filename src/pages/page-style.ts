@@ -39,7 +39,7 @@ p.lead{font-size:1.05rem;color:#3b4350}
 .notice.ok{border-color:#1d7a3c;background:#e9f6ed}
 .notice.warn{border-color:#a66b00;background:#fff7e0}
 .notice.bad{border-color:#b3261e;background:#fdecea}
-.table-wrap{overflow-x:auto;background:#fff;border:1px solid #d5dae1;border-radius:8px}
+.table-wrap{position:relative;overflow-x:auto;background:#fff;border:1px solid #d5dae1;border-radius:8px}
 table{border-collapse:collapse;width:100%;font-size:.95rem}
 th,td{text-align:left;padding:.5rem .65rem;border-bottom:1px solid #e4e7ec;vertical-align:top}
 th{background:#f0f2f5;font-weight:600}

@@ -87,3 +87,18 @@ export function serviceAndBrowser(start: () => Promise<TestService> = () => star
   });
   return held;
 }
+
+/**
+ * Signs `email` in to the ISV's console as a person would: the sign-in form, then the link of the newest
+ * mail to that address in the sandbox's outbox (/dev/outbox), then Continue. Ends on /app.
+ */
+export async function signInToApp(page: Page, baseUrl: string, email: string): Promise<void> {
+  await page.goto(`${baseUrl}/app`);
+  await page.fill('#email', email);
+  await page.getByRole('button', { name: 'Mail me a sign-in link' }).click();
+  await page.getByRole('heading', { name: 'Check your mail' }).waitFor();
+  await page.goto(`${baseUrl}/dev/outbox`);
+  await page.getByRole('link', { name: new RegExp(`\\(${email.replace(/[.]/g, '\\.')}\\)`) }).first().click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.waitForURL(/\/app$/);
+}
