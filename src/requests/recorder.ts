@@ -28,6 +28,8 @@ import type { KeyOwner, RequestLogRow, RequestLogStore } from './requests.store'
  * secret is small, and read whole as JSON.
  */
 const CAPTURE_BYTES = BODY_LIMIT;
+/** The most one INSERT carries (the entries' estimated sizes), so no single statement holds the store for long. */
+const BATCH_BYTES = 2 * 1024 * 1024;
 
 export interface RecorderOptions {
   /** REQUEST_LOG=off: nothing is recorded. */
@@ -122,11 +124,23 @@ export class RequestRecorder {
     let complete = true;
     const take = (chunk: unknown, encoding?: unknown) => {
       if (chunk == null || typeof chunk === 'function') return;
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8') : Buffer.from(chunk as Uint8Array);
-      if (held + buf.length > CAPTURE_BYTES) {
+      const room = CAPTURE_BYTES - held;
+      if (room <= 0) { complete = false; return; }
+      // Only what is kept is copied: a page of records (hundreds of KB) is cut before it is encoded, since a
+      // character is at least one byte (room characters hold at least room bytes); the answer itself is untouched.
+      let buf: Buffer;
+      if (typeof chunk === 'string') {
+        const enc = typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8';
+        buf = Buffer.from(enc === 'utf8' && chunk.length > room ? chunk.slice(0, room + 1) : chunk, enc);
+        if (chunk.length > room + 1 && enc === 'utf8') complete = false;
+      } else {
+        const bytes = chunk as Uint8Array;
+        buf = Buffer.from(bytes.subarray(0, Math.min(bytes.length, room + 1)));
+        if (bytes.length > room + 1) complete = false;
+      }
+      if (buf.length > room) {
         complete = false;
-        if (held < CAPTURE_BYTES) { chunks.push(buf.subarray(0, CAPTURE_BYTES - held)); held = CAPTURE_BYTES; }
-        return;
+        buf = buf.subarray(0, room);
       }
       chunks.push(buf);
       held += buf.length;
@@ -197,7 +211,12 @@ export class RequestRecorder {
     if (!this.buffer.length) return Promise.resolve();
     this.flushing = (async () => {
       while (this.buffer.length) {
-        const batch = this.buffer.splice(0, this.opts.batch);
+        // A batch is bounded in bytes as well as entries: on the embedded store the INSERT runs on this very
+        // thread, and 200 answers of 64 KiB in one statement would hold every request waiting behind it.
+        let take = 0;
+        let size = 0;
+        while (take < this.buffer.length && take < this.opts.batch && (take === 0 || size + this.buffer[take].bytes <= BATCH_BYTES)) size += this.buffer[take++].bytes;
+        const batch = this.buffer.splice(0, take);
         for (const e of batch) this.bytes -= e.bytes;
         try {
           const rows = await this.rowsOf(batch);
@@ -207,6 +226,8 @@ export class RequestRecorder {
           recordRequestLogDropped('store', batch.length);
           this.logger.warn({ err: (err as Error).message, dropped: batch.length }, 'request log: a batch could not be written; dropped');
         }
+        // Requests waiting meanwhile are served between two batches.
+        if (this.buffer.length) await new Promise<void>((resolve) => setImmediate(resolve));
       }
     })().finally(() => { this.flushing = null; });
     return this.flushing;
