@@ -15,7 +15,7 @@ import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../feature';
 import { ambiguous, type PsaCompany, type IdentityService } from '../identity/identity.service';
 import { normalizeName } from '../identity/normalize';
-import { operationsUsing, tenantOf } from '../operations/operation';
+import { derivedGrant, operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import type { RecordsService } from '../records/records.service';
 import { ContactList } from '../records/record.schemas';
@@ -65,9 +65,12 @@ const createCompany = defineOperation({
   name: 'create_company', kind: 'mutation', summary: 'Create a company (match first)', tag: 'Writes', role: 'isv',
   // With fan_out distributor: distributor.company.create on the distributor (none connected: the handler's
   // 409 distributor_required comes first); otherwise psa.company.create on the PSA.
-  grant: ({ body }, { access }) => (body.fan_out?.includes('distributor')
+  grant: derivedGrant([
+    { key: Grant.CompanyCreate, kind: 'psa', when: '`fan_out` leaves out `distributor`' },
+    { key: Grant.DistributorCompanyCreate, kind: 'distributor', when: 'it names `distributor`' },
+  ], ({ body }, { access }) => (body.fan_out?.includes('distributor')
     ? (access.connections.some((c) => c.kind === 'distributor') ? { key: Grant.DistributorCompanyCreate, kind: 'distributor' } : null)
-    : { key: Grant.CompanyCreate, kind: 'psa' }),
+    : { key: Grant.CompanyCreate, kind: 'psa' })),
   description: 'Matches first (external_id against your identity matches, then the company name, case, punctuation and legal suffixes aside): one PSA match answers it and, with external_id, records the match; two or more are 409 `company_match_ambiguous` with the candidates; none is 403 `psa_company_create_refused`, since an unmatched company is never created in the PSA. With `fan_out: ["distributor"]` (grant `distributor.company.create`; no distributor connection: 409 `distributor_required`) it matches at the distributor and creates the company there when none matches, with the fields the distributor requires (address, phone, website, the three flags): not a PSA create. Preview by default; a commit needs idempotency_key.',
   http: { method: 'post', path: '/tenants/{tenant_id}/companies', documented: true },
   path: TenantPath, body: S.CreateCompanyBody,

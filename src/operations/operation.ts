@@ -33,7 +33,7 @@ export interface OperationContext<S = unknown> {
 /**
  * How an operation declares the grant it needs (enforced by the runner through src/access):
  * - a key, or `{ key, kind }`: checked before the request body is read;
- * - a function of the valid input and the tenant, for a grant that depends on the target (a finding's
+ * - `derivedGrant(cases, rule)`: a function of the valid input and the tenant, for a grant that depends on the target (a finding's
  *   routing target, a company create's fan-out); null: none applies and the handler answers the refusal
  *   (e.g. `distributor_required`);
  * - `'none'`: an ISV operation on the ISV's own configuration (its book, its routing, its webhooks),
@@ -43,7 +43,36 @@ export type GrantRule<S = unknown> =
   | GrantKey
   | GrantNeed
   | 'none'
-  | ((input: OperationInput<any, any, any>, ctx: { caller: Caller; access: TenantAccess; services: S }) => Promise<GrantNeed | null> | GrantNeed | null);
+  | DerivedGrant<S>;
+
+/** One grant a derived rule may ask for, and when: the reference states the rule from these (src/operations/grant-text.ts). */
+export interface GrantCase {
+  key: GrantKey;
+  kind?: Connection['kind'];
+  /** When this grant is the one needed, in words ("the finding's routing target is a project"). */
+  when: string;
+}
+
+/**
+ * A grant that depends on the input: the rule, and the cases it can answer as data. The cases are what
+ * /openapi.json says (never the rule's source).
+ */
+export type DerivedGrant<S = unknown> =
+  ((input: OperationInput<any, any, any>, ctx: { caller: Caller; access: TenantAccess; services: S }) => Promise<GrantNeed | null> | GrantNeed | null)
+  & { readonly cases: readonly GrantCase[] };
+
+/** A derived grant: `rule` may only answer one of `cases` (or null, when the handler answers the refusal). */
+export function derivedGrant<S>(cases: readonly GrantCase[], rule: (input: OperationInput<any, any, any>, ctx: { caller: Caller; access: TenantAccess; services: S }) => Promise<GrantNeed | null> | GrantNeed | null): DerivedGrant<S> {
+  // The rule is held to its cases, so what the reference says is what is enforced.
+  const held = async (input: OperationInput<any, any, any>, ctx: { caller: Caller; access: TenantAccess; services: S }) => {
+    const need = await rule(input, ctx);
+    if (need && !cases.some((c) => c.key === need.key && (c.kind === undefined || c.kind === need.kind))) {
+      throw new Error(`derived grant answered ${JSON.stringify(need)}, which none of its declared cases names`);
+    }
+    return need;
+  };
+  return Object.assign(held, { cases });
+}
 
 export interface OperationInput<P, Q, B> {
   path: P;

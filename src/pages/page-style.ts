@@ -79,6 +79,7 @@ header.top button.link{background:transparent;border:1px solid #dbe6ff;color:#ff
 .card form{display:inline-block}
 .row form{margin:0}
 pre.request{background:#1b2a41;color:#f2f5fa;padding:.75rem;border-radius:6px;overflow-x:auto;font-size:.85rem;max-width:100%}
+pre.request code{background:transparent;color:inherit;padding:0;font-size:inherit;word-break:normal}
 td.neg{color:#a0141b}
 dl.totals{background:#fff;border:1px solid #d5dae1;border-radius:8px;padding:.75rem 1rem}
 form.filters .row>div{flex:1 1 12rem}

@@ -50,6 +50,11 @@ export interface OperationExample {
   needs?: string;
   /** The status the example answers when it is not a success (an operation that exists to refuse). */
   status?: number;
+  /**
+   * Why no request can succeed: the operation exists to refuse (a header create the service never makes).
+   * Stated in `x-example-needs` too, so "Try it out" does not read as broken.
+   */
+  refuses?: string;
 }
 
 /** The sandbox ISV's customer book on alpha, as the fixtures seed it. */
@@ -92,10 +97,10 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     list_products: { path: t, query: { limit: 5 } },
     list_subscriptions: { path: t, query: { limit: 5 } },
     list_contacts: { path: t, query: { limit: 5 } },
-    create_contact: { path: t, status: 405 },
+    create_contact: { path: t, status: 405, refuses: 'contacts are list and match only (interface document rule 10), so it always answers 405 `method_not_allowed`' },
     list_projects: { path: t, query: { limit: 5 } },
     // The service never creates a project header (it writes on existing projects): the documented refusal.
-    create_project: { path: t, body: { name: 'Security Baseline 2027', company_name: 'Contoso Ltd', description: 'MFA, BitLocker and patch cadence.', ...preview }, status: 422 },
+    create_project: { path: t, body: { name: 'Security Baseline 2027', company_name: 'Contoso Ltd', description: 'MFA, BitLocker and patch cadence.', ...preview }, status: 422, refuses: 'the service never creates a project header (interface document rule 9), so it always answers 422 `project_header_not_supported`; add notes or items to an existing project instead' },
     list_packages: { path: t },
     // Single-record reads: by the vendor's id (source_id) from the fixtures, or our id from a list.
     get_ticket: { path: { ...t, record_id: '30101' } },
@@ -113,7 +118,7 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     get_project: { path: { ...t, record_id: '11' } },
     get_package: { path: { ...t, record_id: '301' } },
     write_agreement_lines: { path: { ...t, agreement_source_id: '101' }, body: { verb: 'rewrite', line_source_id: '804', quantity: 42, ...preview } },
-    create_agreement: { path: t, body: { name: 'Managed Services - Platinum', company_name: 'Contoso Ltd', ...preview }, status: 422 },
+    create_agreement: { path: t, body: { name: 'Managed Services - Platinum', company_name: 'Contoso Ltd', ...preview }, status: 422, refuses: 'the service never creates an agreement header (interface document rule 8), so it always answers 422 `agreement_header_not_supported`; write line items on an existing agreement instead' },
     list_audit: { path: t, query: { limit: 5 } },
     sync_tenant: { path: t },
     tenant_sync: { path: { ...t, sync_id: '00000000-0000-4000-8000-0000000000aa' }, needs: 'a sync that answered 202 (POST /tenants/{tenant_id}/sync); its sync_id' },

@@ -2,6 +2,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ERROR_CODES } from '../errors/error-codes';
+import { grantText } from '../operations/grant-text';
 import type { Operation } from '../operations/operation';
 import { ErrorBody, HTTPValidationError } from './schemas';
 import type { OperationExample } from './examples';
@@ -14,7 +15,9 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
   const registry = new OpenAPIRegistry();
   registry.register('Error', ErrorBody);
   registry.register('HTTPValidationError', HTTPValidationError);
-  registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  // Two boxes under Authorize, one header: an MSP-only operation sends the MSP key, an ISV one the ISV key.
+  registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The ISV\'s API key (the sandbox\'s is printed at start: `sk_sandbox_…`).' });
+  registry.registerComponent('securitySchemes', MSP_KEY, { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A tenant\'s MSP key, for the operations marked "MSP key only" (each sandbox tenant\'s is printed at start: `sk_msp_sandbox_…`).' });
 
   for (const op of operations) {
     if (!op.http) continue;
@@ -51,8 +54,8 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
     const unavailable = 'service_unavailable: the database or the job queue is unreachable; retry after `Retry-After` seconds.';
     if (responses['503']) responses['503'].description = `${responses['503'].description} ${unavailable}`;
     else responses['503'] = { description: unavailable, content: { 'application/json': { schema: ErrorBody } } };
-    const grant = op.grant ? `Grant \`${op.grant}\`.` : undefined;
-    const role = op.role === 'msp' ? 'MSP key only.' : op.role === 'isv' ? 'ISV key only.' : undefined;
+    const grant = grantText(op.grant);
+    const role = op.role === 'msp' ? `**MSP key only**: "Try it out" sends the \`${MSP_KEY}\` key of Authorize.` : op.role === 'isv' ? 'ISV key only.' : undefined;
     registry.registerPath({
       method: op.http.method,
       path: op.http.path,
@@ -60,7 +63,7 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
       summary: op.summary,
       description: [op.description, grant, role, op.http.documented ? undefined : 'Addition of this service (not in the interface document).'].filter(Boolean).join(' ') || undefined,
       tags: [op.tag],
-      security: [{ ApiKey: [] }],
+      security: securityOf(op.role),
       request: {
         params: op.path as any,
         query: op.query as any,
@@ -83,6 +86,18 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
 }
 
 type Json = Record<string, unknown>;
+
+const MSP_KEY = 'MspKey';
+
+/**
+ * The keys an operation takes, as Authorize boxes. Swagger UI sends every authorized scheme of the list
+ * into the one header, the last winning: a reader's list ends with the key its example uses (withExamples).
+ */
+function securityOf(role: Operation['role']): Record<string, string[]>[] {
+  if (role === 'msp') return [{ [MSP_KEY]: [] }];
+  if (role === 'isv') return [{ ApiKey: [] }];
+  return [{ [MSP_KEY]: [] }, { ApiKey: [] }];
+}
 
 /** Every component a node names, transitively. */
 function refsOf(node: unknown, schemas: Record<string, Json>, out = new Set<string>()): Set<string> {
@@ -158,7 +173,12 @@ function withExamples(doc: Record<string, unknown>, examples: Record<string, Ope
       const json = op.requestBody?.content['application/json'];
       if (json && ex.body !== undefined) json.example = ex.body;
       op['x-example-key'] = ex.key ?? 'isv';
-      if (ex.needs) {
+      const security = op.security as Record<string, string[]>[] | undefined;
+      if (ex.key === 'msp' && security && security.length > 1) op.security = [...security.filter((s) => !(MSP_KEY in s)), ...security.filter((s) => MSP_KEY in s)];
+      if (ex.refuses) {
+        op['x-example-needs'] = `nothing makes it succeed: ${ex.refuses}`;
+        op.description = `${op.description ? `${op.description}\n\n` : ''}**Example:** always refused, by design: ${ex.refuses}.`;
+      } else if (ex.needs) {
         op['x-example-needs'] = ex.needs;
         // Shown on the operation in /docs, where "Try it out" is.
         op.description = `${op.description ? `${op.description}\n\n` : ''}**Example:** as it stands it is refused; it needs ${ex.needs}.`;

@@ -2,7 +2,7 @@
 import { Grant } from '../access/caller';
 import type { ErrorCode } from '../errors/error-codes';
 import type { FeatureModule } from '../feature';
-import { operationsUsing, tenantOf } from '../operations/operation';
+import { derivedGrant, operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import { pathId, TenantPath, z } from '../shared/request';
 import * as S from './ticket.schemas';
@@ -55,7 +55,10 @@ const createTimeEntry = defineOperation({
 export const routeFinding = defineOperation({
   name: 'route_finding', kind: 'mutation', summary: 'Route a finding to a ticket or project', tag: 'Writes', role: 'isv',
   // The grant of the finding's effective routing target: psa.project.write for a project, else psa.ticket.create.
-  grant: async ({ body }, { caller, access, services }) => ({ key: await services.findings.routeGrant(caller, access, body.kind), kind: 'psa' }),
+  grant: derivedGrant<TicketsServices>([
+    { key: Grant.TicketCreate, kind: 'psa', when: 'the routing target of the finding\'s kind is `service_ticket`' },
+    { key: Grant.ProjectWrite, kind: 'psa', when: 'it is `project`' },
+  ], async ({ body }, { caller, access, services }) => ({ key: await services.findings.routeGrant(caller, access, body.kind), kind: 'psa' })),
   description: 'Per the routing configuration: `service_ticket` creates a ticket (grant psa.ticket.create); `project` writes to an existing project (grant psa.project.write; the limited connector: a note on `project_source_id`). `idempotency_key` is the finding id.',
   http: { method: 'post', path: '/tenants/{tenant_id}/findings/route', documented: true },
   mcp: {
