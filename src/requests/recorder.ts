@@ -19,7 +19,7 @@ import { hashApiKey } from '../security/api-keys';
 import { recordRequestLogDropped } from '../http/metrics';
 import { isInternalRequest } from '../http/request-log';
 import type { Operation } from '../operations/operation';
-import { KnownSecrets, keptBody, keptHeaders, keptQuery, learnSecrets, BODY_LIMIT } from './redaction';
+import { KnownSecrets, keptBody, keptHeaders, keptQuery, redactValue, BODY_LIMIT } from './redaction';
 import type { KeyOwner, RequestLogRow, RequestLogStore } from './requests.store';
 
 /**
@@ -260,12 +260,13 @@ export class RequestRecorder {
     const raw = e.response.toString('utf8');
     let answer: unknown;
     try { answer = e.responseComplete ? JSON.parse(raw) : undefined; } catch { answer = undefined; }
-    // Secrets named in either body are learnt first, so each is scrubbed from the other too.
-    if (e.requestBody !== undefined) learnSecrets(e.requestBody, known);
-    if (answer !== undefined) learnSecrets(answer, known);
-    const requestBody = e.requestBody === undefined || (typeof e.requestBody === 'object' && e.requestBody !== null && !Array.isArray(e.requestBody) && !Object.keys(e.requestBody).length && !e.requestHeaders['content-length'])
-      ? { text: null, truncated: false } : keptBody({ parsed: e.requestBody }, known);
-    const responseBody = keptBody({ raw, complete: e.responseComplete }, known);
+    // Both bodies are redacted by name first, which learns their secrets, so each is scrubbed from the other too;
+    // each is parsed and walked once.
+    const request = e.requestBody === undefined ? undefined : redactValue(e.requestBody, known);
+    const redactedAnswer = answer === undefined ? undefined : redactValue(answer, known);
+    const requestBody = request === undefined || (typeof request === 'object' && request !== null && !Array.isArray(request) && !Object.keys(request).length && !e.requestHeaders['content-length'])
+      ? { text: null, truncated: false } : keptBody({ redacted: request }, known);
+    const responseBody = redactedAnswer !== undefined ? keptBody({ redacted: redactedAnswer }, known) : keptBody({ raw, complete: e.responseComplete }, known);
     return {
       id: e.id.slice(0, 200), isvId: owner.isvId, apiKeyId: owner.apiKeyId, keyPrefix: owner.keyPrefix, at: e.at,
       method: e.method, path: known.scrub(e.path), route: e.route, tenantId: e.tenantId, status: e.status, durationMs: e.durationMs,

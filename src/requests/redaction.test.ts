@@ -40,6 +40,9 @@ describe('what the request log keeps', () => {
     expect(kept.truncated).toBe(true);
     expect(Buffer.byteLength(kept.text!)).toBeLessThanOrEqual(BODY_LIMIT);
     expect(keptBody({ raw: '{"a":1,"client_secret":"abcdefgh', complete: false }, known).text).toBe(`{"a":1,"client_secret":"${REDACTED}`);
+    // Cut inside an escape: the value is still taken out, and the fields between are kept as they were.
+    expect(keptBody({ raw: '{"password":"ab\\"cd","name":"Contoso \\"Ltd\\"","token":"zz\\', complete: false }, known).text)
+      .toBe(`{"password":"${REDACTED}","name":"Contoso \\"Ltd\\"","token":"${REDACTED}`);
   });
 
   it('takes out a known secret cut in two at the end of a cut body', () => {
