@@ -6,6 +6,8 @@
  * And (item 4) a commit left in progress by a process that died does not block its key after a restart.
  */
 import { startTestService, type TestService } from './support/service';
+import { IdempotencyService } from '../src/writes/idempotency.service';
+import { vendorWriteProcessor } from '../jobs/processors/vendor-write.processor';
 
 let svc: TestService;
 let cw: any;
@@ -76,4 +78,30 @@ it('a commit left in progress by a process that died is released at start: the r
   expect(retry.status).toBe(201);
   expect(retry.body.ticket_ref).toBe(landed.body.ticket_ref);
   expect((cw.list('sandbox-alpha', 'tickets') as any[]).filter((t) => t.summary === summary)).toHaveLength(1);
+});
+
+it('a first job the worker takes only after its request answered frees the lease reserved with the key, so the retry is not held for LEASE_SECONDS', async () => {
+  const s = svc.services;
+  const [isv] = await s.ds.query('SELECT id FROM isvs ORDER BY created_at LIMIT 1');
+  const leaseOf = async (id: string) => (await s.ds.query('SELECT lease_owner FROM idempotency_records WHERE id = $1', [id]))[0]?.lease_owner;
+  const process = vendorWriteProcessor(s.access, s.box, s.http, s.budgets, s.writeFence);
+  // What a worker cut off from Redis meets when the link returns: the job, delivered for the first time, after its request answered.
+  const late = async (redelivered: boolean) => {
+    const r = await new IdempotencyService(s.ds, s.writeFence).reserve(
+      { isvId: isv.id, tenantId: svc.alphaId, operation: 'create_ticket', key: `late-job-${redelivered}-${Date.now()}` }, 'hash', Date.now() + 2000);
+    if (r.kind !== 'new' || !r.lease) throw new Error(`expected a new reservation holding its lease, got ${r.kind}`);
+    expect(await leaseOf(r.id)).toBe(r.lease.token);
+    const answer = await process({
+      id: `late-${redelivered}`, name: 'vendor.write', attempt: 1, attempts: 5, redelivered, scheduled: false,
+      data: {
+        tenantId: svc.alphaId, connectionId: '00000000-0000-0000-0000-000000000000', write: { name: 'create_ticket', input: {} } as never,
+        reservationId: r.id, generation: r.generation, lease: r.lease, answerBy: new Date(Date.now() - 1000).toISOString(),
+      },
+    });
+    expect(answer).toMatchObject({ ok: false, status: 503 });
+    return leaseOf(r.id);
+  };
+  expect(await late(false)).toBeNull();
+  // A redelivered job may be the one that sent under that lease before its worker died: its lease stays until it lapses.
+  expect(await late(true)).not.toBeNull();
 });

@@ -39,7 +39,16 @@ export function vendorWriteProcessor(
     const answerBy = job.data.answerBy ? Date.parse(job.data.answerBy) : Infinity;
     // The request has answered already (the worker took the job late): send nothing. A retry with the
     // same key takes the write over and reconciles first.
-    if (Date.now() > answerBy) return failure('unavailable', 503, 'The request stopped waiting before this attempt could start; nothing was sent.', { retryAfterSeconds: 1 });
+    if (Date.now() > answerBy) {
+      // The lease reserved with the key is this job's alone, and on its first delivery nothing has been
+      // sent under it: free it now, or every retry waits out LEASE_SECONDS (after a worker<->Redis
+      // partition the late first job was the only thing holding a retry back, for about a minute).
+      const reserved = job.data.lease;
+      if (fence && reserved && job.data.reservationId && job.attempt === 1 && !job.redelivered) {
+        await fence.release(job.data.reservationId, reserved.token, null).catch(() => undefined);
+      }
+      return failure('unavailable', 503, 'The request stopped waiting before this attempt could start; nothing was sent.', { retryAfterSeconds: 1 });
+    }
     // The fence (write-fence.ts): the reservation's lease across the vendor call; a job of a taken-over
     // generation sends nothing, and a call that may follow another reconciles first. Taken while the
     // connection is read (cached in access.service.ts; independent round trips).
