@@ -34,8 +34,12 @@ function safeId(id: string): boolean {
   return id.length > 0 && id.length <= 200 && isSafeText(id);
 }
 
-/** Today's date in UTC, `YYYY-MM-DD`: the day a line change applies when none is given. */
-export const todayUtc = () => new Date().toISOString().slice(0, 10);
+/**
+ * The vendors' day in UTC, `YYYY-MM-DD`: the day a line change applies when none is given, and the day
+ * that says which agreements are active. Read from the vendors' clock (services.ts vendorNow), the one
+ * their date rules use, so a test that fixes that clock fixes this day too.
+ */
+export const todayUtc = (vendorNow: () => number = Date.now) => new Date(vendorNow()).toISOString().slice(0, 10);
 
 
 /** The vendor writes of one verb, in order. */
@@ -67,6 +71,7 @@ export class AgreementLinesService {
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
     private readonly sync: SyncService,
+    private readonly vendorNow: () => number = Date.now,
   ) {
     this.store = new AgreementLinesStore(ds);
   }
@@ -120,7 +125,7 @@ export class AgreementLinesService {
   /** References resolved, the writes planned and checked against the vendor's rules. */
   private async prepare(access: TenantAccess, agreementSourceId: string, b: Body, marker: string): Promise<Prepared> {
     const c = await this.agreement(access, agreementSourceId);
-    const date = b.effective_date ?? todayUtc();
+    const date = b.effective_date ?? todayUtc(this.vendorNow);
     const writes: Planned[] = [];
     const current = b.line_source_id != null ? syncedLine(await this.line(c, agreementSourceId, b.line_source_id)) : null;
     const draft = async (m: string): Promise<AgreementLineDraft> => ({

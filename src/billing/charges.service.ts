@@ -83,6 +83,7 @@ export class ChargesService {
     private readonly ds: DataSource,
     private readonly pipeline: WritePipeline,
     private readonly sync: SyncService,
+    private readonly vendorNow: () => number = Date.now,
   ) {
     this.store = new ChargesStore(ds);
   }
@@ -180,7 +181,7 @@ export class ChargesService {
         }
         const line = (await this.store.lineFacts(this.ds.manager, tenantId, [charge.line_source_id])).get(lineKey(c.id, charge.line_source_id));
         const change: AgreementLineChange = {
-          marker, agreementSourceId: charge.agreement_source_id, lineSourceId: charge.line_source_id, effectiveDate: todayUtc(),
+          marker, agreementSourceId: charge.agreement_source_id, lineSourceId: charge.line_source_id, effectiveDate: todayUtc(this.vendorNow),
           quantity: Number(charge.proposed_quantity), current: line ? syncedLine(line) : null,
         };
         const write: PlannedWrite = { connection: c, name: 'agreement.line.rewrite', input: change };

@@ -44,7 +44,7 @@ export class LineMappingsService {
 
   private readonly store: LineMappingsStore;
 
-  constructor(private readonly ds: DataSource) {
+  constructor(private readonly ds: DataSource, private readonly vendorNow: () => number = Date.now) {
     this.store = new LineMappingsStore(ds);
   }
 
@@ -126,7 +126,7 @@ export class LineMappingsService {
     this.ownKey(isvId, b.vendor_key);
     const psa = access.connections.filter((c) => c.kind === 'psa');
     if (!psa.length) return [];
-    const lines = await this.store.activeLines(access.tenant.id, psa.map((c) => c.id), todayUtc());
+    const lines = await this.store.activeLines(access.tenant.id, psa.map((c) => c.id), todayUtc(this.vendorNow));
     const reporting = await this.store.reportingCompanies(access.tenant.id, isvId, b.vendor_product_ref);
     const reports = new Set(reporting.map((r) => `${r.connection_id}|${r.company_source_id}`));
     let onlyCompany: string | null = null;
