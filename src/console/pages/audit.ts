@@ -85,14 +85,14 @@ export function registerAudit(routes: ConsoleRoutes): void {
 <form method="get" action="/console/audit" class="card row">
 <div><label for="action">Kind</label><select id="action" name="action">${ACTIONS.map(([v, l]) => html`<option value="${v}"${v === action ? html` selected` : ''}>${l}</option>`)}</select></div>
 <div><label for="outcome">Outcome</label><select id="outcome" name="outcome">${OUTCOMES.map(([v, l]) => html`<option value="${v}"${v === outcome ? html` selected` : ''}>${l}</option>`)}</select></div>
-<div><label for="actor">Who</label><input id="actor" name="actor" value="${actor}" aria-describedby="actor-hint"><span class="hint" id="actor-hint">An email, a key prefix, or person, msp_key, isv_key, system</span></div>
+<div><label for="actor">Who</label><p class="hint" id="actor-hint">An email, a key prefix, or msp_key, isv_key, person, system</p><input id="actor" name="actor" value="${actor}" aria-describedby="actor-hint"></div>
 <div><label for="subject">Subject id</label><input id="subject" name="subject" value="${subjectRef}"></div>
 <div class="check"><input type="checkbox" id="previews" name="previews" value="include"${previews === 'include' ? html` checked` : ''}><label for="previews">Show previews</label></div>
 <button type="submit">Filter</button></form>
-<div class="table-wrap" tabindex="0"><table><caption class="visually-hidden">Audit entries</caption>
+<div class="table-wrap" tabindex="0"><table class="phone-cards"><caption class="visually-hidden">Audit entries</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Subject</th><th scope="col">Detail</th></tr></thead>
-<tbody>${page.audit.map((e) => html`<tr><td><time datetime="${e.created_at}" title="${e.created_at}">${ago(e.created_at)}</time></td><td><code>${e.action}</code></td>
-<td>${e.outcome === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge ${e.outcome === 'refused' ? 'warn' : 'bad'}">${e.outcome}</span>`}</td><td>${subject(e, isvNames)}</td><td>${summary(e)}</td></tr>`)}</tbody>
+<tbody>${page.audit.map((e) => html`<tr><td data-label="When"><time datetime="${e.created_at}" title="${e.created_at}">${ago(e.created_at)}</time></td><td data-label="Action"><code>${e.action}</code></td>
+<td data-label="Outcome">${e.outcome === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge ${e.outcome === 'refused' ? 'warn' : 'bad'}">${e.outcome}</span>`}</td><td data-label="Subject">${subject(e, isvNames)}</td><td data-label="Detail">${summary(e)}</td></tr>`)}</tbody>
 </table></div>
 ${page.audit.length ? '' : html`<p>No entries match.</p>`}
 ${next ? html`<p><a href="${next}">Older entries</a></p>` : ''}`);
