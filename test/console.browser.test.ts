@@ -162,6 +162,11 @@ describeInBrowser('the MSP console in Chromium', () => {
     const total = rows.find((r) => r[0] === 'total')!;
     expect(col(total, 'margin')).toBeCloseTo(json.totals.margin, 2);
     expect(col(total, 'partner_minimum_shortfall')).toBeGreaterThan(0);
+    // A person reads the notes: no REST path in them, and every fix on the page is a console action.
+    expect(rows.some((r) => r[0] === 'unresolved')).toBe(true);
+    for (const r of rows) expect(r.join(' ')).not.toMatch(/\/tenants\/|\b(GET|POST|PUT|DELETE) \//);
+    expect(await page.locator('main').textContent()).not.toMatch(/\/tenants\/|\b(GET|POST|PUT|DELETE) \//);
+    for (const href of await page.locator('tr[data-reason] a').evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''))) expect(href.startsWith('/console/')).toBe(true);
     await page.context().close();
   });
 });

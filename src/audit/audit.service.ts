@@ -44,7 +44,7 @@ export class AuditService {
    * Newest first, keyset on `seq` (the page after `before`, the seq of the previous page's last entry).
    * `isvId` set: the system's entries and that ISV's own, never another ISV's.
    */
-  async list(tenantId: string, q: PageRequest & { action?: string | null; outcome?: string | null }, isvId: string | null): Promise<Page<AuditEntry>> {
+  async list(tenantId: string, q: PageRequest & { action?: string | null; outcome?: string | null; actor?: string | null; subject?: string | null; previews?: 'include' | 'exclude' | 'only' | null }, isvId: string | null): Promise<Page<AuditEntry>> {
     const before = afterKey(AUDIT_CURSOR, q)?.[0] ?? null;
     const qb = this.ds.getRepository(AuditEntry).createQueryBuilder('a')
       .where('a.tenant_id = :tenantId', { tenantId })
@@ -55,6 +55,10 @@ export class AuditService {
     if (isvId) qb.andWhere('(a.isv_id IS NULL OR a.isv_id = :isvId)', { isvId });
     if (q.action) qb.andWhere("starts_with(a.action, :action)", { action: q.action });
     if (q.outcome) qb.andWhere('a.outcome = :outcome', { outcome: q.outcome });
+    if (q.actor) qb.andWhere("(lower(a.detail->'actor'->>'email') = lower(:actor) OR a.detail->'actor'->>'key_prefix' = :actor OR a.detail->'actor'->>'kind' = :actor)", { actor: q.actor });
+    if (q.subject) qb.andWhere('a.subject_ref = :subject', { subject: q.subject });
+    if (q.previews === 'exclude') qb.andWhere("a.action NOT LIKE '%.preview'");
+    if (q.previews === 'only') qb.andWhere("a.action LIKE '%.preview'");
     return toPage(await qb.getMany(), q.limit, AUDIT_CURSOR, (e) => [String(e.seq)]);
   }
 

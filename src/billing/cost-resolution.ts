@@ -38,10 +38,15 @@ export interface PeriodFilter {
   end: string;
 }
 
+/**
+ * What an unresolved row needs, in words a person reads (the console and the reconciliation CSV): never a
+ * REST path. The console does the fix as an action on its page; pairing a product with a line is the ISV's
+ * to do (create_agreement_line_mapping is ISV-only), so the words say so.
+ */
 const REASON_MESSAGES: Record<UnresolvedReason, string> = {
-  customer_unmatched: 'The customer has no identity match with a PSA company (GET /tenants/{tenant_id}/identity/unmapped).',
-  product_unmapped: 'No agreement-line mapping pairs this product with a line of the customer\'s agreements (POST /tenants/{tenant_id}/agreement-line-mappings).',
-  agreement_inactive: 'The product is mapped to a line of an agreement that is not active, or a line that has ended.',
+  customer_unmatched: 'The customer is not matched with one of your PSA companies yet: match it on the Identity page of your console.',
+  product_unmapped: 'The ISV has not paired this product with a line of the customer\'s agreements yet: the ISV pairs it; ask them to, and check on the Identity page that the customer is matched with the right company.',
+  agreement_inactive: 'The product is paired with a line of an agreement that is not active, or a line that has ended: renew the agreement or the line in your PSA, or ask the ISV to pair the product with a running line.',
 };
 
 /** An unresolved row as the charges list and the reconciliation show it. */

@@ -78,7 +78,7 @@ export function qty(n: number | null | undefined): string {
 export function ago(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return 'never';
   const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (s < 90) return `${s} seconds ago`;
+  if (s < 90) return s === 1 ? '1 second ago' : `${s} seconds ago`;
   if (s < 90 * 60) return `${Math.round(s / 60)} minutes ago`;
   if (s < 36 * 3600) return `${Math.round(s / 3600)} hours ago`;
   return `${Math.round(s / 86400)} days ago`;

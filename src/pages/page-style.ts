@@ -61,7 +61,7 @@ button.danger{background:#b3261e;border-color:#b3261e}
 button:disabled{background:#c7ccd4;border-color:#c7ccd4;color:#3b4350;cursor:not-allowed}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.5rem 0}
 dl.facts dt{font-weight:600;color:#3b4350}
-dl.facts dd{margin:0}
+dl.facts dd{margin:0;min-width:0;overflow-wrap:anywhere}
 code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;background:#eef0f3;padding:0 .25rem;border-radius:3px;font-size:.9em;word-break:break-all}
 .secret{font-family:ui-monospace,"DejaVu Sans Mono",monospace;background:#fff7e0;border:1px dashed #a66b00;padding:.5rem;display:block;word-break:break-all}
 progress{width:100%;height:1rem}

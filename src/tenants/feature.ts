@@ -89,6 +89,24 @@ const listGrants = defineOperation({
   },
 });
 
+/**
+ * What a grant change's audit entry says beside the body (the one place set_grants records it, for REST
+ * and the console alike): the ISV's name as the subject's label, and per connection whose keys changed,
+ * its system and the keys before and after.
+ */
+function grantChangeDetail(isvId: string, before: { isv_id: string; isv_name: string; connection_id: string; connector: string; keys: string[] }[], after: typeof before): Record<string, unknown> {
+  const mine = (rows: typeof before) => new Map(rows.filter((r) => r.isv_id === isvId).map((r) => [r.connection_id, r]));
+  const was = mine(before);
+  const now = mine(after);
+  const changes = [...now.values()].flatMap((r) => {
+    const old = [...(was.get(r.connection_id)?.keys ?? [])].sort();
+    const next = [...r.keys].sort();
+    return old.join(' ') === next.join(' ') ? [] : [{ connection_id: r.connection_id, connector: r.connector, before: old, after: next }];
+  });
+  const name = now.values().next().value?.isv_name ?? was.values().next().value?.isv_name ?? null;
+  return { subject_label: name, changes };
+}
+
 const setGrants = defineOperation({
   name: 'set_grants', kind: 'mutation', summary: "Turn an ISV's grants on and off", tag: 'Grants', role: 'msp',
   description: 'Sets the keys of each connection the body names for the ISV; other connections keep theirs. The ISV sees the change at once. A key the connection\'s vendor permissions rule out (`unavailable` in GET /tenants/{tenant_id}/grants) is refused with 422 `request_invalid`, and nothing is changed.',
@@ -99,10 +117,12 @@ const setGrants = defineOperation({
   errors: ['role_required', 'request_invalid'],
   handle: async ({ path, body }, ctx) => {
     const access = tenantOf(ctx);
+    const before = await ctx.services.admin.listGrants(access.tenant, access.connections);
     await ctx.services.admin.setGrants(access.tenant, access.connections, path.isv_id, body.connections);
-    await ctx.services.audit.write({ tenantId: access.tenant.id, action: 'grants.update', outcome: 'ok', subjectRef: path.isv_id, detail: { connections: body.connections } });
+    const after = await ctx.services.admin.listGrants(access.tenant, access.connections);
+    await ctx.services.audit.write({ tenantId: access.tenant.id, action: 'grants.update', outcome: 'ok', subjectRef: path.isv_id, detail: { connections: body.connections, ...grantChangeDetail(path.isv_id, before, after) } });
     // Every row at once (one per ISV and connection of this tenant): the answer of a change is never paged.
-    return envelopeOf('grants', { items: await ctx.services.admin.listGrants(access.tenant, access.connections), next_cursor: null }, access.tenant.sandbox);
+    return envelopeOf('grants', { items: after, next_cursor: null }, access.tenant.sandbox);
   },
 });
 

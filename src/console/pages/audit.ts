@@ -1,9 +1,18 @@
-/** The audit log, newest first, filtered by what was done and how it ended (`list_audit`'s filters). */
-import { html } from '../../pages/html';
+/**
+ * The audit log, newest first, filtered by kind (what was done), outcome, actor and subject (`list_audit`'s
+ * filters); previews are hidden unless asked for. Each subject shows its readable label beside its id (the
+ * entry's `subject_label`, else the ISV's name for an ISV id), and a grant change says which grants of
+ * which system changed, from what to what (`detail.changes`, recorded by set_grants).
+ */
+import { isGrantKey } from '../../access/caller';
+import { GRANT_WORDS } from '../../access/grant-words';
+import { connectorTitle } from '../../connectors/registry';
+import { html, type SafeHtml } from '../../pages/html';
 import type { ConsoleRoutes } from '../page-context';
 import { ago } from '../ui';
 
 interface Entry { id: string; action: string; outcome: string; subject_ref: string | null; detail: Record<string, unknown>; created_at: string }
+interface GrantChange { connection_id: string; connector: string; before: string[]; after: string[] }
 
 const ACTIONS: [string, string][] = [
   ['', 'Everything'], ['charge.', 'Charge decisions'], ['identity.', 'Identity decisions'], ['grants.', 'Grant changes'],
@@ -18,38 +27,72 @@ function actorWords(actor: unknown): string {
   if (!actor || typeof actor !== 'object') return '';
   const a = actor as { kind?: unknown; email?: unknown; key_prefix?: unknown };
   const who = typeof a.email === 'string' ? a.email : ACTOR_WORDS[String(a.kind)] ?? '';
-  return who ? `by ${who}${typeof a.key_prefix === 'string' ? ` (${a.key_prefix}…)` : ''}` : '';
+  return who ? `${who}${typeof a.key_prefix === 'string' ? ` (${a.key_prefix}…)` : ''}` : '';
 }
 
-function summary(e: Entry): string {
+const grantTitle = (k: string) => (isGrantKey(k) ? GRANT_WORDS[k].title : k);
+
+/** A grant change, per system: what was turned on and off, and the grants before and after. */
+function grantChanges(changes: GrantChange[]): SafeHtml {
+  return html`<ul class="changes">${changes.map((c) => {
+    const on = c.after.filter((k) => !c.before.includes(k));
+    const off = c.before.filter((k) => !c.after.includes(k));
+    return html`<li><strong>${connectorTitle(c.connector)}</strong>: ${on.length ? html`turned on ${on.map(grantTitle).join(', ')}` : ''}${on.length && off.length ? '; ' : ''}${off.length ? html`turned off ${off.map(grantTitle).join(', ')}` : ''}
+<span class="hint">Before: ${c.before.length ? c.before.map(grantTitle).join(', ') : 'nothing'}. After: ${c.after.length ? c.after.map(grantTitle).join(', ') : 'nothing'}.</span></li>`;
+  })}</ul>`;
+}
+
+function summary(e: Entry): SafeHtml {
   const d = e.detail;
-  const by = actorWords(d.actor) || (d.decided_by ? `by ${String(d.decided_by)}` : '');
+  const by = actorWords(d.actor) || (d.decided_by ? String(d.decided_by) : '');
   const parts = [
-    typeof d.connector === 'string' ? d.connector : '', by, d.via ? `via ${String(d.via)}` : '',
+    typeof d.connector === 'string' ? connectorTitle(d.connector) : '', by ? `by ${by}` : '', d.via ? `via ${String(d.via)}` : '',
     typeof d.message === 'string' ? d.message : '', typeof d.error === 'string' ? `${String(d.resource ?? '')}: ${d.error}` : '',
   ];
-  return parts.filter(Boolean).join(' · ');
+  const changes = Array.isArray(d.changes) ? (d.changes as GrantChange[]).filter((c) => c && Array.isArray(c.before) && Array.isArray(c.after)) : [];
+  return html`${parts.filter(Boolean).join(' · ')}${changes.length ? grantChanges(changes) : ''}`;
+}
+
+/** The subject's readable label and its id. */
+function subject(e: Entry, isvNames: Map<string, string>): SafeHtml {
+  if (!e.subject_ref) return html``;
+  const label = typeof e.detail.subject_label === 'string' ? e.detail.subject_label : isvNames.get(e.subject_ref) ?? null;
+  return html`${label ? html`<strong>${label}</strong><br>` : ''}<code class="id">${e.subject_ref}</code>`;
 }
 
 export function registerAudit(routes: ConsoleRoutes): void {
   routes.get('/console/audit', async (ctx) => {
-    const action = ACTIONS.some(([v]) => v === ctx.req.query.action) ? String(ctx.req.query.action) : '';
-    const outcome = OUTCOMES.some(([v]) => v === ctx.req.query.outcome) ? String(ctx.req.query.outcome) : '';
-    const cursor = typeof ctx.req.query.cursor === 'string' ? ctx.req.query.cursor.slice(0, 500) : '';
+    const q = ctx.req.query;
+    const action = ACTIONS.some(([v]) => v === q.action) ? String(q.action) : '';
+    const outcome = OUTCOMES.some(([v]) => v === q.outcome) ? String(q.outcome) : '';
+    const actor = typeof q.actor === 'string' ? q.actor.trim().slice(0, 200) : '';
+    const subjectRef = typeof q.subject === 'string' ? q.subject.trim().slice(0, 200) : '';
+    const previews = q.previews === 'include' ? 'include' : 'exclude';
+    const cursor = typeof q.cursor === 'string' ? q.cursor.slice(0, 500) : '';
     const page = await ctx.run<{ audit: Entry[]; next_cursor: string | null }>('list_audit', {
-      query: { limit: 50, ...(action ? { action } : {}), ...(outcome ? { outcome } : {}), ...(cursor ? { cursor } : {}) },
+      query: { limit: 50, previews, ...(action ? { action } : {}), ...(outcome ? { outcome } : {}), ...(actor ? { actor } : {}), ...(subjectRef ? { subject: subjectRef } : {}), ...(cursor ? { cursor } : {}) },
     });
-    const next = page.next_cursor ? `/console/audit?${new URLSearchParams({ action, outcome, cursor: page.next_cursor }).toString()}` : null;
+    // ISV ids (grant changes written before labels were recorded) read as the ISV's name.
+    const isvNames = new Map<string, string>();
+    if (page.audit.some((e) => e.action.startsWith('grants.') && typeof e.detail.subject_label !== 'string')) {
+      const rows = (await ctx.run<{ grants: { isv_id: string; isv_name: string }[] }>('list_grants', { query: { limit: 500 } }).catch(() => ({ grants: [] }))).grants;
+      for (const r of rows) isvNames.set(r.isv_id, r.isv_name);
+    }
+    const keep = { action, outcome, actor, subject: subjectRef, ...(previews === 'include' ? { previews } : {}) };
+    const next = page.next_cursor ? `/console/audit?${new URLSearchParams({ ...keep, cursor: page.next_cursor }).toString()}` : null;
     ctx.send('/console/audit', 'Audit log', html`<h1>Audit log</h1>
 <p class="lead">Everything done on this tenant, newest first: syncs, writes, decisions and who made them.</p>
 <form method="get" action="/console/audit" class="card row">
-<div><label for="action">What</label><select id="action" name="action">${ACTIONS.map(([v, l]) => html`<option value="${v}"${v === action ? html` selected` : ''}>${l}</option>`)}</select></div>
+<div><label for="action">Kind</label><select id="action" name="action">${ACTIONS.map(([v, l]) => html`<option value="${v}"${v === action ? html` selected` : ''}>${l}</option>`)}</select></div>
 <div><label for="outcome">Outcome</label><select id="outcome" name="outcome">${OUTCOMES.map(([v, l]) => html`<option value="${v}"${v === outcome ? html` selected` : ''}>${l}</option>`)}</select></div>
+<div><label for="actor">Who</label><p class="hint" id="actor-hint">An email, a key prefix, or msp_key, isv_key, person, system</p><input id="actor" name="actor" value="${actor}" aria-describedby="actor-hint"></div>
+<div><label for="subject">Subject id</label><input id="subject" name="subject" value="${subjectRef}"></div>
+<div class="check"><input type="checkbox" id="previews" name="previews" value="include"${previews === 'include' ? html` checked` : ''}><label for="previews">Show previews</label></div>
 <button type="submit">Filter</button></form>
-<div class="table-wrap" tabindex="0"><table><caption class="visually-hidden">Audit entries</caption>
+<div class="table-wrap" tabindex="0"><table class="phone-cards"><caption class="visually-hidden">Audit entries</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Subject</th><th scope="col">Detail</th></tr></thead>
-<tbody>${page.audit.map((e) => html`<tr><td><time datetime="${e.created_at}" title="${e.created_at}">${ago(e.created_at)}</time></td><td><code>${e.action}</code></td>
-<td>${e.outcome === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge ${e.outcome === 'refused' ? 'warn' : 'bad'}">${e.outcome}</span>`}</td><td>${e.subject_ref ?? ''}</td><td>${summary(e)}</td></tr>`)}</tbody>
+<tbody>${page.audit.map((e) => html`<tr><td data-label="When"><time datetime="${e.created_at}" title="${e.created_at}">${ago(e.created_at)}</time></td><td data-label="Action"><code>${e.action}</code></td>
+<td data-label="Outcome">${e.outcome === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge ${e.outcome === 'refused' ? 'warn' : 'bad'}">${e.outcome}</span>`}</td><td data-label="Subject">${subject(e, isvNames)}</td><td data-label="Detail">${summary(e)}</td></tr>`)}</tbody>
 </table></div>
 ${page.audit.length ? '' : html`<p>No entries match.</p>`}
 ${next ? html`<p><a href="${next}">Older entries</a></p>` : ''}`);

@@ -1,0 +1,88 @@
+/**
+ * The console's audit page in Chromium (docs/architecture.md, Connect sessions and console): a person turns
+ * a grant off on the grants page, then reads in the audit log, filtered by kind and actor, which ISV's
+ * grant on which system changed, from what to what; the subject shows the ISV's name beside its id;
+ * previews are hidden unless asked for. axe finds nothing at laptop and phone width; screenshots in
+ * docs/images/console-audit-*.png.
+ */
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, serviceAndBrowser } from './support/browser';
+
+const IMAGES = path.join(__dirname, '..', 'docs', 'images');
+
+describeInBrowser('the console audit page in Chromium', () => {
+  const t = serviceAndBrowser();
+  const A = (p: string) => `/tenants/${t.svc.alphaId}${p}`;
+
+  async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
+    const link = await t.svc.api(A('/console-links'), { method: 'POST', key: t.svc.alphaMspKey });
+    const page = await (await newContext(t.browser, viewport)).newPage();
+    await page.goto(link.body.url);
+    await page.getByRole('button', { name: 'Continue to the console' }).click();
+    await page.waitForURL('**/console/health');
+    return page;
+  }
+
+  it('shows who changed which grant from what to what, filtered by kind and actor', async () => {
+    const page = await signedIn(LAPTOP);
+    await page.goto(`${t.svc.url}/console/grants`);
+    const form = page.locator('form', { has: page.locator('legend', { hasText: 'ConnectWise PSA' }) });
+    await form.getByRole('checkbox', { name: /Create tickets/ }).uncheck();
+    await form.getByRole('button', { name: /Save grants for/ }).click();
+    await page.waitForURL('**/console/grants?done=saved**');
+
+    const entry = (await t.svc.api(A('/audit?action=grants.'), { key: t.svc.alphaMspKey })).body.audit[0];
+    expect(entry.detail.subject_label).toBe('Sandbox ISV');
+    expect(entry.detail.changes).toHaveLength(1);
+    expect(entry.detail.changes[0].before).toContain('psa.ticket.create');
+    expect(entry.detail.changes[0].after).not.toContain('psa.ticket.create');
+
+    await page.goto(`${t.svc.url}/console/audit`);
+    await page.selectOption('#action', 'grants.');
+    await page.fill('#actor', 'msp_key');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL('**/console/audit?**');
+    const rows = page.locator('tbody tr');
+    expect(await rows.count()).toBeGreaterThan(0);
+    const row = (await rows.first().textContent())!;
+    expect(row).toContain('grants.update');
+    expect(row).toContain('Sandbox ISV');
+    expect(row).toContain('ConnectWise PSA');
+    expect(row).toMatch(/turned off Create tickets/);
+    expect(row).toMatch(/Before: [^.]*Create tickets/);
+    expect(row).toContain('by the MSP key');
+    for (const text of await rows.allTextContents()) expect(text).toContain('grants.');
+
+    // Another actor's filter finds none of these.
+    await page.fill('#actor', 'someone@example.com');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL('**actor=someone**');
+    expect(await page.locator('main').textContent()).toContain('No entries match.');
+
+    // Back on, through the same page.
+    await page.goto(`${t.svc.url}/console/grants`);
+    await page.locator('form', { has: page.locator('legend', { hasText: 'ConnectWise PSA' }) }).getByRole('checkbox', { name: /Create tickets/ }).check();
+    await page.locator('form', { has: page.locator('legend', { hasText: 'ConnectWise PSA' }) }).getByRole('button', { name: /Save grants for/ }).click();
+    await page.waitForURL('**/console/grants?done=saved**');
+    await page.context().close();
+  });
+
+  it('hides previews unless asked for; no accessibility problems at laptop and phone width', async () => {
+    const preview = await t.svc.api(A('/tickets'), { method: 'POST', json: { company_name: 'Contoso Ltd', summary: 'Printer jam', description: 'Audit page test.', priority: 'low', board: '1', dry_run: true } });
+    expect(preview.status).toBe(200);
+    for (const [name, viewport] of [['laptop', LAPTOP], ['phone', PHONE]] as const) {
+      const page = await signedIn(viewport);
+      await page.goto(`${t.svc.url}/console/audit`);
+      expect(await page.locator('tbody').textContent()).not.toContain('.preview');
+      await page.goto(`${t.svc.url}/console/audit?previews=include`);
+      expect(await page.locator('tbody').textContent()).toContain('.preview');
+      await page.goto(`${t.svc.url}/console/audit?action=grants.`);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth') as number;
+      expect(overflow).toBeLessThanOrEqual(1);
+      await page.screenshot({ path: path.join(IMAGES, `console-audit-${name}.png`), fullPage: true });
+      await page.context().close();
+    }
+  });
+});
