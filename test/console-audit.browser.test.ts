@@ -68,6 +68,18 @@ describeInBrowser('the console audit page in Chromium', () => {
     await page.context().close();
   });
 
+  it("labels a ticket write's subject with the ticket's summary, on the page and in list_audit", async () => {
+    const ticket = (await t.svc.api(A('/tickets?limit=1'))).body.tickets[0];
+    const note = await t.svc.api(A('/tickets/write'), { method: 'POST', json: { ticket_ref: ticket.source_id, action: 'note', note: { text: 'Audit label test.' }, dry_run: true } });
+    expect(note.status).toBeLessThan(500);
+    const entry = (await t.svc.api(A(`/audit?subject=${encodeURIComponent(ticket.source_id)}`), { key: t.svc.alphaMspKey })).body.audit[0];
+    expect(entry).toMatchObject({ action: expect.stringMatching(/^ticket\.write\./), subject_ref: ticket.source_id, detail: { subject_label: ticket.summary } });
+    const page = await signedIn(LAPTOP);
+    await page.goto(`${t.svc.url}/console/audit?previews=include&subject=${encodeURIComponent(ticket.source_id)}`);
+    expect(await page.locator('tbody tr').first().textContent()).toContain(ticket.summary);
+    await page.context().close();
+  });
+
   it('hides previews unless asked for; no accessibility problems at laptop and phone width', async () => {
     const preview = await t.svc.api(A('/tickets'), { method: 'POST', json: { company_name: 'Contoso Ltd', summary: 'Printer jam', description: 'Audit page test.', priority: 'low', board: '1', dry_run: true } });
     expect(preview.status).toBe(200);

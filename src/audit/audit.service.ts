@@ -32,6 +32,20 @@ export function auditInsert(input: AuditInput, first: number): { sql: string; pa
   };
 }
 
+/**
+ * Where an entry's subject gets the label a person reads beside its id, by the action's first word (what
+ * kind of thing the subject is): `$1` the tenant, `$2` the entries' subject ids. An entry that recorded
+ * its own label (`detail.subject_label`, a grant change) keeps it; a subject no longer stored has none.
+ */
+const SUBJECT_LABELS: Record<string, string> = {
+  ticket: `SELECT source_id AS ref, summary AS label FROM tickets WHERE tenant_id = $1 AND source_id = ANY($2::text[])`,
+  time: `SELECT source_id AS ref, summary AS label FROM tickets WHERE tenant_id = $1 AND source_id = ANY($2::text[])`,
+  project: `SELECT source_id AS ref, name AS label FROM projects WHERE tenant_id = $1 AND source_id = ANY($2::text[])`,
+  agreement: `SELECT source_id AS ref, name AS label FROM agreements WHERE tenant_id = $1 AND source_id = ANY($2::text[])`,
+  charge: `SELECT id::text AS ref, concat_ws(' · ', company_name, product_name) AS label FROM charges WHERE tenant_id = $1 AND id::text = ANY($2::text[])`,
+  grants: `SELECT id::text AS ref, name AS label FROM isvs WHERE $1::uuid IS NOT NULL AND id::text = ANY($2::text[])`,
+};
+
 export class AuditService {
   constructor(private readonly ds: DataSource) {}
 
@@ -59,7 +73,27 @@ export class AuditService {
     if (q.subject) qb.andWhere('a.subject_ref = :subject', { subject: q.subject });
     if (q.previews === 'exclude') qb.andWhere("a.action NOT LIKE '%.preview'");
     if (q.previews === 'only') qb.andWhere("a.action LIKE '%.preview'");
-    return toPage(await qb.getMany(), q.limit, AUDIT_CURSOR, (e) => [String(e.seq)]);
+    const page = toPage(await qb.getMany(), q.limit, AUDIT_CURSOR, (e) => [String(e.seq)]);
+    await this.labelSubjects(tenantId, page.items);
+    return page;
+  }
+
+  /** Each entry's subject label (SUBJECT_LABELS), one statement per kind of subject on the page. */
+  private async labelSubjects(tenantId: string, entries: AuditEntry[]): Promise<void> {
+    const byKind = new Map<string, AuditEntry[]>();
+    for (const e of entries) {
+      const kind = e.action.split('.')[0];
+      if (!e.subjectRef || !SUBJECT_LABELS[kind] || typeof e.detail?.subject_label === 'string') continue;
+      byKind.set(kind, [...(byKind.get(kind) ?? []), e]);
+    }
+    await Promise.all([...byKind].map(async ([kind, list]) => {
+      const rows: { ref: string; label: string }[] = await this.ds.query(SUBJECT_LABELS[kind], [tenantId, [...new Set(list.map((e) => e.subjectRef!))]]);
+      const labels = new Map(rows.filter((r) => r.label).map((r) => [r.ref, r.label]));
+      for (const e of list) {
+        const label = labels.get(e.subjectRef!);
+        if (label) e.detail = { ...e.detail, subject_label: label };
+      }
+    }));
   }
 
   async clearTenant(tenantId: string, manager: EntityManager = this.ds.manager): Promise<void> {

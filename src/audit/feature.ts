@@ -18,7 +18,7 @@ const listAudit = defineOperation({
   name: 'list_audit', kind: 'query', summary: 'Audit log (newest first)', tag: 'Reads', role: 'reader',
   http: { method: 'get', path: '/tenants/{tenant_id}/audit', documented: true },
   path: TenantPath,
-  description: 'Filters: `action` keeps the entries whose action starts with it (`charge.` every charge decision, `sync.failed` the failed syncs), `outcome` those with that outcome, `actor` those made by that person or key, `subject` those about that subject. A grant change (`grants.update`) names the ISV (`detail.subject_label`) and each connection whose keys changed, before and after (`detail.changes`).',
+  description: 'Filters: `action` keeps the entries whose action starts with it (`charge.` every charge decision, `sync.failed` the failed syncs), `outcome` those with that outcome, `actor` those made by that person or key, `subject` those about that subject. Each entry whose subject is still stored carries its readable label in `detail.subject_label` (the summary of a ticket, the name of a project or agreement, the company and product of a charge, the ISV of a grant change). A grant change (`grants.update`) names each connection whose keys changed, before and after (`detail.changes`).',
   query: pageQuery(AUDIT_CURSOR, { updatedSince: true }, {
     action: text(100).min(1).nullable().optional().openapi({ description: 'Only actions starting with this (e.g. `charge.`, `identity.match`, `sync.failed`).' }),
     outcome: z.enum(['ok', 'refused', 'failed']).nullable().optional().openapi({ description: 'Only entries with this outcome.' }),

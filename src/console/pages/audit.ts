@@ -1,7 +1,8 @@
 /**
  * The audit log, newest first, filtered by kind (what was done), outcome, actor and subject (`list_audit`'s
  * filters); previews are hidden unless asked for. Each subject shows its readable label beside its id (the
- * entry's `subject_label`, else the ISV's name for an ISV id), and a grant change says which grants of
+ * entry's `subject_label`: a ticket's summary, a project's or agreement's name, a charge's company and
+ * product, an ISV's name), and a grant change says which grants of
  * which system changed, from what to what (`detail.changes`, recorded by set_grants).
  */
 import { isGrantKey } from '../../access/caller';
@@ -53,10 +54,10 @@ function summary(e: Entry): SafeHtml {
   return html`${parts.filter(Boolean).join(' · ')}${changes.length ? grantChanges(changes) : ''}`;
 }
 
-/** The subject's readable label and its id. */
-function subject(e: Entry, isvNames: Map<string, string>): SafeHtml {
+/** The subject's readable label (list_audit's `detail.subject_label`, audit.service.ts) and its id. */
+function subject(e: Entry): SafeHtml {
   if (!e.subject_ref) return html``;
-  const label = typeof e.detail.subject_label === 'string' ? e.detail.subject_label : isvNames.get(e.subject_ref) ?? null;
+  const label = typeof e.detail.subject_label === 'string' ? e.detail.subject_label : null;
   return html`${label ? html`<strong>${label}</strong><br>` : ''}<code class="id">${e.subject_ref}</code>`;
 }
 
@@ -72,12 +73,6 @@ export function registerAudit(routes: ConsoleRoutes): void {
     const page = await ctx.run<{ audit: Entry[]; next_cursor: string | null }>('list_audit', {
       query: { limit: 50, previews, ...(action ? { action } : {}), ...(outcome ? { outcome } : {}), ...(actor ? { actor } : {}), ...(subjectRef ? { subject: subjectRef } : {}), ...(cursor ? { cursor } : {}) },
     });
-    // ISV ids (grant changes written before labels were recorded) read as the ISV's name.
-    const isvNames = new Map<string, string>();
-    if (page.audit.some((e) => e.action.startsWith('grants.') && typeof e.detail.subject_label !== 'string')) {
-      const rows = (await ctx.run<{ grants: { isv_id: string; isv_name: string }[] }>('list_grants', { query: { limit: 500 } }).catch(() => ({ grants: [] }))).grants;
-      for (const r of rows) isvNames.set(r.isv_id, r.isv_name);
-    }
     const keep = { action, outcome, actor, subject: subjectRef, ...(previews === 'include' ? { previews } : {}) };
     const next = page.next_cursor ? `/console/audit?${new URLSearchParams({ ...keep, cursor: page.next_cursor }).toString()}` : null;
     ctx.send('/console/audit', 'Audit log', html`<h1>Audit log</h1>
@@ -92,7 +87,7 @@ export function registerAudit(routes: ConsoleRoutes): void {
 <div class="table-wrap" tabindex="0"><table class="phone-cards"><caption class="visually-hidden">Audit entries</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Subject</th><th scope="col">Detail</th></tr></thead>
 <tbody>${page.audit.map((e) => html`<tr><td data-label="When"><time datetime="${e.created_at}" title="${e.created_at}">${ago(e.created_at)}</time></td><td data-label="Action"><code>${e.action}</code></td>
-<td data-label="Outcome">${e.outcome === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge ${e.outcome === 'refused' ? 'warn' : 'bad'}">${e.outcome}</span>`}</td><td data-label="Subject">${subject(e, isvNames)}</td><td data-label="Detail">${summary(e)}</td></tr>`)}</tbody>
+<td data-label="Outcome">${e.outcome === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge ${e.outcome === 'refused' ? 'warn' : 'bad'}">${e.outcome}</span>`}</td><td data-label="Subject">${subject(e)}</td><td data-label="Detail">${summary(e)}</td></tr>`)}</tbody>
 </table></div>
 ${page.audit.length ? '' : html`<p>No entries match.</p>`}
 ${next ? html`<p><a href="${next}">Older entries</a></p>` : ''}`);
