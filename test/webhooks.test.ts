@@ -180,7 +180,14 @@ describe('registration', () => {
         const res = await svc.api(hookPath(svc.alphaId), { method: 'POST', json: { url } });
         expect(res.status).toBe(422);
         expect(res.body).toMatchObject({ code: 'validation', details: { field: 'url', reason: 'blocked: private address' } });
+        // A developer's receiver on this machine: the refusal names the one setting that admits it.
+        expect(res.body.message).toContain('WEBHOOK_ALLOW_LOOPBACK=true');
       }
+      // Names that are not this machine get no such advice.
+      const lan = await svc.api(hookPath(svc.alphaId), { method: 'POST', json: { url: 'https://10.0.0.1/hook' } });
+      expect(lan.body.message).not.toContain('WEBHOOK_ALLOW_LOOPBACK');
+      const localhost = await svc.api(hookPath(svc.alphaId), { method: 'POST', json: { url: 'http://localhost:8080/hook' } });
+      expect([localhost.status, localhost.body.message]).toEqual([422, expect.stringContaining('WEBHOOK_ALLOW_LOOPBACK=true')]);
     } finally {
       svc.services.config.webhookAllowLoopback = true;
     }

@@ -90,6 +90,12 @@ export function bareHostname(url: URL): string {
  * that never name a public receiver, whatever DNS says: refused without a lookup. `.invalid` never resolves.
  */
 const LOOPBACK_NAME = /(^|\.)localhost\.?$/i;
+
+/** Whether the URL names this machine (localhost or a loopback literal): what WEBHOOK_ALLOW_LOOPBACK admits. */
+export function namesLoopback(url: URL): boolean {
+  const host = bareHostname(url);
+  return net.isIP(host) ? classifyAddress(host) === 'loopback' : LOOPBACK_NAME.test(host);
+}
 const PRIVATE_NAME = /(^|\.)(local|home\.arpa|internal)\.?$/i;
 const INVALID_NAME = /(^|\.)invalid\.?$/i;
 

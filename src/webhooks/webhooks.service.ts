@@ -15,7 +15,7 @@ import { ServiceError } from '../errors/service-error';
 import type { SecretBox } from '../security/secret-box';
 import type { AccessService, TenantAccess } from '../access/access.service';
 import { EVENT_GRANTS, kindMatches, kindsForGrants, unknownKinds } from './event-access';
-import { BLOCKED_PRIVATE, checkReceiverUrl, parseReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
+import { BLOCKED_PRIVATE, checkReceiverUrl, namesLoopback, parseReceiverUrl, ReceiverUrlRefused, systemResolver, type HostResolver } from './ssrf-guard';
 import { signersOf } from './signing';
 import { postToReceiver } from './webhook-sender';
 import { TEST_EVENT_KIND, USER_AGENT } from './delivery-lanes';
@@ -145,14 +145,18 @@ export class WebhooksService {
    * does not resolve now is accepted (the sandbox has no outside DNS); every delivery resolves it again.
    */
   private async checkedUrl(url: string): Promise<string> {
+    let normalised: string | null = null;
     try {
-      const normalised = parseReceiverUrl(url).href;
+      normalised = parseReceiverUrl(url).href;
       await checkReceiverUrl(normalised, { allowLoopback: this.config.webhookAllowLoopback, resolve: this.resolve })
         .catch((err: unknown) => { if (!(err instanceof ReceiverUrlRefused && err.reason === 'unresolvable')) throw err; });
       return normalised;
     } catch (err) {
       if (!(err instanceof ReceiverUrlRefused)) throw err;
-      const message = err.reason === 'private' ? `url must point at a public address (${BLOCKED_PRIVATE}).` : err.message;
+      // A developer pointing a webhook at this machine is told the one setting that admits it.
+      const local = normalised && !this.config.webhookAllowLoopback && namesLoopback(new URL(normalised))
+        ? ' A receiver on this machine (local development) is accepted over http or https when the service runs with WEBHOOK_ALLOW_LOOPBACK=true.' : '';
+      const message = `${err.reason === 'private' ? `url must point at a public address (${BLOCKED_PRIVATE}).` : err.message}${local}`;
       throw new ServiceError('validation', message, { details: { field: 'url', reason: err.message } });
     }
   }
