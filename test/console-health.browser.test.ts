@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, serviceAndBrowser } from './support/browser';
+import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, serviceAndBrowser, signedInToConsole } from './support/browser';
 
 const IMAGES = path.join(__dirname, '..', 'docs', 'images');
 
@@ -15,14 +15,7 @@ describeInBrowser('the console health page in Chromium', () => {
   const t = serviceAndBrowser();
   const A = (p: string) => `/tenants/${t.svc.alphaId}${p}`;
 
-  async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
-    const link = await t.svc.api(A('/console-links'), { method: 'POST', key: t.svc.alphaMspKey });
-    const page = await (await newContext(t.browser, viewport)).newPage();
-    await page.goto(link.body.url);
-    await page.getByRole('button', { name: 'Continue to the console' }).click();
-    await page.waitForURL('**/console/health');
-    return page;
-  }
+  const signedIn = (viewport: { width: number; height: number }): Promise<Page> => signedInToConsole(t, viewport);
 
   it('shows each system\'s freshest check and each resource\'s own age', async () => {
     expect((await t.svc.api(A('/sync'), { method: 'POST', key: t.svc.alphaMspKey, json: {} })).status).toBe(200);

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser } from './support/browser';
+import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser, signedInToConsole } from './support/browser';
 
 const SUITE = 'console-identity';
 const DOCS = path.join(__dirname, '..', 'docs', 'images');
@@ -19,14 +19,7 @@ const idOf = (name: string) => String(cw.find((c) => c.name === name)!.id);
 const A = (p: string) => `/tenants/${world.svc.alphaId}${p}`;
 const mappings = async (): Promise<any[]> => (await world.svc.api(A('/identity/mappings'))).body.mappings;
 
-async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
-  const link = await world.svc.api(A('/console-links'), { method: 'POST', key: world.svc.alphaMspKey });
-  const page = await (await newContext(world.browser, viewport)).newPage();
-  await page.goto(link.body.url);
-  await page.getByRole('button', { name: 'Continue to the console' }).click();
-  await page.waitForURL('**/console/health');
-  return page;
-}
+const signedIn = (viewport: { width: number; height: number }): Promise<Page> => signedInToConsole(world, viewport);
 
 /** Every WCAG A/AA violation axe finds, whatever its impact (the shared helper keeps serious and critical). */
 async function axeViolations(page: Page, where: string): Promise<string[]> {

@@ -102,3 +102,16 @@ export async function signInToApp(page: Page, baseUrl: string, email: string): P
   await page.getByRole('button', { name: 'Continue' }).click();
   await page.waitForURL(/\/app$/);
 }
+
+/**
+ * A page signed in to the sandbox alpha tenant's MSP console in a fresh browser context at `viewport`, as
+ * the MSP's key hands a person in: a one-time console link, then Continue. Ends on /console/health.
+ */
+export async function signedInToConsole(world: { svc: TestService; browser: Browser }, viewport: { width: number; height: number }): Promise<Page> {
+  const link = await world.svc.api(`/tenants/${world.svc.alphaId}/console-links`, { method: 'POST', key: world.svc.alphaMspKey });
+  const page = await (await newContext(world.browser, viewport)).newPage();
+  await page.goto(link.body.url);
+  await page.getByRole('button', { name: 'Continue to the console' }).click();
+  await page.waitForURL('**/console/health');
+  return page;
+}
