@@ -74,7 +74,9 @@ export class WebhooksStore {
       `SELECT webhook_id, tenant_id FROM (
          SELECT DISTINCT ON (webhook_id) webhook_id, tenant_id, next_attempt_at, updated_at FROM webhook_deliveries
          WHERE status = 'pending' ORDER BY webhook_id, event_seq) head
-       WHERE COALESCE(next_attempt_at, updated_at) <= now() - ($1::int * interval '1 millisecond')`, [overdueMs]);
+       WHERE COALESCE(next_attempt_at <= $2::timestamptz, updated_at <= now() - ($1::int * interval '1 millisecond'))`,
+      // Each column against the clock that wrote it: next_attempt_at is this process's (delivery-lanes.ts), updated_at the database's.
+      [overdueMs, new Date(Date.now() - overdueMs)]);
   }
 
   /** A paused webhook's pending deliveries fail with `reason` (they are retried by hand, if at all). */

@@ -109,7 +109,7 @@ export class IdempotencyService {
     }
     // Abandoned: its process is gone (at once), or nothing has touched it for ABANDONED_MS.
     const abandoned = existing.state === 'in_progress'
-      && (now.getTime() - existing.updatedAt.getTime() > ABANDONED_MS || (await this.fence?.ownerGone(existing.ownerInstance)) === true);
+      && (await this.untouchedTooLong(existing.id) || (await this.fence?.ownerGone(existing.ownerInstance)) === true);
     if (existing.state === 'in_progress' && !expired && !abandoned) {
       throw new ServiceError('idempotency_in_progress', 'A request with this idempotency_key is still being processed; retry shortly.', {
         retryAfterSeconds: 1,
@@ -132,6 +132,17 @@ export class IdempotencyService {
       });
     }
     return { kind: 'new', id: existing.id, takeover: true, generation: Number(taken[0].generation), lease: null };
+  }
+
+  /**
+   * Whether nothing has touched the record for ABANDONED_MS, by the database's clock: updated_at is the
+   * database's now(), and this process's clock may differ from it (skew, or a test's moved clock).
+   */
+  private async untouchedTooLong(id: string): Promise<boolean> {
+    const rows = await preparedQuery<{ stale: boolean }>(this.ds,
+      `SELECT now() - updated_at > make_interval(secs => $2::float8) AS stale FROM idempotency_records WHERE id = $1`,
+      [id, ABANDONED_MS / 1000]);
+    return rows[0]?.stale === true;
   }
 
   /**
