@@ -85,6 +85,11 @@ const envSchema = z.object({
   VENDOR_LANDING_MARGIN_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
   /** Largest single MCP answer in bytes; a tool answer over it becomes a tool error asking for a lower `limit`. */
   MCP_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
+  /**
+   * The budget of one MCP list answer in tokens, estimated from characters (src/mcp/answer-budget.ts): a
+   * page over it is cut to the whole records that fit, with its next_cursor. 25,000 is Claude Code's default cap.
+   */
+  MCP_ANSWER_BUDGET_TOKENS: z.coerce.number().int().min(1_000).max(10_000_000).default(25_000),
   /** Optional ask engine (docs/architecture.md, Device write and ask): an OpenAI-compatible chat model; off unless the base URL is set. */
   ASK_MODEL_BASE_URL: z.string().url().refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be http(s)').optional(),
   ASK_MODEL_API_KEY: z.string().min(1).optional(),
@@ -140,6 +145,8 @@ export interface AppConfig {
   rateLimitPerMinute: number;
   authFailuresPerMinute: number;
   mcpMaxAnswerBytes: number;
+  /** MCP_ANSWER_BUDGET_TOKENS. */
+  mcpAnswerBudgetTokens: number;
   writeWaitMs: number;
   /** How long a sync call waits for its jobs before answering 202 with the sync to poll (SYNC_WAIT_MS). */
   syncWaitMs: number;
@@ -278,6 +285,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE ?? (e.SANDBOX === 'true' ? 6000 : 1200),
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     mcpMaxAnswerBytes: e.MCP_MAX_ANSWER_BYTES,
+    mcpAnswerBudgetTokens: e.MCP_ANSWER_BUDGET_TOKENS,
     writeWaitMs: e.WRITE_WAIT_MS,
     syncWaitMs: e.SYNC_WAIT_MS,
     startupNotices,

@@ -21,6 +21,7 @@ import { itemsFieldOf } from '../shared/paging';
 import { toPlainJson } from '../shared/raw-json';
 import { PAGE_LIMIT, z } from '../shared/request';
 import { INTERNAL_ERROR, toolError, toolSuccess } from './tool-result';
+import { budgetChars, recordsThatFit } from './answer-budget';
 import { registerTenantsResource, type VisibleTenantList } from './tenants-resource';
 
 /**
@@ -32,9 +33,27 @@ export const MCP_DEFAULT_LIMIT = 10;
 
 const shapeOf = (s: ZodType | undefined): Record<string, ZodType> => ((s as ZodObject | undefined)?.shape ?? {}) as Record<string, ZodType>;
 
-/** The operations offered as tools, in a stable order. */
+/** The operations offered as tools, in a stable order (by tool name), whatever order the features declare them in. */
 export function toolOperations(operations: Operation[]): Operation[] {
-  return operations.filter((op) => op.mcp);
+  return operations.filter((op) => op.mcp).sort((a, b) => (a.mcp!.tool < b.mcp!.tool ? -1 : a.mcp!.tool > b.mcp!.tool ? 1 : 0));
+}
+
+/**
+ * A tool's output schema. The SDK lists and checks only object schemas; an operation with more than one
+ * answer shape (a write's preview and its commit) gets an object schema that accepts exactly one of
+ * them: listed as JSON Schema `anyOf` the shapes, checked by parsing with their union.
+ */
+export function toolOutputSchema(op: Operation): ZodObject {
+  // A list tool's default view narrows its records: its output schema is the narrowed answer.
+  const shapes = [...new Set(op.responses.map((r) => r.narrowed ?? r.schema))];
+  if (shapes.length === 1) return shapes[0] as ZodObject;
+  const union = z.union(shapes as [ZodType, ZodType, ...ZodType[]]);
+  const listed = z.toJSONSchema(union, { io: 'output', target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...oneOfThem } = listed;
+  return z.object({}).catchall(z.unknown()).superRefine((value, ctx) => {
+    const parsed = union.safeParse(value);
+    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+  }).meta(oneOfThem) as unknown as ZodObject;
 }
 
 /**
@@ -88,10 +107,44 @@ function restFields(names: readonly string[], args: Record<string, unknown>): st
 }
 
 /** The line a list tool's answer starts its text with: how many records and how big, so an agent can budget. */
-function sizeLine(op: Operation, body: Record<string, unknown>, text: string): string {
-  const field = op.http ? itemsFieldOf(op.http.path) : undefined;
-  const items = field && Array.isArray(body[field]) ? (body[field] as unknown[]).length : 0;
-  return `${items} ${field ?? 'items'}, ${text.length} characters${body.next_cursor ? '; pass cursor for more' : '; no further page'}.`;
+function sizeLine(field: string, body: Record<string, unknown>, text: string, shrunkFrom: number | null, budget: number): string {
+  const items = Array.isArray(body[field]) ? (body[field] as unknown[]).length : 0;
+  const shrunk = shrunkFrom === null ? '' : `; ${shrunkFrom} asked, cut to whole records within the answer budget of ${budget} characters`;
+  return `${items} ${field}, ${text.length} characters${shrunk}${body.next_cursor ? '; pass cursor for more' : '; no further page'}.`;
+}
+
+/** Room kept in the budget for the size line; a next_cursor the smaller page gains is caught by measuring it again. */
+const LINE_RESERVE = 300;
+/** Re-runs of a page to fit the budget: each keeps fewer records than the last, so a few always do. */
+const FIT_TRIES = 6;
+
+/**
+ * A list tool's page within the answer budget (answer-budget.ts): run as asked, then, while its text is
+ * over the budget, again with a `limit` of the whole records that fit, from the same cursor, so its
+ * `next_cursor` carries on after the last record kept. A first record alone over the budget is a
+ * request_invalid tool error pointing to the smaller views.
+ */
+async function pageWithinBudget(
+  field: string, query: Record<string, unknown>, run: (query: Record<string, unknown>) => Promise<unknown>, budget: number,
+): Promise<{ body: Record<string, unknown>; shrunkFrom: number | null }> {
+  let body = toPlainJson<Record<string, unknown>>(await run(query));
+  const asked = Number(query.limit);
+  let shrunk = false;
+  for (let tries = 0; tries < FIT_TRIES; tries++) {
+    const text = JSON.stringify(body);
+    const items = Array.isArray(body[field]) ? (body[field] as unknown[]) : [];
+    if (text.length + LINE_RESERVE <= budget || !items.length) return { body, shrunkFrom: shrunk ? asked : null };
+    const recordChars = items.map((item) => JSON.stringify(item).length);
+    const fit = recordsThatFit(text.length, recordChars, budget, LINE_RESERVE);
+    if (fit === 0) {
+      throw new ServiceError('request_invalid',
+        `The next record is ${recordChars[0]} characters: with its page, over this server's answer budget of ${budget} characters (MCP_ANSWER_BUDGET_TOKENS); `
+        + 'ask for it with view "summary" or a few `fields`.', { details: { record_chars: recordChars[0], budget_chars: budget } });
+    }
+    shrunk = true;
+    body = toPlainJson<Record<string, unknown>>(await run({ ...query, limit: fit }));
+  }
+  throw new ServiceError('internal', 'The page did not fit the answer budget.');
 }
 
 /** What a tool's description adds to its operation's: the default page of a list tool. */
@@ -133,16 +186,14 @@ export function createMcpServer(ctx: ToolContext): McpServer {
   registerTenantsResource(server, ctx.tenants);
   for (const op of toolOperations(ctx.operations)) {
     const binding = op.mcp!;
-    // A list tool's default view narrows its records: its output schema is the narrowed answer.
-    const single = [...new Set(op.responses.map((r) => r.narrowed ?? r.schema))];
     const input = toolInput(op);
     const names = fieldNamesOfTool(op);
     server.registerTool(binding.tool, {
       title: binding.title,
       description: toolDescription(op),
       inputSchema: input,
-      // A structured answer is checked against its schema by the SDK: only for operations with one answer shape.
-      ...(single.length === 1 ? { outputSchema: single[0] as ZodObject } : {}),
+      // Every structured answer is checked against it by the SDK before it is sent.
+      outputSchema: toolOutputSchema(op),
       annotations: binding.readOnly
         ? { readOnlyHint: true, openWorldHint: false }
         : { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -154,12 +205,16 @@ export function createMcpServer(ctx: ToolContext): McpServer {
       try {
         const query = pick(op.query);
         if (names) { delete query.fields; const fields = restFields(names, args); if (fields) query.fields = fields; }
-        const result = await withAuditSurface('mcp', () => runOperation(op, { path: pick(op.path), query, body: op.body ? pick(op.body) : undefined }, ctx.caller, ctx.services));
-        const body = toPlainJson<Record<string, unknown>>(result);
-        if (!names) return toolSuccess(body);
+        const run = (q: Record<string, unknown>) => withAuditSurface('mcp',
+          () => runOperation(op, { path: pick(op.path), query: q, body: op.body ? pick(op.body) : undefined }, ctx.caller, ctx.services));
+        const field = 'limit' in query && op.http ? itemsFieldOf(op.http.path) : undefined;
+        // Not a page (a write, committed or previewed): answered whole, since its outcome must not be cut.
+        if (!field) return toolSuccess(toPlainJson<Record<string, unknown>>(await run(query)));
+        const budget = budgetChars(ctx.services.config.mcpAnswerBudgetTokens);
+        const { body, shrunkFrom } = await pageWithinBudget(field, query, run, budget);
         const answer = toolSuccess(body);
         const text = (answer.content[0] as { text: string }).text;
-        return { ...answer, content: [...answer.content, { type: 'text', text: sizeLine(op, body, text) }] };
+        return { ...answer, content: [...answer.content, { type: 'text', text: sizeLine(field, body, text, shrunkFrom, budget) }] };
       } catch (err) {
         return toolFailure(err, ctx);
       }
