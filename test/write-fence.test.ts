@@ -105,3 +105,34 @@ it('a first job the worker takes only after its request answered frees the lease
   // A redelivered job may be the one that sent under that lease before its worker died: its lease stays until it lapses.
   expect(await late(true)).not.toBeNull();
 });
+
+it('a first attempt that cannot take its lease (the database out of reach) frees the lease reserved with the key once the database answers again', async () => {
+  const s = svc.services;
+  const [isv] = await s.ds.query('SELECT id FROM isvs ORDER BY created_at LIMIT 1');
+  const leaseOf = async (id: string) => (await s.ds.query('SELECT lease_owner FROM idempotency_records WHERE id = $1', [id]))[0]?.lease_owner;
+  // The worker's side of a worker<->PostgreSQL partition: taking the lease fails, and so do the first two
+  // releases; the third reaches the database (the real one, through the real fence).
+  let releasesRefused = 2;
+  const cutOff = Object.create(s.writeFence) as typeof s.writeFence;
+  cutOff.acquire = async () => { throw new Error('Connection terminated due to connection timeout'); };
+  cutOff.release = async (...args: Parameters<typeof s.writeFence.release>) => {
+    if (releasesRefused-- > 0) throw new Error('Connection terminated due to connection timeout');
+    return s.writeFence.release(...args);
+  };
+  const r = await new IdempotencyService(s.ds, s.writeFence).reserve(
+    { isvId: isv.id, tenantId: svc.alphaId, operation: 'create_ticket', key: `cut-off-${Date.now()}` }, 'hash', Date.now() + 60_000);
+  if (r.kind !== 'new' || !r.lease) throw new Error(`expected a new reservation holding its lease, got ${r.kind}`);
+  const process = vendorWriteProcessor(s.access, s.box, s.http, s.budgets, cutOff);
+  // Another process's reservation: this worker cannot adopt it and must take it by its token.
+  const lease = { ...r.lease, token: `elsewhere/${r.lease.token.split('/').slice(1).join('/')}` };
+  await s.ds.query('UPDATE idempotency_records SET lease_owner = $2 WHERE id = $1', [r.id, lease.token]);
+  await expect(process({
+    id: 'cut-off', name: 'vendor.write', attempt: 1, attempts: 5, redelivered: false, scheduled: false,
+    data: { tenantId: svc.alphaId, connectionId: '00000000-0000-0000-0000-000000000000', write: { name: 'create_ticket', input: {} } as never, reservationId: r.id, generation: r.generation, lease, answerBy: new Date(Date.now() + 60_000).toISOString() },
+  })).rejects.toThrow(/connection timeout/);
+  expect(await leaseOf(r.id)).toBe(lease.token);
+  // Tried every 2 s: free after the third try, well before LEASE_SECONDS.
+  for (let i = 0; i < 40 && (await leaseOf(r.id)) !== null; i++) await sleep(250);
+  expect(await leaseOf(r.id)).toBeNull();
+  expect(releasesRefused).toBe(-1);
+});

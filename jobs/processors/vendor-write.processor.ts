@@ -15,7 +15,7 @@ import { VendorHttpError, type VendorHttpClient } from '../../src/connectors/ven
 import { VendorValidationError } from '../../src/connectors/vendor-errors';
 import { lookupWrite, type WriteNotSupported } from '../../src/connectors/registry';
 import type { SecretBox } from '../../src/security/secret-box';
-import type { WriteFence } from '../../src/writes/write-fence';
+import { LEASE_SECONDS, type WriteFence } from '../../src/writes/write-fence';
 import type { ConnectionBudgets } from '../../src/budget/connection-budgets';
 import { BudgetSpent } from '../../src/budget/vendor-budget';
 import {
@@ -45,7 +45,7 @@ export function vendorWriteProcessor(
       // partition the late first job was the only thing holding a retry back, for about a minute).
       const reserved = job.data.lease;
       if (fence && reserved && job.data.reservationId && job.attempt === 1 && !job.redelivered) {
-        await fence.release(job.data.reservationId, reserved.token, null).catch(() => undefined);
+        fence.releaseEventually(job.data.reservationId, reserved.token, reserved.takenAt + LEASE_SECONDS * 1000);
       }
       return failure('unavailable', 503, 'The request stopped waiting before this attempt could start; nothing was sent.', { retryAfterSeconds: 1 });
     }
@@ -64,7 +64,13 @@ export function vendorWriteProcessor(
         ? fence.acquire(reservationId, generation, `${job.id}:${job.attempt}`, sendUntil, reservedToken, sendUntil)
         : null),
     ]);
-    if (leased.status === 'rejected') throw leased.reason;
+    if (leased.status === 'rejected') {
+      // The lease could not be taken (the database is out of reach): nothing was sent. The lease reserved
+      // with the key, handed to this first attempt alone, is freed as soon as the database answers, so a
+      // retry with the key is not held until it lapses.
+      if (reservedToken && reservationId) fence!.releaseEventually(reservationId, reservedToken, (job.data.lease?.takenAt ?? Date.now()) + LEASE_SECONDS * 1000);
+      throw leased.reason;
+    }
     const lease = leased.value;
     // No write starts after the lease's send deadline unless a later one is recorded first (write-fence.ts
     // extend), and none after the request answers: what the job sends lands by fence.landAt(sendBy).
@@ -93,7 +99,11 @@ export function vendorWriteProcessor(
       const at = landAt();
       return { ...r, handedLease: lease.token, ...(at != null ? { landInMs: Math.max(0, at - Date.now()) } : {}) };
     };
-    if (read.status === 'rejected') { release(); throw read.reason; }
+    // Nothing was sent: the lease is freed once the database answers again (releaseEventually).
+    if (read.status === 'rejected') {
+      if (lease?.kind === 'held') fence!.releaseEventually(reservationId!, lease.token, Date.now() + LEASE_SECONDS * 1000);
+      throw read.reason;
+    }
     const connection = read.value;
     if (lease?.kind === 'stale') return failure('unavailable', 409, 'This write was taken over by a retry with the same idempotency_key; this attempt sent nothing.', { retryAfterSeconds: 1 });
     // An earlier attempt is still in flight, or what it sent may still land: its outcome is not known yet.

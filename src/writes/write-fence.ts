@@ -56,6 +56,8 @@ export const SEND_WINDOW_MS = 5_000;
 export function secondsUntil(landAt: number): number {
   return Math.max(0, (landAt - Date.now()) / 1000);
 }
+/** How often a release that could not reach the database is tried again (releaseEventually). */
+const RELEASE_RETRY_MS = 2_000;
 /** How often a job that finds the lease held looks again. */
 const LEASE_POLL_MS = 200;
 
@@ -227,6 +229,21 @@ export class WriteFence {
       if (Date.now() + LEASE_POLL_MS > deadline) return landInMs > 0 ? { kind: 'busy', retryAfterMs: landInMs } : { kind: 'busy' };
       await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
     }
+  }
+
+  /**
+   * Frees a lease nothing was sent under, also when the database cannot be reached right now: tried again
+   * every RELEASE_RETRY_MS, in the background, until it is done or `until` (ms since epoch, when the lease
+   * lapses by itself). After a worker<->PostgreSQL partition a retry with the key would otherwise be
+   * refused until the lease lapsed (LEASE_SECONDS), about a minute after the network came back.
+   */
+  releaseEventually(reservationId: string, token: string, until: number): void {
+    const attempt = (): void => {
+      this.release(reservationId, token, null).catch(() => {
+        if (Date.now() + RELEASE_RETRY_MS < until) setTimeout(attempt, RELEASE_RETRY_MS).unref();
+      });
+    };
+    attempt();
   }
 
   /**
