@@ -1,7 +1,7 @@
 /**
  * The console's audit page in Chromium (docs/architecture.md, Connect sessions and console): a person turns
  * a grant off on the grants page, then reads in the audit log, filtered by kind and actor, which ISV's
- * grant on which system changed, from what to what; the subject shows the ISV's name beside its id;
+ * grant on which system changed, from what to what, and which finding kind's routing; the subject shows the ISV's name beside its id;
  * previews are hidden unless asked for. axe finds nothing at laptop and phone width; screenshots in
  * docs/images/console-audit-*.png.
  */
@@ -59,6 +59,26 @@ describeInBrowser('the console audit page in Chromium', () => {
     await page.locator('form', { has: page.locator('legend', { hasText: 'ConnectWise PSA' }) }).getByRole('button', { name: /Save grants for/ }).click();
     await page.waitForURL('**/console/grants?done=saved**');
     await page.context().close();
+  });
+
+  it("shows a routing change from what to what, under the ISV's name", async () => {
+    const before = (await t.svc.api(A('/routing'))).body;
+    const set = await t.svc.api(A('/routing'), { method: 'PUT', json: { overrides: { technical: before.effective.technical === 'project' ? 'service_ticket' : 'project' } } });
+    expect(set.status).toBe(200);
+    const entry = (await t.svc.api(A('/audit?action=routing.'), { key: t.svc.alphaMspKey })).body.audit[0];
+    expect(entry).toMatchObject({ action: 'routing.update', detail: { subject_label: 'Sandbox ISV', before: before.overrides, after: set.body.overrides } });
+    const page = await signedIn(LAPTOP);
+    await page.goto(`${t.svc.url}/console/audit`);
+    await page.selectOption('#action', 'routing.');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL('**/console/audit?**');
+    const row = (await page.locator('tbody tr').first().textContent())!;
+    expect(row).toContain('Sandbox ISV');
+    const words = (v: string | undefined) => (v === 'project' ? 'a project' : v === 'service_ticket' ? 'a service ticket' : 'the recommended target');
+    expect(row).toContain(`technical findings: from ${words(before.overrides.technical)} to ${words(set.body.overrides.technical)}`);
+    await page.context().close();
+    // Back as it was.
+    expect((await t.svc.api(A('/routing'), { method: 'PUT', json: { overrides: { technical: before.overrides.technical ?? null } } })).status).toBe(200);
   });
 
   it("labels a ticket write's subject with the ticket's summary, on the page and in list_audit", async () => {

@@ -63,7 +63,8 @@ describe('a match between names that differ', () => {
     const rows = (await svc.api(A('/identity/unmapped'))).body.unmapped;
     expect(rows.some((r: any) => r.id === 'cust-300' || r.id === idOf('Fourth Coffee'))).toBe(false);
     const audit = (await msp('/audit?action=identity.match')).body.audit[0];
-    expect(audit).toMatchObject({ subject_ref: `cust-300->${idOf('Fourth Coffee')}`, detail: { decided_by: 'msp' } });
+    // A person reads the pair by name beside the ids.
+    expect(audit).toMatchObject({ subject_ref: `cust-300->${idOf('Fourth Coffee')}`, detail: { decided_by: 'msp', subject_label: 'Fourth Coffee Roasters Limited → Fourth Coffee' } });
   });
 
   it('the MSP key unmatches it: both sides are back in Needs match, and a second unmatch changes nothing', async () => {
@@ -74,6 +75,8 @@ describe('a match between names that differ', () => {
     const rows = (await svc.api(A('/identity/unmapped'))).body.unmapped;
     expect(rows.find((r: any) => r.id === 'cust-300')).toMatchObject({ state: 'needs_match', actions: ['match', 'skip'] });
     expect(rows.find((r: any) => r.side === 'psa_company' && r.id === idOf('Fourth Coffee'))).toMatchObject({ state: 'needs_match' });
+    // The unmatch's entry names the pair it undid, read before it was undone.
+    expect((await msp('/audit?action=identity.unset')).body.audit[0]).toMatchObject({ subject_ref: 'cust-300', detail: { subject_label: 'Fourth Coffee Roasters Limited → Fourth Coffee' } });
     expect((await msp('/identity/unset', { method: 'POST', json: { isv_id: isvId, customer_ref: 'cust-300' } })).body).toMatchObject({ changed: false });
   });
 

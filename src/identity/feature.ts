@@ -159,7 +159,7 @@ const match = defineOperation({
     const isvId = await bookOwner(ctx, body.isv_id);
     const company = (await companyOf(ctx, body.company_source_id, body.connection_id))!;
     await ctx.services.identity.match(access, isvId, body.customer_ref, company, 'manual', decider(ctx.caller));
-    await audit(ctx, 'identity.match', `${body.customer_ref}->${company.source_id}`, isvId);
+    await audit(ctx, 'identity.match', `${body.customer_ref}->${company.source_id}`, isvId, await labelOf(ctx, isvId, body.customer_ref, company));
     return { action: 'match' as const, changed: true, mapping: await mappingOf(ctx, isvId, body.customer_ref) };
   },
 });
@@ -172,8 +172,9 @@ const skip = defineOperation({
   errors: ['request_invalid', 'validation'],
   handle: async ({ body }, ctx) => {
     const isvId = await bookOwner(ctx, body.isv_id);
-    await ctx.services.identity.skip(tenantOf(ctx), isvId, { customerRef: body.customer_ref, company: await companyOf(ctx, body.company_source_id, body.connection_id) }, decider(ctx.caller));
-    await audit(ctx, 'identity.skip', body.customer_ref ?? body.company_source_id ?? null, isvId);
+    const company = await companyOf(ctx, body.company_source_id, body.connection_id);
+    await ctx.services.identity.skip(tenantOf(ctx), isvId, { customerRef: body.customer_ref, company }, decider(ctx.caller));
+    await audit(ctx, 'identity.skip', body.customer_ref ?? body.company_source_id ?? null, isvId, await labelOf(ctx, isvId, body.customer_ref, company));
     return { action: 'skip' as const, changed: true, mapping: null };
   },
 });
@@ -187,8 +188,12 @@ const unset = defineOperation({
   errors: ['validation'],
   handle: async ({ body }, ctx) => {
     const isvId = await bookOwner(ctx, body.isv_id);
-    const changed = await ctx.services.identity.unset(tenantOf(ctx), isvId, { customerRef: body.customer_ref, company: await companyOf(ctx, body.company_source_id, body.connection_id) });
-    await audit(ctx, 'identity.unset', body.customer_ref ?? body.company_source_id ?? null, isvId);
+    const company = await companyOf(ctx, body.company_source_id, body.connection_id);
+    // Read before the unset: the match being undone names the other side.
+    const was = body.customer_ref ? await mappingOf(ctx, isvId, body.customer_ref) : null;
+    const changed = await ctx.services.identity.unset(tenantOf(ctx), isvId, { customerRef: body.customer_ref, company });
+    const label = was ? [was.customer_name ?? was.customer_ref, was.company_name ?? was.company_source_id].join(' → ') : await labelOf(ctx, isvId, body.customer_ref, company);
+    await audit(ctx, 'identity.unset', body.customer_ref ?? body.company_source_id ?? null, isvId, label);
     return { action: 'unset' as const, changed, mapping: null };
   },
 });
@@ -281,8 +286,18 @@ const importCompanies = defineOperation({
   },
 });
 
-async function audit(ctx: OperationContext<IdentityServices>, action: string, subjectRef: string | null, isvId: string): Promise<void> {
-  await ctx.services.audit.write({ tenantId: tenantOf(ctx).tenant.id, isvId, action, outcome: 'ok', subjectRef, detail: { decided_by: decider(ctx.caller) } });
+/**
+ * What a person reads beside an identity decision's subject: the customer's name in the ISV's book and
+ * the PSA company's, "customer → company" for a pair (the subject ids alone are refs and vendor ids).
+ */
+async function labelOf(ctx: OperationContext<IdentityServices>, isvId: string, customerRef: string | null | undefined, company: PsaCompany | null): Promise<string | null> {
+  const customer = customerRef ? (await ctx.services.identity.customerName(tenantOf(ctx).tenant.id, isvId, customerRef)) ?? customerRef : null;
+  const parts = [customer, company ? company.name ?? company.source_id : null].filter((p): p is string => Boolean(p));
+  return parts.length ? parts.join(' → ') : null;
+}
+
+async function audit(ctx: OperationContext<IdentityServices>, action: string, subjectRef: string | null, isvId: string, subjectLabel: string | null): Promise<void> {
+  await ctx.services.audit.write({ tenantId: tenantOf(ctx).tenant.id, isvId, action, outcome: 'ok', subjectRef, detail: { decided_by: decider(ctx.caller), ...(subjectLabel ? { subject_label: subjectLabel } : {}) } });
 }
 
 /** Auto-match for every book of a tenant, after a sync changed its PSA companies. */

@@ -324,6 +324,11 @@ export class IdentityService {
     return found[0];
   }
 
+  /** The name the ISV's book gives a customer (an audit entry's label), or null for a ref it does not hold. */
+  async customerName(tenantId: string, isvId: string, ref: string): Promise<string | null> {
+    return (await this.ds.getRepository(IsvCustomer).findOneBy({ tenantId, isvId, ref }))?.name ?? null;
+  }
+
   private async customer(tenantId: string, isvId: string, ref: string): Promise<IsvCustomer> {
     const c = await this.ds.getRepository(IsvCustomer).findOneBy({ tenantId, isvId, ref });
     if (!c) throw new ServiceError('not_found', `No customer ${ref} in this ISV's book.`);

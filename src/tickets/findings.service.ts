@@ -62,10 +62,12 @@ export class FindingsService {
 
   async setRouting(caller: Caller, access: TenantAccess, body: RoutingInput): Promise<RoutingView> {
     const isvId = isvOf(caller);
-    return this.pipeline.audited(caller, access.tenant.id, 'routing.update', null, async () => {
+    // The audit entry says what the overrides were and became, and whose they are (the ISV's name).
+    let change: { subject_label: string; before: Record<string, string>; after: Record<string, string> } | null = null;
+    return this.pipeline.audited(caller, access.tenant.id, 'routing.update', isvId, async () => {
       const row = await this.ds.getRepository(Isv).findOneByOrFail({ id: isvId });
       const repo = this.ds.getRepository(RoutingConfigRow);
-      const current = (await repo.findOneBy({ tenantId: access.tenant.id, isvId }))?.overrides ?? {};
+      const current = ((await repo.findOneBy({ tenantId: access.tenant.id, isvId }))?.overrides ?? {}) as Record<string, string>;
       const next: Record<string, string> = { ...current };
       for (const [kind, target] of Object.entries(body.overrides)) {
         if (target === undefined) continue;
@@ -76,8 +78,9 @@ export class FindingsService {
         next[kind] = target;
       }
       await repo.upsert({ tenantId: access.tenant.id, isvId, overrides: next }, ['tenantId', 'isvId']);
+      change = { subject_label: row.name, before: current, after: next };
       return this.view(isvId, access.tenant.id);
-    });
+    }, () => ({ ...(change ?? {}) }));
   }
 
   /** A finding routed in one direction, like a ticket create: planned here, checked, previewed or committed by the skeleton. */

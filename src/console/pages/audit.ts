@@ -3,7 +3,8 @@
  * filters); previews are hidden unless asked for. Each subject shows its readable label beside its id (the
  * entry's `subject_label`: a ticket's summary, a project's or agreement's name, a charge's company and
  * product, an ISV's name), and a grant change says which grants of
- * which system changed, from what to what (`detail.changes`, recorded by set_grants).
+ * which system changed, from what to what (`detail.changes`, recorded by set_grants), and a routing change
+ * which finding kinds' write-back target changed, from what to what (`detail.before`/`after`, set_routing).
  */
 import { isGrantKey } from '../../access/caller';
 import { GRANT_WORDS } from '../../access/grant-words';
@@ -16,7 +17,7 @@ interface Entry { id: string; action: string; outcome: string; subject_ref: stri
 interface GrantChange { connection_id: string; connector: string; before: string[]; after: string[] }
 
 const ACTIONS: [string, string][] = [
-  ['', 'Everything'], ['charge.', 'Charge decisions'], ['identity.', 'Identity decisions'], ['grants.', 'Grant changes'],
+  ['', 'Everything'], ['charge.', 'Charge decisions'], ['identity.', 'Identity decisions'], ['grants.', 'Grant changes'], ['routing.', 'Routing changes'],
   ['console.', 'Console sign-ins and links'], ['msp_key.', 'MSP key'], ['sync.', 'Syncs'], ['sync.failed', 'Failed syncs'],
 ];
 const OUTCOMES: [string, string][] = [['', 'Any'], ['ok', 'Done'], ['refused', 'Refused'], ['failed', 'Failed']];
@@ -43,6 +44,19 @@ function grantChanges(changes: GrantChange[]): SafeHtml {
   })}</ul>`;
 }
 
+const TARGET_WORDS: Record<string, string> = { service_ticket: 'a service ticket', project: 'a project' };
+const targetWords = (t: string | undefined) => (t ? TARGET_WORDS[t] ?? t : 'the recommended target');
+
+/** A routing change: each finding kind whose override changed, from what to what (no override: the ISV's recommendation). */
+function routingChanges(before: Record<string, string>, after: Record<string, string>): SafeHtml {
+  const kinds = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => before[k] !== after[k]).sort();
+  if (kinds.length === 0) return html`<span class="hint">Nothing changed.</span>`;
+  return html`<ul class="changes">${kinds.map((k) => html`<li><strong>${k}</strong> findings: from ${targetWords(before[k])} to ${targetWords(after[k])}</li>`)}</ul>`;
+}
+
+const isTargets = (v: unknown): v is Record<string, string> =>
+  Boolean(v) && typeof v === 'object' && !Array.isArray(v) && Object.values(v as object).every((t) => typeof t === 'string');
+
 function summary(e: Entry): SafeHtml {
   const d = e.detail;
   const by = actorWords(d.actor) || (d.decided_by ? String(d.decided_by) : '');
@@ -51,7 +65,8 @@ function summary(e: Entry): SafeHtml {
     typeof d.message === 'string' ? d.message : '', typeof d.error === 'string' ? `${String(d.resource ?? '')}: ${d.error}` : '',
   ];
   const changes = Array.isArray(d.changes) ? (d.changes as GrantChange[]).filter((c) => c && Array.isArray(c.before) && Array.isArray(c.after)) : [];
-  return html`${parts.filter(Boolean).join(' · ')}${changes.length ? grantChanges(changes) : ''}`;
+  const routing = e.action === 'routing.update' && isTargets(d.before) && isTargets(d.after) ? routingChanges(d.before, d.after) : '';
+  return html`${parts.filter(Boolean).join(' · ')}${changes.length ? grantChanges(changes) : ''}${routing}`;
 }
 
 /** The subject's readable label (list_audit's `detail.subject_label`, audit.service.ts) and its id. */
