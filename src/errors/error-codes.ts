@@ -9,7 +9,7 @@ export const ERROR_CODES = {
   role_required: { status: 403, description: 'The operation needs the other kind of key: an MSP key (sk_msp_...) for grants, charges and identity decisions, an ISV key for ISV writes; `details.role` names it.' },
   psa_company_create_refused: { status: 403, description: 'Company create was refused by policy while the grant is on.' },
   validation: { status: 422, description: 'A field fails the target vendor\'s rules, or names an unknown board, status, priority or member id, or an unsupported routing target. Nothing was written.' },
-  request_invalid: { status: 422, description: 'The request is well-formed but not allowed here (for example: sandbox reset of a production tenant).' },
+  request_invalid: { status: 422, description: 'The request does not fit the operation\'s schema (a wrong type, a missing field, an undeclared property: REST answers it as HTTPValidationError, whose `detail` lists each field), or it is well-formed but not allowed here (for example: sandbox reset of a production tenant).' },
   status_unmapped: { status: 422, description: 'The canonical status has no mapping on this connection; `allowed` lists the vendor statuses that are mapped.' },
   agreement_header_not_supported: { status: 422, description: 'The service never creates an agreement header.' },
   project_header_not_supported: { status: 422, description: 'The service never creates a project header.' },

@@ -30,8 +30,13 @@ export function sendError(
   res.status(ERROR_CODES[code].status).json({ ...errorBody(publicUrl, code, message, extras), request_id: requestIdOf(res) });
 }
 
+/**
+ * HTTPValidationError: `detail` lists each field as the interface says; `code` and `message` are ours, as
+ * in the Error envelope (and as GraphQL and MCP answer the same failure), so a client reads `error.code`
+ * on any error body without telling the two apart first.
+ */
 export function sendValidationError(res: Response, err: RequestValidationError): void {
-  res.status(422).json({ detail: err.detail, request_id: requestIdOf(res) });
+  res.status(422).json({ code: 'request_invalid' satisfies ErrorCode, message: err.message, detail: err.detail, request_id: requestIdOf(res) });
 }
 
 /** The id the request logger gave this request (null outside a logged request). */

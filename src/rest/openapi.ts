@@ -1,5 +1,5 @@
 /** GET /openapi.json: OpenAPI 3.1, generated from the same operation declarations that serve requests. */
-import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { getRefId, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ERROR_CODES } from '../errors/error-codes';
 import { grantText } from '../operations/grant-text';
@@ -19,13 +19,20 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
   registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The ISV\'s API key (the sandbox\'s is printed at start: `sk_sandbox_…`).' });
   registry.registerComponent('securitySchemes', MSP_KEY, { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A tenant\'s MSP key, for the operations marked "MSP key only" (each sandbox tenant\'s is printed at start: `sk_msp_sandbox_…`).' });
 
+  const narrowedBy: { path: string; method: string; status: number; name: string }[] = [];
   for (const op of operations) {
     if (!op.http) continue;
     const byStatus = new Map<number, { schemas: any[]; descriptions: string[] }>();
     for (const r of op.responses) {
       const entry = byStatus.get(r.status) ?? { schemas: [], descriptions: [] };
       if (!entry.schemas.includes(r.schema)) entry.schemas.push(r.schema);
-      if (r.narrowed && !entry.schemas.includes(r.narrowed)) entry.schemas.push(r.narrowed);
+      // The `fields=` answer is not one of the status's schemas: a client generated with default flags
+      // would type every record as "whole or narrowed", every field optional, also when it never sends
+      // `fields`. It is a component of its own, named by the response's x-fields-schema (added below).
+      if (r.narrowed) {
+        const name = getRefId(r.narrowed as never);
+        if (name) { registry.register(name, r.narrowed as never); narrowedBy.push({ path: op.http.path, method: op.http.method, status: r.status, name }); }
+      }
       entry.descriptions.push(r.description);
       byStatus.set(r.status, entry);
     }
@@ -74,7 +81,7 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
-  return withExamples(requestDefaultsOptional(nullableRefs(generator.generateDocument({
+  return withExamples(withFieldsSchemas(narrowedBy, requestDefaultsOptional(nullableRefs(generator.generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Unified MSP Integration Service',
@@ -82,7 +89,22 @@ export function buildOpenApi(operations: Operation[], publicUrl: string, example
       description: 'Canonical REST layer between ISVs and MSP systems (PSA, RMM, distributor). Errors: see /docs/errors.',
     },
     servers: [{ url: publicUrl }],
-  }))) as unknown as Record<string, unknown>, examples);
+  })))) as unknown as Record<string, unknown>, examples);
+}
+
+/**
+ * Each answer `fields=` narrows names the schema of its narrowed form (`x-fields-schema`, a $ref) and says
+ * so in its description; the status's own schema stays the whole record.
+ */
+function withFieldsSchemas<T>(narrowedBy: { path: string; method: string; status: number; name: string }[], doc: T): T {
+  const paths = (doc as { paths?: Record<string, Record<string, { responses?: Record<string, Json> }>> }).paths ?? {};
+  for (const n of narrowedBy) {
+    const response = paths[n.path]?.[n.method]?.responses?.[String(n.status)];
+    if (!response) continue;
+    response['x-fields-schema'] = { $ref: `#/components/schemas/${n.name}` };
+    response.description = `${String(response.description ?? '')} Its narrowed form is \`${n.name}\` (x-fields-schema).`.trim();
+  }
+  return doc;
 }
 
 type Json = Record<string, unknown>;

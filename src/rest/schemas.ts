@@ -16,6 +16,8 @@ export const ErrorBody = z.object({
 }).strict().openapi('Error');
 
 export const HTTPValidationError = z.object({
+  code: z.literal('request_invalid').openapi({ description: 'Our addition, as in the Error envelope (GraphQL and MCP answer the same failure with this code).' }),
+  message: z.string().openapi({ description: 'Our addition: every problem in one line (`body.summary: Required; ...`).' }),
   detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() }).strict()),
   request_id: z.string().nullable().optional().openapi({ description: 'Our addition: the request id, as in the Error envelope.' }),
 }).strict().openapi('HTTPValidationError');

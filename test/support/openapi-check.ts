@@ -6,7 +6,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>; components: unknown };
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }>; 'x-fields-schema'?: unknown }> }>>; components: unknown };
 
 interface Route { template: string; regex: RegExp; params: number }
 
@@ -31,12 +31,13 @@ export class OpenApiChecker {
     return this.routes.find((r) => r.regex.test(pathname))?.template ?? null;
   }
 
-  private validator(template: string, method: string, status: string): ValidateFunction | null | undefined {
-    const key = `${method} ${template} ${status}`;
+  /** `narrowed`: the request sent `fields=`, so its answer is held against the response's x-fields-schema where it has one. */
+  private validator(template: string, method: string, status: string, narrowed = false): ValidateFunction | null | undefined {
+    const key = `${method} ${template} ${status}${narrowed ? ' fields' : ''}`;
     if (this.validators.has(key)) return this.validators.get(key);
     const response = this.doc.paths[template]?.[method]?.responses?.[status];
     if (!response) return undefined;
-    const schema = response.content?.['application/json']?.schema;
+    const schema = (narrowed ? response['x-fields-schema'] : undefined) ?? response.content?.['application/json']?.schema;
     const v = schema ? this.ajv.compile({ ...(schema as object), components: this.doc.components }) : null;
     this.validators.set(key, v);
     return v;
@@ -44,7 +45,7 @@ export class OpenApiChecker {
 
   /** Null when the answer is documented; otherwise what is wrong with it (a text/csv answer must be documented as such). */
   check(method: string, url: string, status: number, text: string, contentType?: string | null): string | null {
-    const { pathname } = new URL(url);
+    const { pathname, searchParams } = new URL(url);
     const template = this.route(pathname);
     if (!template) return null;
     const m = method.toLowerCase();
@@ -57,7 +58,7 @@ export class OpenApiChecker {
     if (contentType?.startsWith('text/csv')) {
       return op.responses?.[String(status)]?.content?.['text/csv'] ? null : `${method} ${template} ${status} answered CSV, which its OpenAPI entry does not document`;
     }
-    const v = this.validator(template, m, String(status));
+    const v = this.validator(template, m, String(status), searchParams.has('fields'));
     if (v === undefined) return `${method} ${template} answered ${status}, which its OpenAPI entry does not document: ${text.slice(0, 300)}`;
     if (v === null) return text === '' ? null : `${method} ${template} ${status} must have no body, got: ${text.slice(0, 200)}`;
     return this.checkBody(v, text, `${method} ${template} ${status}`);
