@@ -45,7 +45,7 @@ export function vendorWriteProcessor(
       // partition the late first job was the only thing holding a retry back, for about a minute).
       const reserved = job.data.lease;
       if (fence && reserved && job.data.reservationId && job.attempt === 1 && !job.redelivered) {
-        fence.releaseEventually(job.data.reservationId, reserved.token, reserved.takenAt + LEASE_SECONDS * 1000);
+        await fence.releaseEventually(job.data.reservationId, reserved.token, reserved.takenAt + LEASE_SECONDS * 1000);
       }
       return failure('unavailable', 503, 'The request stopped waiting before this attempt could start; nothing was sent.', { retryAfterSeconds: 1 });
     }
@@ -68,7 +68,7 @@ export function vendorWriteProcessor(
       // The lease could not be taken (the database is out of reach): nothing was sent. The lease reserved
       // with the key, handed to this first attempt alone, is freed as soon as the database answers, so a
       // retry with the key is not held until it lapses.
-      if (reservedToken && reservationId) fence!.releaseEventually(reservationId, reservedToken, (job.data.lease?.takenAt ?? Date.now()) + LEASE_SECONDS * 1000);
+      if (reservedToken && reservationId) void fence!.releaseEventually(reservationId, reservedToken, (job.data.lease?.takenAt ?? Date.now()) + LEASE_SECONDS * 1000);
       throw leased.reason;
     }
     const lease = leased.value;
@@ -101,7 +101,7 @@ export function vendorWriteProcessor(
     };
     // Nothing was sent: the lease is freed once the database answers again (releaseEventually).
     if (read.status === 'rejected') {
-      if (lease?.kind === 'held') fence!.releaseEventually(reservationId!, lease.token, Date.now() + LEASE_SECONDS * 1000);
+      if (lease?.kind === 'held') void fence!.releaseEventually(reservationId!, lease.token, Date.now() + LEASE_SECONDS * 1000);
       throw read.reason;
     }
     const connection = read.value;

@@ -26,8 +26,11 @@ export function auditInsert(input: AuditInput, first: number): { sql: string; pa
   const params = [input.tenantId, input.isvId ?? null, input.action, input.outcome, input.connectionId ?? null, input.subjectRef ?? null, JSON.stringify(auditDetailOf(input.detail))];
   const $ = (i: number) => `$${first + i}`;
   return {
-    sql: `INSERT INTO audit_entries (tenant_id, isv_id, action, outcome, connection_id, subject_ref, detail)
-          VALUES (${$(0)}::uuid, ${$(1)}::uuid, ${$(2)}, ${$(3)}, ${$(4)}::uuid, ${$(5)}, ${$(6)}::jsonb)`,
+    // created_at is when the row is written (clock_timestamp()), not when its transaction began (now()): a
+    // sync's outcome is written at the end of a long transaction, and with now() it sorted before entries
+    // written earlier by shorter ones, so a page newest first by seq showed created_at going backwards.
+    sql: `INSERT INTO audit_entries (tenant_id, isv_id, action, outcome, connection_id, subject_ref, detail, created_at, updated_at)
+          VALUES (${$(0)}::uuid, ${$(1)}::uuid, ${$(2)}, ${$(3)}, ${$(4)}::uuid, ${$(5)}, ${$(6)}::jsonb, clock_timestamp(), clock_timestamp())`,
     params,
   };
 }

@@ -237,13 +237,13 @@ export class WriteFence {
    * lapses by itself). After a worker<->PostgreSQL partition a retry with the key would otherwise be
    * refused until the lease lapsed (LEASE_SECONDS), about a minute after the network came back.
    */
-  releaseEventually(reservationId: string, token: string, until: number): void {
-    const attempt = (): void => {
-      this.release(reservationId, token, null).catch(() => {
-        if (Date.now() + RELEASE_RETRY_MS < until) setTimeout(attempt, RELEASE_RETRY_MS).unref();
-      });
-    };
-    attempt();
+  releaseEventually(reservationId: string, token: string, until: number): Promise<void> {
+    // The first try is the caller's to await (the lease is free when it resolves, if the database answered);
+    // the later ones run in the background.
+    const attempt = (): Promise<void> => this.release(reservationId, token, null).catch(() => {
+      if (Date.now() + RELEASE_RETRY_MS < until) setTimeout(() => { void attempt(); }, RELEASE_RETRY_MS).unref();
+    });
+    return attempt();
   }
 
   /**
