@@ -44,6 +44,11 @@ describeInBrowser('the console audit page in Chromium', () => {
     expect(row).toContain('ConnectWise PSA');
     expect(row).toMatch(/turned off Create tickets/);
     expect(row).toMatch(/Before: [^.]*Create tickets/);
+    // The whole lists are folded under the change; opening them shows them.
+    const folded = rows.first().locator('details');
+    expect(await folded.locator('.lists').isVisible()).toBe(false);
+    await folded.locator('summary').click();
+    expect(await folded.locator('.lists').isVisible()).toBe(true);
     expect(row).toContain('by the MSP key');
     for (const text of await rows.allTextContents()) expect(text).toContain('grants.');
 

@@ -87,6 +87,7 @@ form.filters .row>div{flex:1 1 12rem}
 ul.plan li{margin:.3rem 0}
 form.row,form.filters .row{align-items:flex-end}
 form.stack>p{margin:0}
+code.action{word-break:normal;white-space:nowrap}
 code.key{word-break:normal;overflow-wrap:anywhere;font-size:.8rem;color:#3b4350}
 .cards>form.card{align-self:start}
 tbody th[scope=row]{background:transparent}

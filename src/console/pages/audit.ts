@@ -34,13 +34,13 @@ function actorWords(actor: unknown): string {
 
 const grantTitle = (k: string) => (isGrantKey(k) ? GRANT_WORDS[k].title : k);
 
-/** A grant change, per system: what was turned on and off, and the grants before and after. */
+/** A grant change, per system: what was turned on and off; the whole grant lists before and after folded (they run to a paragraph). */
 function grantChanges(changes: GrantChange[]): SafeHtml {
   return html`<ul class="changes">${changes.map((c) => {
     const on = c.after.filter((k) => !c.before.includes(k));
     const off = c.before.filter((k) => !c.after.includes(k));
     return html`<li><strong>${connectorTitle(c.connector)}</strong>: ${on.length ? html`turned on ${on.map(grantTitle).join(', ')}` : ''}${on.length && off.length ? '; ' : ''}${off.length ? html`turned off ${off.map(grantTitle).join(', ')}` : ''}
-<span class="hint">Before: ${c.before.length ? c.before.map(grantTitle).join(', ') : 'nothing'}. After: ${c.after.length ? c.after.map(grantTitle).join(', ') : 'nothing'}.</span></li>`;
+<details class="hint"><summary>Every grant before and after</summary><span class="lists">Before: ${c.before.length ? c.before.map(grantTitle).join(', ') : 'nothing'}. After: ${c.after.length ? c.after.map(grantTitle).join(', ') : 'nothing'}.</span></details></li>`;
   })}</ul>`;
 }
 
@@ -101,7 +101,7 @@ export function registerAudit(routes: ConsoleRoutes): void {
 <button type="submit">Filter</button></form>
 <div class="table-wrap" tabindex="0"><table class="phone-cards"><caption class="visually-hidden">Audit entries</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Subject</th><th scope="col">Detail</th></tr></thead>
-<tbody>${page.audit.map((e) => html`<tr><td data-label="When"><time datetime="${e.created_at}" title="${e.created_at}">${ago(e.created_at)}</time></td><td data-label="Action"><code>${e.action}</code></td>
+<tbody>${page.audit.map((e) => html`<tr><td data-label="When"><time datetime="${e.created_at}" title="${e.created_at}">${ago(e.created_at)}</time></td><td data-label="Action"><code class="action">${e.action}</code></td>
 <td data-label="Outcome">${e.outcome === 'ok' ? html`<span class="badge ok">ok</span>` : html`<span class="badge ${e.outcome === 'refused' ? 'warn' : 'bad'}">${e.outcome}</span>`}</td><td data-label="Subject">${subject(e)}</td><td data-label="Detail">${summary(e)}</td></tr>`)}</tbody>
 </table></div>
 ${page.audit.length ? '' : html`<p>No entries match.</p>`}
