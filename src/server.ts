@@ -116,17 +116,21 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
   if (worker) await queue.start();
 
   // The API side owns the sandbox (its simulators are the fixture hosts); a worker only runs jobs.
-  // /readyz answers 503 until this is done (the sandbox seeded, reset after a restart and synced once).
+  // /readyz answers 503 until this is done (the sandbox seeded, restored or reset after a restart and synced once).
   let sandbox: SandboxInfo | null = null;
-  if (services.sandbox && config.role !== 'worker') {
-    const owned = services.sandbox;
+  const sandboxOwner = config.role !== 'worker' ? services.sandbox : null;
+  if (sandboxOwner) {
+    const owned = sandboxOwner;
     owned.onStoreEmptied(() => services.records.emptied());
     owned.seedSimulators();
     sandbox = await owned.ensure(config.sandboxApiKey);
     await seedSandboxPeople(services.peopleStore, sandbox);
     const firstSync = (async () => {
-      // The simulators start from fixtures on every start: a store that outlived them is reset (sandbox.service.ts).
-      if (!config.ephemeral) await owned.resetAfterRestart();
+      // The simulators start from fixtures on every start: a store that outlived them gets their state back
+      // from the last graceful close, or is reset when there is none (sandbox.service.ts).
+      if (!config.ephemeral) {
+        await owned.restoreOrResetAfterRestart((detail, message) => services.logger.warn(detail, message));
+      }
       // The sandbox's rehearsed sync failure runs its syncs in this process: only where this process syncs
       // (an api process of a split deployment leaves vendor calls to its workers).
       await owned.syncUnsynced(config.role === 'api' ? undefined : services.sync);
@@ -167,6 +171,12 @@ async function serve(config: AppConfig, services: Services, opts: StartOptions):
     await services.connectionStates.stopExpirySweep();
     await queue.close();
     await services.writeFence.stop();
+    // Nothing reaches the simulators any more (requests drained, jobs stopped): the next start continues from
+    // their state. Not before this start finished its own restore or reset (a half-reset sandbox is not kept),
+    // nor for an ephemeral store (it goes with the process). A failure costs the next start a reset, not the close.
+    if (sandboxOwner && !config.ephemeral && sandboxOwner.ready) {
+      await sandboxOwner.saveSnapshots().catch((err: Error) => services.logger.warn({ err: err.message }, 'the sandbox snapshot was not saved; the next start resets the sandbox'));
+    }
     await services.budgets.close();
     await services.rateLimits.close();
     await services.access.close();

@@ -86,10 +86,12 @@ it('prints no configured secret, moves the key out of DATA_DIR once, and restart
   expect(second.out).not.toContain(adminToken);
   expect(second.out).not.toMatch(/moved the encryption key/);
   expect(fs.readdirSync(dataDir)).not.toContain('encryption.key');
-  // The restart reset re-synced the sandbox with the credentials it sealed under the moved key.
+  // The graceful stop kept the sandbox (no reset at this start): a sync reads the credentials it sealed under the moved key.
   expect((await fetch(`${second.url}/readyz`)).status).toBe(200);
   const tenants = await (await fetch(`${second.url}/tenants`, { headers: { 'x-api-key': sandboxKey } })).json() as any;
   const alpha = (tenants.tenants as any[]).find((t) => t.slug === 'sandbox-alpha');
+  const synced = await fetch(`${second.url}/tenants/${alpha.id}/sync`, { method: 'POST', headers: { 'x-api-key': sandboxKey, 'content-type': 'application/json' }, body: '{}' });
+  expect(((await synced.json()) as any).ok).toBe(true);
   const status = await (await fetch(`${second.url}/tenants/${alpha.id}/status`, { headers: { 'x-api-key': sandboxKey } })).json() as any;
   expect(status.healthy).toBe(true);
   await stop();

@@ -24,6 +24,7 @@ import { RequestLog1765540000000 } from './1765540000000-request-log';
 import { IsvKeys1765510000000 } from './1765510000000-isv-keys';
 import { ConnectionEvents1765520000000 } from './1765520000000-connection-events';
 import { WebhookEndpoints1765530000000 } from './1765530000000-webhook-endpoints';
+import { SandboxSnapshots1765600000000 } from './1765600000000-sandbox-snapshots';
 
 /** Every migration, in order. Run at start (never `synchronize`). */
 export const MIGRATIONS = [
@@ -33,5 +34,5 @@ export const MIGRATIONS = [
   WebhookDeliveryPosition1765050000000, SyncDueIndex1765100000000, QuietListing1765200000000,
   RecordFillFactor1765300000000, People1765400000000, Sso1765405000000, RepairSessions1765430000000,
   IsvKeys1765510000000, ConnectionEvents1765520000000, WebhookEndpoints1765530000000,
-  RequestLog1765540000000,
+  RequestLog1765540000000, SandboxSnapshots1765600000000,
 ];

@@ -22,7 +22,7 @@ import type { EventsService } from '../events/events.service';
 import { eventDraft } from '../events/change-detector';
 import { SANDBOX_ISV_NAME, SANDBOX_RECOMMENDATION, SANDBOX_SUPPORTED_TARGETS, SANDBOX_TENANTS, type SandboxTenantDef } from './sandbox.definition';
 import type { SandboxSimulators } from '../simulators';
-import { SimulationRefused, type SimulatedChange } from '../simulators/kit';
+import { exportSnapshot, importSnapshot, parseSnapshot, SimulationRefused, type SimulatedChange } from '../simulators/kit';
 import { SandboxStore } from './sandbox.store';
 import { retryingTransient } from '../db/transient';
 import { isUuid } from '../shared/request';
@@ -148,21 +148,53 @@ export class SandboxService {
 
   /**
    * After a restart: the simulators keep their state in memory, so they start again from the fixtures
-   * while the database kept what was synced (and committed) before. Such a tenant would see reused
-   * vendor ids overwrite old records and phantoms stay, so every sandbox tenant that synced before is
-   * reset (one `sandbox_reset` event), with its vendor ids kept above the ones issued before.
+   * while the database kept what was synced (and committed) before. A tenant whose previous process closed
+   * gracefully gets its simulators' state back from the snapshot that close saved (saveSnapshots), and
+   * carries on as it was. Any other tenant that synced before (the process crashed, or its snapshot cannot
+   * be restored) would see reused vendor ids overwrite old records and phantoms stay, so it is reset (one
+   * `sandbox_reset` event), with its vendor ids kept above the ones issued before.
    */
-  async resetAfterRestart(): Promise<string[]> {
+  async restoreOrResetAfterRestart(warn: (detail: Record<string, unknown>, message: string) => void): Promise<{ restored: string[]; reset: string[] }> {
+    const restored: string[] = [];
     const reset: string[] = [];
     for (const def of SANDBOX_TENANTS) {
       const tenant = await this.ds.getRepository(Tenant).findOneBy({ slug: def.slug });
       if (!tenant) continue;
+      // Taken, not read: the row is gone before anything runs on the restored state, so a process that
+      // dies after this start leaves no snapshot behind, and the start after it resets instead of restoring
+      // a state older than what the database synced since (a snapshot is only ever the last close's).
+      const saved = await this.store.takeSnapshot(tenant.id);
+      if (saved !== undefined) {
+        try {
+          importSnapshot(this.simulators, def.slug, parseSnapshot(saved));
+          restored.push(tenant.id);
+          continue;
+        } catch (err) {
+          // The message names what is malformed, never a value (no credentials, no records).
+          warn({ tenant: def.slug, err: (err as Error).message }, 'the sandbox snapshot could not be restored; the tenant is reset instead');
+          // A snapshot that failed half way leaves no connector with part of it.
+          this.seedTenant(def);
+        }
+      }
       const synced = await this.ds.getRepository(SyncState).count({ where: { tenantId: tenant.id, lastStatus: 'ok' } });
       if (synced === 0) continue;
       await this.reset(tenant.id);
       reset.push(tenant.id);
     }
-    return reset;
+    return { restored, reset };
+  }
+
+  /**
+   * At a graceful close, once nothing reaches the simulators any more: each sandbox tenant's simulator
+   * state, for the next start to continue from (restoreOrResetAfterRestart). Only here, so that a snapshot
+   * is never older than the database it is restored beside.
+   */
+  async saveSnapshots(): Promise<void> {
+    for (const def of SANDBOX_TENANTS) {
+      const tenant = await this.ds.getRepository(Tenant).findOneBy({ slug: def.slug });
+      if (!tenant) continue;
+      await this.store.saveSnapshot(tenant.id, exportSnapshot(this.simulators, def.slug, def.connections.map((c) => c.connector)));
+    }
   }
 
   /** The highest numeric vendor id the store holds per connector and resource: ids the simulators must not issue again. */

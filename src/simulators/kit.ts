@@ -190,6 +190,77 @@ export interface VendorSimulator {
   reserveIds?(instance: string, resource: string, above: number): void;
   /** Makes an MSP-side change as the vendor's UI would; answers the vendor id of the changed record. */
   simulate?(instance: string, change: SimulatedChange): { target_id: string };
+  /** What the instance holds now (JSON-safe, detached from the live records); undefined when it has none. */
+  exportState(instance: string): InstanceState | undefined;
+  /** Replaces the instance's data with what `exportState` gave (as `seed` replaces it with fixtures). */
+  importState(instance: string, state: InstanceState): void;
+}
+
+/**
+ * One simulator instance's state as a graceful close keeps it for the next start (docs/architecture.md,
+ * Sandbox): what a sandbox user would notice lost. Deliberately not kept, because each belongs to the
+ * process and a restart should clear it as a reset does: injected faults and latency, revoked credentials,
+ * issued access and refresh tokens (the connectors ask for new ones), rate-limit windows and usage counts,
+ * the request log, and open report cursors.
+ */
+export interface InstanceState {
+  /** Records per resource in the vendor's native shape: the form `seed` takes, so import reuses it. */
+  records: Record<string, unknown[]>;
+  /** Per id space, the highest id issued so far: a removed or reserved id is never issued again. */
+  issued: Record<string, number>;
+  /** What else the vendor's behaviour continues from (Autotask's ticket numbers per day, Datto's job runs...). */
+  extra: Record<string, unknown>;
+  /**
+   * The vendor clock's last stamp (ms): a change after the restart is stamped later than every change
+   * before it, so an incremental sync's watermark does not hide it.
+   */
+  clock: number;
+}
+
+/** The simulator instances of one sandbox tenant as stored between a graceful close and the next start. */
+export interface SimulatorsSnapshot {
+  version: 1;
+  /** connector -> its instance's state */
+  connectors: Record<string, InstanceState>;
+}
+
+/** A snapshot that cannot be restored; its message names what is wrong, never a value it holds. */
+export class SnapshotInvalid extends Error {}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Checks a stored snapshot's shape before anything is imported from it (a half-imported tenant is worse than a reset). */
+export function parseSnapshot(value: unknown): SimulatorsSnapshot {
+  let v = value;
+  if (typeof value === 'string') {
+    // JSON.parse's own message quotes the text: not logged.
+    try { v = JSON.parse(value); } catch { throw new SnapshotInvalid('not JSON'); }
+  }
+  if (!isObject(v) || v.version !== 1 || !isObject(v.connectors)) throw new SnapshotInvalid('not a version 1 simulators snapshot');
+  for (const [connector, s] of Object.entries(v.connectors)) {
+    const ok = isObject(s) && isObject(s.records) && Object.values(s.records).every(Array.isArray)
+      && isObject(s.issued) && Object.values(s.issued).every((n) => Number.isSafeInteger(n))
+      && isObject(s.extra) && typeof s.clock === 'number' && Number.isFinite(s.clock);
+    if (!ok) throw new SnapshotInvalid(`the ${connector} state is malformed`);
+  }
+  return v as unknown as SimulatorsSnapshot;
+}
+
+/** Each named simulator's state of `instance` (a simulator that holds none of it is left out). */
+export function exportSnapshot(sims: Record<string, VendorSimulator>, instance: string, connectors: readonly string[]): SimulatorsSnapshot {
+  const out: SimulatorsSnapshot = { version: 1, connectors: {} };
+  for (const c of connectors) {
+    const state = sims[c]?.exportState(instance);
+    if (state) out.connectors[c] = state;
+  }
+  return out;
+}
+
+/** Imports every part of a snapshot into `instance`; throws (before importing anything) on a connector this process has no simulator for. */
+export function importSnapshot(sims: Record<string, VendorSimulator>, instance: string, snapshot: SimulatorsSnapshot): void {
+  const unknown = Object.keys(snapshot.connectors).filter((c) => !sims[c]);
+  if (unknown.length) throw new SnapshotInvalid(`no simulator for ${unknown.join(', ')}`);
+  for (const [c, state] of Object.entries(snapshot.connectors)) sims[c].importState(instance, structuredClone(state));
 }
 
 /**
@@ -300,5 +371,13 @@ export class VendorClock {
     const t = Math.max(this.wallClock(), this.last + 1);
     this.last = t;
     return new Date(t);
+  }
+  /** The last stamp given (ms; 0 before the first). */
+  get lastStamp(): number {
+    return this.last;
+  }
+  /** Every stamp from now on is later than `t` (a restored instance's changes stay in order). */
+  continueAfter(t: number): void {
+    this.last = Math.max(this.last, t);
   }
 }

@@ -52,6 +52,11 @@ const FIELD_SEED_KEYS: Record<string, EntityName> = {
   companyfields: 'Companies',
 };
 
+/** The seed key that carries an entity's field information (the inverse of fieldSeedEntity). */
+export function fieldSeedKey(entity: EntityName): string | undefined {
+  return Object.entries(FIELD_SEED_KEYS).find(([, e]) => e === entity)?.[0];
+}
+
 /** The entity whose field information a seed key (TicketFields, TicketNoteFields, ...) carries. */
 export function fieldSeedEntity(key: string): EntityName | undefined {
   return FIELD_SEED_KEYS[key.toLowerCase()];

@@ -13,7 +13,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { controlRouter, FaultInjector, VendorClock, type VendorSimulator } from '../kit';
 import http from 'node:http';
-import { ENTITIES, fieldSeedEntity, type EntityName, type FieldInfo } from './fields';
+import { ENTITIES, fieldSeedEntity, fieldSeedKey, type EntityName, type FieldInfo } from './fields';
 import { UsageLimits } from './limits';
 import {
   compileFilter, countMatches, MAX_RECORDS, pageUrl, parseJsonParam, parsePaging, parseSearch, project, runPage,
@@ -234,6 +234,25 @@ export function createAutotaskSimulator(opts: AutotaskSimulatorOptions = {}): Au
 
     fields(name, entity) {
       return clone(instance(name).fields(entity));
+    },
+
+    exportState(name) {
+      const state = instances.get(name);
+      if (!state) return undefined;
+      const records: Record<string, unknown[]> = {};
+      for (const [entity, fields] of state.overrides()) records[fieldSeedKey(entity)!] = clone(fields);
+      for (const [entity, table] of state.tables) if (table.size) records[entity] = clone([...table.all()]);
+      // Ids continue from the rows (Autotask removes none); ticket numbers run per day, so their counters are kept.
+      return { records, issued: {}, extra: { ticketNumbers: Object.fromEntries(state.ticketNumberSeq) }, clock: clock.lastStamp };
+    },
+
+    importState(name, saved) {
+      sim.seed(name, saved.records);
+      const numbers = saved.extra.ticketNumbers;
+      if (numbers && typeof numbers === 'object') {
+        for (const [day, n] of Object.entries(numbers)) if (typeof n === 'number') instance(name).ticketNumberSeq.set(day, n);
+      }
+      clock.continueAfter(saved.clock);
     },
 
     requestsUsed(name) {

@@ -92,6 +92,11 @@ export class InstanceState {
     this.templates.delete(entity);
   }
 
+  /** The field information the instance was seeded with, per entity (the built-in fields are not repeated). */
+  overrides(): ReadonlyMap<EntityName, FieldInfo[]> {
+    return this.fieldOverrides;
+  }
+
   fields(entity: EntityName): FieldInfo[] {
     let f = this.fieldCache.get(entity);
     if (!f) {

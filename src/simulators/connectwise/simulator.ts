@@ -286,6 +286,19 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
       instanceOf(instance).reserveAbove(resource, above);
     },
 
+    exportState(instance) {
+      const inst = instances.get(instance);
+      if (!inst) return undefined;
+      return { records: clone(inst.tableRows()) as Record<string, CwRecord[]>, issued: inst.issued(), extra: {}, clock: clock.lastStamp };
+    },
+
+    importState(instance, state) {
+      sim.seed(instance, state.records);
+      const inst = instanceOf(instance);
+      for (const [space, above] of Object.entries(state.issued)) inst.reserveAbove(space, above);
+      clock.continueAfter(state.clock);
+    },
+
     remove(instance, resource, id) {
       return instanceOf(instance).table(resource).remove(id);
     },

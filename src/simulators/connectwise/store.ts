@@ -80,6 +80,16 @@ export class Instance {
     this.nextIds.set(space, Math.max(this.nextIds.get(space) ?? 1, above + 1));
   }
 
+  /** Every table's rows (the live records: the caller copies them). */
+  tableRows(): Record<string, readonly CwRecord[]> {
+    return Object.fromEntries([...this.tables].map(([r, t]) => [r, t.rows]));
+  }
+
+  /** Per id space, the highest id issued so far. */
+  issued(): Record<string, number> {
+    return Object.fromEntries([...this.nextIds].map(([space, next]) => [space, next - 1]));
+  }
+
   /** Inserts a record that already has an id, keeping the id sequence above it. */
   insert(resource: string, rec: CwRecord): CwRecord {
     const space = ID_SPACE[resource] ?? resource;

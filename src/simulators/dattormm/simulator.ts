@@ -40,7 +40,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { FaultInjector, SimulationRefused, VendorClock, controlRouter, type SimulatedChange, type VendorSimulator } from '../kit';
 import { DattoAccount } from './store';
 import { growDattoAccount } from './synthetic';
-import { DATTO_RESOURCES, type DattoAlert, type DattoDevice, type DattoResource, type QuickJobRun } from './types';
+import { DATTO_RESOURCES, type DattoActivity, type DattoAlert, type DattoDevice, type DattoResource, type QuickJobRun } from './types';
 
 export interface DattoRmmClient { secret: string; instance: string }
 
@@ -473,6 +473,22 @@ export function createDattoRmmSimulator(opts: DattoRmmSimulatorOptions = {}): Da
     },
     runs(instance) {
       return structuredClone(accounts.get(instance)?.runs ?? []);
+    },
+    exportState(instance) {
+      const a = accounts.get(instance);
+      if (!a) return undefined;
+      const records = Object.fromEntries(DATTO_RESOURCES.map((r) => [r, sim.list(instance, r) as unknown[]]));
+      // Job runs and the activity log are no seed resources; the request windows are the process's (not kept).
+      return { records, issued: {}, extra: { accountUid: a.uid, runs: structuredClone(a.runs), activities: structuredClone(a.activities) }, clock: clock.lastStamp };
+    },
+    importState(instance, state) {
+      sim.seed(instance, state.records);
+      const a = existing(instance);
+      const { accountUid, runs, activities } = state.extra;
+      if (typeof accountUid === 'string') a.uid = accountUid;
+      if (Array.isArray(runs)) a.runs = runs as QuickJobRun[];
+      if (Array.isArray(activities)) a.activities = activities as DattoActivity[];
+      clock.continueAfter(state.clock);
     },
     limitStats(instance) {
       return { ...statsOf(instance) };

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { DattoActivity, DattoAlert, DattoComponent, DattoDevice, DattoDeviceSoftware, DattoSite, DattoSoftware, QuickJobRun } from './types';
 
 export class DattoAccount {
-  readonly uid = randomUUID().replace(/-/g, '').slice(0, 12);
+  /** Kept across a graceful restart (the account's identity does not change with the process). */
+  uid = randomUUID().replace(/-/g, '').slice(0, 12);
   sites: DattoSite[] = [];
   devices: DattoDevice[] = [];
   software = new Map<string, DattoSoftware[]>();

@@ -89,6 +89,19 @@ export function createHaloPsaSimulator(opts: {
       if (halo) instance(name).reserveAbove(halo, above);
     },
 
+    exportState(name) {
+      const inst = instances.get(name);
+      if (!inst) return undefined;
+      return { records: clone(inst.tableRows()) as Record<string, HaloRecord[]>, issued: inst.issued(), extra: {}, clock: clock.lastStamp };
+    },
+
+    importState(name, state) {
+      sim.seed(name, state.records);
+      const inst = instance(name);
+      for (const [space, above] of Object.entries(state.issued)) inst.reserveAbove(resourceOf(space), above);
+      clock.continueAfter(state.clock);
+    },
+
     get(name, resource, id) {
       const rec = instance(name).table(resource).get(id);
       return rec ? clone(rec) : undefined;

@@ -101,6 +101,16 @@ export class HaloInstance {
     return last + 1;
   }
 
+  /** Every table's rows (the live records: the caller copies them). */
+  tableRows(): Record<string, readonly HaloRecord[]> {
+    return Object.fromEntries([...this.tables].map(([r, t]) => [r, t.rows]));
+  }
+
+  /** Per id space, the highest id issued so far (spaces that issued none are left out: their rows say it). */
+  issued(): Record<string, number> {
+    return Object.fromEntries(this.lastIds);
+  }
+
   /** Inserts a record, keeping the id sequence past any id the record brought with it. */
   insert(resource: HaloResource, rec: HaloRecord): void {
     this.table(resource).insert(rec);

@@ -46,7 +46,7 @@ import { NinjaInstance, pageAfter, type QueryCursor, type ScriptRun } from './st
 import { growNinjaInstance } from './synthetic';
 import {
   NINJA_RESOURCES, type NinjaAlert, type NinjaDevice, type NinjaOsPatch, type NinjaRecordByResource,
-  type NinjaResource, type NinjaSoftware, type NinjaScript,
+  type NinjaResource, type NinjaSoftware, type NinjaScript, type NinjaActivity,
 } from './types';
 
 export type { NinjaOneSimulator } from './simulator-api';
@@ -553,6 +553,26 @@ export function createNinjaOneSimulator(opts: NinjaOneSimulatorOptions = {}): Ni
     reserveIds(instance, resource, above) {
       const key = ({ devices: 'devices', companies: 'organizations' } as const)[resource as 'devices' | 'companies'];
       if (key) { const i = instanceOf(instance); i.idFloor[key] = Math.max(i.idFloor[key], above); }
+    },
+
+    exportState(instance) {
+      const i = instances.get(instance);
+      if (!i) return undefined;
+      const records = Object.fromEntries(NINJA_RESOURCES.map((r) => [r, structuredClone(i.list(r))]));
+      // Activities and script runs are no seed resources: the activity log's ids continue from the last one kept.
+      return {
+        records, issued: { ...i.idFloor }, extra: { activities: structuredClone(i.activities), runs: structuredClone(i.runs) }, clock: clock.lastStamp,
+      };
+    },
+
+    importState(instance, state) {
+      sim.seed(instance, state.records);
+      const i = existing(instance);
+      for (const key of ['devices', 'organizations'] as const) i.idFloor[key] = Math.max(i.idFloor[key], state.issued[key] ?? 0);
+      const { activities, runs } = state.extra;
+      if (Array.isArray(activities)) i.activities.push(...(activities as NinjaActivity[]));
+      if (Array.isArray(runs)) i.runs.push(...(runs as ScriptRun[]));
+      clock.continueAfter(state.clock);
     },
 
     get(instance, resource, id) {

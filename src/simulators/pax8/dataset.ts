@@ -36,6 +36,10 @@ export class Pax8Dataset {
   contactsOf(companyId: string): Pax8Contact[] {
     return this.contactsByCompany.get(companyId) ?? [];
   }
+  /** Every contact with the company it lives under: the form a seed takes them in. */
+  contactsWithCompany(): (Pax8Contact & { companyId: string })[] {
+    return [...this.contactsByCompany].flatMap(([companyId, list]) => list.map((c) => ({ ...c, companyId })));
+  }
   allContacts(): Pax8Contact[] {
     return [...this.contactsByCompany.values()].flat();
   }

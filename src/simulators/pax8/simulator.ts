@@ -347,6 +347,19 @@ export function createPax8Simulator(opts: Pax8SimulatorOptions = {}): Pax8Simula
       windows.clear();
     },
 
+    exportState(instance) {
+      const ds = instances.get(instance);
+      if (!ds) return undefined;
+      // Pax8 ids are UUIDs: no counter to keep. The rate-limit window is the process's (not kept).
+      const records = { companies: ds.companies, contacts: ds.contactsWithCompany(), products: ds.products, subscriptions: ds.subscriptions };
+      return { records: clone(records) as Record<string, unknown[]>, issued: {}, extra: {}, clock: clock.lastStamp };
+    },
+
+    importState(instance, state) {
+      sim.seed(instance, state.records);
+      clock.continueAfter(state.clock);
+    },
+
     get(instance, resource, id) {
       const ds = dataset(instance);
       const found: unknown =
