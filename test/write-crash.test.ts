@@ -7,6 +7,8 @@
  *   service is killed (SIGKILL) 0.3 s after the commit request, restarted, and the commit retried with the
  *   same key: the retry waits (answering 503 with Retry-After) until the dead process's request can no
  *   longer land, then finds it by its marker. One vendor ticket in every trial, and the answer says reconciled.
+ *   A trial whose restart outlasted the margin (a host too busy for the trial to prove anything) is run again,
+ *   at most three times, with the margin widened for the processes after it.
  * - A gateway answers 502 after the vendor created the ticket: an unknown outcome, not a refusal; the
  *   service looks the marker up and answers 201 with the ticket, reconciled.
  *
@@ -144,7 +146,12 @@ async function retryUntilCreated(body: Record<string, unknown>) {
 
 it(`a commit whose process dies while the vendor holds its create lands once: ${TRIALS} trials of kill -9 at +0.3 s, restart, same-key retry`, async () => {
   const outcomes: { reconciled: boolean; tickets: number; waited: number; held: number }[] = [];
-  for (let trial = 0; trial < TRIALS; trial++) {
+  // A trial whose restart outlasted the margin its process was started with proves nothing (the host broke the
+  // vendor's promise, not the service): it is told apart, the margin widened for the processes after it, and
+  // another trial run in its place, at most SLOW_TRIALS_ALLOWED times.
+  const SLOW_TRIALS_ALLOWED = 3;
+  const slow: { held: number; margin: number }[] = [];
+  for (let trial = 0; outcomes.length < TRIALS && trial < TRIALS + SLOW_TRIALS_ALLOWED; trial++) {
     const summary = `Crash trial ${trial} ${uniqueSuffix()}`;
     const body = { company_name: companyName, summary, dry_run: false, idempotency_key: `crash-${trial}-${uniqueSuffix()}` };
     const createsBefore = proxy.creates;
@@ -154,7 +161,7 @@ it(`a commit whose process dies while the vendor holds its create lands once: ${
     void call(`/tenants/${tenantId}/tickets`, { method: 'POST', json: body, key: isvKey }).catch(() => undefined);
     await sleep(300);
     expect(proxy.creates).toBe(createsBefore + 1); // the create is at the vendor
-    await killAndRestart();
+    const restartMs = await killAndRestart();
     proxy.mode = { kind: 'pass' };
     // Nothing of the dead process has landed yet: a look-up now finds nothing.
     expect(ticketsWith(summary)).toHaveLength(0);
@@ -164,7 +171,14 @@ it(`a commit whose process dies while the vendor holds its create lands once: ${
     await proxy.settled(); // the dead process's create has reached the vendor, and was carried out
     // Within the vendor's promise (the client's timeout plus its margin), or this trial proves nothing.
     const held = proxy.held[proxy.held.length - 1];
-    expect(held).toBeLessThan(2000 + landingMarginMs);
+    if (held >= 2000 + landingMarginMs) {
+      slow.push({ held, margin: landingMarginMs });
+      await retryUntilCreated(body).catch(() => undefined);
+      landingMarginMs = Math.max(landingMarginMs, 3 * restartMs);
+      env.VENDOR_LANDING_MARGIN_MS = String(landingMarginMs);
+      await killAndRestart();
+      continue;
+    }
     const { res, notYet } = first.status === 201 ? { res: first, notYet: [] } : await retryUntilCreated(body);
     const landed = ticketsWith(summary);
     outcomes.push({ reconciled: res.body.results[0].reconciled, tickets: landed.length, waited: notYet.length, held });
@@ -175,9 +189,9 @@ it(`a commit whose process dies while the vendor holds its create lands once: ${
     const replay = await call(`/tenants/${tenantId}/tickets`, { method: 'POST', json: body, key: isvKey });
     expect(replay.body).toMatchObject({ ticket_ref: res.body.ticket_ref, idempotent_replay: true });
   }
+  process.stdout.write(`write-crash (${runtime.name}): ${JSON.stringify(outcomes)}${slow.length ? `; restarts slower than the margin: ${JSON.stringify(slow)}` : ''}\n`);
   expect(outcomes.filter((o) => o.tickets === 1 && o.reconciled)).toHaveLength(TRIALS);
-  process.stdout.write(`write-crash (${runtime.name}): ${JSON.stringify(outcomes)}\n`);
-}, TRIALS * 45_000 + 60_000);
+}, (TRIALS + 3) * 45_000 + 60_000);
 
 it('a gateway 502 after the vendor created the ticket is an unknown outcome: reconciled by marker, answered 201, one ticket', async () => {
   for (let trial = 0; trial < 3; trial++) {
