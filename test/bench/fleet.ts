@@ -20,6 +20,7 @@
  *     connections synced within their interval (syncedWithinInterval), the change-to-store lag, the
  *     workers' RSS (/proc VmRSS sampled, VmHWM at the end), their CPU per sync and the 429s the vendors
  *     answered. It watches fewer intervals (one at least) rather than run past BENCH_FLEET_LIMIT_S (540).
+ *     The fleet-10k part (fleet-10k.ts) runs this same watch at 10,000 tenants, on a store seeded as synced.
  *
  * BENCH_FLEET_CONCURRENCY sets the workers' SYNC_CONCURRENCY (unset: the service's default); the CPU lines
  * say how busy the host was, since the figures are only as good as the cores the workers got.
@@ -45,7 +46,7 @@ import { fleetTenant } from './fleet-vendors';
 import { forgetRedisKeys } from '../support/runtime';
 
 const TENANTS = Number(process.env.BENCH_FLEET_TENANTS ?? 1000);
-const LATENCY_MS = Number(process.env.BENCH_FLEET_LATENCY_MS ?? 100);
+export const LATENCY_MS = Number(process.env.BENCH_FLEET_LATENCY_MS ?? 100);
 const INTERVALS = Number(process.env.BENCH_FLEET_INTERVALS ?? 2);
 const CHANGE_SHARE = Number(process.env.BENCH_FLEET_CHANGES ?? 0.05);
 const STEADY_WORKERS = (process.env.BENCH_FLEET_STEADY_WORKERS ?? '1').split(',').map(Number).filter((n) => n > 0);
@@ -113,7 +114,7 @@ function cpuMeter(store: Store, vendors: Proc) {
   };
 }
 
-interface Proc { child: ChildProcess; url: string; out: () => string; stop(): Promise<void> }
+export interface Proc { child: ChildProcess; url: string; out: () => string; stop(): Promise<void> }
 
 /** Starts a node process; resolves once its output matches `ready` (its URL in the first group). */
 function startProcess(label: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, limitMs = 120_000): Promise<Proc> {
@@ -144,10 +145,10 @@ function startProcess(label: string, args: string[], env: NodeJS.ProcessEnv, rea
   });
 }
 
-interface FleetConnection { id: string; tenantId: string; tenant: number; kind: string; connector: string; intervalMs: number; resources: number }
+export interface FleetConnection { id: string; tenantId: string; tenant: number; kind: string; connector: string; intervalMs: number; resources: number }
 
 /** One store and queue: a schema, a queue prefix, the api process on them, and the fleet written in. */
-interface Store {
+export interface Store {
   schema: string;
   prefix: string;
   api: Proc;
@@ -157,7 +158,8 @@ interface Store {
   workers: Proc[];
 }
 
-interface Shared { databaseUrl: string; redisUrl: string; vendors: Proc; vendorsUrl: string; encryptionKey: string; adminToken: string }
+/** What every store of a part shares: the database, Redis, the vendors' process and the tenants it serves. */
+export interface Shared { databaseUrl: string; redisUrl: string; vendors: Proc; vendorsUrl: string; encryptionKey: string; adminToken: string; tenants: number }
 
 function serviceEnv(shared: Shared, store: Pick<Store, 'schema' | 'prefix'>, extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -172,7 +174,7 @@ function serviceEnv(shared: Shared, store: Pick<Store, 'schema' | 'prefix'>, ext
   return env;
 }
 
-async function openStore(shared: Shared): Promise<Store> {
+export async function openStore(shared: Shared): Promise<Store> {
   const suffix = randomBytes(4).toString('hex');
   const store = { schema: `fleet_${suffix}`, prefix: `fleet-${suffix}` };
   // The api runs the migrations; the bench then writes the fleet into its schema.
@@ -187,7 +189,7 @@ async function openStore(shared: Shared): Promise<Store> {
 async function writeFleet(db: Database, shared: Shared): Promise<FleetConnection[]> {
   const box = new SecretBox(Buffer.from(shared.encryptionKey, 'base64'));
   const budgets = new ConnectionBudgets(new VendorBudget(new InProcessBudgetStore()));
-  const specs = Array.from({ length: TENANTS }, (_, i) => fleetTenant(i));
+  const specs = Array.from({ length: shared.tenants }, (_, i) => fleetTenant(i));
   const tenantIds: string[] = [];
   for (let i = 0; i < specs.length; i += 500) {
     const rows = specs.slice(i, i + 500).map((t) => ({ name: `Fleet MSP ${t.slug}`, slug: t.slug }));
@@ -222,7 +224,7 @@ async function writeFleet(db: Database, shared: Shared): Promise<FleetConnection
 }
 
 /** Starts `n` workers; resolves once each says it is up (its schedules placed), with how long that took. */
-async function startWorkers(shared: Shared, store: Store, n: number, extra: Record<string, string | undefined>): Promise<number> {
+export async function startWorkers(shared: Shared, store: Store, n: number, extra: Record<string, string | undefined>): Promise<number> {
   const t0 = Date.now();
   const started = await Promise.allSettled(Array.from({ length: n }, () => startProcess(
     'worker', ['--max-old-space-size=256', ...(process.env.BENCH_FLEET_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(ROOT, 'dist/src/main.js')],
@@ -235,16 +237,16 @@ async function startWorkers(shared: Shared, store: Store, n: number, extra: Reco
 }
 
 /** What the part has measured so far, as it goes (the figures come together at the end). */
-function progress(line: string): void {
-  process.stderr.write(`fleet: ${line}\n`);
+export function progress(line: string, part = 'fleet'): void {
+  process.stderr.write(`${part}: ${line}\n`);
 }
 
-async function stopWorkers(store: Store): Promise<void> {
+export async function stopWorkers(store: Store): Promise<void> {
   await Promise.all(store.workers.map((w) => w.stop()));
   store.workers = [];
 }
 
-async function closeStore(shared: Shared, store: Store): Promise<void> {
+export async function closeStore(shared: Shared, store: Store): Promise<void> {
   await stopWorkers(store);
   await store.api.stop();
   await store.queue.close();
@@ -295,6 +297,26 @@ async function syncProgress(store: Store): Promise<Map<string, { ok: number; fai
   return new Map(rows.map((r) => [r.connection_id, { ok: r.ok, failed: r.failed, last: r.last ? new Date(r.last).getTime() : 0 }]));
 }
 
+/**
+ * A first sync of each of `connections`, one job each queued at once (the workers started with
+ * SYNC_INTERVAL_SECONDS=0 run nothing else): whether the queue emptied within `limitMs`.
+ */
+export async function runFirstSyncs(store: Store, connections: FleetConnection[], limitMs: number): Promise<boolean> {
+  const t0 = Date.now();
+  for (let i = 0; i < connections.length; i += 200) {
+    await Promise.all(connections.slice(i, i + 200).map((c) => store.queue.add(
+      'sync.connection', { tenantId: c.tenantId, connectionId: c.id }, { jobId: `fleet-initial-${c.id}`, attempts: 1 },
+    )));
+  }
+  let finished = false;
+  while (!finished && Date.now() - t0 < limitMs) {
+    await sleep(500);
+    const sync = (await store.queue.counts()).find((c) => c.name === 'sync.connection')!;
+    finished = sync.waiting + sync.active + sync.delayed === 0;
+  }
+  return finished;
+}
+
 /** Phase A: every connection's first sync, one job each queued at once, with `workers` worker processes. */
 async function initialSync(shared: Shared, store: Store, workers: number, extra: Record<string, string> = {}): Promise<{ seconds: number; finished: boolean; rate: number; complete: number; failed: number; peakRss: number; throttled: number; perConnector: string; cpuMsPerSync: number; cpu: string; busyShare: number }> {
   await startWorkers(shared, store, workers, { SYNC_INTERVAL_SECONDS: '0', ...extra });
@@ -303,17 +325,7 @@ async function initialSync(shared: Shared, store: Store, workers: number, extra:
   const before = await vendorStats(shared);
   const cpu = cpuMeter(store, shared.vendors);
   const t0 = Date.now();
-  for (let i = 0; i < store.connections.length; i += 200) {
-    await Promise.all(store.connections.slice(i, i + 200).map((c) => store.queue.add(
-      'sync.connection', { tenantId: c.tenantId, connectionId: c.id }, { jobId: `fleet-initial-${c.id}`, attempts: 1 },
-    )));
-  }
-  let finished = false;
-  while (!finished && Date.now() - t0 < INITIAL_SYNC_LIMIT_MS) {
-    await sleep(500);
-    const sync = (await store.queue.counts()).find((c) => c.name === 'sync.connection')!;
-    finished = sync.waiting + sync.active + sync.delayed === 0;
-  }
+  const finished = await runFirstSyncs(store, store.connections, INITIAL_SYNC_LIMIT_MS);
   const stoppedAt = Date.now();
   const states = await syncProgress(store);
   const complete = store.connections.filter((c) => states.get(c.id)?.ok === c.resources).length;
@@ -338,7 +350,7 @@ async function initialSync(shared: Shared, store: Store, workers: number, extra:
 }
 
 /** Time allowed past the interval for a due sync to get a worker slot and run: seconds of calls at the vendors' latency. */
-const GRACE_MS = Number(process.env.BENCH_FLEET_GRACE_S ?? 15) * 1000;
+export const GRACE_MS = Number(process.env.BENCH_FLEET_GRACE_S ?? 15) * 1000;
 
 /**
  * "Synced within its interval", measured here and only here, per resource: each resource of a connection has
@@ -360,29 +372,63 @@ async function syncedWithinInterval(store: Store, now: number): Promise<{ id: st
   });
 }
 
-interface Change { tenant: number; connectionId: string; table: string; targetId: string; before: string | null; at: number; seenAt?: number }
+interface Change { tenant: number; tenantId: string; connectionId: string; table: string; targetId: string; before: string | null; at: number; seenAt?: number }
 
-async function storedHash(store: Store, table: string, connectionId: string, sourceId: string): Promise<string | null> {
-  const [row] = await store.db.dataSource.query(`SELECT raw_hash FROM "${table}" WHERE connection_id = $1 AND source_id = $2`, [connectionId, sourceId]);
-  return (row?.raw_hash as string | undefined) ?? null;
+/**
+ * The stored payload hash of each (connection, source id) of `table`, one statement for them all; by the
+ * records' unique index (tenant first), not a scan, however many tenants the store holds.
+ */
+async function storedHashes(store: Store, table: string, keys: { tenantId: string; connectionId: string; sourceId: string }[]): Promise<Map<string, string>> {
+  const rows: { connection_id: string; source_id: string; raw_hash: string }[] = await store.db.dataSource.query(
+    `SELECT t.connection_id, t.source_id, t.raw_hash FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS k(tenant_id, connection_id, source_id)
+       JOIN "${table}" t ON t.tenant_id = k.tenant_id AND t.connection_id = k.connection_id AND t.source_id = k.source_id`,
+    [keys.map((k) => k.tenantId), keys.map((k) => k.connectionId), keys.map((k) => k.sourceId)]);
+  return new Map(rows.map((r) => [`${r.connection_id}/${r.source_id}`, r.raw_hash]));
 }
 
-/** Phase B: the scheduler for INTERVALS intervals with `workers` workers, while tenants change records. */
-async function steadyState(shared: Shared, store: Store, workers: number, deadline: number): Promise<Record<string, unknown>> {
-  const label = `${workers} worker${workers > 1 ? 's' : ''}`;
+/** How a part watches the steady state (phase B here, and fleet-10k.ts on a store seeded as synced). */
+export interface WatchOptions {
+  /** Where its lines start (`fleet steady, 1 worker`) and what its progress lines say they are. */
+  prefix: string;
+  part: string;
+  /** Intervals to watch: fewer, one at least, rather than run past the deadline. */
+  intervals: number;
+  /** The warm-up's longest (default an interval and its grace: phase B's first round is every first sync). */
+  warmupMs?: number;
+  /** The store was seeded as synced (fleet-10k.ts): no first round to wait for, only for nothing to be late. */
+  seeded?: boolean;
+  /** How often every connection's staleness is read (one statement over the whole of sync_states). */
+  sampleEveryMs: number;
+}
+
+/** What a watch measured, besides its figures: for a part to work further figures out of. */
+export interface WatchMeasured {
+  /** Checks the workers ran in the window, the window and the workers' CPU meanwhile. */
+  checks: number;
+  windowMs: number;
+  workersCpuMs: number;
+  /** Slots in use in each sample (check seconds ended in it over its length: Little's law), and the slots there are. */
+  slotsBusy: number[];
+  slots: number;
+}
+
+/** Phase B: the scheduler for `opts.intervals` intervals with `workers` workers, while tenants change records. */
+export async function steadyState(shared: Shared, store: Store, workers: number, deadline: number, opts: WatchOptions): Promise<{ figures: Record<string, unknown>; measured: WatchMeasured }> {
+  const label = opts.prefix;
+  const say = (line: string) => progress(line, opts.part);
   const interval = Math.max(...store.connections.map((c) => c.intervalMs));
   const started = Date.now();
-  progress(`steady state with ${label}: starting (each worker places ${store.connections.length} schedules first)`);
+  say(`${label}: starting (each worker places ${store.connections.length} schedules first)`);
   const startMs = await startWorkers(shared, store, workers, {});
   const rss = rssSampler(store, 1000);
-  progress(`steady state with ${label}: workers up after ${(startMs / 1000).toFixed(0)} s`);
+  say(`${label}: workers up after ${(startMs / 1000).toFixed(0)} s`);
   // Warm-up: the first round (every schedule runs at once when placed: 3,000 first syncs, before which the
   // hot resources checked first wait and run late), then until nothing is late any more; an interval and
   // its grace after the workers were started at most. The steady state is measured from there.
-  let firstRound = false;
+  let firstRound = opts.seeded === true;
   let caughtUp = false;
-  let firstRoundAt = 0;
-  while (!caughtUp && Date.now() - started < interval + GRACE_MS) {
+  let firstRoundAt = started;
+  while (!caughtUp && Date.now() - started < (opts.warmupMs ?? interval + GRACE_MS)) {
     const lags = await syncedWithinInterval(store, Date.now());
     if (!firstRound && lags.every((l) => l.stalenessMs <= Date.now() - started)) { firstRound = true; firstRoundAt = Date.now(); }
     caughtUp = firstRound && lags.every((l) => l.within);
@@ -393,9 +439,9 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
   const cpu = cpuMeter(store, shared.vendors);
   const t0 = Date.now();
   // INTERVALS intervals, fewer (one at least) when the part would otherwise overrun its limit.
-  const intervals = Math.max(1, Math.min(INTERVALS, Math.floor((deadline - Date.now() - GRACE_MS) / interval)));
+  const intervals = Math.max(1, Math.min(opts.intervals, Math.floor((deadline - Date.now() - GRACE_MS) / interval)));
   const windowMs = intervals * interval;
-  const changesPlanned = Math.max(1, Math.round(CHANGE_SHARE * TENANTS * intervals));
+  const changesPlanned = Math.max(1, Math.round(CHANGE_SHARE * shared.tenants * intervals));
   // Changes stop an interval (or with one interval only, half of it) before the end, so each has that long to reach the store.
   const changeWindowMs = intervals > 1 ? windowMs - interval : windowMs / 2;
   const byTenant = new Map<string, FleetConnection>(store.connections.map((c) => [`${c.tenant}/${c.kind}`, c]));
@@ -408,20 +454,25 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
 
   const makeChange = async (n: number) => {
     const side = n % 2 === 0 ? 'psa' : 'rmm';
-    const tenant = Math.floor(next() * TENANTS);
+    const tenant = Math.floor(next() * shared.tenants);
     const c = byTenant.get(`${tenant}/${side}`)!;
     const table = side === 'psa' ? 'tickets' : 'devices';
     const target = await (await fetch(`${shared.vendorsUrl}/fleet/target?tenant=${tenant}&side=${side}`)).json() as { target_id: string };
-    const before = await storedHash(store, table, c.id, target.target_id);
+    const before = (await storedHashes(store, table, [{ tenantId: c.tenantId, connectionId: c.id, sourceId: target.target_id }])).get(`${c.id}/${target.target_id}`) ?? null;
     const res = await fetch(`${shared.vendorsUrl}/fleet/change`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tenant, side }) });
     const made = await res.json() as { target_id: string; at: number };
-    changes.push({ tenant, connectionId: c.id, table, targetId: made.target_id, before, at: made.at });
+    changes.push({ tenant, tenantId: c.tenantId, connectionId: c.id, table, targetId: made.target_id, before, at: made.at });
   };
+  // The changes not seen yet, a statement a table (hundreds may wait at once on a busy worker).
   const watchChanges = async () => {
-    for (const ch of changes) {
-      if (ch.seenAt) continue;
-      const now = await storedHash(store, ch.table, ch.connectionId, ch.targetId);
-      if (now !== null && now !== ch.before) ch.seenAt = Date.now();
+    const unseen = changes.filter((ch) => !ch.seenAt);
+    for (const table of new Set(unseen.map((ch) => ch.table))) {
+      const mine = unseen.filter((ch) => ch.table === table);
+      const now = await storedHashes(store, table, mine.map((ch) => ({ tenantId: ch.tenantId, connectionId: ch.connectionId, sourceId: ch.targetId })));
+      for (const ch of mine) {
+        const hash = now.get(`${ch.connectionId}/${ch.targetId}`);
+        if (hash !== undefined && hash !== ch.before) ch.seenAt = Date.now();
+      }
     }
   };
 
@@ -439,9 +490,18 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
       const was = lateByResource.get(r.key) ?? { late: 0, worstS: -Infinity };
       lateByResource.set(r.key, { late: Math.max(was.late, r.late), worstS: Math.max(was.worstS, Number(r.worst ?? Infinity)) });
     }
-    progress(`steady state with ${label}, ${((now - t0) / 1000).toFixed(0)} s in: ${rows.reduce((n, r) => n + r.late, 0)} resources late`);
+    say(`${label}, ${((now - t0) / 1000).toFixed(0)} s in: ${rows.reduce((n, r) => n + r.late, 0)} resources late`);
     const sync = (await store.queue.counts()).find((c) => c.name === 'sync.connection');
     mostWaiting = Math.max(mostWaiting, sync?.waiting ?? 0);
+  };
+
+  // Slots in use, sampled: each 10 s, the check seconds that ended in it over its length.
+  const slotsBusy: number[] = [];
+  let slotsAt = { at: t0, seconds: checksBefore.seconds };
+  const sampleSlots = async (now: number) => {
+    const { seconds } = await checksRun(store);
+    slotsBusy.push((seconds - slotsAt.seconds) / ((now - slotsAt.at) / 1000));
+    slotsAt = { at: now, seconds };
   };
 
   let made = 0;
@@ -451,7 +511,8 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
     const now = Date.now();
     while (made < changesPlanned && now - t0 >= (made * changeWindowMs) / changesPlanned) await makeChange(made++);
     if (now - lastWatch >= 500) { lastWatch = now; await watchChanges(); }
-    if (now - lastSample >= 2000) {
+    if (now - slotsAt.at >= 10_000) await sampleSlots(now);
+    if (now - lastSample >= opts.sampleEveryMs) {
       lastSample = now;
       for (const l of await syncedWithinInterval(store, now)) {
         worst.set(l.id, Math.max(worst.get(l.id) ?? 0, l.stalenessMs));
@@ -467,7 +528,7 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
   const checksAfter = await checksRun(store);
   const checks = checksAfter.n - checksBefore.n;
   // Check slots in use on average (Little's law: checks a second times their mean duration).
-  const slotsBusy = (checksAfter.seconds - checksBefore.seconds) / (windowMs / 1000);
+  const slotsBusyMean = (checksAfter.seconds - checksBefore.seconds) / (windowMs / 1000);
   const [{ n: syncs }] = await store.db.dataSource.query(
     "SELECT COUNT(*)::int AS n FROM audit_entries WHERE action = 'sync.completed' AND created_at >= $1 AND created_at < $2", [new Date(t0), new Date()]);
   // The last changes get the grace besides to reach the store.
@@ -481,26 +542,29 @@ async function steadyState(shared: Shared, store: Store, workers: number, deadli
   const within = store.connections.filter((c) => (worst.get(c.id) ?? Infinity) <= c.intervalMs + GRACE_MS).length;
   const lags = changes.filter((c) => c.seenAt).map((c) => c.seenAt! - c.at);
   const failed = store.connections.filter((c) => (states.get(c.id)?.failed ?? 0) > 0).length;
-  return {
-    [`fleet steady, ${label}: synced within interval (goal 100 %)`]: `${(100 * within / store.connections.length).toFixed(1)} % (${within} of ${store.connections.length}; interval ${interval / 1000} s + ${GRACE_MS / 1000} s grace, ${intervals} interval(s) watched from ${((t0 - started) / 1000).toFixed(0)} s: ` +
-      `${!firstRound ? 'the first round still unfinished' : `the first round took ${((firstRoundAt - started) / 1000).toFixed(0)} s, ${caughtUp ? 'nothing late after it' : 'some still late'}`})`,
-    [`fleet steady, ${label}: staleness p50/p95/max s`]: [percentile(stalenessSamples, 0.5), percentile(stalenessSamples, 0.95), Math.max(...worst.values())]
+  const slots = workers * Number(CONCURRENCY ?? DEFAULT_SYNC_CONCURRENCY);
+  const measured: WatchMeasured = { checks, windowMs, workersCpuMs: used.workersMs, slotsBusy, slots };
+  const figures = {
+    [`${label}: synced within interval (goal 100 %)`]: `${(100 * within / store.connections.length).toFixed(1)} % (${within} of ${store.connections.length}; interval ${interval / 1000} s + ${GRACE_MS / 1000} s grace, ${intervals} interval(s) watched from ${((t0 - started) / 1000).toFixed(0)} s: ` +
+      `${!firstRound ? 'the first round still unfinished' : `${opts.seeded ? 'seeded as synced' : `the first round took ${((firstRoundAt - started) / 1000).toFixed(0)} s`}, ${caughtUp ? 'nothing late after it' : 'some still late'}`})`,
+    [`${label}: staleness p50/p95/max s`]: [percentile(stalenessSamples, 0.5), percentile(stalenessSamples, 0.95), Math.max(...worst.values())]
       .map((ms) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : 'never synced')).join(' / '),
-    [`fleet steady, ${label}: change->store lag p50/p95 s`]: `${(percentile(lags, 0.5) / 1000).toFixed(1)} / ${(percentile(lags, 0.95) / 1000).toFixed(1)} (${lags.length} of ${changes.length} changes seen)`,
-    [`fleet steady, ${label}: late resources (most at once, worst s past interval)`]: [...lateByResource].filter(([, v]) => v.late > 0)
+    [`${label}: change->store lag p50/p95 s`]: `${(percentile(lags, 0.5) / 1000).toFixed(1)} / ${(percentile(lags, 0.95) / 1000).toFixed(1)} (${lags.length} of ${changes.length} changes seen)`,
+    [`${label}: late resources (most at once, worst s past interval)`]: [...lateByResource].filter(([, v]) => v.late > 0)
       .sort((a, b) => b[1].late - a[1].late).slice(0, 6).map(([k, v]) => `${k} ${v.late}, ${v.worstS.toFixed(0)}`).join('; ') || 'none',
-    [`fleet steady, ${label}: sync jobs waiting for a slot, most at once`]: mostWaiting,
-    [`fleet steady, ${label}: worker peak RSS MiB (goal <500)`]: mib(peakRss),
-    [`fleet steady, ${label}: worker RSS at each interval MiB`]: rssAtInterval.map((b) => mib(b)).join(' / '),
-    [`fleet steady, ${label}: vendor requests/s, 429s (goal 0)`]: `${Math.round((after.requests - before.requests) / ((Date.now() - t0) / 1000))}, ${after.throttled - before.throttled}`,
-    [`fleet steady, ${label}: connections with a failed sync`]: failed,
-    [`fleet steady, ${label}: syncs that changed something /s`]: (syncs / (windowMs / 1000)).toFixed(1),
-    [`fleet steady, ${label}: checks/s, worker CPU ms per check, mean check s, slots busy`]: `${(checks / (windowMs / 1000)).toFixed(1)}, ${(used.workersMs / Math.max(1, checks)).toFixed(1)}, ` +
-      `${((checksAfter.seconds - checksBefore.seconds) / Math.max(1, checks)).toFixed(2)}, ${slotsBusy.toFixed(0)} of ${workers} x ${Number(CONCURRENCY ?? DEFAULT_SYNC_CONCURRENCY)}`,
-    [`fleet steady, ${label}: CPU`]: used.text,
-    [`fleet steady, ${label}: worker start with every schedule placed s`]: Math.round(startMs / 1000),
-    [`fleet steady, ${label}: phase took s`]: Math.round((Date.now() - started) / 1000),
+    [`${label}: sync jobs waiting for a slot, most at once`]: mostWaiting,
+    [`${label}: worker peak RSS MiB (goal <500)`]: mib(peakRss),
+    [`${label}: worker RSS at each interval MiB`]: rssAtInterval.map((b) => mib(b)).join(' / '),
+    [`${label}: vendor requests/s, 429s (goal 0)`]: `${Math.round((after.requests - before.requests) / ((Date.now() - t0) / 1000))}, ${after.throttled - before.throttled}`,
+    [`${label}: connections with a failed sync`]: failed,
+    [`${label}: syncs that changed something /s`]: (syncs / (windowMs / 1000)).toFixed(1),
+    [`${label}: checks/s, worker CPU ms per check, mean check s, slots busy`]: `${(checks / (windowMs / 1000)).toFixed(1)}, ${(used.workersMs / Math.max(1, checks)).toFixed(1)}, ` +
+      `${((checksAfter.seconds - checksBefore.seconds) / Math.max(1, checks)).toFixed(2)}, ${slotsBusyMean.toFixed(0)} of ${workers} x ${Number(CONCURRENCY ?? DEFAULT_SYNC_CONCURRENCY)}`,
+    [`${label}: CPU`]: used.text,
+    [`${label}: worker start with every schedule placed s`]: Math.round(startMs / 1000),
+    [`${label}: phase took s`]: Math.round((Date.now() - started) / 1000),
   };
+  return { figures, measured };
 }
 
 async function redisReachable(url: string): Promise<boolean> {
@@ -509,19 +573,32 @@ async function redisReachable(url: string): Promise<boolean> {
   try { await r.connect(); return (await r.ping()) === 'PONG'; } catch { return false; } finally { r.disconnect(); }
 }
 
-export async function benchFleet(databaseUrl: string): Promise<Record<string, unknown>> {
+/**
+ * The vendors' process for `tenants` tenants and what the part's stores share; a string (why it is skipped)
+ * when Redis is not reachable.
+ */
+export async function startFleet(databaseUrl: string, tenants: number, part: string): Promise<Shared | string> {
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   if (!(await redisReachable(redisUrl))) {
-    console.log(`fleet: Redis not reachable at ${redisUrl}: skipped`);
-    return { fleet: `skipped (Redis not reachable at ${redisUrl})` };
+    console.log(`${part}: Redis not reachable at ${redisUrl}: skipped`);
+    return `skipped (Redis not reachable at ${redisUrl})`;
   }
-  const partStarted = Date.now();
-  const vendors = await startProcess('vendors', [path.join(__dirname, 'fleet-vendors.js')],
-    { ...process.env, FLEET_TENANTS: String(TENANTS), FLEET_LATENCY_MS: String(LATENCY_MS) }, /fleet vendors on (http:\/\/\S+)/, 300_000);
-  const shared: Shared = {
-    databaseUrl, redisUrl, vendors, vendorsUrl: vendors.url,
+  // The vendors hold every tenant's datasets, about half a MiB each: ten thousand outgrow Node's default heap.
+  const heap = tenants > 2000 ? [`--max-old-space-size=${Math.ceil(tenants / 1000) * 768}`] : [];
+  const vendors = await startProcess('vendors', [...heap, path.join(__dirname, 'fleet-vendors.js')],
+    { ...process.env, FLEET_TENANTS: String(tenants), FLEET_LATENCY_MS: String(LATENCY_MS) }, /fleet vendors on (http:\/\/\S+)/, 600_000);
+  return {
+    databaseUrl, redisUrl, vendors, vendorsUrl: vendors.url, tenants,
     encryptionKey: randomBytes(32).toString('base64'), adminToken: `adm_fleet_${randomBytes(16).toString('hex')}`,
   };
+}
+
+export async function benchFleet(databaseUrl: string): Promise<Record<string, unknown>> {
+  const partStarted = Date.now();
+  const started = await startFleet(databaseUrl, TENANTS, 'fleet');
+  if (typeof started === 'string') return { fleet: started };
+  const shared = started;
+  const vendors = shared.vendors;
   const concurrency = Number(CONCURRENCY ?? DEFAULT_SYNC_CONCURRENCY);
   const out: Record<string, unknown> = {};
   let store: Store | null = null;
@@ -531,7 +608,9 @@ export async function benchFleet(databaseUrl: string): Promise<Record<string, un
     out['fleet sync concurrency / database pool per worker'] = `${concurrency} / ${databasePoolSize('worker', concurrency)}`;
     const steady = async (s: Store) => {
       for (const w of STEADY_WORKERS) {
-        const figures = await steadyState(shared, s, w, partStarted + PART_LIMIT_MS);
+        const label = `${w} worker${w > 1 ? 's' : ''}`;
+        const { figures } = await steadyState(shared, s, w, partStarted + PART_LIMIT_MS,
+          { prefix: `fleet steady, ${label}`, part: 'fleet', intervals: INTERVALS, sampleEveryMs: 2000 });
         for (const [k, v] of Object.entries(figures)) progress(`${k}: ${v}`);
         Object.assign(out, figures);
       }

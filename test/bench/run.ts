@@ -10,7 +10,9 @@
  *  (d) ask: POST /tenants/{t}/ask latency (p50/p99) on the same 50,000-ticket tenant vs the same
  *      structured query run directly in SQL (count plus the cited rows), ratio of latencies;
  *  (e) connect: the connect page's time to first byte, and Connect -> the new tenant's first complete sync;
- *  (f) fleet (PostgreSQL with Redis only): 1,000 small tenants on one worker, then two (fleet.ts).
+ *  (f) fleet (PostgreSQL with Redis only): 1,000 small tenants on one worker, then two (fleet.ts);
+ *  (g) fleet-10k, asked for by name only (BENCH_PARTS=fleet-10k): 10,000 tenants' steady state on one worker,
+ *      the store seeded as synced (fleet-10k.ts).
  */
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
@@ -30,16 +32,20 @@ import { benchFuzz, benchServiceRss } from './service-process';
 import { benchFreshness } from './freshness';
 import { benchConnect } from './connect';
 import { benchFleet } from './fleet';
+import { benchFleet10k } from './fleet-10k';
 import { startReceiver } from './receiver';
 import { BENCH_INSTANCE as INSTANCE, startBenchVendor, type BenchVendor } from './bench-vendor';
 
 const TICKETS = Number(process.env.BENCH_TICKETS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = 32;
-/** BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,connect,requestlog,rss,fuzz,fleet and BENCH_RUNTIMES=embedded,postgres narrow a run (default: all). */
+/**
+ * BENCH_PARTS=reads,sync,events,writes,identity,billing,ask,freshness,connect,requestlog,rss,fuzz,fleet and BENCH_RUNTIMES=embedded,postgres
+ * narrow a run (default: all). fleet-10k is not in the default: it is asked for by name (it takes a quarter of an hour).
+ */
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'reads,sync,events,writes,identity,billing,ask,freshness,connect,requestlog,rss,fuzz,fleet').split(','));
-/** The parts measured on the in-process service of benchRuntime (fleet runs processes of its own, PostgreSQL and Redis only). */
-const IN_PROCESS_PARTS = [...PARTS].some((p) => p !== 'fleet');
+/** The parts measured on the in-process service of benchRuntime (fleet and fleet-10k run processes of their own, PostgreSQL and Redis only). */
+const IN_PROCESS_PARTS = [...PARTS].some((p) => p !== 'fleet' && p !== 'fleet-10k');
 const RUNTIMES = new Set((process.env.BENCH_RUNTIMES ?? 'embedded,postgres').split(','));
 
 interface LoadResult { requests: number; errors: number; rps: number; p50: number; p99: number; avgBytes: number }
@@ -471,6 +477,8 @@ async function postgresReachable(url: string): Promise<boolean> {
     const pg = IN_PROCESS_PARTS ? await benchRuntime('PostgreSQL', pgUrl) : { runtime: 'PostgreSQL' };
     // A thousand MSPs on one worker, then two: after the in-process service has closed (fleet.ts).
     if (PARTS.has('fleet')) Object.assign(pg, await benchFleet(pgUrl));
+    // Ten thousand MSPs' steady state on one worker, the store seeded as synced (fleet-10k.ts).
+    if (PARTS.has('fleet-10k')) Object.assign(pg, await benchFleet10k(pgUrl));
     results.push(pg);
   } else console.log(`PostgreSQL not reachable at ${pgUrl}: skipped`);
   const rss = process.resourceUsage().maxRSS / 1024;
