@@ -246,6 +246,25 @@ export function parseSnapshot(value: unknown): SimulatorsSnapshot {
   return v as unknown as SimulatorsSnapshot;
 }
 
+/** An instance kept as tables of records with an id counter per table (ConnectWise's, HaloPSA's stores). */
+interface TableInstance {
+  tableRows(): Record<string, readonly unknown[]>;
+  issued(): Record<string, number>;
+}
+
+/** A table-kept instance's state: its rows (detached), its id counters and the vendor clock; undefined without one. */
+export function tableState(inst: TableInstance | undefined, clock: VendorClock): InstanceState | undefined {
+  if (!inst) return undefined;
+  return { records: structuredClone(inst.tableRows()) as Record<string, unknown[]>, issued: inst.issued(), extra: {}, clock: clock.lastStamp };
+}
+
+/** Restores a table-kept instance: its rows by `seed`, each id space reserved above what was issued, the clock after its last stamp. */
+export function restoreTableState(state: InstanceState, seed: () => void, reserveAbove: (space: string, above: number) => void, clock: VendorClock): void {
+  seed();
+  for (const [space, above] of Object.entries(state.issued)) reserveAbove(space, above);
+  clock.continueAfter(state.clock);
+}
+
 /** Each named simulator's state of `instance` (a simulator that holds none of it is left out). */
 export function exportSnapshot(sims: Record<string, VendorSimulator>, instance: string, connectors: readonly string[]): SimulatorsSnapshot {
   const out: SimulatorsSnapshot = { version: 1, connectors: {} };

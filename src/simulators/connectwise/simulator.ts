@@ -5,7 +5,7 @@
  * updates, `{code, message, errors}` error bodies). State is in memory, one dataset per instance.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { controlRouter, FaultInjector, VendorClock } from '../kit';
+import { controlRouter, FaultInjector, restoreTableState, tableState, VendorClock } from '../kit';
 import { createAddition, patchAddition } from './agreement-additions';
 import { CW_SECURITY_ROLES, memberOf, requireLevel } from './security-roles';
 import { authenticate } from './auth';
@@ -287,16 +287,11 @@ export function createConnectWiseSimulator(opts: { controlToken?: string } = {})
     },
 
     exportState(instance) {
-      const inst = instances.get(instance);
-      if (!inst) return undefined;
-      return { records: clone(inst.tableRows()) as Record<string, CwRecord[]>, issued: inst.issued(), extra: {}, clock: clock.lastStamp };
+      return tableState(instances.get(instance), clock);
     },
 
     importState(instance, state) {
-      sim.seed(instance, state.records);
-      const inst = instanceOf(instance);
-      for (const [space, above] of Object.entries(state.issued)) inst.reserveAbove(space, above);
-      clock.continueAfter(state.clock);
+      restoreTableState(state, () => sim.seed(instance, state.records), (space, above) => instanceOf(instance).reserveAbove(space, above), clock);
     },
 
     remove(instance, resource, id) {

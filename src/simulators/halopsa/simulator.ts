@@ -18,7 +18,7 @@
  * A locked ticket or project (the baseline project) refuses API writes.
  */
 import express, { type Router } from 'express';
-import { FaultInjector, VendorClock, controlRouter } from '../kit';
+import { FaultInjector, VendorClock, controlRouter, restoreTableState, tableState } from '../kit';
 import http from 'node:http';
 import { HaloTokens } from './auth';
 import { addAction, createFault, createRecord, updateFault, updateRecord } from './mutations';
@@ -90,16 +90,11 @@ export function createHaloPsaSimulator(opts: {
     },
 
     exportState(name) {
-      const inst = instances.get(name);
-      if (!inst) return undefined;
-      return { records: clone(inst.tableRows()) as Record<string, HaloRecord[]>, issued: inst.issued(), extra: {}, clock: clock.lastStamp };
+      return tableState(instances.get(name), clock);
     },
 
     importState(name, state) {
-      sim.seed(name, state.records);
-      const inst = instance(name);
-      for (const [space, above] of Object.entries(state.issued)) inst.reserveAbove(resourceOf(space), above);
-      clock.continueAfter(state.clock);
+      restoreTableState(state, () => sim.seed(name, state.records), (space, above) => instance(name).reserveAbove(resourceOf(space), above), clock);
     },
 
     get(name, resource, id) {
