@@ -4,21 +4,17 @@
  */
 
 import type { BackoffOptions, JobPayload } from './job';
-import type { SyncConnectionJob } from '../../src/sync/sync-job';
-import type { VendorWriteJob } from '../../src/writes/vendor-write';
-import type { WebhookDeliverJob } from '../../src/webhooks/delivery-job';
 
 export { RetryAfterError, UnrecoverableJobError, type BackoffOptions, type JobPayload } from './job';
 
 /**
  * The typed job registry: one payload type per job name, checked where a job is added and where its
- * handler is registered (jobs/processors/index.ts registers every processor).
+ * handler is registered (jobs/processors/index.ts registers every processor). The queue knows no
+ * feature: the feature that owns a job declares its payload here from its own folder, by augmenting
+ * this interface (`declare module '.../jobs/queue/types'`: src/sync/sync-job.ts,
+ * src/writes/vendor-write.ts, src/webhooks/delivery-job.ts), so the import runs down to the queue.
  */
-export interface JobPayloads {
-  'sync.connection': SyncConnectionJob;
-  'vendor.write': VendorWriteJob;
-  'webhook.deliver': WebhookDeliverJob;
-}
+export interface JobPayloads {}
 export type JobName = keyof JobPayloads;
 
 /** Every job name the service knows. Startup fails when one has no handler (see JobQueue.start). */

@@ -8,3 +8,9 @@ export interface SyncConnectionJob extends JobPayload {
   full?: boolean;
   resources?: SyncResource[];
 }
+
+declare module '../../jobs/queue/types' {
+  interface JobPayloads {
+    'sync.connection': SyncConnectionJob;
+  }
+}

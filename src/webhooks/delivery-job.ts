@@ -19,3 +19,9 @@ export type DeliveryOutcome =
   | { kind: 'retry'; delayMs: number; error: string }
   | { kind: 'gave_up'; error: string }
   | { kind: 'skipped'; reason: string };
+
+declare module '../../jobs/queue/types' {
+  interface JobPayloads {
+    'webhook.deliver': WebhookDeliverJob;
+  }
+}

@@ -80,3 +80,9 @@ export type VendorWriteResult = VendorWriteDone | VendorWriteFailure;
 export const VENDOR_WRITE_ATTEMPTS = 5;
 export const VENDOR_WRITE_BACKOFF = { type: 'exponential' as const, delay: 500, jitter: 0.5 };
 export const VENDOR_WRITE_JOB_OPTIONS = { attempts: VENDOR_WRITE_ATTEMPTS, backoff: VENDOR_WRITE_BACKOFF };
+
+declare module '../../jobs/queue/types' {
+  interface JobPayloads {
+    'vendor.write': VendorWriteJob;
+  }
+}
