@@ -3,7 +3,7 @@
  * module is checked here against the service graph: the graph must offer every service a feature
  * declares, with its type (FeatureModule's `S`), and that is all the feature's handlers are given.
  */
-import type { FeatureModule } from './feature';
+import type { FeatureModule } from './operations/feature-module';
 import type { Services } from './services';
 import type { Operation } from './operations/operation';
 import { askFeature } from './ask/feature';

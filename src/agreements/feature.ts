@@ -5,13 +5,13 @@
  */
 import type { ErrorCode } from '../errors/error-codes';
 import { Grant } from '../access/caller';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { headerRefusal } from '../operations/header-refusal';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { agreementWriteStatus, type AgreementLinesService } from './agreement-lines.service';
 import * as S from './agreement.schemas';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface AgreementsServices {
   agreementLines: AgreementLinesService;
 }

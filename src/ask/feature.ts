@@ -2,7 +2,7 @@
  * Ask (docs/architecture.md, Device write and ask): POST /tenants/{tenant_id}/ask and GET /tenants/{tenant_id}/ask/examples.
  * Role `reader`: an ISV that sees the tenant or the tenant's MSP key; the path tenant is the only scope.
  */
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { TenantPath, z } from '../shared/request';
 import { AskAnswer, AskBody, AskExamples, AskQuery } from './ask.schemas';
@@ -10,7 +10,7 @@ import { CITE_CAP, EXAMPLE_QUESTIONS, RECORD_WORDS, type AskService } from './as
 import { PARSER_WORDS, parseQuestion } from './parser';
 import { TIME_WINDOW_FORMS } from './time-windows';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface AskServices {
   ask: AskService;
 }

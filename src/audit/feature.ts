@@ -1,6 +1,6 @@
 /** The audit log read: newest first; an ISV sees the system's entries and its own. */
 import { isvOfCaller } from '../access/caller';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { toRfc3339 } from '../records/record-lists';
 import { envelopeOf, pageQuery } from '../shared/paging';
@@ -8,7 +8,7 @@ import { TenantPath, text, z } from '../shared/request';
 import { AUDIT_CURSOR, type AuditService } from './audit.service';
 import { AuditList } from './audit.schemas';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface AuditServices {
   audit: AuditService;
 }

@@ -9,7 +9,7 @@ import { Grant, isvOfCaller } from '../access/caller';
 import type { z } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
 import { ServiceError } from '../errors/service-error';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf, type OperationContext } from '../operations/operation';
 import { envelopeOf, pageOfAll, updatedSince, type Key } from '../shared/paging';
 import { TenantPath } from '../shared/request';
@@ -24,7 +24,7 @@ import type { LineMappingsService } from './line-mappings.service';
 import type { ReconciliationService } from './reconciliation.service';
 import type { Logger } from 'pino';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface BillingServices {
   access: AccessService;
   audit: AuditService;

@@ -12,7 +12,7 @@ import { isvOf, type TenantAccess, type AccessService } from '../access/access.s
 import { Grant } from '../access/caller';
 import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
 import { ServiceError } from '../errors/service-error';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { ambiguous, type PsaCompany, type IdentityService } from '../identity/identity.service';
 import { normalizeName } from '../identity/normalize';
 import { derivedGrant, operationsUsing, tenantOf } from '../operations/operation';
@@ -26,7 +26,7 @@ import * as S from './company.schemas';
 import type { SyncService } from '../sync/sync.service';
 import type { CompaniesStore } from './companies.store';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface CompaniesServices {
   access: AccessService;
   companiesStore: CompaniesStore;

@@ -4,7 +4,7 @@
  * (Authentication 6: "The MSP pastes its vendor keys once during connect ... A missing permission is
  * named in the connect flow").
  */
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { isvOf } from '../access/access.service';
 import { actorOf, isvOfCaller } from '../access/caller';
 import { tenantOf } from '../operations/operation';
@@ -20,7 +20,7 @@ import {
   CONNECT_SESSIONS_CURSOR, ConnectSessionList, ConnectSessionPath, ConnectSessionView, CreateConnectSessionBody, CreatedConnectSession, ReconnectPath, RepairSession,
 } from './connect.schemas';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface ConnectServices {
   connectSessions: ConnectSessions;
   /** The console session of the browser on the connect page: who may decide there (src/people). */

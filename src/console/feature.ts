@@ -7,7 +7,7 @@
 import type { AccessService } from '../access/access.service';
 import type { AuditService } from '../audit/audit.service';
 import type { AppConfig } from '../config/config';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import type { Services } from '../services';
 import { TenantPath } from '../shared/request';
@@ -18,7 +18,7 @@ import { issueConsoleLink } from './console-links';
 import { consoleRouter } from './router';
 import * as S from './console.schemas';
 
-/** The services the console's own operations use, and all they see of the service graph (src/feature.ts). */
+/** The services the console's own operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface ConsoleServices {
   access: AccessService;
   admin: AdminService;

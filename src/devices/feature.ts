@@ -1,12 +1,12 @@
 /** Device writes (docs/architecture.md, Device write and ask): deploy a catalogue package to one device. */
 import { Grant } from '../access/caller';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import * as S from './deploy.schemas';
 import type { DeployService } from './deploy.service';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface DevicesServices {
   deploy: DeployService;
 }

@@ -1,5 +1,5 @@
 /** Events: change detection in sync (a page listener) and the events feed (one operation). */
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { afterKey, envelopeOf } from '../shared/paging';
 import { TenantPath } from '../shared/request';
@@ -13,7 +13,7 @@ import type { AdminService } from '../tenants/admin.service';
 import type { ConnectionStates } from './connection-states.store';
 import type { Logger } from 'pino';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface EventsServices {
   access: AccessService;
   admin: AdminService;

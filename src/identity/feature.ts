@@ -10,7 +10,7 @@ import type { DecidedBy } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
 import { actingAsIsv, isMspCaller, isvOfCaller, type Caller } from '../access/caller';
 import { ServiceError } from '../errors/service-error';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf, type OperationContext } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import { envelopeOf, pageOfAll, updatedSince } from '../shared/paging';
@@ -29,7 +29,7 @@ import type { WritePipeline } from '../writes/write-pipeline';
 import type { IdentityService } from './identity.service';
 import type { Logger } from 'pino';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface IdentityServices {
   access: AccessService;
   audit: AuditService;

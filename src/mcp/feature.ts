@@ -15,7 +15,7 @@ import { ClientRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/
 import express, { type Request, type Response } from 'express';
 import type { ZodType } from 'zod';
 import { ServiceError } from '../errors/service-error';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import type { Services } from '../services';
 import { sendError } from '../rest/http-errors';
 import type { Caller } from '../access/caller';

@@ -3,7 +3,7 @@
  * the pages every person signs in through: /sign-in, /invitations, /sign-out, the sandbox's /dev/outbox
  * and the ISV's console at /app. The MSP's console (/console, src/console) uses the same sessions.
  */
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { isvConsoleRouter } from '../isv-console/router';
 import { operationsUsing } from '../operations/operation';
 import type { Services } from '../services';

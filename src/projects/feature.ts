@@ -4,14 +4,14 @@
  */
 import type { ErrorCode } from '../errors/error-codes';
 import { Grant } from '../access/caller';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { headerRefusal } from '../operations/header-refusal';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import * as S from './project.schemas';
 import type { ProjectsService } from './projects.service';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface ProjectsServices {
   projects: ProjectsService;
 }

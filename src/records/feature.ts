@@ -5,7 +5,7 @@
 import { getRefId } from '@asteasolutions/zod-to-openapi';
 import type { ZodObject, ZodType } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf, type McpBinding, type Operation } from '../operations/operation';
 import { fieldsParam, narrowedAnswer, selectFields } from '../shared/field-selection';
 import { afterKey, envelopeOf, pageQuery } from '../shared/paging';
@@ -14,7 +14,7 @@ import type { RecordListName } from './record-lists';
 import { recordCursor, type RecordsService } from './records.service';
 import * as S from './record.schemas';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface RecordsServices {
   records: RecordsService;
 }

@@ -4,7 +4,7 @@
  * interface (its ISV console: Stripe's request logs, Merge's Logs). Recorded by src/requests/recorder.ts.
  */
 import { isvOfCaller } from '../access/caller';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing } from '../operations/operation';
 import type { SandboxService } from '../sandbox/sandbox.service';
 import { envelopeOf } from '../shared/paging';
@@ -12,7 +12,7 @@ import { z } from '../shared/request';
 import { RequestLogDetail, RequestLogList, RequestPath, RequestsQuery } from './requests.schemas';
 import type { RequestLogService } from './requests.service';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface RequestsServices {
   requestLog: RequestLogService;
   sandbox: SandboxService | null;

@@ -1,5 +1,5 @@
 /** Sandbox reset (interface document): re-seed a sandbox tenant from its fixtures. */
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { ServiceError } from '../errors/service-error';
 import { operationsUsing } from '../operations/operation';
 import { SandboxResetBody, SandboxResetResult, SyncRunning } from '../sync/sync.schemas';
@@ -12,7 +12,7 @@ import type { AppConfig } from '../config/config';
 import type { EventsService } from '../events/events.service';
 import type { SandboxService } from './sandbox.service';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface SandboxServices {
   access: AccessService;
   config: Pick<AppConfig, 'syncWaitMs'>;

@@ -2,7 +2,7 @@
  * Sync now (our addition): every connection of the tenant, answered when finished, or, past
  * SYNC_WAIT_MS, 202 with the sync to poll (docs/architecture.md, Operations).
  */
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { ServiceError } from '../errors/service-error';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { TenantPath, z } from '../shared/request';
@@ -12,7 +12,7 @@ import { SyncBody, SyncPollPath, SyncResult, SyncRunning } from './sync.schemas'
 import type { AppConfig } from '../config/config';
 import type { SyncJobs } from './sync-jobs';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface SyncServices {
   syncJobs: SyncJobs;
   config: Pick<AppConfig, 'syncWaitMs'>;

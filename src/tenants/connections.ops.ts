@@ -20,7 +20,7 @@ import type { AdminService } from './admin.service';
 import type { TenantsStore } from './tenants.store';
 import type { ConnectionStates } from '../events/connection-states.store';
 
-/** The services these operations use, and all they see of the service graph (src/feature.ts). */
+/** The services these operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface ConnectionAdminServices {
   access: AccessService;
   admin: AdminService;

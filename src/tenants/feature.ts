@@ -3,7 +3,7 @@
  * internal tooling operations (ISVs, keys, tenants, connections, grants; admin token, GraphQL only).
  */
 import type { ApiKey, Isv } from '../../entities';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf, type Operation } from '../operations/operation';
 import { toRfc3339 } from '../records/record-lists';
 import { envelopeOf, pageOfAll, pageQuery } from '../shared/paging';
@@ -16,7 +16,7 @@ import { ME_OPERATIONS } from './me.ops';
 import type { AuditService } from '../audit/audit.service';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface TenantsServices extends ConnectionAdminServices {
   audit: AuditService;
   budgets: ConnectionBudgets;

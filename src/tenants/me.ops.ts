@@ -7,7 +7,7 @@ import type { AccessService } from '../access/access.service';
 import { operationsUsing, type Operation } from '../operations/operation';
 import { z } from '../shared/request';
 
-/** The services this operation uses, and all it sees of the service graph (src/feature.ts). */
+/** The services this operation uses, and all it sees of the service graph (src/operations/feature-module.ts). */
 export interface MeServices {
   access: AccessService;
 }

@@ -1,7 +1,7 @@
 /** Ticket create, write-back, time and findings, and the routing configuration: one operation each. */
 import { Grant } from '../access/caller';
 import type { ErrorCode } from '../errors/error-codes';
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { derivedGrant, operationsUsing, tenantOf } from '../operations/operation';
 import { writeResponses, writeStatus } from '../operations/write-results';
 import { pathId, TenantPath, z } from '../shared/request';
@@ -9,7 +9,7 @@ import * as S from './ticket.schemas';
 import type { FindingsService } from './findings.service';
 import type { TicketsService } from './tickets.service';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface TicketsServices {
   tickets: TicketsService;
   findings: FindingsService;

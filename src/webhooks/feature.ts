@@ -4,7 +4,7 @@
  * and ISV-wide; and the subscriber that turns committed events into deliveries. A `webhook.deliver` job
  * wakes a webhook's lane.
  */
-import type { FeatureModule } from '../feature';
+import type { FeatureModule } from '../operations/feature-module';
 import { isvOf } from '../access/access.service';
 import { isvOfCaller } from '../access/caller';
 import { EVENT_GRANTS } from './event-access';
@@ -22,7 +22,7 @@ import type { Database } from '../db/database';
 import type { EventsService } from '../events/events.service';
 import type { Logger } from 'pino';
 
-/** The services this feature's operations use, and all they see of the service graph (src/feature.ts). */
+/** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface WebhooksServices {
   db: Pick<Database, 'kind'>;
   events: EventsService;

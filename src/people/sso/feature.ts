@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { RateLimits } from '../../access/rate-limit';
 import type { AuditService } from '../../audit/audit.service';
 import type { AppConfig } from '../../config/config';
-import type { FeatureModule } from '../../feature';
+import type { FeatureModule } from '../../operations/feature-module';
 import { registerPageScript } from '../../pages/assets';
 import type { SecretBox } from '../../security/secret-box';
 import type { PeopleStore } from '../people.store';
@@ -21,7 +21,7 @@ import { FOLLOW_SCRIPT, signInSection } from './sso-pages';
 import { ssoRouter } from './sso-routes';
 import type { SsoSettings } from './sso-settings';
 
-/** The services single sign-on uses, and all it sees of the service graph (src/feature.ts). */
+/** The services single sign-on uses, and all it sees of the service graph (src/operations/feature-module.ts). */
 export interface SsoServices {
   config: Pick<AppConfig, 'publicUrl' | 'webhookAllowLoopback'>;
   box: SecretBox;

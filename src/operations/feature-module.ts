@@ -10,7 +10,7 @@
  * another type, does not compile (docs/architecture.md, Adding things).
  */
 import type { Express } from 'express';
-import type { Operation } from './operations/operation';
+import type { Operation } from './operation';
 
 export interface FeatureModule<S = unknown> {
   name: string;
