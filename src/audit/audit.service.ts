@@ -1,7 +1,7 @@
 /** The audit log: one entry per sync outcome, commit and refusal, per tenant. */
 import type { DataSource, EntityManager } from 'typeorm';
 import { AuditEntry } from '../../entities';
-import { auditDetailOf } from './audit-context';
+import { auditDetailOf } from '../operations/audit-context';
 import { afterKey, listCursor, rowsToFetch, toPage, type Page, type PageRequest } from '../shared/paging';
 
 /** The audit log pages newest first on its sequence number. */

@@ -5,7 +5,7 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import { sandboxVendorOrigin } from '../config/config';
-import { withAuditSurface } from '../audit/audit-context';
+import { withAuditSurface } from '../operations/audit-context';
 import { ServiceError } from '../errors/service-error';
 import { registerPageScript } from '../pages/assets';
 import { cookieOf, field, fieldList, formBody, type FormFields } from '../pages/forms';

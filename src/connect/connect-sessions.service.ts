@@ -26,7 +26,7 @@ import type { PersonSession } from '../people/sessions';
 import { normalEmail, personName, plausibleEmail } from '../people/people.types';
 import { TenantsStore } from '../tenants/tenants.store';
 import type { AuditService } from '../audit/audit.service';
-import { auditDetailOf } from '../audit/audit-context';
+import { auditDetailOf } from '../operations/audit-context';
 import type { AppConfig } from '../config/config';
 import type { VendorHttpClient } from '../connectors/vendor-http';
 import { SecretBox } from '../security/secret-box';

@@ -9,7 +9,7 @@
 import type { Response } from 'express';
 import { apiKeyOf, type Caller } from '../access/caller';
 import { ServiceError } from '../errors/service-error';
-import { withAuditDetail } from '../audit/audit-context';
+import { withAuditDetail } from '../operations/audit-context';
 import type { Operation } from '../operations/operation';
 import { runOperation, type RawInput } from '../operations/runner';
 import type { Services } from '../services';

@@ -11,7 +11,7 @@ import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, createUnionType, Ctx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import type { ZodType } from 'zod';
 import type { Operation } from '../operations/operation';
-import { withAuditSurface } from '../audit/audit-context';
+import { withAuditSurface } from '../operations/audit-context';
 import { runOperation } from '../operations/runner';
 import { selectableFields } from '../shared/field-selection';
 import { parsedRawJson } from '../shared/raw-json';

@@ -12,7 +12,7 @@
 import type { Request, Response } from 'express';
 import { GRANT_WORDS } from '../access/grant-words';
 import { isGrantKey, type Caller } from '../access/caller';
-import { withAuditDetail } from '../audit/audit-context';
+import { withAuditDetail } from '../operations/audit-context';
 import { connectFeature } from '../connect/feature';
 import { connectorTitle } from '../connectors/registry';
 import { ago, duration, notice, refusal } from '../console/ui';

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { withAuditDetail } from '../audit/audit-context';
+import { withAuditDetail } from '../operations/audit-context';
 import { ago, notice, refusal } from '../console/ui';
 import { ServiceError } from '../errors/service-error';
 import { RequestValidationError } from '../errors/request-validation-error';

@@ -12,7 +12,7 @@ import type { Caller } from '../access/caller';
 import { RequestValidationError } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
 import type { Operation } from '../operations/operation';
-import { withAuditSurface } from '../audit/audit-context';
+import { withAuditSurface } from '../operations/audit-context';
 import { runOperation } from '../operations/runner';
 import { API_VERSION } from '../rest/openapi';
 import type { Services } from '../services';

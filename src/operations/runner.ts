@@ -6,19 +6,30 @@
  * src/access; the handler decides none of it.
  */
 import type { ZodType } from 'zod';
-import { requireRole, staticNeed, type TenantAccess } from '../access/access.service';
+import { requireRole, staticNeed, type AccessService, type TenantAccess } from '../access/access.service';
 import { actorOf, isAdminCaller, principalOf, type Caller } from '../access/caller';
-import { withAuditActor } from '../audit/audit-context';
 import { RequestValidationError, type ValidationProblem } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
 import { asDependencyError } from '../http/dependency-errors';
 import { withCursorBinding, type CursorBinding } from '../shared/paging';
 import { isSafeText } from '../shared/request';
-import type { Services } from '../services';
+import type { SecretBox } from '../security/secret-box';
+import { withAuditActor } from './audit-context';
 import type { Operation, OperationInput } from './operation';
 import { context } from '@opentelemetry/api';
 import { withScope } from '../telemetry/scope';
 import { inSpan } from '../telemetry/spans';
+
+/**
+ * What the runner itself asks of the service graph. The services it is given go on, whole, to the
+ * operation's grant rule and handler, which see them through their feature's own interface.
+ */
+export interface RunnerServices {
+  access: Pick<AccessService, 'tenantAccess' | 'grantedFor'>;
+  /** An admin's read of a tenant's data is written to that tenant's audit log (AuditService.write). */
+  audit: { write(entry: { tenantId: string; action: string; outcome: 'ok'; subjectRef: string; detail: Record<string, unknown> }): Promise<void> };
+  box: Pick<SecretBox, 'digest'>;
+}
 
 export interface RawInput {
   path?: unknown;
@@ -34,9 +45,9 @@ function parsePart(where: string, schema: ZodType | undefined, value: unknown, p
   return undefined;
 }
 
-export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawInput, caller: Caller, services: Services): Promise<R> {
+export async function runOperation<R>(op: Operation<any, any, any, R>, raw: RawInput, caller: Caller, services: RunnerServices): Promise<R> {
   // A database or Redis that went away is 503 service_unavailable on every surface (src/http/dependency-errors.ts).
-  // Every audit entry the operation writes names its caller as actor (src/audit/audit-context.ts).
+  // Every audit entry the operation writes names its caller as actor (src/operations/audit-context.ts).
   return withAuditActor(actorOf(caller), () =>
     inOperationSpan(op, raw, () => run(op, raw, caller, services).catch((err: unknown) => { throw asDependencyError(err); })));
 }
@@ -48,7 +59,7 @@ function inOperationSpan<R>(op: Operation<any, any, any, R>, raw: RawInput, fn: 
   return inSpan(`operation ${op.name}`, { parent: withScope(context.active(), { tenantId }), attributes: { 'msp.operation': op.name } }, fn);
 }
 
-async function run<R>(op: Operation<any, any, any, R>, raw: RawInput, caller: Caller, services: Services): Promise<R> {
+async function run<R>(op: Operation<any, any, any, R>, raw: RawInput, caller: Caller, services: RunnerServices): Promise<R> {
   const problems: ValidationProblem[] = [];
   const path = parsePart('path', op.path, raw.path, problems) as Record<string, unknown> | undefined;
   // A path id the store cannot hold (NUL, a lone surrogate, absurd length) names nothing: 404, as any id
@@ -82,7 +93,7 @@ async function run<R>(op: Operation<any, any, any, R>, raw: RawInput, caller: Ca
 }
 
 /** A cursor belongs to this operation with its path (the tenant apart), the tenant, and the caller. */
-function cursorBinding(op: Operation<any, any, any, unknown>, path: Record<string, unknown> | undefined, access: TenantAccess | null, caller: Caller, services: Services): CursorBinding {
+function cursorBinding(op: Operation<any, any, any, unknown>, path: Record<string, unknown> | undefined, access: TenantAccess | null, caller: Caller, services: RunnerServices): CursorBinding {
   const { tenant_id: _tenant, ...rest } = path ?? {};
   return {
     list: JSON.stringify([op.name, rest]),

@@ -7,7 +7,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Caller } from '../access/caller';
 import { RequestValidationError } from '../errors/request-validation-error';
 import type { Operation } from '../operations/operation';
-import { withAuditSurface } from '../audit/audit-context';
+import { withAuditSurface } from '../operations/audit-context';
 import { runOperation } from '../operations/runner';
 import type { Services } from '../services';
 import { toJsonBuffer } from '../shared/raw-json';
