@@ -17,7 +17,7 @@ import { requestSpans } from './telemetry/request-spans';
 import { asDependencyError } from './http/dependency-errors';
 import { workerHeartbeat } from './http/worker-heartbeat';
 import { Metrics } from './http/metrics';
-import { sendError, sendValidationError } from './rest/http-errors';
+import { sendError, sendValidationError } from './errors/error-bodies';
 import { buildOpenApi, openApiWithExamples } from './rest/openapi';
 import { operationExamples } from './rest/examples';
 import { sandboxExampleIds } from './rest/example-ids';

@@ -6,7 +6,7 @@
 import type { ZodType } from 'zod';
 import { AuditList } from '../src/audit/audit.schemas';
 import * as RecordSchemas from '../src/records/record.schemas';
-import { HTTPValidationError } from '../src/rest/schemas';
+import { HTTPValidationError } from '../src/errors/error-body.schemas';
 import * as TenantSchemas from '../src/tenants/tenant.schemas';
 
 const S = { ...RecordSchemas, ...TenantSchemas, AuditList, HTTPValidationError };

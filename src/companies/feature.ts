@@ -19,7 +19,7 @@ import { derivedGrant, operationsUsing, tenantOf } from '../operations/operation
 import { writeResponses, writeStatus } from '../operations/write-results';
 import type { RecordsService } from '../records/records.service';
 import { ContactList } from '../records/record.schemas';
-import { ErrorBody } from '../rest/schemas';
+import { ErrorBody } from '../errors/error-body.schemas';
 import { checkWrite, previewWrites, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 import { TenantPath, z } from '../shared/request';
 import * as S from './company.schemas';

@@ -5,7 +5,7 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody } from '../rest/http-errors';
+import { errorBody } from '../errors/error-bodies';
 import type { ErrorCode } from '../errors/error-codes';
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 417: 'Expectation Failed', 431: 'Request Header Fields Too Large' };

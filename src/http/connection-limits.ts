@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { errorBody } from '../rest/http-errors';
+import { errorBody } from '../errors/error-bodies';
 
 export interface HttpLimits {
   requestTimeoutMs: number;

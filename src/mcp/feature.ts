@@ -17,7 +17,7 @@ import type { ZodType } from 'zod';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../operations/feature-module';
 import type { Services } from '../services';
-import { sendError } from '../rest/http-errors';
+import { sendError } from '../errors/error-bodies';
 import type { Caller } from '../access/caller';
 import { createMcpServer } from './tools';
 import { toolError } from './tool-result';

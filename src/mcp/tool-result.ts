@@ -5,7 +5,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../errors/service-error';
-import { errorBody } from '../rest/http-errors';
+import { errorBody } from '../errors/error-bodies';
 
 export function toolSuccess(body: Record<string, unknown>): CallToolResult {
   return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };

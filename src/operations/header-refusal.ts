@@ -6,7 +6,7 @@
 import type { ZodType } from 'zod';
 import type { ErrorCode } from '../errors/error-codes';
 import { ServiceError } from '../errors/service-error';
-import { ErrorBody } from '../rest/schemas';
+import { ErrorBody } from '../errors/error-body.schemas';
 import { TenantPath } from '../shared/request';
 import { defineOperation, type Operation } from './operation';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ERROR_CODES } from '../errors/error-codes';
 import { grantText } from '../operations/grant-text';
 import type { Operation } from '../operations/operation';
-import { ErrorBody, HTTPValidationError } from './schemas';
+import { ErrorBody, HTTPValidationError } from '../errors/error-body.schemas';
 import type { OperationExample } from './examples';
 
 export const API_VERSION = '0.77.0';

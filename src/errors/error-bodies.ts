@@ -1,8 +1,8 @@
 /** The two error bodies of docs/architecture.md, Errors: the Error envelope and HTTPValidationError. */
 import type { Response } from 'express';
-import { ERROR_CODES, type ErrorCode } from '../errors/error-codes';
-import type { RequestValidationError } from '../errors/request-validation-error';
-import type { ServiceError } from '../errors/service-error';
+import { ERROR_CODES, type ErrorCode } from './error-codes';
+import type { RequestValidationError } from './request-validation-error';
+import type { ServiceError } from './service-error';
 
 export function docUrl(publicUrl: string, code: string): string {
   return `${publicUrl}/docs/errors#${code}`;
