@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { buildApp } from '../src/app';
-import { SIMULATOR_MOUNT } from '../src/simulators';
+import { SIMULATOR_MOUNT } from '../src/http/request-log';
 import { accessibilityProblems, describeInBrowser, launchBrowser, newContext, PHONE, screenshot } from './support/browser';
 import { startTestService, type TestService } from './support/service';
 

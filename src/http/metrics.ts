@@ -11,7 +11,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { DataSource } from 'typeorm';
 import { isUnrecoverable } from '../../jobs/queue/retry-policy';
 import type { BudgetSnapshot } from '../budget/budget';
-import { SIMULATOR_MOUNT } from '../simulators';
+import { SIMULATOR_MOUNT } from './request-log';
 
 export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry });

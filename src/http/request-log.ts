@@ -9,7 +9,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { pinoHttp, type Options } from 'pino-http';
-import { SIMULATOR_MOUNT } from '../simulators';
+
+/**
+ * Where the sandbox's vendor simulators are mounted on our own server (src/simulators mounts them here):
+ * declared with the request log, which treats calls under it as the process's own.
+ */
+export const SIMULATOR_MOUNT = '/sandbox-vendors';
 
 /** Paths that only the process itself calls (its own simulated vendors). */
 export function isInternalRequest(req: IncomingMessage): boolean {

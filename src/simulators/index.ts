@@ -1,5 +1,6 @@
 /** The vendor simulators of the sandbox, mounted at /sandbox-vendors/<vendor> on our own server. */
 import type { Express } from 'express';
+import { SIMULATOR_MOUNT } from '../http/request-log';
 import { reportSimulatorRequests, type VendorSimulator } from './kit';
 import { createConnectWiseSimulator } from './connectwise/simulator';
 import { createAutotaskSimulator } from './autotask/simulator';
@@ -21,9 +22,6 @@ export function createSandboxSimulators(controlToken: string, now?: () => number
     pax8: createPax8Simulator({ controlToken }),
   };
 }
-
-/** Where the simulators live on our server; the request log treats calls under it as the process's own. */
-export const SIMULATOR_MOUNT = '/sandbox-vendors';
 
 export function mountSimulators(app: Express, sims: SandboxSimulators): void {
   for (const sim of Object.values(sims)) app.use(`${SIMULATOR_MOUNT}/${sim.vendor}`, reportSimulatorRequests(sim.vendor), sim.router);
