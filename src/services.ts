@@ -18,6 +18,7 @@ import { SyncService } from './sync/sync.service';
 import { AccessService } from './access/access.service';
 import { AdminService } from './tenants/admin.service';
 import { VendorHttpClient } from './connectors/vendor-http';
+import { capabilitiesOf } from './connectors/registry';
 import { EventsService } from './events/events.service';
 import { ConnectionStates } from './events/connection-states.store';
 import { WebhooksService } from './webhooks/webhooks.service';
@@ -140,7 +141,7 @@ export function createServices(
   if (config.redisUrl) access.shareChanges(config.redisUrl, config.queuePrefix);
   const records = new RecordsService(ds);
   const audit = new AuditService(ds);
-  const budgets = ConnectionBudgets.fromConfig(config);
+  const budgets = ConnectionBudgets.fromConfig(config, (connector) => capabilitiesOf(connector).budget);
   const sync = new SyncService(ds, box, audit, logger, http, budgets, vendorNow);
   sync.addListener({ onSyncEnded: async () => records.invalidateSyncedAt() });
   // Each resource is checked at its freshness plan's interval; SYNC_INTERVAL_SECONDS fixes every resource's interval (0: no schedule).

@@ -5,7 +5,7 @@ import { VendorBudget } from './vendor-budget';
 import { capabilitiesOf } from '../connectors/registry';
 import { loadConfig } from '../config/config';
 
-const budgets = (operator = {}) => new ConnectionBudgets(new VendorBudget(new InProcessBudgetStore()), operator);
+const budgets = (operator = {}) => new ConnectionBudgets(new VendorBudget(new InProcessBudgetStore()), (connector) => capabilitiesOf(connector).budget, operator);
 const conn = (connector: string, settings: Record<string, unknown> = {}) => ({ id: 'c1', connector, settings }) as never;
 
 describe('connection budgets', () => {

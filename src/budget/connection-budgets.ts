@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import type { Connection } from '../../entities';
-import { capabilitiesOf } from '../connectors/registry';
 import type { AppConfig } from '../config/config';
 import type { BudgetGate, BudgetLimits, BudgetPriority, BudgetSnapshot } from './budget';
 import { VendorBudget } from './vendor-budget';
@@ -22,21 +21,28 @@ const ConnectionBudgetSetting = z.object({
   concurrent: z.number().int().min(1).optional(),
 });
 
-export class ConnectionBudgets {
-  constructor(readonly budget: VendorBudget, private readonly operator: AppConfig['vendorBudget'] = {}) {}
+/**
+ * A vendor's own default limits, by connector name: its published API limits, which the connectors declare
+ * (`capabilitiesOf(connector).budget`, src/connectors/registry.ts). Given, so that the budget, which the
+ * connectors' HTTP client runs on, does not import the connectors.
+ */
+export type VendorLimits = (connector: string) => BudgetLimits;
 
-  static fromConfig(config: Pick<AppConfig, 'redisUrl' | 'queuePrefix' | 'vendorBudget' | 'vendorTimeoutMs'>): ConnectionBudgets {
+export class ConnectionBudgets {
+  constructor(readonly budget: VendorBudget, private readonly vendorLimits: VendorLimits, private readonly operator: AppConfig['vendorBudget'] = {}) {}
+
+  static fromConfig(config: Pick<AppConfig, 'redisUrl' | 'queuePrefix' | 'vendorBudget' | 'vendorTimeoutMs'>, vendorLimits: VendorLimits): ConnectionBudgets {
     const store = config.redisUrl ? new RedisBudgetStore(config.redisUrl, config.queuePrefix) : new InProcessBudgetStore();
     // A slot is held for one call (vendor-http.ts), which its timeout ends: the slot of a process that died
     // mid-call frees itself soon after, not minutes later (ten crashed writes would otherwise stop a
     // connection's writes for two minutes).
-    return new ConnectionBudgets(new VendorBudget(store, { leaseMs: config.vendorTimeoutMs + LEASE_SLACK_MS }), config.vendorBudget);
+    return new ConnectionBudgets(new VendorBudget(store, { leaseMs: config.vendorTimeoutMs + LEASE_SLACK_MS }), vendorLimits, config.vendorBudget);
   }
 
   limits(connection: BudgetConnection): BudgetLimits {
     const own = ConnectionBudgetSetting.safeParse(connection.settings?.budget ?? {});
     const pick = [this.operator['*'], this.operator[connection.connector], own.success ? own.data : undefined];
-    const limits = { ...capabilitiesOf(connection.connector).budget };
+    const limits = { ...this.vendorLimits(connection.connector) };
     for (const o of pick) {
       if (o?.requests_per_hour) limits.requestsPerHour = o.requests_per_hour;
       if (o?.concurrent) limits.concurrent = o.concurrent;

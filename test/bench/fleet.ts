@@ -40,7 +40,7 @@ import { ConnectionBudgets } from '../../src/budget/connection-budgets';
 import { VendorBudget } from '../../src/budget/vendor-budget';
 import { InProcessBudgetStore } from '../../src/budget/in-process-store';
 import { planFreshness } from '../../src/sync/freshness';
-import { readConnector } from '../../src/connectors/registry';
+import { capabilitiesOf, readConnector } from '../../src/connectors/registry';
 import { databasePoolSize, DEFAULT_SYNC_CONCURRENCY } from '../../src/config/config';
 import { fleetTenant } from './fleet-vendors';
 import { forgetRedisKeys } from '../support/runtime';
@@ -188,7 +188,7 @@ export async function openStore(shared: Shared): Promise<Store> {
 /** The tenants and their connections, stored as the admin service stores them (credentials sealed), in bulk. */
 async function writeFleet(db: Database, shared: Shared): Promise<FleetConnection[]> {
   const box = new SecretBox(Buffer.from(shared.encryptionKey, 'base64'));
-  const budgets = new ConnectionBudgets(new VendorBudget(new InProcessBudgetStore()));
+  const budgets = new ConnectionBudgets(new VendorBudget(new InProcessBudgetStore()), (connector) => capabilitiesOf(connector).budget);
   const specs = Array.from({ length: shared.tenants }, (_, i) => fleetTenant(i));
   const tenantIds: string[] = [];
   for (let i = 0; i < specs.length; i += 500) {
