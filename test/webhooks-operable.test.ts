@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Connection, EventRecord, Webhook, WebhookDelivery } from '../entities';
-import { KIND_FILTERS } from '../src/events/event-kinds';
+import { KIND_FILTERS } from '../src/access/event-kinds';
 import { ConnectPageClient, CW_CREDENTIALS, sandboxBase } from './support/connect-page';
 import { deliveryWhen } from './support/webhook-deliveries';
 import { startTestService, type TestService } from './support/service';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { openDatabase, type Database } from '../db/database';
 import { eventDraft } from '../events/change-detector';
 import { EventsService } from '../events/events.service';
-import { KIND_FILTERS } from '../events/event-kinds';
+import { KIND_FILTERS } from './event-kinds';
 import { ServiceError } from '../errors/service-error';
 import { testDatabaseOptions } from '../../test/support/runtime';
 import { GRANT_KEYS, type GrantKey } from './caller';

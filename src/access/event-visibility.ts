@@ -9,7 +9,7 @@
 import { ServiceError } from '../errors/service-error';
 import {
   CONNECTION_FAMILY, CONNECTION_KINDS, EVENT_FAMILIES, FAMILY_GRANTS, HEALTH_KIND, SANDBOX_RESET_KIND, familyOf, isConnectionFilter, needsNoGrant, type EventFamily,
-} from '../events/event-kinds';
+} from './event-kinds';
 import type { GrantKey } from './caller';
 
 export interface EventVisibility {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Connection } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
 import { payloadHash, type PageWriteResult, type StoredRow } from '../sync/record-writer';
-import type { EventKind, HealthType } from './event-kinds';
+import type { EventKind, HealthType } from '../access/event-kinds';
 import type { LinkedRecord } from '../connectors/capabilities';
 import { capabilitiesOf, recordUrl } from '../connectors/registry';
 import { movedKeys, sameJson } from '../shared/same-json';

@@ -23,7 +23,7 @@
  */
 import type { Connection } from '../../entities';
 import { VendorHttpError } from '../connectors/vendor-http';
-import type { ConnectionEventKind } from './event-kinds';
+import type { ConnectionEventKind } from '../access/event-kinds';
 
 /** The state a connection's events tell. */
 export type ConnectionHealthState = 'ok' | 'credentials_failing' | 'permission_missing' | 'sync_failing';

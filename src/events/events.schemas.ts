@@ -7,7 +7,7 @@ import { listEnvelope, pageQuery } from '../shared/paging';
 import { isUuid, z } from '../shared/request';
 import { EVENTS_CURSOR, ISV_EVENTS_CURSOR } from './events.service';
 import type { ListCursor } from '../shared/paging';
-import { KIND_FILTERS } from './event-kinds';
+import { KIND_FILTERS } from '../access/event-kinds';
 
 const text = () => z.string().nullable().optional();
 

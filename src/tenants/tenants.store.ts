@@ -7,7 +7,7 @@
  */
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { AuditEntry, BillingVersion, Connection, EventRecord, Isv, SyncState, Tenant } from '../../entities';
-import { CONNECTION_KINDS } from '../events/event-kinds';
+import { CONNECTION_KINDS } from '../access/event-kinds';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 
 async function deleteWhere(m: EntityManager, property: 'tenantId' | 'connectionId', id: string, keep: Function[] = []): Promise<number> {

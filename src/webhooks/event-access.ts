@@ -6,7 +6,7 @@
 import { Grant, type GrantKey } from '../access/caller';
 import {
   COMPANY_KINDS, CONNECTION_FAMILY, CONNECTION_KINDS, DEVICE_KINDS, EVENT_FAMILIES, FAMILY_GRANTS, HEALTH_KIND, SANDBOX_RESET_KIND, TICKET_KINDS, isKindFilter, type EventFamily,
-} from '../events/event-kinds';
+} from '../access/event-kinds';
 
 /** Registering a webhook needs at least one of these on the tenant. */
 export const EVENT_GRANTS = [Grant.TicketEvents, Grant.DeviceEvents, Grant.CompanyEvents] as const satisfies readonly GrantKey[];

@@ -2,8 +2,9 @@
  * Event kinds, the families the feed filters by, and the grant each needs (interface document,
  * Events table; docs/architecture.md, Events and webhooks). Health rows are one kind, `health`, told apart by `type`.
  * `sandbox_reset` and the `connection` family (connection.*, connect_session.*) need no grant.
+ * Declared with access, which decides who sees each family (event-visibility.ts); src/events writes them.
  */
-import { Grant, type GrantKey } from '../access/caller';
+import { Grant, type GrantKey } from './caller';
 
 export const TICKET_KINDS = ['ticket.created', 'ticket.updated', 'ticket.noted', 'ticket.closed', 'ticket.reopened', 'ticket.deleted'] as const;
 export const DEVICE_KINDS = ['device.created', 'device.updated', 'device.deleted'] as const;
