@@ -9,14 +9,15 @@ import { EventList, EventsQuery, IsvEventsQuery } from './events.schemas';
 import { EVENTS_CURSOR, ISV_EVENTS_CURSOR, type EventsService } from './events.service';
 import type { AccessService } from '../access/access.service';
 import type { SyncService } from '../sync/sync.service';
-import type { AdminService } from '../tenants/admin.service';
+import type { Connection } from '../../entities';
 import type { ConnectionStates } from './connection-states.store';
 import type { Logger } from 'pino';
 
 /** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface EventsServices {
   access: AccessService;
-  admin: AdminService;
+  /** Tenants' connection admin (src/tenants/admin.service.ts), above this feature: only the hook it offers. */
+  admin: { onConnectionAdded(listener: (c: Connection) => Promise<void>): void };
   connectionStates: ConnectionStates;
   events: EventsService;
   logger: Logger;
