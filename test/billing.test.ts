@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { monthPeriod } from '../src/billing/sandbox-billing';
-import { fixturesDir, loadVendorFixtures } from '../src/sandbox/fixtures';
+import { loadVendorFixtures } from '../src/sandbox/fixtures';
+import { fixturesDir } from '../src/shared/project-root';
 import { startTestService, type TestService } from './support/service';
 
 let svc: TestService;

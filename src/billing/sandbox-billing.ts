@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
-import { fixturesDir } from '../sandbox/fixtures';
+import { fixturesDir } from '../shared/project-root';
 import { roundMoney } from './billing-rules';
 
 const Fixture = z.object({

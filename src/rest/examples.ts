@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Grant } from '../access/caller';
-import { fixturesDir } from '../sandbox/fixtures';
+import { fixturesDir } from '../shared/project-root';
 
 export interface ExampleIds {
   /** The sandbox alpha tenant (a full PSA, an RMM and a distributor). */

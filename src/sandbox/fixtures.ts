@@ -1,16 +1,12 @@
 /** Sandbox fixtures: `fixtures/<tenant>/<vendor>/<resource>.json`, in each vendor's native shape. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../shared/project-root';
+import { fixturesDir } from '../shared/project-root';
 
 export interface VendorFixtures {
   /** resource -> native records */
   resources: Record<string, unknown[]>;
   statusMapping: Record<string, string>;
-}
-
-export function fixturesDir(): string {
-  return path.join(projectRoot(), 'fixtures');
 }
 
 export function loadVendorFixtures(tenantSlug: string, vendor: string): VendorFixtures {

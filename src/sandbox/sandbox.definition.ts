@@ -4,7 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { ConnectionKind } from '../../entities/tenancy';
 import { GRANT_KEYS, isGrantKey, type GrantKey } from '../access/caller';
-import { fixturesDir } from './fixtures';
+import { fixturesDir } from '../shared/project-root';
 
 export interface SandboxConnectionDef {
   kind: ConnectionKind;

@@ -10,3 +10,8 @@ export function projectRoot(from = __dirname): string {
   }
   throw new Error(`package.json not found above ${from}`);
 }
+
+/** The sandbox's fixtures: `fixtures/<tenant>/...` (vendor records, the ISV's book, its billing). */
+export function fixturesDir(): string {
+  return path.join(projectRoot(), 'fixtures');
+}
