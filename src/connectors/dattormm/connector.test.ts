@@ -1,4 +1,4 @@
-import { dattoFixtures, useDattoRmmSimulator } from '../../simulators/dattormm/test-harness';
+import { dattoFixtures, useDattoRmmSimulator } from '../../../test/support/dattormm-simulator';
 import type { DattoAlert, DattoComponent, DattoDevice, DattoDeviceSoftware } from '../../simulators/dattormm/types';
 import type { FetchedRecord, SyncContext, SyncResource } from '../types';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';

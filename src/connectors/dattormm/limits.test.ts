@@ -4,7 +4,7 @@
  * the test takes seconds; the connector learns the window and the limit from the vendor's
  * `/v2/system/request_rate`, as it would from Datto RMM.
  */
-import { useDattoRmmSimulator } from '../../simulators/dattormm/test-harness';
+import { useDattoRmmSimulator } from '../../../test/support/dattormm-simulator';
 import type { SyncContext, SyncResource } from '../types';
 import { VendorHttpClient } from '../vendor-http';
 import { dattoRmmConnector } from './connector';

@@ -1,4 +1,4 @@
-import { ninjaFixtures, useNinjaOneSimulator } from '../../simulators/ninjaone/test-harness';
+import { ninjaFixtures, useNinjaOneSimulator } from '../../../test/support/ninjaone-simulator';
 import type { NinjaAlert, NinjaDevice, NinjaOrganization, NinjaOsPatch, NinjaSoftware } from '../../simulators/ninjaone/types';
 import type { FetchedRecord, SyncContext, SyncResource } from '../types';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';

@@ -1,4 +1,4 @@
-import { dattoFixtures, useDattoRmmSimulator } from './test-harness';
+import { dattoFixtures, useDattoRmmSimulator } from '../../../test/support/dattormm-simulator';
 import type { DattoComponent, DattoDevice } from './types';
 
 // A short added delay keeps the limit tests quick; the counts are the vendor's.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ninjaFixtures, useNinjaOneSimulator } from './test-harness';
+import { ninjaFixtures, useNinjaOneSimulator } from '../../../test/support/ninjaone-simulator';
 import { softwareKey, type NinjaAlert, type NinjaDevice, type NinjaOsPatch, type NinjaSoftware } from './types';
 
 const { sim, url: simUrl } = useNinjaOneSimulator();

@@ -1,7 +1,7 @@
 /** Test harness shared by the Datto RMM simulator and connector tests: one standalone simulator, re-seeded per test. */
-import { loadVendorFixtures } from '../../sandbox/fixtures';
-import { useStandaloneSimulator } from '../standalone-harness';
-import { createDattoRmmSimulator, type DattoRmmLimits } from './simulator';
+import { loadVendorFixtures } from '../../src/sandbox/fixtures';
+import { useStandaloneSimulator } from './standalone-simulator';
+import { createDattoRmmSimulator, type DattoRmmLimits } from '../../src/simulators/dattormm/simulator';
 
 export const dattoFixtures = { beta: loadVendorFixtures('sandbox-beta', 'dattormm').resources };
 

@@ -1,7 +1,7 @@
 /** Test harness shared by the NinjaOne simulator and connector tests: one standalone simulator, re-seeded per test. */
-import { loadVendorFixtures } from '../../sandbox/fixtures';
-import { useStandaloneSimulator } from '../standalone-harness';
-import { createNinjaOneSimulator } from './simulator';
+import { loadVendorFixtures } from '../../src/sandbox/fixtures';
+import { useStandaloneSimulator } from './standalone-simulator';
+import { createNinjaOneSimulator } from '../../src/simulators/ninjaone/simulator';
 
 export const ninjaFixtures = {
   alpha: loadVendorFixtures('sandbox-alpha', 'ninjaone').resources,

@@ -2,7 +2,7 @@
  * For simulator and connector tests (jest): one standalone simulator for the file, emptied, re-seeded and
  * cleared of faults before each test. Answers the simulator's mount URL once the file's tests run.
  */
-import { startStandalone, type VendorSimulator } from './kit';
+import { startStandalone, type VendorSimulator } from '../../src/simulators/kit';
 
 export function useStandaloneSimulator(sim: VendorSimulator, seed: () => void): () => string {
   const state = { url: '', close: async () => {} };
