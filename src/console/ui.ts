@@ -51,10 +51,6 @@ export function publicPage(title: string, main: SafeHtml): string {
   return renderPage({ title, area: 'Console', main });
 }
 
-export function notice(kind: 'ok' | 'warn' | 'bad' | 'info', text: SafeHtml | string): SafeHtml {
-  return html`<div class="notice ${kind === 'info' ? '' : kind}" role="${kind === 'bad' ? 'alert' : 'status'}">${text}</div>`;
-}
-
 /** What a refused operation tells the person: its code and message, or each field problem. */
 export function refusal(err: unknown): { status: number; message: SafeHtml } | null {
   if (err instanceof ServiceError) {

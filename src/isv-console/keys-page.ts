@@ -9,7 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { notice, refusal } from '../console/ui';
+import { refusal } from '../console/ui';
+import { notice } from '../pages/notice';
 import { ServiceError } from '../errors/service-error';
 import { COPY_SCRIPT, copyButton } from '../pages/copy-button';
 import { field, formBody } from '../pages/forms';

@@ -4,7 +4,7 @@ import { formBody } from '../pages/forms';
 import { html } from '../pages/html';
 import { refusal } from '../console/ui';
 import { applyMembersForm, MEMBERS_ACTIONS, membersView, type MembersAction } from '../people/members-page';
-import { notice } from '../people/people-ui';
+import { notice } from '../pages/notice';
 import type { IsvConsolePage } from './shell';
 
 /** What each page is for, on the landing page. */

@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { withAuditDetail } from '../operations/audit-context';
-import { ago, notice, refusal } from '../console/ui';
+import { ago, refusal } from '../console/ui';
+import { notice } from '../pages/notice';
 import { ServiceError } from '../errors/service-error';
 import { RequestValidationError } from '../errors/request-validation-error';
 import type { Operation } from '../operations/operation';

@@ -5,7 +5,7 @@
  */
 import { field, type FormFields } from '../pages/forms';
 import { html, type SafeHtml } from '../pages/html';
-import { notice } from '../console/ui';
+import { notice } from '../pages/notice';
 import { ServiceError } from '../errors/service-error';
 import { managesMembers, type PeopleService } from './people.service';
 import { sessionCsrfField } from './people-ui';

@@ -6,7 +6,7 @@
 import type { Request, Response } from 'express';
 import { html, type SafeHtml } from '../pages/html';
 import { renderPage } from '../pages/layout';
-import { notice } from '../console/ui';
+import { notice } from '../pages/notice';
 import type { PeopleSessions } from './sessions';
 import { signInSections } from './sign-in-extensions';
 
@@ -14,7 +14,6 @@ export type ConsoleArea = 'console' | 'app';
 
 export const AREA_TITLE: Record<ConsoleArea, string> = { console: 'MSP console', app: 'ISV console' };
 
-export { notice };
 
 /** A page of no console in particular (sign-in, the chooser, an invitation). */
 export function plainPage(title: string, main: SafeHtml, area: ConsoleArea = 'console'): string {

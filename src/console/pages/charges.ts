@@ -9,7 +9,8 @@ import { connectorTitle } from '../../connectors/registry';
 import { field } from '../../pages/forms';
 import { html, type SafeHtml } from '../../pages/html';
 import type { ConsoleRoutes, PageContext } from '../page-context';
-import { csrfField, money, notice, qty } from '../ui';
+import { csrfField, money, qty } from '../ui';
+import { notice } from '../../pages/notice';
 
 interface Charge {
   id: string; agreement_source_id: string; line_source_id: string; connector: string;

@@ -16,7 +16,8 @@ import { connectorTitle } from '../../connectors/registry';
 import { field, fieldList } from '../../pages/forms';
 import { html, type SafeHtml } from '../../pages/html';
 import type { ConsoleRoutes, PageContext } from '../page-context';
-import { csrfField, notice } from '../ui';
+import { csrfField } from '../ui';
+import { notice } from '../../pages/notice';
 
 interface GrantRow {
   isv_id: string; isv_name: string; connection_id: string; kind: 'psa' | 'rmm' | 'distributor'; connector: string; keys: string[];

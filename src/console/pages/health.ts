@@ -11,7 +11,8 @@ import { html, type SafeHtml } from '../../pages/html';
 import { connectorTitle } from '../../connectors/registry';
 import { classifyRecordedError } from '../../events/connection-state';
 import type { ConsoleRoutes, PageContext } from '../page-context';
-import { ago, csrfField, duration, notice } from '../ui';
+import { ago, csrfField, duration } from '../ui';
+import { notice } from '../../pages/notice';
 
 interface Resource { resource: string; last_status: string; last_synced_at: string | null; last_attempt_at: string | null; last_error: string | null; records: number; lag_seconds: number | null; interval_seconds: number | null }
 interface ConnectionStatus {

@@ -13,7 +13,8 @@ import { ServiceError } from '../../errors/service-error';
 import { field, fieldList } from '../../pages/forms';
 import { html, type SafeHtml } from '../../pages/html';
 import type { ConsoleRoutes, PageContext } from '../page-context';
-import { csrfField, notice } from '../ui';
+import { csrfField } from '../ui';
+import { notice } from '../../pages/notice';
 
 type Side = 'psa_company' | 'isv_customer';
 type Action = 'match' | 'import' | 'skip' | 'unset' | 'unmatch';

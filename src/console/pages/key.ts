@@ -8,7 +8,8 @@ import { field } from '../../pages/forms';
 import { OncePerForm } from '../../pages/once-per-form';
 import { html } from '../../pages/html';
 import type { ConsoleRoutes } from '../page-context';
-import { ago, csrfField, notice } from '../ui';
+import { ago, csrfField } from '../ui';
+import { notice } from '../../pages/notice';
 
 interface KeyInfo { id: string; prefix: string; created_at: string }
 

@@ -5,7 +5,8 @@
  */
 import { html, type SafeHtml } from '../../pages/html';
 import { renderPage } from '../../pages/layout';
-import { notice, plainPage, sessionCsrfField, signInCsrfField, AREA_TITLE, type ConsoleArea } from '../people-ui';
+import { plainPage, sessionCsrfField, signInCsrfField, AREA_TITLE, type ConsoleArea } from '../people-ui';
+import { notice } from '../../pages/notice';
 import type { SignInPageContext } from '../sign-in-extensions';
 import type { SsoSettingsView } from './sso-settings';
 
