@@ -24,6 +24,7 @@ import { agreementsFeature } from './agreements/feature';
 import { billingFeature } from './billing/feature';
 import { connectFeature } from './connect/feature';
 import { consoleFeature, consolePagesFeature } from './console/feature';
+import { isvConsolePagesFeature } from './isv-console/feature';
 import { peopleFeature, peoplePagesFeature } from './people/feature';
 import { ssoFeature } from './people/sso/feature';
 import { requestsFeature } from './requests/feature';
@@ -32,7 +33,7 @@ export const FEATURES: FeatureModule<Services>[] = [
   tenantsFeature, recordsFeature, auditFeature, syncFeature, sandboxFeature, ticketsFeature, eventsFeature, webhooksFeature,
   identityFeature, companiesFeature, projectsFeature, devicesFeature, askFeature, mcpFeature,
   agreementsFeature, billingFeature, connectFeature, ssoFeature, consoleFeature, consolePagesFeature, peopleFeature, peoplePagesFeature,
-  requestsFeature,
+  isvConsolePagesFeature, requestsFeature,
 ];
 
 let operations: Operation[] | undefined;

@@ -1,14 +1,15 @@
 /**
  * People (docs/architecture.md, People): the operator's `invite_member` (admin token, GraphQL only), and
- * the pages every person signs in through: /sign-in, /invitations, /sign-out, the sandbox's /dev/outbox
- * and the ISV's console at /app. The MSP's console (/console, src/console) uses the same sessions.
+ * the pages every person signs in through: /sign-in, /invitations, /sign-out, and the sandbox's /dev/outbox.
+ * Both consoles (/console, src/console; /app, src/isv-console) use the same sessions.
  */
+import type { AppConfig } from '../config/config';
 import type { FeatureModule } from '../operations/feature-module';
-import { isvConsoleRouter } from '../isv-console/router';
 import { operationsUsing } from '../operations/operation';
-import type { Services } from '../services';
+import type { OutboxStore } from './outbox.store';
 import type { PeopleService } from './people.service';
 import * as S from './people.schemas';
+import type { PeopleSessions } from './sessions';
 import { signInRouter } from './sign-in.router';
 
 export interface PeopleServices {
@@ -32,11 +33,16 @@ export const peopleFeature: FeatureModule<PeopleServices> = {
   operations: [inviteMember],
 };
 
-/** The pages people sign in through, and the ISV's console: mounted with the graph, as the MSP console is. */
-export const peoplePagesFeature: FeatureModule<Services> = {
+export interface PeoplePagesServices extends PeopleServices {
+  peopleSessions: PeopleSessions;
+  outbox: OutboxStore;
+  config: Pick<AppConfig, 'sandboxEnabled'>;
+}
+
+/** The pages people sign in through (the consoles, src/console and src/isv-console, use their sessions). */
+export const peoplePagesFeature: FeatureModule<PeoplePagesServices> = {
   name: 'people-pages',
   mount(app, services) {
     app.use(signInRouter({ people: services.people, sessions: services.peopleSessions, outbox: services.config.sandboxEnabled ? services.outbox : null }));
-    app.use(isvConsoleRouter(services, services.peopleSessions));
   },
 };
