@@ -57,8 +57,8 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   app.set('etag', false);
   app.set('query parser', 'simple');
   const metrics = new Metrics();
-  const schema = domainSchema();
   const operations = allOperations();
+  const schema = domainSchema(operations);
 
   app.use(requestLogger(logger));
   // After the logger: the span carries the request id it assigned (src/telemetry).

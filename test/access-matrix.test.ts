@@ -187,7 +187,7 @@ function sampleArg(type: GraphQLInputType, name: string): unknown {
 }
 
 async function overGraph(op: Operation, c: MatrixCaller, input: Input): Promise<string> {
-  const schema = domainSchema();
+  const schema = domainSchema(allOperations());
   const root = op.kind === 'query' ? schema.getQueryType()! : schema.getMutationType()!;
   const field = root.getFields()[op.name];
   const values: Record<string, unknown> = { ...input.path, ...input.query, ...(op.flattenBody ? input.body : {}) };

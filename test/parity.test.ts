@@ -19,7 +19,7 @@ let svc: TestService;
 let isv: Caller;
 let msp: Caller;
 let mcp: Client;
-const schema = () => domainSchema();
+const schema = () => domainSchema(allOperations());
 
 beforeAll(async () => {
   svc = await startTestService({}, { env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } });

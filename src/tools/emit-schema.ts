@@ -12,7 +12,7 @@ export const CHECKED_IN_SERVER = 'http://127.0.0.1:3000';
 
 export function emittedSchemas(): { 'schema.graphql': string; 'openapi.json': string } {
   return {
-    'schema.graphql': domainSdl(),
+    'schema.graphql': domainSdl(allOperations()),
     'openapi.json': JSON.stringify(buildOpenApi(allOperations(), CHECKED_IN_SERVER, operationExamples(PLACEHOLDER_IDS)), null, 2) + '\n',
   };
 }
