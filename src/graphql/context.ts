@@ -1,8 +1,8 @@
 import type { Caller } from '../access/caller';
-import type { Services } from '../services';
+import type { RunnerServices } from '../operations/runner';
 
-/** What every resolver gets: who is calling and the domain services. */
+/** What every resolver gets: who is calling and the domain services (the runner hands them to the operation). */
 export interface GraphContext {
   caller: Caller;
-  services: Services;
+  services: RunnerServices;
 }

@@ -16,10 +16,9 @@ import express, { type Request, type Response } from 'express';
 import type { ZodType } from 'zod';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../operations/feature-module';
-import type { Services } from '../services';
 import { sendError } from '../errors/error-bodies';
 import type { Caller } from '../access/caller';
-import { createMcpServer } from './tools';
+import { createMcpServer, type McpServices } from './tools';
 import { toolError } from './tool-result';
 import { runOperation } from '../operations/runner';
 import { instructionsFor, type VisibleTenantList } from './tenants-resource';
@@ -117,7 +116,7 @@ function methodNotAllowed(_req: Request, res: Response): void {
 }
 
 /** MCP is a surface, like REST and GraphQL: it runs any operation, so it is given the whole graph. */
-export const mcpFeature: FeatureModule<Services> = {
+export const mcpFeature: FeatureModule<McpServices> = {
   name: 'mcp',
   mount(app, services, operations) {
     const { publicUrl } = services.config;

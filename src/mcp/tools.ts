@@ -13,9 +13,10 @@ import { RequestValidationError } from '../errors/request-validation-error';
 import { ServiceError } from '../errors/service-error';
 import type { Operation } from '../operations/operation';
 import { withAuditSurface } from '../operations/audit-context';
-import { runOperation } from '../operations/runner';
+import { runOperation, type RunnerServices } from '../operations/runner';
 import { API_VERSION } from '../rest/openapi';
-import type { Services } from '../services';
+import type { RequestAuthenticator } from '../access/authenticator';
+import type { AppConfig } from '../config/config';
 import { selectableFields, summaryFields } from '../shared/field-selection';
 import { itemsFieldOf } from '../shared/paging';
 import { toPlainJson } from '../shared/raw-json';
@@ -155,8 +156,15 @@ function toolDescription(op: Operation): string {
   return `${base}${paged}${viewed}`;
 }
 
+/** What the MCP surface itself uses of the service graph; the runner hands the graph on to each operation. */
+export interface McpServices extends RunnerServices {
+  config: Pick<AppConfig, 'publicUrl' | 'mcpMaxAnswerBytes' | 'mcpAnswerBudgetTokens'>;
+  authenticator: Pick<RequestAuthenticator, 'authenticate'>;
+  logger: Logger;
+}
+
 export interface ToolContext {
-  services: Services;
+  services: McpServices;
   operations: Operation[];
   caller: Caller;
   log: Logger;

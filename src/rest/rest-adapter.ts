@@ -8,8 +8,7 @@ import type { Caller } from '../access/caller';
 import { RequestValidationError } from '../errors/request-validation-error';
 import type { Operation } from '../operations/operation';
 import { withAuditSurface } from '../operations/audit-context';
-import { runOperation } from '../operations/runner';
-import type { Services } from '../services';
+import { runOperation, type RunnerServices } from '../operations/runner';
 import { toJsonBuffer } from '../shared/raw-json';
 
 export function expressPath(openApiPath: string): string {
@@ -40,7 +39,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export function bindOperation(op: Operation, services: Services): RequestHandler {
+export function bindOperation(op: Operation, services: RunnerServices): RequestHandler {
   return async (req: Request, res: Response) => {
     const caller = res.locals.caller as Caller;
     const query: Record<string, unknown> = { ...(req.query as object) };
