@@ -7,15 +7,29 @@
  * the MSP's, made in the console.
  */
 import type { Response } from 'express';
+import type { AccessService } from '../access/access.service';
+import type { RateLimits } from '../access/rate-limit';
+import type { AuditService } from '../audit/audit.service';
 import { apiKeyOf, type Caller } from '../access/caller';
 import { ServiceError } from '../errors/service-error';
 import { withAuditDetail } from '../operations/audit-context';
 import type { Operation } from '../operations/operation';
-import { runOperation, type RawInput } from '../operations/runner';
-import type { Services } from '../services';
+import { runOperation, type RawInput, type RunnerServices } from '../operations/runner';
 import type { PeopleService } from '../people/people.service';
+import type { PeopleStore } from '../people/people.store';
 import type { PeopleSessions, PersonSession } from '../people/sessions';
 import type { ConsoleAuth } from './console-auth';
+
+/** What the console uses of the service graph, besides running operations (the runner hands the graph on to each). */
+export interface ConsolePagesServices extends RunnerServices {
+  access: AccessService;
+  audit: AuditService;
+  consoleAuth: ConsoleAuth;
+  people: PeopleService;
+  peopleSessions: PeopleSessions;
+  peopleStore: PeopleStore;
+  rateLimits: RateLimits;
+}
 
 export interface ConsoleDeps {
   /** One-time console links (`POST /tenants/{t}/console-links`). */
@@ -37,7 +51,7 @@ export interface ConsoleDeps {
   run<R = any>(name: string, raw: RawInput, caller: Caller, session: PersonSession): Promise<R>;
 }
 
-export function consoleDeps(services: Services, operations: Operation[]): ConsoleDeps {
+export function consoleDeps(services: ConsolePagesServices, operations: Operation[]): ConsoleDeps {
   const byName = new Map(operations.map((op) => [op.name, op]));
   return {
     auth: services.consoleAuth,

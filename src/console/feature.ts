@@ -9,11 +9,10 @@ import type { AuditService } from '../audit/audit.service';
 import type { AppConfig } from '../config/config';
 import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf } from '../operations/operation';
-import type { Services } from '../services';
 import { TenantPath } from '../shared/request';
 import type { AdminService } from '../tenants/admin.service';
 import type { ConsoleAuth } from './console-auth';
-import { consoleDeps } from './console-deps';
+import { consoleDeps, type ConsolePagesServices } from './console-deps';
 import { issueConsoleLink } from './console-links';
 import { consoleRouter } from './router';
 import * as S from './console.schemas';
@@ -70,9 +69,9 @@ export const consoleFeature: FeatureModule<ConsoleServices> = {
 
 /**
  * The console's pages: a surface like REST, GraphQL and MCP (it runs any operation through the runner as
- * the signed-in MSP), so it is mounted with the whole graph, as the MCP adapter is.
+ * the signed-in MSP), so the runner is handed the whole graph, as the MCP adapter's is.
  */
-export const consolePagesFeature: FeatureModule<Services> = {
+export const consolePagesFeature: FeatureModule<ConsolePagesServices> = {
   name: 'console-pages',
   mount(app, services, operations) {
     app.use(consoleRouter(consoleDeps(services, operations)));

@@ -6,11 +6,10 @@
 import express, { type Router } from 'express';
 import { pageHeaders } from '../pages/page-headers';
 import type { PeopleSessions } from '../people/sessions';
-import type { Services } from '../services';
 import { ISV_CONSOLE_PAGES } from './pages';
-import { isvConsoleShell } from './shell';
+import { isvConsoleShell, type IsvConsoleServices } from './shell';
 
-export function isvConsoleRouter(services: Services, sessions: PeopleSessions): Router {
+export function isvConsoleRouter(services: IsvConsoleServices, sessions: PeopleSessions): Router {
   const router = express.Router();
   router.use('/app', pageHeaders());
   const nav = () => [

@@ -9,7 +9,35 @@ import { renderPage } from '../pages/layout';
 import { refusedPage, sendSignInPage, sessionCsrfField } from '../people/people-ui';
 import { CONSOLE_OF, type Organisation } from '../people/people.types';
 import type { PeopleSessions, PersonSession } from '../people/sessions';
-import type { Services } from '../services';
+import type { AccessService } from '../access/access.service';
+import type { AppConfig } from '../config/config';
+import type { ConnectionStates } from '../events/connection-states.store';
+import type { RunnerServices } from '../operations/runner';
+import type { Mailer } from '../people/mailer';
+import type { PeopleService } from '../people/people.service';
+import type { PeopleStore } from '../people/people.store';
+import type { RequestLogService } from '../requests/requests.service';
+import type { IsvKeys } from '../tenants/isv-keys.service';
+import type { WebhooksService } from '../webhooks/webhooks.service';
+import type { Logger } from 'pino';
+
+/**
+ * What the console's pages use of the service graph, besides running operations by name (the runner
+ * hands the graph on to each operation, whole).
+ */
+export interface IsvConsoleServices extends RunnerServices {
+  access: AccessService;
+  config: AppConfig;
+  connectionStates: ConnectionStates;
+  isvKeys: IsvKeys;
+  logger: Logger;
+  mailer: Mailer;
+  people: PeopleService;
+  peopleSessions: PeopleSessions;
+  peopleStore: PeopleStore;
+  requestLog: RequestLogService;
+  webhooks: WebhooksService;
+}
 
 /** The signed-in person at an ISV: the session, its ISV (organisation) and the ISV's name. */
 export interface SignedIsv {
@@ -19,8 +47,8 @@ export interface SignedIsv {
 }
 
 export interface IsvConsoleShell {
-  /** The whole service graph: a page module takes what it needs. */
-  services: Services;
+  /** The services a page module takes what it needs from. */
+  services: IsvConsoleServices;
   /** The session bound to an ISV, or null with an answer already sent (sign-in page, or the chooser). */
   signed(req: Request, res: Response): Promise<SignedIsv | null>;
   /** A whole page: the shell with the navigation, `current` marked; `scripts` under /assets (e.g. COPY_SCRIPT). */
@@ -37,7 +65,7 @@ export interface IsvConsolePage {
   register(router: Router, shell: IsvConsoleShell): void;
 }
 
-export function isvConsoleShell(services: Services, sessions: PeopleSessions, nav: () => { href: string; label: string }[]): IsvConsoleShell {
+export function isvConsoleShell(services: IsvConsoleServices, sessions: PeopleSessions, nav: () => { href: string; label: string }[]): IsvConsoleShell {
   const page = (who: SignedIsv, current: string, title: string, main: SafeHtml, scripts: string[] = []): string =>
     renderPage({
       title, area: 'ISV console', main, scripts,
