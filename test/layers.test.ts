@@ -8,8 +8,8 @@
  * imports included). Test files (`*.test.ts`) are left out: nothing imports them, and a test may set
  * up its module with whatever sits above it.
  *
- * To count the imports that run up the layers and the folder pairs importing each other, in this
- * checkout or another one (an older commit, counted with this declaration):
+ * To count the imports that run up the layers, the folder pairs importing each other and the loops of
+ * folders, in this checkout or another one (an older commit, counted with this declaration):
  *   LAYERS_REPORT=1 [LAYERS_ROOT=<checkout>] npx jest test/layers.test.ts
  */
 import path from 'node:path';
@@ -120,9 +120,11 @@ describe('layers', () => {
       const up = upward(reading);
       const pairs = mutualPairs(reading);
       const unlayered = reading.folders.filter((f) => !layerOf.has(f));
+      const loops = importCycles(reading.folderGraph).map((loop) => loop.join(', '));
       console.log([
         `upward imports: ${up.length}`, ...up.map((u) => `  ${u}`),
         `folder pairs importing each other: ${pairs.length}`, ...pairs.map((p) => `  ${p}`),
+        `loops of folders: ${loops.length}`, ...loops.map((l) => `  ${l}`),
         `folders without a layer: ${unlayered.length}`, ...unlayered.map((f) => `  ${f}`),
       ].join('\n'));
     });

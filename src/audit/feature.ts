@@ -2,7 +2,7 @@
 import { isvOfCaller } from '../access/caller';
 import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf } from '../operations/operation';
-import { toRfc3339 } from '../records/record-lists';
+import { toRfc3339 } from '../shared/dates';
 import { envelopeOf, pageQuery } from '../shared/paging';
 import { TenantPath, text, z } from '../shared/request';
 import { AUDIT_CURSOR, type AuditService } from './audit.service';

@@ -15,7 +15,7 @@ import type { PermissionFinding, PermissionNeed } from '../connectors/capabiliti
 import type { CredentialRotation } from '../connectors/credential-rotation';
 import { capabilitiesOf, CONNECTOR_NAMES, readConnector } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
-import { toRfc3339 } from '../records/record-lists';
+import { toRfc3339 } from '../shared/dates';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../jobs/queue/types';
 import type { RateLimits } from '../access/rate-limit';

@@ -1,5 +1,5 @@
 /** A stored event as the documented Event (`id` and `event_id` are both our id): the feed and webhook bodies. */
-import { toRfc3339 } from '../records/record-lists';
+import { toRfc3339 } from '../shared/dates';
 import type { EventRow } from './events.service';
 
 export function toEvent(r: EventRow) {

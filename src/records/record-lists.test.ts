@@ -1,6 +1,7 @@
 import { openDatabase, type Database } from '../db/database';
 import { testDatabaseOptions } from '../../test/support/runtime';
-import { RECORD_LISTS, recordWriter, selectedFields, timeText, toRfc3339, type RecordRow } from './record-lists';
+import { RECORD_LISTS, recordWriter, selectedFields, timeText, type RecordRow } from './record-lists';
+import { toRfc3339 } from '../shared/dates';
 
 describe('record fields', () => {
   let db: Database;

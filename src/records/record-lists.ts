@@ -10,11 +10,9 @@
  */
 import type { ConnectionKind } from '../../entities/tenancy';
 import type { SyncResource } from '../connectors/types';
+import { toRfc3339 } from '../shared/dates';
 
 export type Row = Record<string, any>;
-
-const iso = (d: Date | string | null | undefined): string | null =>
-  d == null ? null : (d instanceof Date ? d : new Date(d)).toISOString().replace('.000Z', 'Z');
 
 /**
  * A field of a record: the SQL of its value over the row `r`, and how it is written. A plain string is
@@ -201,7 +199,7 @@ export function timeText(t: string): string {
   const d = new Date(0);
   d.setUTCFullYear(m[8] ? 1 - Number(m[1]) : Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   d.setUTCHours(Number(m[4]), Number(m[5]), Number(m[6]), Number((m[7] ?? '').slice(0, 3).padEnd(3, '0')));
-  return iso(d)!;
+  return toRfc3339(d)!;
 }
 
 /** One record as the store selected it (RecordsStore.rows): its keys and payload, and `f<n>` per field. */
@@ -255,8 +253,7 @@ export function agreementLineToApi(r: Row): Record<string, unknown> {
     product_name: r.product_name, product_source_id: r.product_source_id, quantity: r.quantity,
     unit_cost: r.unit_cost, unit_price: r.unit_price, effective_start: r.effective_start,
     effective_end: r.effective_end,
-    raw: r.raw, synced_at: iso(r.synced_at), vendor: { connector: r.connector, native_id: r.source_id, native: r.raw },
+    raw: r.raw, synced_at: toRfc3339(r.synced_at), vendor: { connector: r.connector, native_id: r.source_id, native: r.raw },
   };
 }
 
-export { iso as toRfc3339 };

@@ -11,7 +11,8 @@ import { RawJson } from '../shared/raw-json';
 import { unescapeStoredJsonText } from '../sync/stored-text';
 import { listCursor, toPage, type ListCursor, type Page } from '../shared/paging';
 import { TtlCache } from '../shared/ttl-cache';
-import { agreementLineToApi, RECORD_LISTS, recordWriter, toRfc3339, type RecordListDef, type RecordListName, type RecordRow } from './record-lists';
+import { agreementLineToApi, RECORD_LISTS, recordWriter, type RecordListDef, type RecordListName, type RecordRow } from './record-lists';
+import { toRfc3339 } from '../shared/dates';
 import { RecordsStore, type RowsQuery as ListQuery } from './records.store';
 
 export type { RowsQuery as ListQuery } from './records.store';

@@ -78,3 +78,8 @@ export function dayField(max = 40) {
     if (!r.ok && r.problem === 'range') ctx.addIssue({ code: 'custom', message: RANGE_MESSAGE });
   });
 }
+
+/** A time as the API writes it: RFC 3339 in UTC, without milliseconds when they are zero; null stays null. */
+export function toRfc3339(d: Date | string | null | undefined): string | null {
+  return d == null ? null : (d instanceof Date ? d : new Date(d)).toISOString().replace('.000Z', 'Z');
+}

@@ -5,7 +5,7 @@
 import type { ApiKey, Isv } from '../../entities';
 import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf, type Operation } from '../operations/operation';
-import { toRfc3339 } from '../records/record-lists';
+import { toRfc3339 } from '../shared/dates';
 import { envelopeOf, pageOfAll, pageQuery } from '../shared/paging';
 import { isUuid, pathId, TenantPath, z } from '../shared/request';
 import { ServiceError } from '../errors/service-error';

@@ -2,7 +2,7 @@
 import type { SyncState } from '../../entities';
 import type { z } from 'zod';
 import { capabilitiesOf } from '../connectors/registry';
-import { toRfc3339 } from '../records/record-lists';
+import { toRfc3339 } from '../shared/dates';
 import type { TenantAccess } from '../access/access.service';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 import type { SyncJobs } from '../sync/sync-jobs';

@@ -9,7 +9,7 @@ import { isvOf } from '../access/access.service';
 import { isvOfCaller } from '../access/caller';
 import { EVENT_GRANTS } from './event-access';
 import { operationsUsing, tenantOf, type OperationContext } from '../operations/operation';
-import { toRfc3339 } from '../records/record-lists';
+import { toRfc3339 } from '../shared/dates';
 import { envelopeOf, pageOfAll, pageQuery, updatedSince } from '../shared/paging';
 import { pathId, TenantPath, z } from '../shared/request';
 import { DELIVERIES_CURSOR, WEBHOOKS_CURSOR, type DeliveryCounts, type HookScope, type WebhooksService } from './webhooks.service';
