@@ -10,7 +10,7 @@
  *
  * To count the imports that run up the layers, the folder pairs importing each other and the loops of
  * folders, in this checkout or another one (an older commit, counted with this declaration):
- *   LAYERS_REPORT=1 [LAYERS_ROOT=<checkout>] npx jest test/layers.test.ts
+ *   LAYERS_REPORT=1 [LAYERS_ROOT=<checkout>] npm test -- test/layers.test.ts
  */
 import path from 'node:path';
 import { importCycles, importGraph } from './support/import-graph';
