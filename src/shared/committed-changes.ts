@@ -2,8 +2,8 @@
  * The one way a feature reacts to a change another feature made: the publisher declares the kind of change
  * (its payload, or for a change inside a transaction its whole reaction shape) by augmenting `ChangeKinds`
  * in its own folder, each reacting feature declares its reactions in its FeatureModule (`reactions`, applied
- * by the composition root in feature order), and the publisher only publishes. docs/architecture.md,
- * "Sync" and "Events and webhooks", lists every kind and who reacts to it.
+ * by the composition root in feature order), and the publisher only publishes. Every kind and who reacts
+ * to it: docs/architecture.md, Sync.
  *
  * Two sorts of kind. A committed change (`publish`): its reactions run in subscription order, each awaited,
  * after the change has committed; a reaction that fails is logged and never fails the change nor the next
