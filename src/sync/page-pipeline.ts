@@ -65,7 +65,7 @@ export interface PageReaction<Prepared = unknown> {
 declare module '../shared/committed-changes' {
   interface ChangeKinds {
     /** A page of records (or the deletion pass) is being written: reactions run inside its transaction. */
-    'records.page_written': PageReaction<any>;
+    'records.page_written': PageReaction;
   }
 }
 
