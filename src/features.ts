@@ -36,6 +36,14 @@ export const FEATURES: FeatureModule<Services>[] = [
   isvConsolePagesFeature, requestsFeature,
 ];
 
+/** Every feature's reactions subscribed, then its `install`, in feature order (the order reactions run in). */
+export function installFeatures(services: Services): void {
+  for (const f of FEATURES) {
+    for (const subscription of f.reactions?.(services) ?? []) services.changes.subscribe(subscription);
+    f.install?.(services);
+  }
+}
+
 let operations: Operation[] | undefined;
 
 /** Every operation; names are unique (GraphQL fields, OpenAPI operationIds, MCP tools). */

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { createJobQueue } from '../jobs/queue';
 import { registerProcessors } from '../jobs/processors';
 import { buildApp } from './app';
-import { FEATURES } from './features';
+import { installFeatures } from './features';
 import type { AppConfig } from './config/config';
 import { openDatabase, type DatabaseOptions } from './db/database';
 import { createSandboxSimulators } from './simulators';
@@ -76,7 +76,7 @@ export async function startServer(config: AppConfig, opts: StartOptions = {}): P
   // Said once, never a secret: where a generated encryption key went (config/key-store.ts).
   for (const notice of config.startupNotices) logger.warn({ dataDir: config.dataDir }, notice);
   registerProcessors(queue, services);
-  for (const f of FEATURES) f.install?.(services);
+  installFeatures(services);
   try {
     const running = await serve(config, services, opts);
     // Last: the spans of everything that closed before are flushed to the collector.

@@ -2,6 +2,7 @@
 import { RequestAuthenticator } from './access/authenticator';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
+import { CommittedChanges } from './shared/committed-changes';
 import type { JobQueue } from '../jobs/queue/types';
 import { sandboxVendorOrigin, type AppConfig } from './config/config';
 import type { Database } from './db/database';
@@ -62,6 +63,8 @@ export interface Services {
   box: SecretBox;
   queue: JobQueue;
   logger: Logger;
+  /** Committed changes and who reacts to them (src/shared/committed-changes.ts; each feature's `reactions`). */
+  changes: CommittedChanges;
   access: AccessService;
   records: RecordsService;
   audit: AuditService;
@@ -137,17 +140,18 @@ export function createServices(
 ): Services {
   const ds = db.dataSource;
   const box = new SecretBox(config.encryptionKey);
-  const access = new AccessService(ds, now);
+  const changes = new CommittedChanges();
+  changes.useLogger(logger);
+  const access = new AccessService(ds, now, changes);
   if (config.redisUrl) access.shareChanges(config.redisUrl, config.queuePrefix);
   const records = new RecordsService(ds);
   const audit = new AuditService(ds);
   const budgets = ConnectionBudgets.fromConfig(config, (connector) => capabilitiesOf(connector).budget);
-  const sync = new SyncService(ds, box, audit, logger, http, budgets, vendorNow);
-  sync.addListener({ onSyncEnded: async () => records.invalidateSyncedAt() });
+  const sync = new SyncService(ds, box, audit, logger, changes, http, budgets, vendorNow);
   // Each resource is checked at its freshness plan's interval; SYNC_INTERVAL_SECONDS fixes every resource's interval (0: no schedule).
   sync.fixedIntervalMs = config.syncIntervalMs || null;
   const syncJobs = new SyncJobs(ds, queue, config.syncIntervalMs === 0 ? null : (c) => sync.currentTick(c));
-  const events = new EventsService(ds);
+  const events = new EventsService(ds, changes);
   const connectionStates = new ConnectionStates(ds, events);
   const sandbox = simulators ? new SandboxService(ds, box, access, simulators, syncJobs, () => sandboxVendorOrigin(config), events) : null;
   // The embedded default is one process per database: any other instance there is gone.
@@ -157,7 +161,7 @@ export function createServices(
     landingMs: http.opts.timeoutMs + config.vendorLandingMarginMs,
   });
   const pipeline = new WritePipeline(queue, audit, new IdempotencyService(ds, writeFence), () => sandboxVendorOrigin(config), config.writeWaitMs);
-  const identity = new IdentityService(ds);
+  const identity = new IdentityService(ds, changes);
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync, identity);
   const projects = new ProjectsService(ds, access, pipeline, tickets);
   const findings = new FindingsService(ds, access, pipeline, tickets, events);
@@ -171,7 +175,7 @@ export function createServices(
   const rateLimits = RateLimits.create({ redisUrl: config.redisUrl, prefix: config.queuePrefix, perKeyPerMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute });
   const people = new PeopleService(peopleStore, sessionsStore, mailer, rateLimits, config);
   return {
-    config, db, ds, box, queue, logger, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
+    config, db, ds, box, queue, logger, changes, access, records, audit, tickets, findings, projects, deploy: new DeployService(ds, access, pipeline),
     admin, sync, syncJobs, simulators, sandbox,
     sweeper: config.syncIntervalMs === 0 ? null : new FreshnessSweeper(sync, new SyncStatesStore(ds), logger, config.syncConcurrency),
     events, connectionStates, identity, pipeline, writeFence,
@@ -183,8 +187,8 @@ export function createServices(
     isvKeys: new IsvKeys(new IsvKeysStore(ds), admin, access, audit, now),
     ...requestLogOf(ds, config, logger),
     agreementLines: new AgreementLinesService(ds, access, pipeline, sync, vendorNow),
-    costRows: new CostRowsService(ds),
-    lineMappings: new LineMappingsService(ds, vendorNow),
+    costRows: new CostRowsService(ds, changes),
+    lineMappings: new LineMappingsService(ds, vendorNow, changes),
     charges: new ChargesService(ds, pipeline, sync, vendorNow),
     reconciliation: new ReconciliationService(ds),
     ask: new AskService(ds, config),

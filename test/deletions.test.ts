@@ -7,6 +7,7 @@ import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulat
 import type { NinjaOneSimulator } from '../src/simulators/ninjaone/simulator';
 import { Connection } from '../entities';
 import { startTestService, type TestService } from './support/service';
+import { reactTo } from '../src/shared/committed-changes';
 
 let svc: TestService;
 let cw: ConnectWiseSimulator;
@@ -129,12 +130,12 @@ describe('a record deleted at the vendor', () => {
     // leaves nothing that would vouch for the store.
     let seenInTransaction: (string | null)[] = [];
     let watching = true;
-    svc.services.sync.addListener({
-      onPageWritten: async (manager, scope) => {
+    svc.services.changes.subscribe(reactTo('records.page_written', 'test: quiet listing seen in the transaction', {
+      written: async (manager, scope) => {
         if (!watching || scope.connection.id !== rmm.id) return;
         seenInTransaction.push((await manager.query("SELECT quiet_listing FROM sync_states WHERE connection_id = $1 AND resource = 'devices'", [rmm.id]))[0].quiet_listing);
       },
-    });
+    }));
     try {
       ninja.update(ALPHA, 'devices', second.id, { offline: !second.offline });
       const edited = await check();

@@ -13,8 +13,6 @@ const ROOT = path.resolve(__dirname, '..');
 const STORES_OF_THEIR_CONCERN = new Set([
   'src/db/database.ts', 'src/db/prepared.ts', // the store itself: migrations, prepared statements
   'src/writes/write-fence.ts', 'src/writes/idempotency.service.ts', // exactly once across processes; idempotency records
-  'src/sync/record-writer.ts', 'src/sync/deletions.ts', // the sync's writes of records and deletions
-  'src/webhooks/delivery-lanes.ts', // delivery order per receiver
   'src/billing/cost-resolution.ts', // where a cost row lands: a rule written as SQL
   'src/billing/sandbox-billing.ts', // the sandbox's billing rows
   'src/audit/audit.service.ts', // the audit log

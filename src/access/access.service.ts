@@ -22,6 +22,7 @@ import { isUuid } from '../shared/request';
 import { TtlCache } from '../shared/ttl-cache';
 import { GRANT_KEYS, isGrantKey, isvOfCaller, type Caller, type CallerKind, type GrantKey } from './caller';
 import { eventVisibility, type EventVisibility } from './event-visibility';
+import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
 
 export interface TenantAccess {
   tenant: Tenant;
@@ -98,6 +99,13 @@ export interface CallerIdentity {
 /** A known key as cached: its caller, and when it stops working (a key rotated with overlap; null: not revoked). */
 interface KnownKey { caller: Caller; revokedAt: number | null }
 
+declare module '../shared/committed-changes' {
+  interface ChangeKinds {
+    /** This process cleared its access caches: a change made here, or one another process announced (access-broadcast.ts). */
+    'access.caches_cleared': CommittedReaction<Record<string, never>>;
+  }
+}
+
 export class AccessService {
   private readonly keys = new TtlCache<KnownKey | null>(CACHE_MS);
   /** When this process last wrote each key's `last_used_at` (ms on `now`). */
@@ -107,13 +115,16 @@ export class AccessService {
   private readonly isvEvents = new TtlCache<EventVisibility | null>(CACHE_MS);
   /** Counts the clearings, so a lookup that overlapped one is not cached. */
   private generation = 0;
-  private readonly clearedListeners: (() => void)[] = [];
 
   /**
    * `now`: the service's clock (ms since the epoch), which a key's end of overlap is compared with; tests
    * move it instead of waiting.
    */
-  constructor(private readonly ds: DataSource, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ds: DataSource, private readonly now: () => number = Date.now,
+    /** Where a clearing of the caches is told (`access.caches_cleared`). */
+    private readonly changes: CommittedChanges = new CommittedChanges(),
+  ) {}
 
   /**
    * The caller of a key. A key is refused once revoked: `revoked_at` set and reached. A key rotated with
@@ -369,18 +380,14 @@ export class AccessService {
     return this.broadcast?.announce() ?? Promise.resolve();
   }
 
-  /** Told whenever this process clears its caches: a change made here, or one another process announced. */
-  onCachesCleared(listener: () => void): void {
-    this.clearedListeners.push(listener);
-  }
-
   private clearCaches(): void {
     this.generation++;
     this.keys.clear();
     this.access.clear();
     this.connections.clear();
     this.isvEvents.clear();
-    for (const listener of this.clearedListeners) listener();
+    // Its reactions clear their own caches at once (CommittedChanges.publish runs a reaction that answers at once, at once).
+    void this.changes.publish('access.caches_cleared', {});
   }
 
   private broadcast: AccessBroadcast | null = null;

@@ -13,6 +13,7 @@ import type { Page } from '../shared/paging';
 import { costRowOutcome, resolveCostRowsById, resolveUnstoredCostRow, type ResolvedCostRow } from './cost-resolution';
 import { COST_ORDER, COSTS, CostRowsStore, MINIMUM_ORDER, MINIMUMS, type RowTable, type StoredRow, type Values } from './cost-rows.store';
 import { retryingTransient } from '../db/transient';
+import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
 
 type CostBody = z.infer<typeof SubmitIsvCostBody>;
 type MinimumBody = z.infer<typeof SubmitPartnerMinimumBody>;
@@ -69,13 +70,18 @@ export interface CostChange {
   tenantId: string;
 }
 
-export class CostRowsService {
-  /** Called after a committed submission changed the rows (charges are recomputed from them). */
-  onChanged: (change: CostChange) => Promise<void> = async () => {};
+declare module '../shared/committed-changes' {
+  interface ChangeKinds {
+    /** A committed cost submission changed a tenant's cost rows (charges are recomputed from them). */
+    'billing.cost_rows_changed': CommittedReaction<CostChange>;
+  }
+}
 
+export class CostRowsService {
   private readonly store: CostRowsStore;
 
-  constructor(private readonly ds: DataSource) {
+  /** `changes`: where a committed submission that changed the rows is told (`billing.cost_rows_changed`). */
+  constructor(private readonly ds: DataSource, private readonly changes: CommittedChanges = new CommittedChanges()) {
     this.store = new CostRowsStore(ds);
   }
 
@@ -128,7 +134,7 @@ export class CostRowsService {
     for (let attempt = 1; ; attempt++) {
       try {
         const out = await retryingTransient(() => this.ds.transaction(async (m) => this.store.write(m, t, tenantId, isvId, key, values)));
-        await this.onChanged({ tenantId });
+        await this.changes.publish('billing.cost_rows_changed', { tenantId }, { tenantId });
         return out;
       } catch (err) {
         if (attempt < 3 && (err as { code?: string }).code === '23505') continue;

@@ -17,7 +17,6 @@ import { checkPeriod, compareNames, compareVendorIds, throwProblems, type Proble
 import * as S from './billing.schemas';
 import type { AuditService } from '../audit/audit.service';
 import type { IdentityService } from '../identity/identity.service';
-import type { SyncService } from '../sync/sync.service';
 import type { ChargesService } from './charges.service';
 import type { CostRowsService } from './cost-rows.service';
 import type { LineMappingsService } from './line-mappings.service';
@@ -34,10 +33,10 @@ export interface BillingServices {
   lineMappings: LineMappingsService;
   logger: Logger;
   reconciliation: ReconciliationService;
-  sync: SyncService;
 }
 const defineOperation = operationsUsing<BillingServices>();
 import { reconciliationCsv } from './reconciliation-csv';
+import { reactTo } from '../shared/committed-changes';
 
 /** An ISV submits and maps with `billing.cost.submit` on a connection of the tenant (declared, checked by the runner). */
 function submitter(ctx: OperationContext): { access: TenantAccess; isvId: string } {
@@ -291,20 +290,22 @@ function recomputeCharges(services: BillingServices, tenantId: string): Promise<
 export const billingFeature: FeatureModule<BillingServices> = {
   name: 'billing',
   operations: [submitCost, listCosts, submitMinimum, listMinimums, createMapping, listMappings, deleteMapping, suggestMapping, listCharges, approveCharge, dismissCharge, restoreCharge, reconciliation],
-  install(services) {
-    services.costRows.onChanged = ({ tenantId }) => recomputeCharges(services, tenantId);
-    services.lineMappings.onChanged = (tenantId) => recomputeCharges(services, tenantId);
-    services.identity.onMatchesChanged = (tenantId) => recomputeCharges(services, tenantId);
+  reactions: (services) => {
     // Agreements or their lines changed in a sync: one recompute when that sync ends, not one per page.
     const changedBySync = new Set<string>();
-    services.sync.addListener({
-      async onPageWritten(_m, scope, result) {
-        if (scope.connection.kind !== 'psa' || !['agreements', 'agreement_lines'].includes(scope.resource)) return;
-        if (result.created.length || result.updated.length || result.deleted?.length) changedBySync.add(scope.connection.id);
-      },
-      async onSyncEnded({ tenantId, connection }) {
+    return [
+      reactTo('billing.cost_rows_changed', 'billing: recompute charges', ({ tenantId }) => recomputeCharges(services, tenantId)),
+      reactTo('billing.line_mappings_changed', 'billing: recompute charges', ({ tenantId }) => recomputeCharges(services, tenantId)),
+      reactTo('identity.matches_changed', 'billing: recompute charges', ({ tenantId }) => recomputeCharges(services, tenantId)),
+      reactTo('records.page_written', 'billing: agreements changed', {
+        async written(_m, scope, result) {
+          if (scope.connection.kind !== 'psa' || !['agreements', 'agreement_lines'].includes(scope.resource)) return;
+          if (result.created.length || result.updated.length || result.deleted?.length) changedBySync.add(scope.connection.id);
+        },
+      }),
+      reactTo('sync.ended', 'billing: recompute charges', async ({ tenantId, connection }) => {
         if (changedBySync.delete(connection.id)) await recomputeCharges(services, tenantId);
-      },
-    });
+      }),
+    ];
   },
 };

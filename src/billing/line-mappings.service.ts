@@ -15,6 +15,7 @@ import { isSafeText } from '../shared/request';
 import { compareVendorIds } from './billing-rules';
 import { LineMappingsStore } from './line-mappings.store';
 import type { AgreementLineMappingOut, CreateAgreementLineMappingBody, MappingCandidate, MappingCreated, MappingsQuery, SuggestAgreementLineMappingBody } from './billing.schemas';
+import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
 
 type Mapping = z.infer<typeof AgreementLineMappingOut>;
 type Candidate = z.infer<typeof MappingCandidate>;
@@ -38,13 +39,18 @@ function jaccard(a: Set<string>, b: Set<string>): number {
   return both / (a.size + b.size - both);
 }
 
-export class LineMappingsService {
-  /** Called after mappings changed (charges are recomputed from them). */
-  onChanged: (tenantId: string) => Promise<void> = async () => {};
+declare module '../shared/committed-changes' {
+  interface ChangeKinds {
+    /** A tenant's line mappings changed (charges are recomputed from them). */
+    'billing.line_mappings_changed': CommittedReaction<{ tenantId: string }>;
+  }
+}
 
+export class LineMappingsService {
   private readonly store: LineMappingsStore;
 
-  constructor(private readonly ds: DataSource, private readonly vendorNow: () => number = Date.now) {
+  /** `changes`: where a change of a tenant's line mappings is told (`billing.line_mappings_changed`). */
+  constructor(private readonly ds: DataSource, private readonly vendorNow: () => number = Date.now, private readonly changes: CommittedChanges = new CommittedChanges()) {
     this.store = new LineMappingsStore(ds);
   }
 
@@ -75,7 +81,7 @@ export class LineMappingsService {
       const id = await this.store.insert(m, [tenantId, isvId, b.vendor_product_ref, b.status, target?.connection_id ?? null, target?.agreement_source_id ?? null, target?.line_source_id ?? null]);
       return { id, already: false, removedUnmapped: b.status === 'mapped' && unmapped.length > 0 };
     });
-    if (!out.already) await this.onChanged(tenantId);
+    if (!out.already) await this.changes.publish('billing.line_mappings_changed', { tenantId }, { tenantId });
     const row = await this.store.one(out.id);
     return { ...mappingOut(row), already_existed: out.already, removed_unmapped: out.removedUnmapped };
   }
@@ -113,7 +119,7 @@ export class LineMappingsService {
       return found.length > 0;
     }
     const rows = /^[0-9a-f-]{36}$/i.test(id) ? await this.store.remove(tenantId, id, isvId) : [];
-    if (rows.length) await this.onChanged(tenantId);
+    if (rows.length) await this.changes.publish('billing.line_mappings_changed', { tenantId }, { tenantId });
     return rows.length > 0;
   }
 

@@ -1,13 +1,14 @@
 /**
- * The sync hook: after each page is written, inside its transaction, turn what changed into events
- * and insert them; once the page has committed, announce the new ones. Where the write is known before
+ * Change detection's reaction to a written page (`records.page_written`, src/sync/page-pipeline.ts):
+ * inside the page's transaction, turn what changed into events and insert them; once the page has
+ * committed, announce the new ones (`events.committed`). Where the write is known before
  * its transaction, the updates' events are drafted then, and the transaction only inserts them. The
  * first sync of a connection's resource (the baseline) imports without events: an initial import is not
  * a change.
  */
 import type { EntityManager } from 'typeorm';
 import type { PageWriteResult } from '../sync/record-writer';
-import type { PageScope, SyncListener } from '../sync/sync.service';
+import type { PageReaction, PageScope } from '../sync/page-pipeline';
 import { ChangeDetector } from './change-detector';
 import type { EventsService, PreparedEvents } from './events.service';
 
@@ -16,16 +17,16 @@ function tells(scope: PageScope, created: number, updated: number, deleted: numb
   return !scope.baseline && created + updated + deleted > 0;
 }
 
-export function eventsSyncListener(events: EventsService): SyncListener<PreparedEvents> {
+export function eventsPageReaction(events: EventsService): PageReaction<PreparedEvents> {
   const detector = (scope: PageScope) => new ChangeDetector({ tenantId: scope.tenantId, connection: scope.connection, resource: scope.resource });
   return {
     // The updates' events drafted and written out before the transaction, where the write is known ahead.
-    beforePageWritten(scope, expected) {
+    prepare(scope, expected) {
       if (scope.baseline || expected.updated.length === 0) return undefined;
       return events.prepare(detector(scope).detectUpdated(expected.updated));
     },
     writesWith: (scope, expected) => tells(scope, expected.created, expected.updated.length, 0),
-    async onPageWritten(manager: EntityManager, scope, result: PageWriteResult, updatedEvents) {
+    async written(manager: EntityManager, scope, result: PageWriteResult, updatedEvents) {
       if (!tells(scope, result.created.length, result.updated.length, result.deleted?.length ?? 0)) return;
       // What was prepared holds for the updates (the write did what was expected); what else changed is drafted here, in detect's order.
       const drafts = updatedEvents

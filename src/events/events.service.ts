@@ -13,7 +13,7 @@
  * not seq order (an older transaction can take a newer seq), so it does not close the gap.
  */
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Logger } from 'pino';
+import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
 import { checkKindFilter, type EventVisibility } from '../access/event-visibility';
 import type { EventDraft } from './change-detector';
 import { ServiceError } from '../errors/service-error';
@@ -23,7 +23,18 @@ import { EventsStore, type EventRow, type IsvWideScope } from './events.store';
 /** Event drafts written out ahead of their insert (EventsService.prepare). */
 export interface PreparedEvents { rows: string[] }
 
-export type EventsCommittedHandler = (tenantId: string, eventIds: string[]) => Promise<void>;
+/** Events of a tenant (or an ISV's own, of no tenant) that have committed: webhooks fan them out. */
+export interface EventsCommitted { tenantId: string; eventIds: string[] }
+export interface IsvEventsCommitted { isvId: string; eventIds: string[] }
+
+declare module '../shared/committed-changes' {
+  interface ChangeKinds {
+    /** A tenant's events committed (after the page's, or any writer's, transaction). */
+    'events.committed': CommittedReaction<EventsCommitted>;
+    /** An ISV's own events (no tenant) committed. */
+    'events.isv_committed': CommittedReaction<IsvEventsCommitted>;
+  }
+}
 
 export type { EventRow, IsvWideScope } from './events.store';
 
@@ -45,23 +56,11 @@ export const EVENTS_CURSOR = listCursor('events', ['int']);
 export const ISV_EVENTS_CURSOR = listCursor('isv_events', ['int']);
 
 export class EventsService {
-  private readonly handlers: EventsCommittedHandler[] = [];
-  private readonly isvHandlers: ((isvId: string, eventIds: string[]) => Promise<void>)[] = [];
-  private logger: Logger | null = null;
-
   private readonly store: EventsStore;
 
-  constructor(readonly ds: DataSource) {
+  /** `changes`: where committed events are told (`events.committed`, `events.isv_committed`; the webhooks feature reacts). */
+  constructor(readonly ds: DataSource, private readonly changes: CommittedChanges = new CommittedChanges()) {
     this.store = new EventsStore(ds);
-  }
-
-  useLogger(logger: Logger): void {
-    this.logger = logger;
-  }
-
-  /** Subscribes to events once their transaction has committed (the webhooks feature does). */
-  onEventsCommitted(handler: EventsCommittedHandler): void {
-    this.handlers.push(handler);
   }
 
   /**
@@ -83,21 +82,10 @@ export class EventsService {
     return this.store.insertForIsv(manager, isvId, rows);
   }
 
-  /** Subscribes to an ISV's own events (no tenant) once committed: the ISV-wide webhooks may. */
-  onIsvEventsCommitted(handler: (isvId: string, eventIds: string[]) => Promise<void>): void {
-    this.isvHandlers.push(handler);
-  }
-
-  /** Tells the subscribers about an ISV's own committed events. */
+  /** Tells `events.isv_committed` of an ISV's own committed events; a reaction's failure never undoes them. */
   async emitCommittedForIsv(isvId: string, eventIds: string[]): Promise<void> {
     if (eventIds.length === 0) return;
-    for (const handler of this.isvHandlers) {
-      try {
-        await handler(isvId, eventIds);
-      } catch (err) {
-        this.logger?.error({ err, isvId, events: eventIds.length }, 'events subscriber failed');
-      }
-    }
+    await this.changes.publish('events.isv_committed', { isvId, eventIds }, { isvId, events: eventIds.length });
   }
 
   /**
@@ -121,16 +109,10 @@ export class EventsService {
     return { rows: this.store.draftRows(drafts) };
   }
 
-  /** Tells the subscribers about committed events; a subscriber's failure never undoes them. */
+  /** Tells `events.committed` of a tenant's committed events; a reaction's failure never undoes them. */
   async emitCommitted(tenantId: string, eventIds: string[]): Promise<void> {
     if (eventIds.length === 0) return;
-    for (const handler of this.handlers) {
-      try {
-        await handler(tenantId, eventIds);
-      } catch (err) {
-        this.logger?.error({ err, tenantId, events: eventIds.length }, 'events subscriber failed');
-      }
-    }
+    await this.changes.publish('events.committed', { tenantId, eventIds }, { tenantId, events: eventIds.length });
   }
 
   /**

@@ -1,14 +1,14 @@
-/** Events: change detection in sync (a page listener) and the events feed (one operation). */
+/** Events: change detection in sync (a reaction to each written page) and the events feed. */
 import type { FeatureModule } from '../operations/feature-module';
 import { operationsUsing, tenantOf } from '../operations/operation';
 import { afterKey, envelopeOf } from '../shared/paging';
 import { TenantPath } from '../shared/request';
-import { eventsSyncListener } from './change-listener';
+import { eventsPageReaction } from './change-listener';
+import { reactTo } from '../shared/committed-changes';
 import { toEvent } from './event-view';
 import { EventList, EventsQuery, IsvEventsQuery } from './events.schemas';
 import { EVENTS_CURSOR, ISV_EVENTS_CURSOR, type EventsService } from './events.service';
 import type { AccessService } from '../access/access.service';
-import type { SyncService } from '../sync/sync.service';
 import type { Connection } from '../../entities';
 import type { ConnectionStates } from './connection-states.store';
 import type { Logger } from 'pino';
@@ -21,7 +21,6 @@ export interface EventsServices {
   connectionStates: ConnectionStates;
   events: EventsService;
   logger: Logger;
-  sync: SyncService;
 }
 const defineOperation = operationsUsing<EventsServices>();
 
@@ -77,14 +76,14 @@ const listIsvEvents = defineOperation({
 export const eventsFeature: FeatureModule<EventsServices> = {
   name: 'events',
   operations: [listEvents, listIsvEvents],
+  reactions: (services) => [
+    reactTo('records.page_written', 'events: change detection', eventsPageReaction(services.events)),
+    // Connection events: a sync's outcome may change the connection's state.
+    reactTo('sync.ended', 'events: connection state', ({ connection, outcome }) => services.connectionStates.recordSync(connection, outcome)),
+  ],
   install(services) {
-    services.events.useLogger(services.logger);
     services.connectionStates.useLogger(services.logger);
-    services.sync.addListener(eventsSyncListener(services.events));
-    // Connection events: a sync's outcome may change the connection's state; a created connection is `connection.added`.
-    services.sync.addListener({
-      onSyncEnded: ({ connection, outcome }) => services.connectionStates.recordSync(connection, outcome),
-    });
+    // A created connection is `connection.added`.
     services.admin.onConnectionAdded((c) => services.connectionStates.added(c).catch((err: Error) =>
       services.logger.error({ err: err.message, connectionId: c.id }, 'connection.added was not written')));
   },

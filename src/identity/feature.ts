@@ -24,10 +24,10 @@ import type { AccessService } from '../access/access.service';
 import type { AuditService } from '../audit/audit.service';
 import type { AppConfig } from '../config/config';
 import type { SecretBox } from '../security/secret-box';
-import type { SyncService } from '../sync/sync.service';
 import type { WritePipeline } from '../writes/write-pipeline';
 import type { IdentityService } from './identity.service';
 import type { Logger } from 'pino';
+import { reactTo } from '../shared/committed-changes';
 
 /** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface IdentityServices {
@@ -38,7 +38,6 @@ export interface IdentityServices {
   identity: IdentityService;
   logger: Logger;
   pipeline: WritePipeline;
-  sync: SyncService;
   webhooks: Pick<WebhooksService, 'resolve'>;
 }
 const defineOperation = operationsUsing<IdentityServices>();
@@ -309,14 +308,15 @@ async function autoMatchTenant(services: IdentityServices, tenantId: string): Pr
 export const identityFeature: FeatureModule<IdentityServices> = {
   name: 'identity',
   operations: [putBook, getBook, deleteCustomer, mappings, unmapped, candidates, match, skip, unset, putImportEndpoint, importCompanies],
-  install(services) {
-    services.sync.addListener({
-      async onPageWritten(_m, scope, result) {
+  reactions: (services) => [
+    // A sync changed a tenant's PSA companies: auto-match once the page has committed.
+    reactTo('records.page_written', 'identity: auto-match', {
+      async written(_m, scope, result) {
         if (scope.resource !== 'companies' || scope.connection.kind !== 'psa') return;
         if (result.created.length === 0 && result.updated.length === 0) return;
         return () => autoMatchTenant(services, scope.tenantId).catch((err: Error) => services.logger.error({ tenantId: scope.tenantId, err: err.message }, 'auto-match failed'));
       },
-    });
-  },
+    }),
+  ],
 };
 

@@ -11,6 +11,7 @@ import { ServiceError } from '../errors/service-error';
 import { CandidateIndex, companyDetails, prepare, rank, scorePair, type CandidateReason, type CompanyDetails, type Party } from './candidates';
 import { normalizeName } from './normalize';
 import { IdentityStore, type PsaCompany } from './identity.store';
+import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
 
 export type { PsaCompany } from './identity.store';
 
@@ -62,13 +63,18 @@ const BATCH = 1000;
 const SUGGESTIONS = 5;
 const companyKey = (connectionId: string, sourceId: string) => `${connectionId}:${sourceId}`;
 
-export class IdentityService {
-  /** Called after a tenant's matches changed (billing recomputes its charges from them). */
-  onMatchesChanged: (tenantId: string) => Promise<void> = async () => {};
+declare module '../shared/committed-changes' {
+  interface ChangeKinds {
+    /** A tenant's customer matches changed (auto-match, a match set, skipped or unset). */
+    'identity.matches_changed': CommittedReaction<{ tenantId: string }>;
+  }
+}
 
+export class IdentityService {
   private readonly store: IdentityStore;
 
-  constructor(private readonly ds: DataSource) {
+  /** `changes`: where a change of a tenant's matches is told (`identity.matches_changed`: billing recomputes its charges). */
+  constructor(private readonly ds: DataSource, private readonly changes: CommittedChanges = new CommittedChanges()) {
     this.store = new IdentityStore(ds);
   }
 
@@ -111,7 +117,7 @@ export class IdentityService {
       await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'isv_customer', subject: ref });
       return { gone: (gone.affected ?? 0) > 0, unmatched: (unmatched.affected ?? 0) > 0 };
     });
-    if (out.unmatched) await this.onMatchesChanged(tenantId);
+    if (out.unmatched) await this.changes.publish('identity.matches_changed', { tenantId }, { tenantId });
     return out.gone;
   }
 
@@ -153,7 +159,7 @@ export class IdentityService {
     if (rows.length === 0) return 0;
     // One statement for the whole set; a pair decided meanwhile by someone else wins (DO NOTHING).
     const inserted = await this.store.insertAutoMatches(tenantId, isvId, rows);
-    if (inserted.length) await this.onMatchesChanged(tenantId);
+    if (inserted.length) await this.changes.publish('identity.matches_changed', { tenantId }, { tenantId });
     return inserted.length;
   }
 
@@ -356,7 +362,7 @@ export class IdentityService {
       added = true;
       return repo.save(repo.create({ tenantId, isvId, customerRef, connectionId: company.connection_id, companySourceId: company.source_id, how, decidedBy }));
     });
-    if (added) await this.onMatchesChanged(tenantId);
+    if (added) await this.changes.publish('identity.matches_changed', { tenantId }, { tenantId });
     return match;
   }
 
@@ -382,7 +388,7 @@ export class IdentityService {
         : await m.getRepository(IdentityMatch).delete({ tenantId, isvId, connectionId: subject.company!.connection_id, companySourceId: subject.company!.source_id });
       return { changed: (skip.affected ?? 0) + (match.affected ?? 0) > 0, unmatched: (match.affected ?? 0) > 0 };
     });
-    if (out.unmatched) await this.onMatchesChanged(tenantId);
+    if (out.unmatched) await this.changes.publish('identity.matches_changed', { tenantId }, { tenantId });
     return out.changed;
   }
 

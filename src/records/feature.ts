@@ -13,6 +13,7 @@ import { pathId, TenantPath, z } from '../shared/request';
 import type { RecordListName } from './record-lists';
 import { recordCursor, type RecordsService } from './records.service';
 import * as S from './record.schemas';
+import { reactTo } from '../shared/committed-changes';
 
 /** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface RecordsServices {
@@ -122,4 +123,9 @@ export const RECORD_OPERATIONS: Operation[] = [
   ...LIST_SPECS.map(getOperation),
 ];
 
-export const recordsFeature: FeatureModule<RecordsServices> = { name: 'records', operations: RECORD_OPERATIONS };
+export const recordsFeature: FeatureModule<RecordsServices> = {
+  name: 'records',
+  operations: RECORD_OPERATIONS,
+  // The records' synced-at answer is cached: a sync's end clears it.
+  reactions: (services) => [reactTo('sync.ended', 'records: synced-at cache', () => services.records.invalidateSyncedAt())],
+};

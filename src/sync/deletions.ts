@@ -8,10 +8,8 @@
  * Hard delete: nothing references a record row by key (events, links and identity rows keep the
  * canonical id as plain data), and the deletion event carries the vendor id and the record's last summary.
  */
-import type { EntityManager } from 'typeorm';
 import type { ReadConnector, SyncContext, SyncResource } from '../connectors/types';
 import { escapeStoredText } from './stored-text';
-import type { RecordWriter, StoredRow } from './record-writer';
 
 /** The record families whose deletions raise events (the rest leave the store silently). */
 export const DELETION_EVENT_RESOURCES: readonly SyncResource[] = ['tickets', 'devices', 'companies'];
@@ -54,34 +52,4 @@ export async function listIds(connector: ReadConnector, resource: SyncResource, 
   }
   for await (const page of connector.fetch(resource, ctx)) for (const r of page) ids.add(escapeStoredText(r.sourceId));
   return ids;
-}
-
-/** Whether any stored record of the resource is missing from `present` (removeVanished would remove something). */
-export async function anyVanished(
-  manager: EntityManager, writer: RecordWriter, resource: SyncResource, scope: { tenantId: string; connectionId: string }, present: Set<string>,
-): Promise<boolean> {
-  const { table } = writer.plan(resource);
-  const [row]: { vanished: boolean }[] = await manager.query(
-    `SELECT EXISTS (SELECT 1 FROM "${table}" WHERE tenant_id = $1 AND connection_id = $2 AND NOT (source_id = ANY($3::text[]))) AS vanished`,
-    [scope.tenantId, scope.connectionId, [...present]],
-  );
-  return row?.vanished === true;
-}
-
-/**
- * Removes the connection's rows of `resource` whose source id is not in `present`, inside the caller's
- * transaction, and answers what was removed (the rows as they were) for the deletion events.
- */
-export async function removeVanished(
-  manager: EntityManager,
-  writer: RecordWriter,
-  resource: SyncResource,
-  scope: { tenantId: string; connectionId: string },
-  present: Set<string>,
-): Promise<StoredRow[]> {
-  const { table } = writer.plan(resource);
-  return manager.query(
-    `DELETE FROM "${table}" WHERE tenant_id = $1 AND connection_id = $2 AND NOT (source_id = ANY($3::text[])) RETURNING *`,
-    [scope.tenantId, scope.connectionId, [...present]],
-  ).then((r: StoredRow[] | [StoredRow[], number]) => (Array.isArray(r[0]) ? (r[0] as StoredRow[]) : (r as StoredRow[])));
 }

@@ -5,7 +5,7 @@
  * keeps incremental and repeated syncs cheap and gives change detection the before/after it needs.
  *
  * What is written is the record in stored form (stored-text.ts: text PostgreSQL cannot hold escaped,
- * losslessly), and listeners see that same form, so hashes and before/after compare like with like.
+ * losslessly), and reactions see that same form, so hashes and before/after compare like with like.
  *
  * Where the time goes, and why the page is shaped so (measured with a CPU profile of the bench's full
  * sync and its 5,000-change sync):
@@ -14,13 +14,13 @@
  * - The statement carries two JSON texts: the rows' values as arrays (no key repeated per row, cheaper
  *   to write here and to take apart there than an object per row) and the payloads, joined by position.
  *   What every row shares (tenant, connection, synced at) goes once, as parameters.
- * - A page is `prepare`d outside its transaction (sync.service.ts does it while the page before it is
+ * - A page is `prepare`d outside its transaction (page-pipeline.ts does it while the page before it is
  *   being written), and its write is planned there too (`expect`): the stored rows of its records are read
  *   (their payload only where it moved), and which records changed, their rows' values and the expected
  *   updates worked out. Listeners prepare their work from the plan (change detection drafts the events), so
- *   the transaction holds only statements: the upsert and the listeners' own. On the embedded default that
+ *   the transaction holds only statements: the upsert and the reactions' own. On the embedded default that
  *   matters most: its one connection serves nothing else while a transaction is open.
- * - A plan of one statement that no listener adds to is written as that statement alone (`writeAlone`): no
+ * - A plan of one statement that no reaction adds to is written as that statement alone (`writeAlone`): no
  *   transaction, two round trips fewer a page. A first sync's page is planned without a read (its records
  *   are new, and one stored after all is caught by the version guard below), so it is one statement.
  * - Stored rows are found by one probe of the unique index per source id (`storedByIds`), never by a
@@ -38,26 +38,13 @@
  * savepoints. Each refused alone is quarantined (sync_quarantine) and the rest of the page is written.
  */
 import { createHash } from 'node:crypto';
-import type { DataSource, EntityManager, EntityTarget } from 'typeorm';
-import {
-  AgreementLineRecord, AgreementRecord, BoardRecord, CompanyRecord, ContactRecord, DeviceRecord, IncidentRecord,
-  InstalledApplicationRecord, MemberRecord, PackageRecord, PriorityRecord, ProductRecord, ProjectRecord, StatusRecord, SubscriptionRecord,
-  TicketRecord,
-} from '../../entities';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { FetchedRecord, StoredComparison, SyncResource } from '../connectors/types';
 import { escapeStored, escapeStoredText } from './stored-text';
 import { movedKeys } from '../shared/same-json';
+import { SyncRecordsStore, type StoredRow, type TablePlan } from './records.store';
 
-export const ENTITY_BY_RESOURCE: Record<SyncResource, EntityTarget<object>> = {
-  tickets: TicketRecord, companies: CompanyRecord, contacts: ContactRecord, members: MemberRecord,
-  boards: BoardRecord, statuses: StatusRecord, priorities: PriorityRecord, devices: DeviceRecord,
-  applications: InstalledApplicationRecord, incidents: IncidentRecord, agreements: AgreementRecord,
-  agreement_lines: AgreementLineRecord, projects: ProjectRecord, products: ProductRecord,
-  subscriptions: SubscriptionRecord, packages: PackageRecord,
-};
-
-/** Columns the writer fills itself rather than from the connector's fields. */
-const OWN_COLUMNS = new Set(['tenantId', 'connectionId', 'sourceId', 'raw', 'rawHash', 'vendorUpdatedAt', 'syncedAt']);
+export { ENTITY_BY_RESOURCE, type StoredRow } from './records.store';
 
 /** Rows kept between a page's compare and its write (RecordWriter.comparedRows): a few pages' worth. */
 const COMPARED_ROWS_KEPT = 5_000;
@@ -71,43 +58,6 @@ const PREPARE_SLICE = 100;
 
 /** A column value as the statement's JSON carries it (a Date as its ISO text, as JSON.stringify would write it). */
 const jsonable = (v: unknown): unknown => (v instanceof Date ? (Number.isNaN(v.getTime()) ? null : v.toISOString()) : (v ?? null));
-
-/**
- * The stored rows of a connection's `table` whose source ids are `$3` (with `$1` tenant, `$2` connection),
- * as `t`: one probe of the unique index per id, whatever the planner knows of the table. (Written as
- * `source_id = ANY($3)`, a table with no statistics yet, just after its first sync filled it, was read
- * whole for every page: the planner took the tenant for three rows.) With `withHash`, `$4` pairs each id
- * with its fetched payload's hash, as `k.hash`.
- */
-function storedByIds(table: string, columns: string, withHash = false): string {
-  const keys = withHash ? 'unnest($3::text[], $4::text[]) AS k(source_id, hash)' : 'unnest($3::text[]) AS k(source_id)';
-  return `${keys} CROSS JOIN LATERAL (SELECT ${columns} FROM "${table}" ` +
-    'WHERE tenant_id = $1 AND connection_id = $2 AND source_id = k.source_id LIMIT 1) t';
-}
-
-interface TablePlan {
-  table: string;
-  columns: { db: string; prop: string; sqlType: string }[];
-  byProp: Map<string, { db: string; prop: string }>;
-  /** The columns filled from the connector's fields, in the order of a row's values after its own three. */
-  fieldColumns: { db: string; prop: string }[];
-  /** The columns read back before a write, with the row's version: every one but `raw`, which comes only where the payload moved. */
-  selectSql: string;
-  /** selectSql, and whether the connection stores a record of the resource outside the page (`beyond_page`). */
-  quietSelectSql: string;
-  /** compareStored's read: per source id ($3) with its fetched hash ($4), the row as selectSql reads it, `raw` where the hash moved. */
-  compareSql: string;
-  insertSql: string;
-}
-
-export interface StoredRow {
-  id: string;
-  source_id: string;
-  raw_hash: string;
-  /** The row's version as read (`xmin` as text): the upsert overwrites the row only while it is still this one. */
-  row_version?: string;
-  [column: string]: unknown;
-}
 
 export interface PageWriteResult {
   created: { record: FetchedRecord; id: string }[];
@@ -137,7 +87,7 @@ export interface PageWriteResult {
 
 /**
  * What a page's write is expected to do, known before its transaction (RecordWriter.expect): the records it
- * will update, each with the row it replaces. A listener may prepare its work from it (SyncListener).
+ * will update, each with the row it replaces. A reaction may prepare its work from it (PageReaction, page-pipeline.ts).
  */
 export interface ExpectedPageWrite {
   updated: PageWriteResult['updated'];
@@ -232,11 +182,6 @@ function settled(syncedAt: unknown, vendorUpdatedAt: unknown): boolean {
   return new Date(syncedAt as string | Date).getTime() >= new Date(vendorUpdatedAt as string | Date).getTime() + SETTLED_AFTER_MS;
 }
 
-const QUARANTINE_SQL =
-  'INSERT INTO sync_quarantine (tenant_id, connection_id, resource, source_id, error, payload) VALUES ($1, $2, $3, $4, $5, $6) ' +
-  'ON CONFLICT (connection_id, resource, source_id) DO UPDATE SET error = EXCLUDED.error, payload = EXCLUDED.payload, ' +
-  'attempts = sync_quarantine.attempts + 1, updated_at = now()';
-
 /** One record of a prepared page: its stored form, and its row's values as written when nothing is stored. */
 interface PreparedRecord {
   record: FetchedRecord;
@@ -294,7 +239,7 @@ function plannedWrite(
   return { force, before, fetchedPayloads, ...decided, texts: statementTexts(changed), versions: versionsRead(changed, before) };
 }
 
-/** What a planned write will do, as listeners are told before it (ExpectedPageWrite). */
+/** What a planned write will do, as reactions are told before it (ExpectedPageWrite). */
 function expectedOf({ changed, before, nowSettled }: PlannedWrite): ExpectedPageWrite {
   return {
     updated: updatesOf(changed, before, (c) => before.get(c.prepared.record.sourceId)?.id),
@@ -330,7 +275,8 @@ interface PlannedWrite {
 }
 
 export class RecordWriter {
-  private readonly plans = new Map<SyncResource, TablePlan>();
+  /** The SQL of the record tables (records.store.ts). */
+  readonly store: SyncRecordsStore;
   /**
    * What compareStored read, by connection, resource, sync and source id: the stored row (its payload only
    * where the fetched one moved), or null where nothing is stored. The page's write takes these instead of
@@ -338,54 +284,13 @@ export class RecordWriter {
    */
   private readonly comparedRows = new Map<string, StoredRow | null>();
 
-  constructor(private readonly ds: DataSource) {}
+  constructor(private readonly ds: DataSource) {
+    this.store = new SyncRecordsStore(ds);
+  }
 
+  /** The table plan of a resource (records.store.ts). */
   plan(resource: SyncResource): TablePlan {
-    let p = this.plans.get(resource);
-    if (p) return p;
-    const meta = this.ds.getMetadata(ENTITY_BY_RESOURCE[resource]);
-    const columns = meta.columns
-      .filter((c) => !c.isPrimary)
-      .map((c) => ({ db: c.databaseName, prop: c.propertyName, sqlType: String(c.type) }));
-    const table = meta.tableName;
-    const fieldColumns = columns.filter((c) => !OWN_COLUMNS.has(c.prop)).map((c) => ({ db: c.db, prop: c.prop, sqlType: c.sqlType }));
-    // A row is two JSON texts: its values as an array ($1: source id, payload hash, vendor stamp, then the
-    // field columns) and its payload ($2, the n-th of an array as the n-th row); what every row of the page
-    // shares goes once ($3 tenant, $4 connection, $5 synced at). Arrays of plain values are the cheapest JSON
-    // to write here and to take apart there (an object per row repeated every key, on both sides).
-    const value = (k: number, sqlType: string) => (sqlType === 'jsonb' ? `NULLIF(v->${k}, 'null')` : `(v->>${k})::${sqlType}`);
-    const own: [string, string][] = [
-      ['tenant_id', '$3::uuid'], ['connection_id', '$4::uuid'], ['synced_at', '$5::timestamptz'],
-      ['source_id', value(0, 'text')], ['raw_hash', value(1, 'text')], ['vendor_updated_at', value(2, 'timestamptz')], ['raw', 'r'],
-    ];
-    const targets = [...own.map(([db]) => db), ...fieldColumns.map((c) => c.db)];
-    const sources = [...own.map(([, sql]) => sql), ...fieldColumns.map((c, i) => value(3 + i, c.sqlType))];
-    if (targets.length !== columns.length) throw new Error(`record-writer: ${table} has columns the writer does not fill`);
-    const updates = columns.filter((c) => !['tenant_id', 'connection_id', 'source_id'].includes(c.db))
-      .map((c) => `"${c.db}" = EXCLUDED."${c.db}"`).join(', ');
-    // $6 resource: the rows written leave quarantine (fixed at the vendor, or we learned to store them).
-    // $7 maps each source id to the version of its row that was read: a row that is another version now (or
-    // was not read at all) is not overwritten and not returned; null writes every row.
-    const insertSql =
-      `WITH written AS (INSERT INTO "${table}" (${targets.map((c) => `"${c}"`).join(', ')}) SELECT ${sources.join(', ')} ` +
-      'FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS a(v, i) JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS b(r, i) USING (i) ' +
-      `ON CONFLICT (tenant_id, connection_id, source_id) DO UPDATE SET ${updates} ` +
-      `WHERE $7::jsonb IS NULL OR "${table}".xmin::text = ($7::jsonb ->> "${table}".source_id) RETURNING id, source_id), ` +
-      'released AS (DELETE FROM sync_quarantine q USING written w WHERE q.connection_id = $4::uuid AND q.resource = $6 AND q.source_id = w.source_id) ' +
-      'SELECT id, source_id FROM written';
-    const selected = ['id', ...columns.map((c) => c.db).filter((c) => c !== 'raw')].map((c) => `t."${c}"`).join(', ');
-    const versioned = `*, xmin::text AS row_version`;
-    const selectSql = `SELECT ${selected}, t.row_version, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw FROM ${storedByIds(table, versioned)}`;
-    // An uncorrelated subquery: evaluated once for the statement, not per row.
-    const quietSelectSql = `SELECT ${selected}, t.row_version, CASE WHEN t.raw_hash = ANY($4::text[]) THEN NULL ELSE t.raw END AS raw, ` +
-      `EXISTS (SELECT 1 FROM "${table}" o WHERE o.tenant_id = $1 AND o.connection_id = $2 AND NOT (o.source_id = ANY($3::text[]))) AS beyond_page ` +
-      `FROM ${storedByIds(table, versioned)}`;
-    // The whole row, as selectSql reads it, for the page's write that follows (comparedRows).
-    const compareSql = `SELECT ${selected}, t.row_version, CASE WHEN t.raw_hash = k.hash THEN NULL ELSE t.raw END AS raw ` +
-      `FROM ${storedByIds(table, versioned, true)}`;
-    p = { table, columns, byProp: new Map(columns.map((c) => [c.prop, c])), fieldColumns, selectSql, quietSelectSql, compareSql, insertSql };
-    this.plans.set(resource, p);
-    return p;
+    return this.store.plan(resource);
   }
 
   /**
@@ -403,8 +308,8 @@ export class RecordWriter {
     const fetched = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, { ...s, sourceId: r.sourceId }] as const; }));
     const plan = this.plan(resource);
     // The stored payload comes back only where it moved. Each row is kept for the page's write (comparedRows).
-    const rows: (StoredRow & { synced_at: Date; vendor_updated_at: Date | null; raw: Record<string, unknown> | null })[] =
-      await this.ds.query(plan.compareSql, [scope.tenantId, scope.connectionId, [...fetched.keys()], [...fetched.values()].map((f) => f.hash)]);
+    const rows = await this.store.compare<StoredRow & { synced_at: Date; vendor_updated_at: Date | null; raw: Record<string, unknown> | null }>(
+      plan, scope, [...fetched.keys()], [...fetched.values()].map((f) => f.hash));
     const byId = new Map(rows.map((r) => [r.source_id, r]));
     for (const id of fetched.keys()) this.keepCompared(comparedKey(scope.connectionId, resource, syncedAt, id), byId.get(id) ?? null);
     const skip = new Set(bookkeeping);
@@ -571,7 +476,7 @@ export class RecordWriter {
     }
     // Read again unchanged past its stamp's second: the stored copy now rules out a same-second change.
     if (nowSettled.length > 0) {
-      await manager.query(`UPDATE "${plan.table}" SET synced_at = $1 WHERE id = ANY($2::uuid[])`, [syncedAt, nowSettled]);
+      await this.store.stampSynced(manager, plan, syncedAt, nowSettled);
     }
     const quarantined: { sourceId: string; error: string }[] = [];
     const result: PageWriteResult = { created: [], updated: [], unchanged, quarantined };
@@ -586,8 +491,7 @@ export class RecordWriter {
     const write = async (rows: Changed[], versions: string | null) => {
       // The planned page's statement texts were written outside the transaction.
       const [values, payloads] = rows === planned?.changed ? planned.texts : statementTexts(rows);
-      const returned: { id: string; source_id: string }[] =
-        await manager.query(plan.insertSql, [values, payloads, scope.tenantId, scope.connectionId, syncedAt, resource, versions]);
+      const returned = await this.store.upsert(manager, plan, { values, payloads }, scope, syncedAt, resource, versions);
       for (const r of returned) ids.set(r.source_id, r.id);
     };
     const writeAll = async (rows: Changed[], versions: string | null) => {
@@ -602,7 +506,7 @@ export class RecordWriter {
       // Halve what the store refuses until each refused record stands alone; write everything else.
       const writeSome = async (part: Changed[]): Promise<void> => {
         try {
-          await this.inSavepoint(manager, () => write(part, versions));
+          await this.store.inSavepoint(manager, () => write(part, versions));
         } catch (err) {
           if (part.length > 1) {
             const half = Math.ceil(part.length / 2);
@@ -614,7 +518,7 @@ export class RecordWriter {
           const error = escapeStoredText(String((err as Error)?.message ?? err).slice(0, 500));
           // JSON.stringify writes NUL and lone surrogates as ASCII \u escapes: the payload text is exact and storable.
           const original = prepared.page.find((p) => escapeStoredText(p.sourceId) === record.sourceId)?.native ?? record.native;
-          await manager.query(QUARANTINE_SQL, [scope.tenantId, scope.connectionId, resource, record.sourceId, error, JSON.stringify(original)]);
+          await this.store.quarantine(manager, scope, resource, record.sourceId, error, JSON.stringify(original));
           quarantined.push({ sourceId: record.sourceId, error });
         }
       };
@@ -672,9 +576,7 @@ export class RecordWriter {
   private async readStored(
     manager: EntityManager, plan: TablePlan, scope: PreparedPage['scope'], records: PreparedRecord[], fetched: Map<string, unknown>, quiet: boolean,
   ): Promise<StoredRow[]> {
-    const rows: StoredRow[] = await manager.query(quiet ? plan.quietSelectSql : plan.selectSql, [
-      scope.tenantId, scope.connectionId, records.map((r) => r.record.sourceId), [...fetched.keys()],
-    ]);
+    const rows = await this.store.readStored(manager, plan, scope, records.map((r) => r.record.sourceId), [...fetched.keys()], quiet);
     return rows.map((row) => withPayload(row, fetched));
   }
 
@@ -699,19 +601,5 @@ export class RecordWriter {
       changed.push({ prepared: p, values: keeps ? this.rowValues(plan, record, hash, prev) : p.values, measuredMoved, filledOnly });
     }
     return { changed, unchanged, nowSettled };
-  }
-
-  /** Runs one statement under a savepoint, so that its failure leaves the page's transaction usable. */
-  private async inSavepoint<T>(manager: EntityManager, run: () => Promise<T>): Promise<T> {
-    await manager.query('SAVEPOINT record_writer');
-    try {
-      const out = await run();
-      await manager.query('RELEASE SAVEPOINT record_writer');
-      return out;
-    } catch (err) {
-      await manager.query('ROLLBACK TO SAVEPOINT record_writer');
-      await manager.query('RELEASE SAVEPOINT record_writer');
-      throw err;
-    }
   }
 }

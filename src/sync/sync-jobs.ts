@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { Connection } from '../../entities';
+import type { Connection } from '../../entities';
 import { readConnector } from '../connectors/registry';
 import { JobWaitTimeoutError, UnknownJobError, type JobQueue } from '../../jobs/queue/types';
 import type { SyncReport } from './sync.service';
 import { SyncStatesStore } from './sync-states.store';
+import { SyncConnectionsStore } from './sync-connections.store';
 
 export interface ConnectionSyncResult {
   connection_id: string;
@@ -38,13 +39,15 @@ const SCHEDULE_CHUNK = 500;
 
 export class SyncJobs {
   private readonly states: SyncStatesStore;
+  private readonly connections: SyncConnectionsStore;
 
   constructor(
-    private readonly ds: DataSource, private readonly queue: JobQueue,
+    ds: DataSource, private readonly queue: JobQueue,
     /** null: no schedule (SYNC_INTERVAL_SECONDS=0). */
     private readonly tickMs: TickPlanner | null,
   ) {
     this.states = new SyncStatesStore(ds);
+    this.connections = new SyncConnectionsStore(ds);
   }
 
   /** Places a connection's schedule: its resources without a state yet are due now (their first sync). */
@@ -69,7 +72,7 @@ export class SyncJobs {
    * the per-connection job schedulers an earlier version placed removed: the sweeper does their work now.
    */
   async scheduleAll(): Promise<void> {
-    const all = await this.ds.getRepository(Connection).find({ select: { id: true, tenantId: true, connector: true }, order: { id: 'ASC' } });
+    const all = await this.connections.everyConnection();
     for (let i = 0; i < all.length; i += SCHEDULE_CHUNK) await this.place(all.slice(i, i + SCHEDULE_CHUNK));
     for (const id of await this.queue.schedulerIds()) if (id.startsWith('sync-')) await this.queue.removeScheduler(id);
   }
@@ -93,7 +96,7 @@ export class SyncJobs {
    * jobs/queue/bullmq.ts) and `awaitTenantSync` answers once they have finished.
    */
   async syncTenantNow(tenantId: string, opts: { full?: boolean; waitMs?: number } = {}): Promise<TenantSyncOutcome> {
-    const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+    const connections = await this.connections.ofTenant(tenantId);
     const syncId = randomUUID();
     await Promise.all(connections.map((c) => this.queue.add(
       'sync.connection',
@@ -110,7 +113,7 @@ export class SyncJobs {
    * the in-process runner that held it restarted).
    */
   async awaitTenantSync(tenantId: string, syncId: string, waitMs: number): Promise<TenantSyncOutcome | null> {
-    const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+    const connections = await this.connections.ofTenant(tenantId);
     const waited = await Promise.all(connections.map(async (c) => {
       try {
         return { c, outcome: await this.queue.waitFor<SyncReport>(syncJobId(c.id, syncId), waitMs) };

@@ -3,7 +3,7 @@
  * checks (or two worker processes) never check the same resource together.
  */
 import type { DataSource, EntityManager } from 'typeorm';
-import type { SyncState } from '../../entities';
+import { SyncState } from '../../entities';
 import type { SyncResource } from '../connectors/types';
 import { GroupedWrite } from '../shared/grouped-write';
 import { CADENCE_BOUNDS } from './freshness';
@@ -33,6 +33,21 @@ export class SyncStatesStore {
   private readonly plans = new GroupedWrite<PlanRow>((rows) => this.writePlanRows(rows), (r) => r.id);
 
   constructor(private readonly ds: DataSource) {}
+
+  /** Every sync state of a connection. */
+  statesOf(connectionId: string): Promise<SyncState[]> {
+    return this.ds.getRepository(SyncState).findBy({ connectionId });
+  }
+
+  /** A resource's state before its first check, not stored yet (saveNew stores it). */
+  newState(tenantId: string, connectionId: string, resource: SyncResource): SyncState {
+    return this.ds.getRepository(SyncState).create({ tenantId, connectionId, resource, lastStatus: 'never', recordsSeen: 0, quietChecks: 0 });
+  }
+
+  /** Stores a state newState made. */
+  async saveNew(state: SyncState): Promise<void> {
+    await this.ds.getRepository(SyncState).save(state);
+  }
 
   /**
    * The resources of `resources` that are due now, claimed until now + CLAIM_MS (a resource never checked

@@ -1,33 +1,49 @@
 /**
  * Sync of one connection: every resource its connector knows, full on the first run and incremental
- * (the vendor's last-updated filter from the stored watermark) after. Each page is written in its own
- * transaction; a failure is recorded in sync_states (served by `status`) and re-thrown so the job
- * retries, and the last good data stays served. A record the store refuses does not fail its page:
- * the writer quarantines it, and here it is counted (report and sync_states.quarantined) and audited.
+ * (the vendor's last-updated filter from the stored watermark) after. Here the sync is scheduled and
+ * accounted: which resources it reads (claims), the budget its vendor calls wait in and what they cost,
+ * each resource's sync state (watermark, status, next check) and the sync's audit and outcome. What
+ * happens to each page, from its fetch to its webhooks, is page-pipeline.ts. A failure is recorded in
+ * sync_states (served by `status`) and re-thrown so the job retries, and the last good data stays served.
  */
-import { EntityNotFoundError, type DataSource, type EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { TtlCache } from '../shared/ttl-cache';
-import { Connection, SyncState } from '../../entities';
+import type { Connection, SyncState } from '../../entities';
 import type { Logger } from 'pino';
 import { readConnector } from '../connectors/registry';
-import type { FetchedRecord, SyncContext, SyncResource } from '../connectors/types';
+import type { ReadConnector, SyncContext, SyncResource } from '../connectors/types';
 import { VendorHttpClient, VendorHttpError } from '../connectors/vendor-http';
 import type { SecretBox } from '../security/secret-box';
 import type { AuditService } from '../audit/audit.service';
-import { PageRefusedError, RecordWriter, SETTLED_AFTER_MS, type ExpectedPageWrite, type PageWriteResult, type PreparedPage } from './record-writer';
+import { RecordWriter, SETTLED_AFTER_MS } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
-import { anyVanished, DeletionScanner, listIds, removeVanished } from './deletions';
-import { escapeStoredText } from './stored-text';
+import { DeletionScanner } from './deletions';
 import { recordSync } from '../http/metrics';
 import type { BudgetGate, BudgetLease } from '../budget/budget';
 import { planFreshness, type FreshnessPlan } from './freshness';
 import { SyncStatesStore } from './sync-states.store';
+import { SyncConnectionsStore, type ConnectionWithStates } from './sync-connections.store';
 import { FollowingRuns } from '../shared/following-runs';
+import type { CommittedChanges, CommittedReaction } from '../shared/committed-changes';
+import { PagePipeline, type ResourceRead } from './page-pipeline';
+
+export type { ConnectionWithStates } from './sync-connections.store';
+export type { PageReaction, PageScope } from './page-pipeline';
 
 const NO_LEASE: BudgetLease = { release: async () => undefined };
 
-/** How a connection's sync ended, as its listeners hear it: whole, or the failure (as met, and as recorded) that ended it. */
+/** How a connection's sync ended, as its reactions hear it: whole, or the failure (as met, and as recorded) that ended it. */
 export type SyncOutcome = { ok: true } | { ok: false; error: unknown; message: string; resource: string };
+
+/** A connection's sync ended (whole or failed part-way): work owed to all its pages at once. */
+export interface SyncEnded { tenantId: string; connection: Connection; outcome: SyncOutcome }
+
+declare module '../shared/committed-changes' {
+  interface ChangeKinds {
+    /** A connection's sync ended, after its last page committed; `outcome` says whether whole (connection events classify it). */
+    'sync.ended': CommittedReaction<SyncEnded>;
+  }
+}
 
 export interface SyncOptions {
   /** Ignore watermarks and rewrite every record. */
@@ -52,9 +68,6 @@ export interface SyncOptions {
   rehearsed?: boolean;
 }
 
-/** A connection and every one of its sync states, as a scheduled check reads them. */
-export interface ConnectionWithStates { connection: Connection; states: SyncState[] }
-
 export interface ResourceReport {
   resource: SyncResource;
   /** `probe`: a scheduled check whose "changed since?" call found nothing; nothing was read. */
@@ -78,39 +91,37 @@ export interface SyncReport {
   resources: ResourceReport[];
 }
 
-/** The page a listener hears of. */
-export interface PageScope { tenantId: string; connection: Connection; resource: SyncResource; baseline: boolean }
-
-/** What other features hear of a sync. `Prepared`: what a listener works out before a page's transaction. */
-export interface SyncListener<Prepared = unknown> {
+/** One connection's sync under way: what its resources share, and what it has checked so far. */
+interface SyncRun {
+  connection: Connection;
+  connector: ReadConnector;
+  opts: SyncOptions;
+  /** The resources a scheduled check claimed (null: a sync someone asked for). */
+  due: ReadonlySet<SyncResource> | null;
+  report: SyncReport;
+  /** Every vendor call this sync made so far (what a check costs plans the next ones). */
+  calls: () => number;
+  /** The context each resource's read starts from (its own `since`, `baseline` and compare added). */
+  ctx: Omit<SyncContext, 'since' | 'baseline' | 'compareStored'>;
+  /** The connection's states as read once: each checked resource's state, and the plan's history after. */
+  stored: SyncState[];
+  checked: SyncState[];
   /**
-   * Called before the page's transaction where the write is known in advance (RecordWriter.expect): work
-   * done here is not done while the transaction is open. What it answers comes back to onPageWritten when
-   * the write did what was expected (PageWriteResult.asExpected).
+   * Scheduled checks whose state is written once, with its next check (planNext): a probe that found
+   * nothing, and a re-read of a synced resource. A first read or a sync someone asked for writes its state
+   * as each resource ends, so that status follows it.
    */
-  beforePageWritten?(scope: PageScope, expected: ExpectedPageWrite): Prepared | undefined;
-  /**
-   * Whether onPageWritten writes to the store for a write that goes as `expected` (absent: it never does, it
-   * only reads the result). A page whose write is one statement and that no listener writes with is written
-   * without a transaction (RecordWriter.writeAlone); onPageWritten is then called after that statement.
-   */
-  writesWith?(scope: PageScope, expected: ExpectedPageWrite): boolean;
-  /**
-   * Called inside the page's transaction with what changed: change detection writes events here.
-   * It may return a callback to run once the transaction has committed (enqueue webhook deliveries).
-   */
-  onPageWritten?(manager: EntityManager, scope: PageScope, result: PageWriteResult, prepared?: Prepared): Promise<void | (() => Promise<void>)>;
-  /**
-   * Called once after a connection's sync ended (whole or failed part-way): work owed to all its pages at once.
-   * `outcome`: whether it ended whole, or the failure that ended it (the connection events classify it).
-   */
-  onSyncEnded?(scope: { tenantId: string; connection: Connection; outcome: SyncOutcome }): Promise<void>;
+  writtenWithPlan: Set<SyncState>;
 }
 
+/** A resource's read as startResource began it. */
+interface StartedRead { state: SyncState; callsBefore: number; report: ResourceReport; read: ResourceRead }
+
 export class SyncService {
-  private readonly writer: RecordWriter;
-  private readonly listeners: SyncListener[] = [];
   private readonly statesStore: SyncStatesStore;
+  private readonly connections: SyncConnectionsStore;
+  /** What happens to each page of a resource's read (page-pipeline.ts). */
+  private readonly pages: PagePipeline;
   /**
    * Syncs someone asked for (a caller, the refresh after our own write, a full read after a mapping change),
    * one at a time per connection and resources in this process: one asked for while such a sync runs starts
@@ -125,18 +136,21 @@ export class SyncService {
   fixedIntervalMs: number | null = null;
 
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly box: SecretBox,
     private readonly audit: AuditService,
     private readonly logger: Logger,
+    /** Where a page's write and a sync's end are told (`records.page_written`, `sync.ended`). */
+    private readonly changes: CommittedChanges,
     private readonly http: VendorHttpClient = new VendorHttpClient(),
     private readonly budgets: ConnectionBudgets | null = null,
     /** The vendors' day the connectors read (a contract's current billing period); tests fix it. */
     private readonly vendorNow: () => number = Date.now,
     readonly deletions: DeletionScanner = new DeletionScanner(),
   ) {
-    this.writer = new RecordWriter(ds);
     this.statesStore = new SyncStatesStore(ds);
+    this.connections = new SyncConnectionsStore(ds);
+    this.pages = new PagePipeline(ds, new RecordWriter(ds), changes, this.statesStore, deletions, audit, logger);
   }
 
   /** The freshness plan of a connection from its states (src/sync/freshness.ts). */
@@ -150,11 +164,7 @@ export class SyncService {
 
   /** The tick of a connection's plan (how often its checks come round) as its stored states make it now. */
   async currentTick(connection: Pick<Connection, 'id' | 'connector' | 'settings'>): Promise<number> {
-    return this.planOf(connection, await this.ds.getRepository(SyncState).findBy({ connectionId: connection.id })).tickMs;
-  }
-
-  addListener<Prepared>(listener: SyncListener<Prepared>): void {
-    this.listeners.push(listener as SyncListener);
+    return this.planOf(connection, await this.statesStore.statesOf(connection.id)).tickMs;
   }
 
   async syncConnection(connectionId: string, opts: SyncOptions = {}): Promise<SyncReport> {
@@ -163,221 +173,38 @@ export class SyncService {
     return this.askedFor.run(key, opts, (asked) => this.runSync(connectionId, asked));
   }
 
+  /** Schedules and accounts one sync: claims, the budget its calls wait in, each resource's read (syncResource), the plan, the audit and the end. */
   private async runSync(connectionId: string, opts: SyncOptions): Promise<SyncReport> {
     const syncStarted = performance.now(); // /metrics
     const due = opts.claimed ?? null;
     // A scheduled check reads its connection and states in one statement (a hot resource is checked every few
     // seconds), or the sweep read them for it; another sync claims its resources first, which may make their
     // states, and reads them after.
-    const { connection, states: claimedStates } = opts.loaded ?? await this.connectionOf(connectionId, due !== null);
+    const { connection, states: claimedStates } = opts.loaded ?? await this.connections.connectionOf(connectionId, due !== null);
     const connector = readConnector(connection.connector);
-    const credentials = this.box.openJson<Record<string, string>>(connection.credentialsEncrypted);
     const report: SyncReport = {
       connectionId, tenantId: connection.tenantId, connector: connection.connector, ok: true, resources: [],
     };
-    const states = this.ds.getRepository(SyncState);
-    // Sync waits behind writes inside the connection's one budget; it slows down, it does not fail on it.
-    // Every attempt is counted: what a check costs plans the next ones (src/sync/freshness.ts).
-    let calls = 0;
-    const gate = this.budgets ? this.budgets.gate(connection, 'sync') : null;
-    const counted: BudgetGate = { connector: connection.connector, acquire: async () => { calls++; return gate ? gate.acquire() : NO_LEASE; } };
-    const http = this.http.withBudget(counted);
-    const concurrency = this.budgets ? this.budgets.limits(connection).concurrent : undefined;
     const wanted = connector.resources.filter((r) => !opts.resources || opts.resources.includes(r));
     if (!due) await this.statesStore.claimDue(connection.tenantId, connectionId, wanted, false);
     // A check with nothing claimed ends here: no vendor call, no write, nothing to tell.
     if (due && due.size === 0) return report;
-    // The connection's states, read once: each checked resource's state, and the plan's history after.
-    const stored = claimedStates ?? await states.findBy({ connectionId });
-    const checked: SyncState[] = [];
-    // Scheduled checks whose state is written once, with its next check (planNext): a probe that found
-    // nothing, and a re-read of a synced resource. A first read or a sync someone asked for writes its state
-    // as each resource ends, so that status follows it.
-    const writtenWithPlan = new Set<SyncState>();
-    // Reads this sync's resources share (SyncContext.shared): kept for the sync; a failed one is not kept.
-    const sharedReads = new TtlCache<unknown>(Infinity);
-    const shared = <T>(key: string, read: () => Promise<T>) => sharedReads.getOrLoad(key, read) as Promise<T>;
-
+    const run: SyncRun = {
+      connection, connector, opts, due, report, ...this.vendorSession(connection),
+      stored: claimedStates ?? await this.statesStore.statesOf(connectionId), checked: [], writtenWithPlan: new Set(),
+    };
     for (const resource of wanted.filter((r) => !due || due.has(r))) {
-      const state = stored.find((s) => s.resource === resource) ??
-        states.create({ tenantId: connection.tenantId, connectionId, resource, lastStatus: 'never', recordsSeen: 0, quietChecks: 0 });
-      checked.push(state);
-      const callsBefore = calls;
-      const incremental = !opts.full && connector.incremental.includes(resource) && state.watermark != null;
-      const baseline = state.lastSyncedAt == null;
-      const started = new Date();
-      const ctx: SyncContext = {
-        baseUrl: connection.baseUrl.replace(/\/$/, ''),
-        credentials,
-        statusMapping: connection.statusMapping,
-        since: incremental ? state.watermark : null,
-        http,
-        now: this.vendorNow,
-        concurrency,
-        baseline,
-        compareStored: (records, bookkeeping) =>
-          this.writer.compareStored(resource, { tenantId: connection.tenantId, connectionId }, records, bookkeeping, started),
-        shared,
-      };
-      if (due && incremental && await this.nothingChanged(connector, resource, ctx, state, connectionId).catch(() => false)) {
-        // Confirmed current by one cheap call: nothing is read, the store is as fresh as this check.
-        state.checkedAt = started;
-        state.lastStatus = 'ok';
-        state.lastError = null;
-        state.quietChecks = (state.quietChecks ?? 0) + 1;
-        state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
-        writtenWithPlan.add(state);
-        report.resources.push({ resource, mode: 'probe', fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 });
-        continue;
-      }
-      const mode = incremental ? 'incremental' : 'full';
-      state.lastAttemptAt = started;
-      // Status shows a read under way: a sync someone asked for, or a first read. A scheduled re-read of a
-      // synced resource (every few seconds on a hot RMM list) writes its state once, with its next check.
-      if (due && !baseline) writtenWithPlan.add(state);
-      else {
-        state.lastStatus = 'running';
-        await this.saveState(state);
-      }
-
-      const r: ResourceReport = { resource, mode, fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 };
-      let watermark = state.watermark;
-      // What each committed page owes its listeners (webhook fan-out), in page order, while the next page is
-      // fetched and written; the resource is not done (nor its watermark saved) before all of it ran.
-      let announced: Promise<void> = Promise.resolve();
+      const read = await this.startResource(run, resource);
+      if (!read) continue;
       try {
-        const pages = connector.fetch(resource, ctx);
-        // A full listing's ids, for the deletion pass (stored form, as rows are keyed).
-        const seen = incremental ? null : new Set<string>();
-        const scope = { tenantId: connection.tenantId, connectionId };
-        // A full listing of one page the store holds as fetched, with nothing stored beside it: nothing vanished.
-        let pagesRead = 0;
-        let nothingBeyond = false;
-        // Such a listing, nothing in it left to settle, is recorded by its digest (sync_states.quiet_listing): the next
-        // check whose listing has the same digest reads nothing of the store. A write forgets it (forgetListing).
-        const knownListing = state.quietListing ?? null;
-        let listing: string | null = null;
-        state.quietListing = null;
-        const forgetListing = async (manager: EntityManager) => {
-          if (knownListing !== null && state.id) await this.statesStore.forgetQuietListing(manager, state.id);
-        };
-        // Fetch and prepare the next page while this one is written: the vendor (HTTP), the page's own
-        // work (stored form, hashes, rows) and the store work side by side.
-        for await (const prepared of prefetch(pages, (page) => this.writer.prepare(resource, scope, page as FetchedRecord[], started))) {
-          const { page } = prepared;
-          r.fetched += page.length;
-          if (seen) for (const rec of page) seen.add(escapeStoredText(rec.sourceId));
-          const afterCommit: (() => Promise<void>)[] = [];
-          // A full read's page the store already holds as fetched (a quiet RMM list every few seconds) needs no
-          // transaction and tells no listener. Not tried where pages are mostly new or changed (a baseline, an
-          // incremental read, a forced full sync): the try would cost them one more read.
-          const quietRead = !incremental && !baseline && opts.full !== true;
-          // Only a first page can be a listing recorded whole (a one-page listing).
-          const digest = quietRead && pagesRead === 0 ? this.writer.listingDigest(prepared) : null;
-          const quiet = !quietRead ? null
-            : digest !== null && digest === knownListing ? this.writer.knownPage(prepared)
-            : await this.writer.unchangedPage(this.ds.manager, prepared);
-          nothingBeyond = ++pagesRead === 1 && quiet?.storedBeyondPage === false;
-          listing = nothingBeyond && quiet?.nothingToSettle === true ? digest : null;
-          const pageScope: PageScope = { tenantId: connection.tenantId, connection, resource, baseline };
-          // Planned before the transaction (the stored rows read then, none on a first read); the listeners prepare from it.
-          const expected = quiet ? null : await this.writer.expect(prepared, opts.full === true, baseline);
-          const preparedWork = expected ? this.listeners.map((l) => l.beforePageWritten?.(pageScope, expected)) : [];
-          const tell = async (manager: EntityManager, res: PageWriteResult) => {
-            for (const [i, l] of this.listeners.entries()) {
-              const after = await l.onPageWritten?.(manager, pageScope, res, res.asExpected ? preparedWork[i] : undefined);
-              if (after) afterCommit.push(after);
-            }
-          };
-          const write = (page: PreparedPage, careful: boolean) => {
-            // What an attempt that rolled back owed is not owed.
-            const owedBefore = afterCommit.length;
-            return this.ds.transaction(async (manager) => {
-              afterCommit.length = owedBefore;
-              await forgetListing(manager);
-              const res = await this.writer.writePage(manager, page, opts.full === true, careful);
-              await tell(manager, res);
-              return res;
-            });
-          };
-          // A page the store refuses (a record no column takes) lost its transaction: written again, carefully.
-          const written = (page: PreparedPage) => write(page, false).catch((err: unknown) => {
-            if (err instanceof PageRefusedError) return write(page, true);
-            throw err;
-          });
-          // One statement with nothing beside it needs no transaction: no listing to forget, no listener writing.
-          const alone = expected !== null && expected.statements <= 1 && knownListing === null &&
-            !this.listeners.some((l) => l.writesWith?.(pageScope, expected));
-          const result = quiet ?? (alone ? await this.writeAlone(prepared, tell, write, written) : await written(prepared));
-          const owed = afterCommit;
-          if (owed.length > 0) announced = announced.then(async () => { for (const after of owed) await after(); });
-          // A page's announcement that failed surfaces at the end of the resource; keep it handled meanwhile.
-          announced.catch(() => undefined);
-          r.created += result.created.length;
-          r.updated += result.updated.length;
-          r.unchanged += result.unchanged;
-          for (const q of result.quarantined ?? []) {
-            r.quarantined++;
-            await this.audit.write({
-              tenantId: connection.tenantId, action: 'sync.record_quarantined', outcome: 'failed', connectionId,
-              subjectRef: `${resource}/${q.sourceId}`,
-              detail: { connector: connection.connector, resource, source_id: q.sourceId, error: q.error },
-            });
-            this.logger.warn({ connectionId, connector: connection.connector, resource, sourceId: q.sourceId, err: q.error }, 'record quarantined');
-          }
-          for (const rec of page) {
-            if (rec.vendorUpdatedAt && (!watermark || rec.vendorUpdatedAt > watermark)) watermark = rec.vendorUpdatedAt;
-          }
-        }
-        await announced;
-        // Every page arrived: what the vendor no longer lists leaves the store (deletions.ts).
-        const present = seen ?? (this.deletions.due(connectionId, resource)
-          ? await listIds(connector, resource, { ...ctx, since: null }) : null);
-        if (present) {
-          this.deletions.scanned(connectionId, resource);
-          // The page's compare already answered whether anything else is stored (one statement fewer on a quiet RMM list).
-          r.deleted = nothingBeyond ? 0 : await this.removeVanished(connection, resource, baseline, present, forgetListing);
-        }
-        // Null unless the listing was that one page (a second page clears it).
-        state.quietListing = listing;
-        state.lastStatus = 'ok';
-        state.lastError = null;
-        state.lastSyncedAt = new Date();
-        state.checkedAt = started;
-        state.lastMode = mode;
-        state.watermark = watermark;
-        state.recordsSeen = r.fetched;
-        state.quarantined = r.quarantined;
-        const changed = r.created + r.updated + (r.deleted ?? 0) > 0;
-        state.quietChecks = changed ? 0 : (state.quietChecks ?? 0) + 1;
-        // What a check costs from now on: not a first or forced full read of a resource read incrementally after.
-        if (!baseline && !(opts.full && connector.incremental.includes(resource))) state.callsPerCheck = averagedCost(state.callsPerCheck, calls - callsBefore);
-        if (!writtenWithPlan.has(state)) await this.saveState(state);
-        report.resources.push(r);
+        await this.readResource(run, read);
       } catch (err) {
-        // Pages that committed before the failure are announced all the same.
-        await announced.catch(() => undefined);
-        const message = describeSyncError(err);
-        state.lastStatus = 'failed';
-        state.lastError = message;
-        // Written with its next check when its check was to be (planNext), else now.
-        if (!writtenWithPlan.has(state)) await this.saveState(state);
-        report.ok = false;
-        report.error = `${resource}: ${message}`;
-        report.resources.push(r);
-        await this.audit.write({
-          tenantId: connection.tenantId, action: 'sync.failed', outcome: 'failed', connectionId,
-          detail: { connector: connection.connector, resource, error: message },
-        });
-        // A sandbox connection fails against our own simulators: nothing for an operator to act on (docs/architecture.md, Running it).
-        if (!opts.rehearsed) this.logger[connection.settings?.fixture === true ? 'info' : 'warn']({ connectionId, connector: connection.connector, resource, err: message }, 'sync failed');
-        await this.planNext(connection, stored, checked, writtenWithPlan, due);
-        await this.ended(connection, { ok: false, error: err, message, resource });
+        await this.failed(run, read, err);
         recordSync(connection.kind, report, syncStarted);
         throw new SyncFailedError(report);
       }
     }
-    await this.planNext(connection, stored, checked, writtenWithPlan, due);
+    await this.planNext(run);
     // A scheduled check that changed nothing is not an event of the audit log (it runs every few seconds).
     const eventful = !due || report.resources.some((x) => x.created + x.updated + (x.deleted ?? 0) + x.quarantined > 0);
     if (eventful) await this.audit.write({
@@ -393,57 +220,120 @@ export class SyncService {
   }
 
   /**
-   * Connections with every one of their sync states, in one statement however many (a sweep claims checks
-   * of many connections at once). A connection gone since its claim is not in the answer.
+   * What the sync's vendor calls go through: the connection's credentials, and one budget, which sync waits
+   * behind writes inside (it slows down, it does not fail on it), every attempt counted; and the reads the
+   * sync's resources share (SyncContext.shared: kept for the sync; a failed one is not kept).
    */
-  async connectionsWithStates(ids: readonly string[]): Promise<Map<string, ConnectionWithStates>> {
-    if (ids.length === 0) return new Map();
-    const found = await this.ds.getRepository(Connection).createQueryBuilder('c')
-      .leftJoinAndMapMany('c.syncStates', SyncState, 's', 's.connection_id = c.id')
-      .where('c.id IN (:...ids)', { ids: [...ids] }).getMany() as (Connection & { syncStates?: SyncState[] })[];
-    return new Map(found.map((c) => {
-      const states = c.syncStates ?? [];
-      delete c.syncStates;
-      return [c.id, { connection: c, states }];
-    }));
-  }
-
-  /** The connection, and with `withStates` its sync states, in one statement. */
-  private async connectionOf(id: string, withStates: boolean): Promise<{ connection: Connection; states: SyncState[] | null }> {
-    if (!withStates) return { connection: await this.ds.getRepository(Connection).findOneByOrFail({ id }), states: null };
-    const found = (await this.connectionsWithStates([id])).get(id);
-    if (!found) throw new EntityNotFoundError(Connection, { id });
-    return found;
+  private vendorSession(connection: Connection): Pick<SyncRun, 'calls' | 'ctx'> {
+    let calls = 0;
+    const gate = this.budgets ? this.budgets.gate(connection, 'sync') : null;
+    const counted: BudgetGate = { connector: connection.connector, acquire: async () => { calls++; return gate ? gate.acquire() : NO_LEASE; } };
+    const sharedReads = new TtlCache<unknown>(Infinity);
+    return {
+      calls: () => calls,
+      ctx: {
+        baseUrl: connection.baseUrl.replace(/\/$/, ''),
+        credentials: this.box.openJson<Record<string, string>>(connection.credentialsEncrypted),
+        statusMapping: connection.statusMapping,
+        http: this.http.withBudget(counted),
+        now: this.vendorNow,
+        concurrency: this.budgets ? this.budgets.limits(connection).concurrent : undefined,
+        shared: <T>(key: string, read: () => Promise<T>) => sharedReads.getOrLoad(key, read) as Promise<T>,
+      },
+    };
   }
 
   /**
-   * A page's planned write as its one statement, with no transaction (RecordWriter.writeAlone); the listeners
-   * hear of what it wrote once it has. Records whose row moved after the plan are written after it, in a
-   * transaction (`written`). A refused statement wrote nothing: the page is written carefully, as any refused one.
+   * One resource's check begins: its state, and a probe where one says nothing changed (null: the check
+   * ends there); else its read, marked as running where status shows it.
    */
-  private async writeAlone(
-    prepared: PreparedPage, tell: (manager: EntityManager, res: PageWriteResult) => Promise<void>,
-    write: (page: PreparedPage, careful: boolean) => Promise<PageWriteResult>, written: (page: PreparedPage) => Promise<PageWriteResult>,
-  ): Promise<PageWriteResult> {
-    let alone: Awaited<ReturnType<RecordWriter['writeAlone']>>;
-    try {
-      alone = await this.writer.writeAlone(prepared);
-    } catch (err) {
-      if (err instanceof PageRefusedError) return write(prepared, true);
-      throw err;
-    }
-    await tell(this.ds.manager, alone.result);
-    if (!alone.rest) return alone.result;
-    const rest = await written(alone.rest);
-    return {
-      created: [...alone.result.created, ...rest.created], updated: [...alone.result.updated, ...rest.updated],
-      unchanged: alone.result.unchanged + rest.unchanged, quarantined: [...(alone.result.quarantined ?? []), ...(rest.quarantined ?? [])],
+  private async startResource(run: SyncRun, resource: SyncResource): Promise<StartedRead | null> {
+    const { connection, connector, opts, due } = run;
+    const state = run.stored.find((s) => s.resource === resource) ?? this.statesStore.newState(connection.tenantId, connection.id, resource);
+    run.checked.push(state);
+    const callsBefore = run.calls();
+    const incremental = !opts.full && connector.incremental.includes(resource) && state.watermark != null;
+    const baseline = state.lastSyncedAt == null;
+    const started = new Date();
+    const ctx: SyncContext = {
+      ...run.ctx, since: incremental ? state.watermark : null, baseline,
+      compareStored: this.pages.compareStored(resource, { tenantId: connection.tenantId, connectionId: connection.id }, started),
     };
+    if (due && incremental && await this.nothingChanged(connector, resource, ctx, state, connection.id).catch(() => false)) {
+      // Confirmed current by one cheap call: nothing is read, the store is as fresh as this check.
+      Object.assign(state, { checkedAt: started, lastStatus: 'ok', lastError: null, quietChecks: (state.quietChecks ?? 0) + 1 });
+      state.callsPerCheck = averagedCost(state.callsPerCheck, run.calls() - callsBefore);
+      run.writtenWithPlan.add(state);
+      run.report.resources.push({ resource, mode: 'probe', fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 });
+      return null;
+    }
+    state.lastAttemptAt = started;
+    // Status shows a read under way: a sync someone asked for, or a first read. A scheduled re-read of a
+    // synced resource (every few seconds on a hot RMM list) writes its state once, with its next check.
+    if (due && !baseline) run.writtenWithPlan.add(state);
+    else {
+      state.lastStatus = 'running';
+      await this.saveState(state);
+    }
+    const knownListing = state.quietListing ?? null;
+    state.quietListing = null;
+    return {
+      state, callsBefore,
+      report: { resource, mode: incremental ? 'incremental' : 'full', fetched: 0, created: 0, updated: 0, unchanged: 0, quarantined: 0 },
+      read: { connection, connector, resource, ctx, baseline, incremental, full: opts.full === true, started, knownListing, stateId: state.id, watermark: state.watermark },
+    };
+  }
+
+  /** A resource's pages through the page pipeline (page-pipeline.ts), and the state its read ends with. */
+  private async readResource(run: SyncRun, { state, callsBefore, report: r, read }: StartedRead): Promise<void> {
+    const end = await this.pages.readResource(read, r);
+    // The listing's digest: null unless the listing was one quiet page (a second page clears it).
+    Object.assign(state, {
+      quietListing: end.listing, lastStatus: 'ok', lastError: null, lastSyncedAt: new Date(), checkedAt: read.started, lastMode: r.mode,
+      watermark: end.watermark, recordsSeen: r.fetched, quarantined: r.quarantined,
+    });
+    const changed = r.created + r.updated + (r.deleted ?? 0) > 0;
+    state.quietChecks = changed ? 0 : (state.quietChecks ?? 0) + 1;
+    // What a check costs from now on: not a first or forced full read of a resource read incrementally after.
+    if (!read.baseline && !(run.opts.full && read.connector.incremental.includes(read.resource))) {
+      state.callsPerCheck = averagedCost(state.callsPerCheck, run.calls() - callsBefore);
+    }
+    if (!run.writtenWithPlan.has(state)) await this.saveState(state);
+    run.report.resources.push(r);
+  }
+
+  /** A resource's read failed: recorded on its state, audited, logged, and the sync ends (planned, told) failed. */
+  private async failed(run: SyncRun, { state, report: r, read: { resource } }: StartedRead, err: unknown): Promise<void> {
+    const { connection, report } = run;
+    const message = describeSyncError(err);
+    state.lastStatus = 'failed';
+    state.lastError = message;
+    // Written with its next check when its check was to be (planNext), else now.
+    if (!run.writtenWithPlan.has(state)) await this.saveState(state);
+    report.ok = false;
+    report.error = `${resource}: ${message}`;
+    report.resources.push(r);
+    await this.audit.write({
+      tenantId: connection.tenantId, action: 'sync.failed', outcome: 'failed', connectionId: connection.id,
+      detail: { connector: connection.connector, resource, error: message },
+    });
+    // A sandbox connection fails against our own simulators: nothing for an operator to act on (docs/architecture.md, Running it).
+    if (!run.opts.rehearsed) this.logger[connection.settings?.fixture === true ? 'info' : 'warn']({ connectionId: connection.id, connector: connection.connector, resource, err: message }, 'sync failed');
+    await this.planNext(run);
+    await this.ended(connection, { ok: false, error: err, message, resource });
+  }
+
+  /**
+   * Connections with every one of their sync states, in one statement however many (a sweep claims checks
+   * of many connections at once). A connection gone since its claim is not in the answer.
+   */
+  connectionsWithStates(ids: readonly string[]): Promise<Map<string, ConnectionWithStates>> {
+    return this.connections.withStates(ids);
   }
 
   /** What a check sets on a resource's state, in one statement (its row exists: the claim made it). */
   private async saveState(state: SyncState): Promise<void> {
-    if (!state.id) { await this.ds.getRepository(SyncState).save(state); return; }
+    if (!state.id) { await this.statesStore.saveNew(state); return; }
     await this.statesStore.writeChecks([{ state }]);
   }
 
@@ -452,7 +342,7 @@ export class SyncService {
    * settled (the last read began SETTLED_AFTER past it): a change in that second would hide from a strict
    * "after" filter, and the inclusive incremental read is what finds it. A deletion scan that is due reads.
    */
-  private async nothingChanged(connector: ReturnType<typeof readConnector>, resource: SyncResource, ctx: SyncContext, state: SyncState, connectionId: string): Promise<boolean> {
+  private async nothingChanged(connector: ReadConnector, resource: SyncResource, ctx: SyncContext, state: SyncState, connectionId: string): Promise<boolean> {
     if (!connector.changedSince || !state.watermark || !state.lastAttemptAt) return false;
     if (state.lastAttemptAt.getTime() < state.watermark.getTime() + SETTLED_AFTER_MS) return false;
     if (this.deletions.due(connectionId, resource)) return false;
@@ -461,9 +351,7 @@ export class SyncService {
   }
 
   /** After a run: each resource's interval and next check (what makes it due again, src/sync/sweeper.ts) from the connection's plan. */
-  private async planNext(
-    connection: Connection, stored: SyncState[], checked: SyncState[], writtenWithPlan: Set<SyncState>, due: ReadonlySet<SyncResource> | null,
-  ): Promise<void> {
+  private async planNext({ connection, stored, checked, writtenWithPlan, due }: SyncRun): Promise<void> {
     // The states as this run read and changed them (a state it made itself among them).
     const all = [...stored, ...checked.filter((c) => !stored.includes(c))];
     const plan = this.planOf(connection, all);
@@ -490,33 +378,9 @@ export class SyncService {
     await this.statesStore.writePlans(replanned);
   }
 
-  private async ended(connection: Connection, outcome: SyncOutcome): Promise<void> {
-    for (const l of this.listeners) {
-      await l.onSyncEnded?.({ tenantId: connection.tenantId, connection, outcome }).catch((err: Error) =>
-        this.logger.error({ connectionId: connection.id, err: err.message }, 'a sync-ended listener failed'));
-    }
-  }
-
-  /** The deletion pass: removes what the vendor no longer lists and tells the listeners, in one transaction. */
-  private async removeVanished(
-    connection: Connection, resource: SyncResource, baseline: boolean, present: Set<string>, beforeWrite: (manager: EntityManager) => Promise<void>,
-  ): Promise<number> {
-    const afterCommit: (() => Promise<void>)[] = [];
-    // Nothing vanished (the usual case): one read, no transaction.
-    if (!(await anyVanished(this.ds.manager, this.writer, resource, { tenantId: connection.tenantId, connectionId: connection.id }, present))) return 0;
-    const deleted = await this.ds.transaction(async (manager) => {
-      await beforeWrite(manager);
-      const rows = await removeVanished(manager, this.writer, resource, { tenantId: connection.tenantId, connectionId: connection.id }, present);
-      if (rows.length === 0) return rows;
-      const result: PageWriteResult = { created: [], updated: [], unchanged: 0, quarantined: [], deleted: rows };
-      for (const l of this.listeners) {
-        const after = await l.onPageWritten?.(manager, { tenantId: connection.tenantId, connection, resource, baseline }, result);
-        if (after) afterCommit.push(after);
-      }
-      return rows;
-    });
-    for (const after of afterCommit) await after();
-    return deleted.length;
+  /** Tells `sync.ended`: a reaction's failure is logged, never the sync's. */
+  private ended(connection: Connection, outcome: SyncOutcome): Promise<void> {
+    return this.changes.publish('sync.ended', { tenantId: connection.tenantId, connection, outcome }, { connectionId: connection.id });
   }
 }
 
@@ -541,26 +405,4 @@ function describeSyncError(err: unknown): string {
     return err.network ? `vendor unreachable after ${err.attempts} attempts` : `vendor answered HTTP ${err.status} after ${err.attempts} attempts`;
   }
   return (err as Error)?.message?.slice(0, 300) ?? String(err);
-}
-
-/**
- * Iterates `source` one page ahead: the next page is being fetched, then made `ready`, while the caller
- * handles this one.
- */
-async function* prefetch<T, U>(source: AsyncIterable<T>, ready: (page: T) => Promise<U>): AsyncGenerator<U> {
-  const it = source[Symbol.asyncIterator]();
-  const advance = () => it.next().then(async (r): Promise<IteratorResult<U, undefined>> => (r.done ? { done: true, value: undefined } : { done: false, value: await ready(r.value) }));
-  let next = advance();
-  try {
-    for (;;) {
-      const current = await next;
-      if (current.done) return;
-      next = advance();
-      // A fetch that fails while the current page is written surfaces at the next await; keep it handled meanwhile.
-      next.catch(() => undefined);
-      yield current.value;
-    }
-  } finally {
-    await it.return?.();
-  }
 }

@@ -28,10 +28,9 @@
  * prepared once per batch, not per try. Delivered tries are recorded together (DeliveredRecorder), a
  * statement per hundreds of them in a burst; a failed try is recorded at once (it holds the lane).
  */
-import type { DataSource, QueryRunner } from 'typeorm';
-import { Webhook } from '../../entities';
+import type { DataSource } from 'typeorm';
+import { DeliveryLanesStore, type DeliveredTry, type PendingRow } from './delivery-lanes.store';
 import { toEvent } from '../events/event-view';
-import type { EventRow } from '../events/events.service';
 import { DELIVERY_ATTEMPTS, nextDelayMs } from './retry-schedule';
 import { BLOCKED_PRIVATE, checkReceiverUrl, ReceiverUrlRefused, type CheckedReceiver } from './ssrf-guard';
 import { postToPool, ReceiverPools, type SendResult } from './webhook-sender';
@@ -52,35 +51,9 @@ export const LANE_BATCH = 256;
 /** Delivered tries recorded in one statement at most, and how long the first of them waits for others. */
 const RECORD_BATCH = 500;
 const RECORD_DELAY_MS = 50;
-/**
- * The rows are named by id twice: `d.id = ANY($1)` lets the planner find them by primary key even
- * without statistics (the embedded store gathers none), where the join alone read the whole table.
- */
-const RECORD_DELIVERED_SQL =
-  `UPDATE webhook_deliveries d SET status = 'delivered', attempts = x.attempts, last_status_code = x.code, last_error = NULL,
-   delivered_at = x.at, next_attempt_at = NULL, last_latency_ms = x.latency, updated_at = now()
-   FROM unnest($1::uuid[], $2::integer[], $3::integer[], $4::timestamptz[], $5::integer[]) AS x(id, attempts, code, at, latency)
-   WHERE d.id = x.id AND d.id = ANY($1::uuid[])`;
-const PENDING_COLUMNS = 'e.*, d.id AS delivery_id, d.attempts AS delivery_attempts, d.next_attempt_at, d.event_seq AS delivery_seq';
-/**
- * The lane's first pending deliveries, in feed order, with their webhook as it is now: one statement
- * between a wake-up and the first try (on the embedded store each statement may wait for a sync's page).
- */
-const HEAD_SQL = `SELECT ${PENDING_COLUMNS}, h.tenant_id AS hook_tenant_id, h.url AS hook_url, h.secret_encrypted AS hook_secret,
-    h.previous_secret_encrypted AS hook_previous_secret, h.previous_secret_expires_at AS hook_previous_until,
-    h.enabled AS hook_enabled, h.disabled_reason AS hook_disabled_reason
-  FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks h ON h.id = d.webhook_id
-  WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY d.event_seq LIMIT $2`;
-/** The next pending deliveries after a position already read. */
-const AFTER_SQL = `SELECT ${PENDING_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-  WHERE d.webhook_id = $1 AND d.status = 'pending' AND d.event_seq > $3 ORDER BY d.event_seq LIMIT $2`;
-
-interface DeliveredTry { id: string; attempts: number; code: number; at: string; latency: number }
 export const USER_AGENT = 'msp-integration-service-webhooks/1';
 /** The kind of the test event `POST .../test` sends (not an event of any feed). */
 export const TEST_EVENT_KIND = 'webhook.test';
-/** Namespace of the lane's advisory lock (first key of the two-key form): 'WHLN'. */
-const LANE_LOCK_NAMESPACE = 0x57484c4e & 0x7fffffff;
 export const GONE_REASON = 'receiver answered 410';
 
 /** Told about every try a lane makes (metrics and the failure log, jobs/processors/webhook-deliver.processor.ts). */
@@ -96,13 +69,6 @@ export interface LaneOwner {
   wake(tenantId: string, webhookIds: string[], delayMs?: number): Promise<void>;
   /** A webhook was disabled: the fan-out stops adding its deliveries. */
   hooksChanged(): Promise<void>;
-}
-
-interface PendingRow extends EventRow {
-  delivery_id: string;
-  delivery_attempts: number;
-  next_attempt_at: Date | null;
-  delivery_seq: string;
 }
 
 /** The webhook a lane sends for, as its head read found it. */
@@ -132,7 +98,11 @@ export class DeliveryLanes {
   private pools = new ReceiverPools(() => this.window);
   private readonly running = new Map<string, { again: boolean }>();
 
-  constructor(private readonly ds: DataSource, private readonly webhooks: LaneOwner) {}
+  private readonly store: DeliveryLanesStore;
+
+  constructor(ds: DataSource, private readonly webhooks: LaneOwner) {
+    this.store = new DeliveryLanesStore(ds);
+  }
 
   /** Runs the webhook's lane until nothing is due; a no-op when it already runs (it will look again). */
   async run(job: WebhookDeliverJob, observe: TryObserver = () => undefined): Promise<{ tries: number }> {
@@ -169,40 +139,18 @@ export class DeliveryLanes {
 
   private async lock(webhookId: string): Promise<{ release(): Promise<void> } | null> {
     if (!this.crossProcess) return { release: async () => undefined };
-    const runner: QueryRunner = this.ds.createQueryRunner();
-    try {
-      await runner.connect();
-      const [row]: { ok: boolean }[] = await runner.query('SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok', [LANE_LOCK_NAMESPACE, webhookId]);
-      if (!row?.ok) {
-        await runner.release();
-        return null;
-      }
-    } catch (err) {
-      await runner.release().catch(() => undefined);
-      throw err;
-    }
-    return {
-      release: async () => {
-        try {
-          await runner.query('SELECT pg_advisory_unlock($1::int, hashtext($2))', [LANE_LOCK_NAMESPACE, webhookId]);
-        } finally {
-          await runner.release();
-        }
-      },
-    };
+    return this.store.laneLock(webhookId);
   }
 
   /** Whether the lane's first pending delivery (in feed order) may be tried now. */
   private async headDue(webhookId: string): Promise<boolean> {
-    const [head]: { next_attempt_at: Date | null }[] = await this.ds.query(
-      `SELECT d.next_attempt_at FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-       WHERE d.webhook_id = $1 AND d.status = 'pending' ORDER BY d.event_seq LIMIT 1`, [webhookId]);
+    const head = await this.store.head(webhookId);
     return head !== undefined && (head.next_attempt_at === null || new Date(head.next_attempt_at).getTime() <= Date.now());
   }
 
   /** Pending deliveries in feed order: from the head, or after the position `after`. */
   private pending(webhookId: string, after: string | null): Promise<PendingRow[]> {
-    return after === null ? this.ds.query(HEAD_SQL, [webhookId, LANE_BATCH]) : this.ds.query(AFTER_SQL, [webhookId, LANE_BATCH, after]);
+    return this.store.pending(webhookId, after, LANE_BATCH);
   }
 
   /** Sends what is due, in order, until the lane is empty or held by a failed try. Returns the tries made. */
@@ -220,8 +168,7 @@ export class DeliveryLanes {
       };
       if (!hook.enabled) {
         const lastError = `webhook disabled (${hook.disabledReason ?? 'no reason'})`;
-        await this.ds.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, updated_at = now()
-          WHERE webhook_id = $1 AND status = 'pending'`, [hook.id, lastError]);
+        await this.store.failPending(hook.id, lastError);
         return tries;
       }
       const due = first.next_attempt_at;
@@ -245,7 +192,7 @@ export class DeliveryLanes {
   private async sendPass(hook: LaneHook, head: PendingRow[], job: WebhookDeliverJob, observe: TryObserver): Promise<{ tries: number; end: PassEnd }> {
     // Both secrets during a rotation's overlap (each signature checks the time it signs at).
     const signer = signersOf(this.webhooks.box, hook);
-    const recorder = new DeliveredRecorder(this.ds);
+    const recorder = new DeliveredRecorder(this.store);
     const inFlight = new Set<Promise<void>>();
     let slotFreed: (() => void) | null = null;
     let end: PassEnd = 'drained';
@@ -360,7 +307,7 @@ export class DeliveryLanes {
     }
     if (code === 410) {
       // The receiver says it is gone for good: stop at once, for this delivery and every later event.
-      await this.ds.getRepository(Webhook).update({ id: hook.id }, { enabled: false, disabledReason: GONE_REASON });
+      await this.store.disable(hook.id, GONE_REASON);
       await this.webhooks.hooksChanged();
       await this.record(row.delivery_id, { status: 'failed', attempts: attemptsMade, last_status_code: 410, last_error: `${GONE_REASON}; webhook disabled`, last_latency_ms: latency });
       return { kind: 'disabled' };
@@ -382,13 +329,8 @@ export class DeliveryLanes {
     return { kind: 'retry', delayMs, error };
   }
 
-  private async record(deliveryId: string, patch: Record<string, unknown>): Promise<void> {
-    const values = { next_attempt_at: null, ...patch };
-    const columns = Object.keys(values);
-    await this.ds.query(
-      `UPDATE webhook_deliveries SET ${columns.map((c, i) => `"${c}" = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1`,
-      [deliveryId, ...columns.map((c) => (values as Record<string, unknown>)[c])],
-    );
+  private record(deliveryId: string, patch: Record<string, unknown>): Promise<void> {
+    return this.store.record(deliveryId, patch);
   }
 }
 
@@ -404,7 +346,7 @@ class DeliveredRecorder {
   private timer: NodeJS.Timeout | null = null;
   private failure: unknown = null;
 
-  constructor(private readonly ds: DataSource) {}
+  constructor(private readonly store: DeliveryLanesStore) {}
 
   add(t: DeliveredTry): void {
     this.waiting.push(t);
@@ -428,7 +370,7 @@ class DeliveredRecorder {
     this.writing = this.writing.then(async () => {
       if (this.failure !== null) return;
       try {
-        await this.ds.query(RECORD_DELIVERED_SQL, [batch.map((t) => t.id), batch.map((t) => t.attempts), batch.map((t) => t.code), batch.map((t) => t.at), batch.map((t) => t.latency)]);
+        await this.store.recordDelivered(batch);
       } catch (err) {
         this.failure = err;
       }

@@ -21,6 +21,7 @@ import type { Webhook, WebhookDelivery } from '../../entities';
 import type { Database } from '../db/database';
 import type { EventsService } from '../events/events.service';
 import type { Logger } from 'pino';
+import { reactTo } from '../shared/committed-changes';
 
 /** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface WebhooksServices {
@@ -307,21 +308,25 @@ export const webhooksFeature: FeatureModule<WebhooksServices> = {
     services.webhooks.lanes.crossProcess = services.db.kind === 'postgres';
     // Retries the embedded queue lost in a restart are due again (a lane already running just looks again).
     services.webhooks.resumePending().catch((err: Error) => services.logger.error({ err: err.message }, 'resuming webhook deliveries failed'));
-    services.events.onEventsCommitted(async (tenantId, eventIds) => {
+  },
+  reactions: (services) => [
+    reactTo('events.committed', 'webhooks: fan-out', async ({ tenantId, eventIds }) => {
       try {
         await services.webhooks.enqueueForEvents(tenantId, eventIds);
       } catch (err) {
         // Events are committed and readable from the feed; a failed fan-out must not fail the sync.
         services.logger.error({ tenantId, events: eventIds.length, err: (err as Error).message }, 'webhook fan-out failed');
       }
-    });
+    }),
     // An ISV's own events (no tenant) go to its ISV-wide endpoints.
-    services.events.onIsvEventsCommitted(async (isvId, eventIds) => {
+    reactTo('events.isv_committed', 'webhooks: ISV-wide fan-out', async ({ isvId, eventIds }) => {
       try {
         await services.webhooks.enqueueForIsvEvents(isvId, eventIds);
       } catch (err) {
         services.logger.error({ isvId, events: eventIds.length, err: (err as Error).message }, 'webhook fan-out failed');
       }
-    });
-  },
+    }),
+    // Registering, removing or disabling a webhook announces itself as an access change: the enabled hooks are read again.
+    reactTo('access.caches_cleared', 'webhooks: enabled hooks', () => services.webhooks.forgetEnabledHooks()),
+  ],
 };

@@ -98,10 +98,12 @@ export class WebhooksService {
   constructor(readonly ds: DataSource, readonly box: SecretBox, readonly queue: JobQueue, readonly config: AppConfig, private readonly access: AccessService) {
     this.lanes = new DeliveryLanes(ds, this);
     this.store = new WebhooksStore(ds);
-    access.onCachesCleared(() => {
-      this.hooksGeneration++;
-      this.enabledHooks.clear();
-    });
+  }
+
+  /** The access caches were cleared (`access.caches_cleared`, the webhooks feature's reaction): the enabled hooks are read again. */
+  forgetEnabledHooks(): void {
+    this.hooksGeneration++;
+    this.enabledHooks.clear();
   }
 
   /** A webhook was registered, removed or disabled: the fan-out of every process reads the tenant's webhooks again. */
@@ -124,17 +126,16 @@ export class WebhooksService {
     }
     const filter = checkedKinds(kinds);
     const normalised = await this.checkedUrl(url);
-    const repo = this.ds.getRepository(Webhook);
-    const count = await repo.count({ where: { tenantId: access ? access.tenant.id : IsNull(), isvId } });
+    const count = await this.store.countOf(access ? access.tenant.id : null, isvId);
     const max = access ? MAX_WEBHOOKS_PER_ISV_TENANT : MAX_ISV_WIDE_WEBHOOKS;
     if (count >= max) {
       throw new ServiceError('request_invalid', `At most ${max} webhooks ${access ? 'per tenant' : 'ISV-wide'}; delete one first.`);
     }
     const secret = newSecret();
-    const webhook = await repo.save(repo.create({
+    const webhook = await this.store.create({
       tenantId: access ? access.tenant.id : null, isvId, url: normalised, secretEncrypted: this.box.seal(secret), enabled: true, disabledReason: null,
       kinds: filter, previousSecretEncrypted: null, previousSecretExpiresAt: null,
-    }));
+    });
     await this.hooksChanged();
     return { webhook, secret, kinds: access ? delivered : filter };
   }
@@ -163,19 +164,19 @@ export class WebhooksService {
 
   /** The ISV's ISV-wide endpoints (null: every ISV's, for internal support), oldest first, with delivery counts. */
   async listIsvWide(isvId: string | null): Promise<{ webhook: Webhook; deliveries: DeliveryCounts }[]> {
-    const hooks = await this.ds.getRepository(Webhook).find({ where: { tenantId: IsNull(), ...(isvId ? { isvId } : {}) }, order: { createdAt: 'ASC', id: 'ASC' } });
+    const hooks = await this.store.hooksWhere({ tenantId: IsNull(), ...(isvId ? { isvId } : {}) });
     return this.withCounts(hooks);
   }
 
   /** Every endpoint of the ISV, ISV-wide ones first, then per tenant, oldest first (the console's list). */
   async ofIsv(isvId: string): Promise<{ webhook: Webhook; deliveries: DeliveryCounts }[]> {
-    const hooks = await this.ds.getRepository(Webhook).find({ where: { isvId }, order: { createdAt: 'ASC', id: 'ASC' } });
+    const hooks = await this.store.hooksWhere({ isvId });
     return this.withCounts([...hooks.filter((h) => h.tenantId === null), ...hooks.filter((h) => h.tenantId !== null)]);
   }
 
   /** One endpoint of the ISV by id, either scope; null when it is none of the ISV's. */
   async findOfIsv(isvId: string, webhookId: string): Promise<Webhook | null> {
-    return UUID.test(webhookId) ? this.ds.getRepository(Webhook).findOne({ where: { id: webhookId, isvId } }) : null;
+    return UUID.test(webhookId) ? this.store.hookWhere({ id: webhookId, isvId }) : null;
   }
 
   /** One webhook of the scope with its delivery counts (404 when it is another's or none). */
@@ -197,7 +198,7 @@ export class WebhooksService {
     if (change.enabled === true && !hook.enabled) Object.assign(patch, { enabled: true, disabledReason: null });
     if (change.enabled === false && hook.enabled) Object.assign(patch, { enabled: false, disabledReason: PAUSED_REASON });
     if (Object.keys(patch).length > 0) {
-      await this.ds.getRepository(Webhook).update({ id: hook.id }, patch);
+      await this.store.change(hook.id, patch);
       if (patch.enabled === false) await this.store.failPending(hook.id, `webhook ${PAUSED_REASON}`);
       await this.hooksChanged();
     }
@@ -213,7 +214,7 @@ export class WebhooksService {
     const hook = await this.owned(scope, webhookId);
     const secret = newSecret();
     const until = overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null;
-    await this.ds.getRepository(Webhook).update({ id: hook.id }, {
+    await this.store.change(hook.id, {
       secretEncrypted: this.box.seal(secret),
       previousSecretEncrypted: until ? hook.secretEncrypted : null,
       previousSecretExpiresAt: until,
@@ -234,7 +235,7 @@ export class WebhooksService {
     const row = UUID.test(deliveryId) ? await this.store.requeue(hook.id, deliveryId) : null;
     if (!row) throw ServiceError.notFound('Delivery');
     await this.wake(row.tenant_id ?? '', [hook.id]);
-    return this.ds.getRepository(WebhookDelivery).findOneByOrFail({ id: deliveryId });
+    return this.store.delivery(deliveryId);
   }
 
   /**
@@ -273,9 +274,7 @@ export class WebhooksService {
 
   /** The caller's webhooks on the tenant (admin: every ISV's), oldest first, with delivery counts. */
   async list(access: TenantAccess, isvId: string | null): Promise<{ webhook: Webhook; deliveries: DeliveryCounts }[]> {
-    const hooks = await this.ds.getRepository(Webhook).find({
-      where: { tenantId: access.tenant.id, ...(isvId ? { isvId } : {}) }, order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    const hooks = await this.store.hooksWhere({ tenantId: access.tenant.id, ...(isvId ? { isvId } : {}) });
     return this.withCounts(hooks);
   }
 
@@ -296,10 +295,7 @@ export class WebhooksService {
 
   async remove(scope: HookScope, webhookId: string): Promise<void> {
     const hook = await this.owned(scope, webhookId);
-    await this.ds.transaction(async (m) => {
-      await m.getRepository(WebhookDelivery).delete({ webhookId: hook.id });
-      await m.getRepository(Webhook).delete({ id: hook.id });
-    });
+    await this.store.remove(hook.id);
     await this.hooksChanged();
   }
 
@@ -310,15 +306,7 @@ export class WebhooksService {
   async deliveryLog(scope: HookScope, webhookId: string, q: PageRequest): Promise<Page<WebhookDelivery & { eventKind: string | null }>> {
     const hook = await this.owned(scope, webhookId);
     const afterId = afterKey(DELIVERIES_CURSOR, q)?.[0] ?? null;
-    const qb = this.ds.getRepository(WebhookDelivery).createQueryBuilder('d')
-      .where('d.webhook_id = :hook', { hook: hook.id })
-      .orderBy('d.created_at', 'DESC').addOrderBy('d.id', 'DESC')
-      .limit(rowsToFetch(q.limit));
-    if (afterId) {
-      qb.andWhere('(d.created_at, d.id) < (SELECT c.created_at, c.id FROM webhook_deliveries c WHERE c.id = :after AND c.webhook_id = :hook)', { after: afterId });
-    }
-    if (q.updated_since) qb.andWhere('d.updated_at >= :since', { since: new Date(q.updated_since) });
-    const rows = await qb.getMany();
+    const rows = await this.store.deliveryPage(hook.id, afterId, q.updated_since ? new Date(q.updated_since) : null, rowsToFetch(q.limit));
     const kinds = await this.store.kindsOf(rows.map((d) => d.eventId));
     return toPage(rows.map((d) => Object.assign(d, { eventKind: kinds.get(d.eventId) ?? null })), q.limit, DELIVERIES_CURSOR, (d) => [d.id]);
   }
@@ -327,7 +315,7 @@ export class WebhooksService {
     const where = scope.tenant
       ? { id: webhookId, tenantId: scope.tenant.tenant.id, ...(scope.isvId ? { isvId: scope.isvId } : {}) }
       : { id: webhookId, tenantId: IsNull(), ...(scope.isvId ? { isvId: scope.isvId } : {}) };
-    const hook = UUID.test(webhookId) ? await this.ds.getRepository(Webhook).findOne({ where }) : null;
+    const hook = UUID.test(webhookId) ? await this.store.hookWhere(where) : null;
     // Another ISV's webhook is as invisible as one that does not exist.
     if (!hook) throw ServiceError.notFound('Webhook');
     return hook;
@@ -365,7 +353,7 @@ export class WebhooksService {
    */
   async enqueueForIsvEvents(isvId: string, eventIds: string[]): Promise<number> {
     if (eventIds.length === 0) return 0;
-    const hooks = await this.ds.getRepository(Webhook).find({ where: { isvId, tenantId: IsNull(), enabled: true } });
+    const hooks = await this.store.hooksWhere({ isvId, tenantId: IsNull(), enabled: true }, false);
     if (hooks.length === 0) return 0;
     let queued = 0;
     for (const ids of chunks(eventIds, FAN_OUT_CHUNK)) {
@@ -381,7 +369,7 @@ export class WebhooksService {
     const hit = this.enabledHooks.get(tenantId);
     if (hit) return hit;
     const generation = this.hooksGeneration;
-    const hooks = await this.ds.getRepository(Webhook).find({ where: [{ tenantId, enabled: true }, { tenantId: IsNull(), enabled: true }] });
+    const hooks = await this.store.hooksWhere([{ tenantId, enabled: true }, { tenantId: IsNull(), enabled: true }], false);
     // Not kept when a change cleared the cache while this was read: it may be from before the change.
     if (generation === this.hooksGeneration) this.enabledHooks.set(tenantId, hooks);
     return hooks;

@@ -1,15 +1,67 @@
 /**
- * The webhooks service's statements beside its repository calls (docs/architecture.md, Events and
- * webhooks): the fan-out of committed events into deliveries, deliveries counted per webhook and state,
+ * The webhooks service's data access (docs/architecture.md, Events and webhooks): the endpoints and
+ * their delivery log, the fan-out of committed events into deliveries, deliveries counted per webhook and state,
  * and the lanes with deliveries still pending. The lanes' own statements are in delivery-lanes.ts, the
  * store of delivery order.
  */
-import type { DataSource } from 'typeorm';
+import { IsNull, type DataSource, type FindOptionsWhere } from 'typeorm';
+import { Webhook, WebhookDelivery } from '../../entities';
 import { eventVisibility, visibleWhere, type EventVisibility } from '../access/event-visibility';
 import { kindFilterTerms } from './event-access';
 
 export class WebhooksStore {
   constructor(private readonly ds: DataSource) {}
+
+  /** How many endpoints the ISV has on the tenant (null: ISV-wide). */
+  countOf(tenantId: string | null, isvId: string): Promise<number> {
+    return this.ds.getRepository(Webhook).count({ where: { tenantId: tenantId ?? IsNull(), isvId } });
+  }
+
+  create(values: Partial<Webhook>): Promise<Webhook> {
+    const repo = this.ds.getRepository(Webhook);
+    return repo.save(repo.create(values));
+  }
+
+  /** The webhooks `where` selects, oldest first (`ordered` false: in no order, as the fan-out reads them). */
+  hooksWhere(where: FindOptionsWhere<Webhook> | FindOptionsWhere<Webhook>[], ordered = true): Promise<Webhook[]> {
+    return this.ds.getRepository(Webhook).find({ where, ...(ordered ? { order: { createdAt: 'ASC', id: 'ASC' } as const } : {}) });
+  }
+
+  hookWhere(where: FindOptionsWhere<Webhook>): Promise<Webhook | null> {
+    return this.ds.getRepository(Webhook).findOne({ where });
+  }
+
+  async change(webhookId: string, patch: Partial<Webhook>): Promise<void> {
+    await this.ds.getRepository(Webhook).update({ id: webhookId }, patch);
+  }
+
+  delivery(deliveryId: string): Promise<WebhookDelivery> {
+    return this.ds.getRepository(WebhookDelivery).findOneByOrFail({ id: deliveryId });
+  }
+
+  /** A webhook and its deliveries, in one transaction. */
+  async remove(webhookId: string): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      await m.getRepository(WebhookDelivery).delete({ webhookId });
+      await m.getRepository(Webhook).delete({ id: webhookId });
+    });
+  }
+
+  /**
+   * One page of a webhook's delivery log, newest first: keyset on (created_at, id) of the delivery `afterId`,
+   * compared against the stored row (no timestamp precision is lost in a cursor).
+   */
+  deliveryPage(webhookId: string, afterId: string | null, updatedSince: Date | null, limit: number): Promise<WebhookDelivery[]> {
+    const qb = this.ds.getRepository(WebhookDelivery).createQueryBuilder('d')
+      .where('d.webhook_id = :hook', { hook: webhookId })
+      .orderBy('d.created_at', 'DESC').addOrderBy('d.id', 'DESC')
+      .limit(limit);
+    if (afterId) {
+      qb.andWhere('(d.created_at, d.id) < (SELECT c.created_at, c.id FROM webhook_deliveries c WHERE c.id = :after AND c.webhook_id = :hook)', { after: afterId });
+    }
+    if (updatedSince) qb.andWhere('d.updated_at >= :since', { since: updatedSince });
+    return qb.getMany();
+  }
 
   /**
    * One pending delivery per (webhook, event among `eventIds` the webhook's ISV may see), in one
