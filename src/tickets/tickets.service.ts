@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
-import { type Connection, TicketLink } from '../../entities';
+import type { Connection, TicketLink } from '../../entities';
 import type { SyncJobs } from '../sync/sync-jobs';
 import type { TicketUpdate, TimeEntryInput as TimeEntryWrite } from '../connectors/vendor-writes';
 import type { NoteDraft, TicketDraft, TicketPatch } from '../connectors/write-types';
@@ -133,7 +133,7 @@ export class TicketsService {
 
   /** A linked ticket on a connection where the caller holds `grant`; 404 when it is not in the link store. */
   async linked(access: TenantAccess, ticketRef: string, grant: GrantKey): Promise<{ link: TicketLink; c: Connection }> {
-    const links = await this.ds.getRepository(TicketLink).find({ where: { tenantId: access.tenant.id, ticketRef } });
+    const links = await this.store.linksOfTicket(access.tenant.id, ticketRef);
     const held = this.access.targets(access, grant, 'psa');
     const { record: link, connection: c } = requireTarget(access, grant, held, links, (l) => l.connectionId,
       () => new ServiceError('not_found', `Ticket ${ticketRef} is not in the link store: only tickets created through this service take write-back and time.`));
