@@ -29,6 +29,16 @@ export function actorOf(caller: Caller): AuditActor {
   return { kind: caller.kind === 'isv' ? 'isv_key' : 'msp_key', id: caller.apiKeyId, ...(caller.keyPrefix ? { key_prefix: caller.keyPrefix } : {}) };
 }
 
+/** The person behind a caller (a console session), or null for a bare key or the admin token. */
+export function personOf(caller: Caller): CallerPerson | null {
+  return caller.kind === 'admin' ? null : caller.person ?? null;
+}
+
+/** How a page names an actor recorded in the audit log: the person's email, else the kind of actor. */
+export function actorLabel(actor: Partial<Pick<AuditActor, 'kind' | 'email'>> | undefined): string {
+  return actor?.kind === 'person' && actor.email ? actor.email : actor?.kind ?? 'someone';
+}
+
 export type CallerKind = Caller['kind'];
 
 /**

@@ -17,6 +17,7 @@ import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
 import { Grant, type Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
+import { requireTarget } from '../access/target-access';
 import type { AgreementLineChange, AgreementLineDraft, AgreementLineEnd, CatalogueProduct, SyncedLine } from '../connectors/agreement-write-types';
 import { ServiceError } from '../errors/service-error';
 import { isSafeText } from '../shared/request';
@@ -84,20 +85,18 @@ export class AgreementLinesService {
     const rows: { connection_id: string; status: string }[] = safeId(agreementSourceId)
       ? await this.store.agreements(access.tenant.id, agreementSourceId)
       : [];
-    const row = rows.find((r) => held.some((c) => c.id === r.connection_id));
-    if (!row) {
-      if (rows.some((r) => access.connections.some((c) => c.id === r.connection_id))) throw ServiceError.grantMissing(Grant.AgreementWrite);
+    const { record: row, connection: c } = requireTarget(access, Grant.AgreementWrite, held, rows, (r) => r.connection_id, () => {
       const named = safeId(agreementSourceId) ? `Agreement ${JSON.stringify(agreementSourceId)}` : 'The agreement';
-      throw new ServiceError('agreement_requires_existing', `${named} does not exist in this tenant's PSA; the service never creates an agreement header.`, {
+      return new ServiceError('agreement_requires_existing', `${named} does not exist in this tenant's PSA; the service never creates an agreement header.`, {
         details: { agreement_status: null },
       });
-    }
+    });
     if (row.status !== 'active') {
       throw new ServiceError('agreement_requires_existing', `Agreement ${agreementSourceId} is ${row.status}; only an active agreement takes a line write.`, {
         details: { agreement_status: row.status },
       });
     }
-    return held.find((c) => c.id === row.connection_id)!;
+    return c;
   }
 
   /** A line of this agreement on this connection, or 422 (unknown, or another agreement's). */

@@ -169,7 +169,7 @@ export class AskService {
       const keys = p.add(groups.map((x) => x.name));
       rows = groups.length === 0 ? [] : await this.store.rows(`${select} ${from} AND ${key} = ANY(${keys}::text[])`, `${key}, ${orderBy}`, this.citeCap, p.values);
     } else {
-      const n = await this.store.count(from, p.values);
+      const n = await this.store.countRecords(from, p.values);
       count = n;
       const take = query.aggregate === 'list' ? Math.min(query.limit ?? 25, this.citeCap) : this.citeCap;
       rows = count === 0 ? [] : await this.store.rows(`${select} ${from}`, orderBy, take, p.values);

@@ -43,7 +43,7 @@ export class AskStore {
     );
   }
 
-  async count(from: string, values: unknown[]): Promise<number> {
+  async countRecords(from: string, values: unknown[]): Promise<number> {
     const [{ n }] = await this.ds.query(`SELECT COUNT(*)::int AS n ${from}`, values);
     return n;
   }

@@ -23,7 +23,8 @@ import type { SyncService } from '../sync/sync.service';
 import { checkWrite, previewWrites, type CommitRun, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 import type { ApproveChargeBody, ApproveChargePreview, ApproveChargeResult, Charge, ChargeDecision as ChargeDecisionSchema, ChargesQuery, IsvCharge, UnresolvedCostRow } from './billing.schemas';
 import type { Page } from '../shared/paging';
-import { resolveCostRows, storeCostResolutions, unresolvedOut, type LandedCostRow } from './cost-resolution';
+import { unresolvedOut, type LandedCostRow } from './cost-resolution';
+import { resolveCostRows, storeCostResolutions } from './cost-resolution.store';
 import { ChargesStore, lineKey } from './charges.store';
 
 type ChargeOut = z.infer<typeof Charge>;
@@ -96,7 +97,7 @@ export class ChargesService {
       await this.store.lock(m, tenantId);
       // Resolved under the lock, and stored for the reconciliation.
       const wanted = proposals(await storeCostResolutions(m, tenantId));
-      const lines = await this.store.lineFacts(m, tenantId, [...wanted.values()].map((p) => p.lineSourceId));
+      const lines = await this.store.lineFacts(tenantId, [...wanted.values()].map((p) => p.lineSourceId), m);
       const existing = await this.store.existing(m, tenantId);
       const open = new Map(existing.filter((e) => e.status === 'pending' || e.status === 'approving').map((e) => [lineKey(e.connection_id, e.line_source_id), e]));
       const decided = new Set(existing.filter((e) => e.status === 'approved' || e.status === 'dismissed')
@@ -116,15 +117,15 @@ export class ChargesService {
             && Number(current.current_quantity) === Number(line.quantity) && JSON.stringify([...(current.cost_rows as string[])].sort()) === costRows
             && (current.unit_price == null ? null : Number(current.unit_price)) === (line.unit_price == null ? null : Number(line.unit_price));
           if (!same) {
-            await this.store.update(m, [current.id, p.quantity, line.quantity, line.unit_price, p.periodStart, p.periodEnd, costRows]);
+            await this.store.updateCharge(m, [current.id, p.quantity, line.quantity, line.unit_price, p.periodStart, p.periodEnd, costRows]);
           }
           continue;
         }
         inserts.push([tenantId, p.connectionId, p.agreementSourceId, p.lineSourceId, line.company_source_id, line.company_name, line.product_source_id, line.product_name, line.quantity, p.quantity, line.unit_price, p.periodStart, p.periodEnd, costRows]);
       }
-      await this.store.insert(m, inserts);
+      await this.store.insertPendingCharges(m, inserts);
       const stale = [...open.entries()].filter(([key, e]) => e.status === 'pending' && !keep.has(key)).map(([, e]) => e.id);
-      if (stale.length) await this.store.remove(m, stale);
+      if (stale.length) await this.store.deleteCharges(m, stale);
     }));
   }
 
@@ -179,7 +180,7 @@ export class ChargesService {
         if (charge.status !== 'pending' && charge.status !== 'approving') {
           throw new ServiceError('request_invalid', `Charge ${id} is ${charge.status}; only a pending charge can be approved.`, { details: { status: charge.status } });
         }
-        const line = (await this.store.lineFacts(this.ds.manager, tenantId, [charge.line_source_id])).get(lineKey(c.id, charge.line_source_id));
+        const line = (await this.store.lineFacts(tenantId, [charge.line_source_id])).get(lineKey(c.id, charge.line_source_id));
         const change: AgreementLineChange = {
           marker, agreementSourceId: charge.agreement_source_id, lineSourceId: charge.line_source_id, effectiveDate: todayUtc(this.vendorNow),
           quantity: Number(charge.proposed_quantity), current: line ? syncedLine(line) : null,

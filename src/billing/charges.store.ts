@@ -41,14 +41,14 @@ export class ChargesStore {
   }
 
   /** [id, proposed quantity, current quantity, unit price, period start, period end, cost rows]. */
-  async update(m: EntityManager, values: unknown[]): Promise<void> {
+  async updateCharge(m: EntityManager, values: unknown[]): Promise<void> {
     await m.query(
       `UPDATE charges SET proposed_quantity = $2, current_quantity = $3, unit_price = $4, period_start = $5, period_end = $6, cost_rows = $7, updated_at = now() WHERE id = $1`,
       values);
   }
 
   /** New pending charges, 500 a statement; each row has the 14 columns before `status`. */
-  async insert(m: EntityManager, inserts: unknown[][]): Promise<void> {
+  async insertPendingCharges(m: EntityManager, inserts: unknown[][]): Promise<void> {
     for (let i = 0; i < inserts.length; i += 500) {
       const chunk = inserts.slice(i, i + 500);
       const values = chunk.map((_r, j) => `(${Array.from({ length: 14 }, (_x, k) => `$${j * 14 + k + 1}`).join(', ')}, 'pending')`).join(', ');
@@ -58,12 +58,12 @@ export class ChargesStore {
     }
   }
 
-  async remove(m: EntityManager, ids: string[]): Promise<void> {
+  async deleteCharges(m: EntityManager, ids: string[]): Promise<void> {
     await m.query('DELETE FROM charges WHERE id = ANY($1)', [ids]);
   }
 
   /** The agreement line behind each charge to be, with its agreement's company and its product's name. */
-  async lineFacts(m: EntityManager, tenantId: string, lineIds: string[]): Promise<Map<string, LineFacts>> {
+  async lineFacts(tenantId: string, lineIds: string[], m: EntityManager = this.ds.manager): Promise<Map<string, LineFacts>> {
     if (!lineIds.length) return new Map();
     const rows: LineFacts[] = await m.query(
       `SELECT l.connection_id, l.source_id, l.quantity, l.unit_price, l.unit_cost, l.product_source_id, COALESCE(p.name, l.product_name) AS product_name,

@@ -10,7 +10,8 @@ import type { z } from 'zod';
 import { checkAmount, checkCurrency, checkDay, checkExtended, checkPeriod, roundMoney, throwProblems, type Problem } from './billing-rules';
 import { COSTS_CURSOR, MINIMUMS_CURSOR, type CostsQuery, type IsvCost, type IsvCostSubmitted, type MinimumsQuery, type PartnerMinimum, type PartnerMinimumSubmitted, type SubmitIsvCostBody, type SubmitPartnerMinimumBody } from './billing.schemas';
 import type { Page } from '../shared/paging';
-import { costRowOutcome, resolveCostRowsById, resolveUnstoredCostRow, type ResolvedCostRow } from './cost-resolution';
+import { costRowOutcome, type ResolvedCostRow } from './cost-resolution';
+import { resolveCostRowsById, resolveUnstoredCostRow } from './cost-resolution.store';
 import { COST_ORDER, COSTS, CostRowsStore, MINIMUM_ORDER, MINIMUMS, type RowTable, type StoredRow, type Values } from './cost-rows.store';
 import { retryingTransient } from '../db/transient';
 import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
@@ -126,7 +127,7 @@ export class CostRowsService {
 
   private async submit(t: RowTable, tenantId: string, isvId: string, key: string | null, values: Values, dryRun: boolean): Promise<{ row: Partial<StoredRow>; replaces: string | null }> {
     if (dryRun) {
-      const before = await this.store.prior(this.ds.manager, t, tenantId, isvId, key, values, false);
+      const before = await this.store.prior(t, tenantId, isvId, key, values, false);
       return { row: { id: before?.id, revision: (before?.revision ?? 0) + 1 } as Partial<StoredRow>, replaces: before?.id ?? null };
     }
     // Two racing first submissions of one identity: the loser's insert meets the unique index and is

@@ -32,7 +32,7 @@ export class CostRowsStore {
    * identity. A key whose row now has another identity that a second row already holds would merge
    * two rows: refused (409), nothing written.
    */
-  async prior(m: EntityManager, t: RowTable, tenantId: string, isvId: string, key: string | null, values: Values, lock: boolean): Promise<{ id: string; revision: number } | null> {
+  async prior(t: RowTable, tenantId: string, isvId: string, key: string | null, values: Values, lock: boolean, m: EntityManager = this.ds.manager): Promise<{ id: string; revision: number } | null> {
     const forUpdate = lock ? ' FOR UPDATE' : '';
     const naturalWhere = t.natural.map((c, i) => `${c} = $${i + 3}`).join(' AND ');
     const naturalArgs = t.natural.map((c) => values[c]);
@@ -50,7 +50,7 @@ export class CostRowsStore {
   }
 
   async write(m: EntityManager, t: RowTable, tenantId: string, isvId: string, key: string | null, values: Values): Promise<{ row: StoredRow; replaces: string | null }> {
-    const before = await this.prior(m, t, tenantId, isvId, key, values, true);
+    const before = await this.prior(t, tenantId, isvId, key, values, true, m);
     const cols = Object.keys(values);
     const args = cols.map((c) => values[c]);
     if (before) {

@@ -78,7 +78,7 @@ export class LineMappingsService {
       }
       const unmapped = existing.filter((e) => e.status === 'unmapped');
       if (b.status === 'mapped' && unmapped.length) await this.store.removeIds(m, unmapped.map((e) => e.id));
-      const id = await this.store.insert(m, [tenantId, isvId, b.vendor_product_ref, b.status, target?.connection_id ?? null, target?.agreement_source_id ?? null, target?.line_source_id ?? null]);
+      const id = await this.store.insertMapping(m, [tenantId, isvId, b.vendor_product_ref, b.status, target?.connection_id ?? null, target?.agreement_source_id ?? null, target?.line_source_id ?? null]);
       return { id, already: false, removedUnmapped: b.status === 'mapped' && unmapped.length > 0 };
     });
     if (!out.already) await this.changes.publish('billing.line_mappings_changed', { tenantId }, { tenantId });
@@ -114,11 +114,11 @@ export class LineMappingsService {
   async remove(tenantId: string, isvId: string | null, id: string, dryRun = false): Promise<boolean> {
     if (dryRun) {
       const found: unknown[] = /^[0-9a-f-]{36}$/i.test(id)
-        ? await this.store.exists(tenantId, id, isvId)
+        ? await this.store.mappingRows(tenantId, id, isvId)
         : [];
       return found.length > 0;
     }
-    const rows = /^[0-9a-f-]{36}$/i.test(id) ? await this.store.remove(tenantId, id, isvId) : [];
+    const rows = /^[0-9a-f-]{36}$/i.test(id) ? await this.store.deleteMapping(tenantId, id, isvId) : [];
     if (rows.length) await this.changes.publish('billing.line_mappings_changed', { tenantId }, { tenantId });
     return rows.length > 0;
   }

@@ -33,7 +33,7 @@ export class LineMappingsStore {
   }
 
   /** [tenant, isv, product ref, status, connection, agreement, line]; answers the new id. */
-  async insert(m: EntityManager, values: unknown[]): Promise<string> {
+  async insertMapping(m: EntityManager, values: unknown[]): Promise<string> {
     const [row]: { id: string }[] = await m.query(
       `INSERT INTO agreement_line_mappings (tenant_id, isv_id, vendor_product_ref, status, connection_id, agreement_source_id, line_source_id, decided_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'isv') RETURNING id`,
@@ -66,12 +66,12 @@ export class LineMappingsStore {
   }
 
   /** The mapping of that (uuid) id on the tenant, the ISV's only when `isvId` is given. */
-  exists(tenantId: string, id: string, isvId: string | null): Promise<unknown[]> {
+  mappingRows(tenantId: string, id: string, isvId: string | null): Promise<unknown[]> {
     return this.ds.query(`SELECT id FROM agreement_line_mappings WHERE tenant_id = $1 AND id = $2 ${isvId ? 'AND isv_id = $3' : ''}`, isvId ? [tenantId, id, isvId] : [tenantId, id]);
   }
 
   /** Deletes it; answers the rows deleted. */
-  async remove(tenantId: string, id: string, isvId: string | null): Promise<{ id: string }[]> {
+  async deleteMapping(tenantId: string, id: string, isvId: string | null): Promise<{ id: string }[]> {
     const [rows]: [{ id: string }[], number] = await this.ds.query(`DELETE FROM agreement_line_mappings WHERE tenant_id = $1 AND id = $2 ${isvId ? 'AND isv_id = $3' : ''} RETURNING id`, isvId ? [tenantId, id, isvId] : [tenantId, id]);
     return rows;
   }

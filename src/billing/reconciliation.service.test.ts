@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { openDatabase, type Database } from '../db/database';
 import { testDatabaseOptions } from '../../test/support/runtime';
 import { ReconciliationService } from './reconciliation.service';
-import { storeCostResolutions, storedResolutionIsCurrent } from './cost-resolution';
+import { storeCostResolutions, storedResolutionIsCurrent } from './cost-resolution.store';
 
 let db: Database;
 let tenantId: string;

@@ -3,7 +3,7 @@
  * read both sides of a period in one snapshot. The comparison itself stays in reconciliation.service.ts.
  */
 import type { DataSource } from 'typeorm';
-import { resolvedCostsCte, storedCostsCte, storedResolutionIsCurrent } from './cost-resolution';
+import { resolvedCostsCte, storedCostsCte, storedResolutionIsCurrent } from './cost-resolution.store';
 
 /**
  * The agreement side: every line of the tenant's active agreements, with its product's name and its

@@ -10,6 +10,7 @@ import type { DataSource } from 'typeorm';
 import { z } from 'zod';
 import { fixturesDir } from '../shared/project-root';
 import { roundMoney } from './billing-rules';
+import { SandboxBillingStore } from './sandbox-billing.store';
 
 const Fixture = z.object({
   _comment: z.string().optional(),
@@ -44,30 +45,31 @@ export function monthPeriod(offset: number, now = new Date()): { start: string; 
 export async function seedSandboxBilling(ds: DataSource, slug: string, tenantId: string, isvId: string, psaConnectionId: string | null, now = new Date()): Promise<void> {
   const fixture = readSandboxBilling(slug);
   if (!fixture) return;
+  const store = new SandboxBillingStore();
   await ds.transaction(async (m) => {
     for (const mp of fixture.mappings) {
       const mapped = mp.status === 'mapped';
       if (mapped && !psaConnectionId) continue;
-      await m.query(
-        `INSERT INTO agreement_line_mappings (tenant_id, isv_id, vendor_product_ref, status, connection_id, agreement_source_id, line_source_id, decided_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'isv') ON CONFLICT DO NOTHING`,
-        [tenantId, isvId, mp.vendor_product_ref, mp.status, mapped ? psaConnectionId : null, mapped ? mp.agreement_id : null, mapped ? mp.agreement_line_ref : null]);
+      await store.addMapping(m, {
+        tenantId, isvId, vendorProductRef: mp.vendor_product_ref, status: mp.status, connectionId: mapped ? psaConnectionId : null,
+        agreementSourceId: mapped ? mp.agreement_id ?? null : null, lineSourceId: mapped ? mp.agreement_line_ref ?? null : null,
+      });
     }
     const names = new Map(fixture.products.map((p) => [p.ref, p.name]));
     for (const c of fixture.costs) {
       const p = monthPeriod(c.month, now);
-      await m.query(
-        `INSERT INTO isv_costs (tenant_id, isv_id, external_customer_ref, product_source_id, product_name, period_start, period_end, actual_quantity, billable_quantity, currency, msp_cost_unit, msp_cost_extended)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT ON CONSTRAINT uq_isv_costs_row DO NOTHING`,
-        [tenantId, isvId, c.external_customer_ref, c.product_source_id, names.get(c.product_source_id) ?? null, p.start, p.end,
-          c.actual_quantity, c.billable_quantity, c.currency, c.msp_cost_unit, roundMoney(c.msp_cost_unit * c.billable_quantity)]);
+      await store.addCost(m, {
+        tenantId, isvId, customerRef: c.external_customer_ref, productSourceId: c.product_source_id, productName: names.get(c.product_source_id) ?? null,
+        periodStart: p.start, periodEnd: p.end, actualQuantity: c.actual_quantity, billableQuantity: c.billable_quantity, currency: c.currency,
+        mspCostUnit: c.msp_cost_unit, mspCostExtended: roundMoney(c.msp_cost_unit * c.billable_quantity),
+      });
     }
     for (const pm of fixture.partner_minimums) {
       const p = monthPeriod(pm.month, now);
-      await m.query(
-        `INSERT INTO partner_minimums (tenant_id, isv_id, product_source_id, product_name, period_start, period_end, currency, minimum_amount)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT ON CONSTRAINT uq_partner_minimums_row DO NOTHING`,
-        [tenantId, isvId, pm.product_source_id, pm.product_name ?? null, p.start, p.end, pm.currency, pm.minimum_amount]);
+      await store.addMinimum(m, {
+        tenantId, isvId, productSourceId: pm.product_source_id, productName: pm.product_name ?? null, periodStart: p.start, periodEnd: p.end,
+        currency: pm.currency, minimumAmount: pm.minimum_amount,
+      });
     }
   });
 }

@@ -10,6 +10,7 @@ import type { z as zod } from 'zod';
 import type { Connection } from '../../entities';
 import { isvOf, type TenantAccess, type AccessService } from '../access/access.service';
 import { Grant } from '../access/caller';
+import { companyCreateTargets } from '../access/target-access';
 import type { DistributorCompanyDraft } from '../connectors/distributor-write-types';
 import { ServiceError } from '../errors/service-error';
 import type { FeatureModule } from '../operations/feature-module';
@@ -86,9 +87,7 @@ const createCompany = defineOperation({
     const distributors = access.connections.filter((c) => c.kind === 'distributor');
     // A distributor grant needs a distributor connection: that is checked first (docs/architecture.md, Distributor).
     if (distributorAsked && distributors.length === 0) throw new ServiceError('distributor_required', 'This tenant has no connected distributor: company create at a distributor is not possible.');
-    const distributor = distributorAsked ? ctx.granted[0] : null;
-    // Beside a distributor create, the PSA match runs where the caller also holds psa.company.create.
-    const psa = distributorAsked ? services.access.holding(access, Grant.CompanyCreate, 'psa') : [...ctx.granted];
+    const { psa, distributor } = companyCreateTargets(services.access, access, ctx.granted, distributorAsked);
     return services.pipeline.write({
       caller: ctx.caller, access, operation: 'company.create', subjectRef: body.name, request: body,
       prepare: async () => {

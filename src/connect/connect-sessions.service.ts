@@ -7,8 +7,8 @@
  * tenant's audit log with who did it.
  */
 import { createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { In, type DataSource } from 'typeorm';
-import { ApiKey, Connection, ConnectSession, Isv, SyncState, Tenant, type ConnectionKind } from '../../entities';
+import type { DataSource } from 'typeorm';
+import type { Connection, ConnectSession, ConnectionKind } from '../../entities';
 import { grantKeysFor, type AccessService } from '../access/access.service';
 import { isGrantKey, type Caller, type GrantKey } from '../access/caller';
 import type { PermissionFinding, PermissionNeed } from '../connectors/capabilities';
@@ -156,7 +156,7 @@ export class ConnectSessions {
     }
     if (body.redirect_url != null) checkRedirectUrl(body.redirect_url);
     const token = randomBytes(32).toString('base64url');
-    const session = await this.ds.getRepository(ConnectSession).save({
+    const session = await this.store.insertSession({
       isvId, tenantId: body.tenant_id ?? null, mspName: body.msp_name ?? null, kinds, requestedGrants: [...new Set(body.requested_grants)],
       redirectUrl: body.redirect_url ?? null, tokenHash: sha256(token), state: 'pending',
       expiresAt: new Date(Date.now() + body.expires_in_minutes * 60_000), completedAt: null, cancelledAt: null, draftSealed: null, draftInfo: {},
@@ -172,7 +172,7 @@ export class ConnectSessions {
 
   /** The ISV's sessions (null: internal support, every ISV's). */
   async ofIsv(isvId: string | null): Promise<ConnectSession[]> {
-    const sessions = await this.ds.getRepository(ConnectSession).find({ where: isvId ? { isvId } : {}, order: { createdAt: 'ASC' } });
+    const sessions = await this.store.sessionsOfIsv(isvId);
     await this.noticeExpired(sessions);
     return sessions;
   }
@@ -186,7 +186,7 @@ export class ConnectSessions {
 
   /** The ISV's own session (null: internal support, any); another's, or none, is 404. */
   async get(isvId: string | null, id: string): Promise<ConnectSession> {
-    const s = isUuid(id) ? await this.ds.getRepository(ConnectSession).findOneBy(isvId ? { id, isvId } : { id }) : null;
+    const s = isUuid(id) ? await this.store.sessionOfIsv(isvId, id) : null;
     if (!s) throw ServiceError.notFound('Connect session');
     await this.noticeExpired([s]);
     return s;
@@ -194,9 +194,7 @@ export class ConnectSessions {
 
   async cancel(isvId: string, id: string): Promise<ConnectSession> {
     const s = await this.get(isvId, id);
-    const res = await this.ds.createQueryBuilder().update(ConnectSession).set({ state: 'cancelled', cancelledAt: () => 'now()' })
-      .where('id = :id AND state = :pending', { id: s.id, pending: 'pending' }).execute();
-    if (!res.affected) {
+    if (!(await this.store.cancelPending(s.id))) {
       const now = stateOf(await this.get(isvId, id));
       if (now === 'cancelled') return this.get(isvId, id);
       throw new ServiceError('request_invalid', `The session is ${now === 'pending' ? 'being completed' : now}; it can no longer be cancelled.`, { details: { state: now } });
@@ -220,7 +218,7 @@ export class ConnectSessions {
   /** The kind and connector of the sessions' connections, for `view`. */
   async connectionFacts(sessions: ConnectSession[]): Promise<Map<string, { kind: string; connector: string }>> {
     const ids = [...new Set(sessions.flatMap((s) => s.connectionIds))];
-    const rows = ids.length ? await this.ds.getRepository(Connection).find({ where: { id: In(ids) } }) : [];
+    const rows = await this.store.connectionsWithIds(ids);
     return new Map(rows.map((c) => [c.id, { kind: c.kind, connector: c.connector }]));
   }
 
@@ -228,7 +226,7 @@ export class ConnectSessions {
 
   /** The session a page token names, when it may still be used; a refusal in words otherwise. */
   async byToken(token: string): Promise<ConnectSession> {
-    const s = /^[A-Za-z0-9_-]{43}$/.test(token) ? await this.ds.getRepository(ConnectSession).findOneBy({ tokenHash: sha256(token) }) : null;
+    const s = /^[A-Za-z0-9_-]{43}$/.test(token) ? await this.store.sessionByTokenHash(sha256(token)) : null;
     if (!s) throw new ConnectPageRefusal(404, 'This link is not valid', 'Check that you copied the whole link, or ask for a new one.');
     // Compared in constant time as well (the lookup was by hash, so this only guards against a collision of bugs).
     if (!timingSafeEqual(Buffer.from(s.tokenHash), Buffer.from(sha256(token)))) throw new ConnectPageRefusal(404, 'This link is not valid', 'Ask for a new one.');
@@ -243,7 +241,7 @@ export class ConnectSessions {
   async isvName(s: ConnectSession): Promise<string> {
     // A repair session is the MSP's own: no ISV asks anything there.
     if (!s.isvId) return 'your console';
-    return (await this.ds.getRepository(Isv).findOneBy({ id: s.isvId }))?.name ?? 'An ISV';
+    return (await this.store.isvName(s.isvId)) ?? 'An ISV';
   }
 
   /**
@@ -252,10 +250,10 @@ export class ConnectSessions {
    * (its records and every ISV's grants on it stay). Valid for an hour; the caller sends the person to it.
    */
   async startRepair(tenantId: string, connectionId: string, by: { personId: string | null; email: string | null }): Promise<{ token: string; expiresAt: Date }> {
-    const c = isUuid(connectionId) ? await this.ds.getRepository(Connection).findOneBy({ id: connectionId, tenantId }) : null;
+    const c = isUuid(connectionId) ? await this.store.connectionOfTenant(tenantId, connectionId) : null;
     if (!c) throw ServiceError.notFound('Connection');
     const token = randomBytes(32).toString('base64url');
-    const session = await this.ds.getRepository(ConnectSession).save({
+    const session = await this.store.insertSession({
       isvId: null, tenantId, repairConnectionId: c.id, mspName: null, kinds: [c.kind], requestedGrants: [], redirectUrl: null,
       tokenHash: sha256(token), state: 'pending', expiresAt: new Date(Date.now() + 3600_000), completedAt: null, cancelledAt: null, draftSealed: null,
       draftInfo: {}, oauthStateHash: null, progressHash: null, connectionIds: [], granted: [], missingPermissions: [], steps: [],
@@ -266,7 +264,7 @@ export class ConnectSessions {
 
   async tenantName(s: ConnectSession): Promise<string | null> {
     if (!s.tenantId) return s.mspName;
-    return (await this.ds.getRepository(Tenant).findOneBy({ id: s.tenantId }))?.name ?? null;
+    return this.store.tenantName(s.tenantId);
   }
 
   /**
@@ -291,14 +289,14 @@ export class ConnectSessions {
   /** The tenant's current connections (what the page shows before anything is decided; never a credential). */
   async currentConnections(s: ConnectSession): Promise<{ id: string; kind: string; connector: string; baseUrl: string }[]> {
     if (!s.tenantId) return [];
-    const rows = await this.ds.getRepository(Connection).find({ where: { tenantId: s.tenantId }, order: { createdAt: 'ASC' } });
+    const rows = await this.store.connectionsOfTenant(s.tenantId);
     return rows.map((c) => ({ id: c.id, kind: c.kind, connector: c.connector, baseUrl: c.baseUrl }));
   }
 
   /** The connectors the page offers for a kind: every one that can fill it, or a repair session's own. */
   async connectorsOf(s: ConnectSession, kind: string): Promise<string[]> {
     if (!s.repairConnectionId) return this.connectorsFor(kind);
-    const c = await this.ds.getRepository(Connection).findOneBy({ id: s.repairConnectionId });
+    const c = await this.store.connection(s.repairConnectionId);
     return c ? [c.connector] : [];
   }
 
@@ -316,7 +314,7 @@ export class ConnectSessions {
   }
 
   private async saveDrafts(s: ConnectSession, drafts: Record<string, Draft>, info: Record<string, DraftInfo>, extra: Partial<ConnectSession> = {}): Promise<void> {
-    await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'pending' }, {
+    await this.store.updatePending(s.id, {
       draftSealed: this.deps.box.sealJson(drafts), draftInfo: info as never, ...(extra as object),
     });
   }
@@ -373,7 +371,7 @@ export class ConnectSessions {
 
   /** After a successful Test of an OAuth connector: the vendor's authorize URL, with PKCE and a one-time state. */
   async startOAuth(s: ConnectSession, kind: string, decider: PageDecider | null = null): Promise<string> {
-    const fresh = await this.ds.getRepository(ConnectSession).findOneByOrFail({ id: s.id });
+    const fresh = await this.store.session(s.id);
     const drafts = this.drafts(fresh);
     const draft = drafts[kind];
     const oauth = draft ? capabilitiesOf(draft.connector).connect.oauth : undefined;
@@ -393,10 +391,10 @@ export class ConnectSessions {
    * browser that started it carries (a cookie), so a callback cannot be replayed into another session.
    */
   async finishOAuth(connector: string, q: { state: string; code: string; error: string; errorDescription: string }, resume: string): Promise<{ session: ConnectSession; ok: boolean; message: string }> {
-    const s = q.state ? await this.ds.getRepository(ConnectSession).findOneBy({ oauthStateHash: sha256(q.state) }) : null;
+    const s = q.state ? await this.store.sessionByOAuthStateHash(sha256(q.state)) : null;
     if (!s || !resume || s.tokenHash !== sha256(resume)) throw new ConnectPageRefusal(400, 'This sign-in cannot be used', 'Start again from your connect link.');
     await this.byToken(resume);
-    await this.ds.getRepository(ConnectSession).update({ id: s.id }, { oauthStateHash: null });
+    await this.store.updateSession(s.id, { oauthStateHash: null });
     const drafts = this.drafts(s);
     const kind = Object.keys(drafts).find((k) => drafts[k].connector === connector && drafts[k].oauth);
     const draft = kind ? drafts[kind] : undefined;
@@ -436,7 +434,7 @@ export class ConnectSessions {
     if (firstOwner && (!firstOwner.name || !plausibleEmail(firstOwner.email))) {
       throw new ServiceError('validation', 'Give your name and your work email: you become the first owner of this MSP in its console.');
     }
-    const existingBefore = s.tenantId ? await this.ds.getRepository(Connection).find({ where: { tenantId: s.tenantId } }) : [];
+    const existingBefore = s.tenantId ? await this.store.connectionsOfTenant(s.tenantId) : [];
     // A repair session renews its one connection: nothing else to place.
     if (s.repairConnectionId) for (const kind of kinds) placements.set(kind, { replace: s.repairConnectionId });
     for (const kind of kinds) {
@@ -447,9 +445,7 @@ export class ConnectSessions {
       if (!place) throw new ServiceError('validation', `This MSP already has a ${kind.toUpperCase()}: choose whether the one you tested is added beside it or replaces it.`, { details: { field: `place_${kind}` } });
       if (place !== 'new' && !same.some((c) => c.id === place.replace)) throw new ServiceError('validation', `Choose one of this MSP's current ${kind.toUpperCase()} connections to replace.`, { details: { field: `place_${kind}` } });
     }
-    const claimed = await this.ds.createQueryBuilder().update(ConnectSession).set({ state: 'completing' })
-      .where('id = :id AND state = :pending AND expires_at > now()', { id: s.id, pending: 'pending' }).execute();
-    if (!claimed.affected) throw new ConnectPageRefusal(410, 'This link has been used', 'Ask for a new one.');
+    if (!(await this.store.claimForCompletion(s.id))) throw new ConnectPageRefusal(410, 'This link has been used', 'Ask for a new one.');
     const actor = decider.kind === 'member' ? { kind: 'person', id: decider.personId, email: decider.email } : { kind: 'person', id: null, email: firstOwner!.email };
     const who = { by: 'msp', via: 'connect', actor, session_id: s.id, address };
     try {
@@ -461,7 +457,7 @@ export class ConnectSessions {
         tenantId = (await this.deps.admin.createTenant(name, slug.replace(/^-/, 'm'))).id;
         createdTenant = true;
       }
-      const existing = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+      const existing = await this.store.connectionsOfTenant(tenantId);
       const made: Connection[] = [];
       const replaced: Connection[] = [];
       const granted: { connection_id: string; keys: string[] }[] = [];
@@ -501,7 +497,7 @@ export class ConnectSessions {
       let owner: FirstOwner | null = null;
       if (firstOwner) owner = await this.makeFirstOwner(tenantId, firstOwner, who);
       let mspKey: string | null = null;
-      const liveKeys = (await this.ds.getRepository(ApiKey).find({ where: { tenantId, kind: 'msp' } })).filter((k) => !k.revokedAt);
+      const liveKeys = (await this.store.mspKeysOf(tenantId)).filter((k) => !k.revokedAt);
       if (!liveKeys.length) {
         mspKey = (await this.deps.admin.issueMspKey(tenantId, 'issued by a connect session')).key;
         await this.audit(tenantId, s.isvId, 'connect.msp_key.issued', null, who);
@@ -509,7 +505,7 @@ export class ConnectSessions {
       const progressKey = randomBytes(32).toString('base64url');
       // The steps of a session whose tenant did not exist yet go into its log now.
       if (createdTenant) for (const st of s.steps) await this.audit(tenantId, s.isvId, String(st.action), null, (st.detail ?? {}) as Record<string, unknown>, st.outcome as 'ok');
-      await this.ds.getRepository(ConnectSession).update({ id: s.id }, {
+      await this.store.updateSession(s.id, {
         state: 'completed', completedAt: new Date(), tenantId, connectionIds: made.map((c) => c.id), granted,
         missingPermissions: missing as never, progressHash: sha256(progressKey), draftSealed: null, steps: [],
       });
@@ -521,9 +517,9 @@ export class ConnectSessions {
         await this.deps.queue.add('sync.connection', { tenantId, connectionId: c.id, full: true }, { jobId: `sync-${c.id}-connect-${s.id}`, attempts: 1 });
       }
       await this.deps.access.invalidate();
-      return { session: await this.ds.getRepository(ConnectSession).findOneByOrFail({ id: s.id }), mspKey, progressKey, owner };
+      return { session: await this.store.session(s.id), mspKey, progressKey, owner };
     } catch (err) {
-      await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'completing' }, { state: 'pending' });
+      await this.store.releaseClaim(s.id);
       throw err;
     }
   }
@@ -549,11 +545,11 @@ export class ConnectSessions {
 
   /** The first sync of a completed session, per connection and resource (the completion page's key). */
   async progress(progressKey: string): Promise<{ session: ConnectSession; done: boolean; connections: { id: string; kind: string; connector: string; resources: { resource: string; records: number; status: string }[] }[] }> {
-    const s = /^[A-Za-z0-9_-]{43}$/.test(progressKey) ? await this.ds.getRepository(ConnectSession).findOneBy({ progressHash: sha256(progressKey) }) : null;
+    const s = /^[A-Za-z0-9_-]{43}$/.test(progressKey) ? await this.store.sessionByProgressHash(sha256(progressKey)) : null;
     if (!s || !s.completedAt) throw new ConnectPageRefusal(404, 'Nothing to show', 'This progress link is not valid.');
     const since = s.completedAt.getTime() - 1000;
-    const connections = s.connectionIds.length ? await this.ds.getRepository(Connection).find({ where: { id: In(s.connectionIds) }, order: { createdAt: 'ASC' } }) : [];
-    const states = connections.length ? await this.ds.getRepository(SyncState).find({ where: { connectionId: In(connections.map((c) => c.id)) } }) : [];
+    const connections = await this.store.connectionsWithIds(s.connectionIds);
+    const states = await this.store.syncStatesOf(connections.map((c) => c.id));
     let done = connections.length > 0;
     const out = connections.map((c) => ({
       id: c.id, kind: c.kind, connector: c.connector,
@@ -579,7 +575,7 @@ export class ConnectSessions {
   async keepShown(s: ConnectSession, shown: ShownOnce): Promise<string> {
     const secret = randomBytes(32).toString('base64url');
     const sealed = this.shownBox(s, secret).sealJson(shown);
-    await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'completed' }, { draftSealed: `${SHOWN_PREFIX}${shown.mspKey ? 'k' : 'n'}.${sealed}` });
+    await this.store.updateCompleted(s.id, { draftSealed: `${SHOWN_PREFIX}${shown.mspKey ? 'k' : 'n'}.${sealed}` });
     return secret;
   }
 
@@ -610,7 +606,7 @@ export class ConnectSessions {
   async forgetShown(s: ConnectSession): Promise<void> {
     const held = s.draftSealed;
     if (!held?.startsWith(SHOWN_PREFIX) || held === SHOWN_SPENT || !s.completedAt || Date.now() - s.completedAt.getTime() <= SHOWN_AGAIN_MS) return;
-    await this.ds.getRepository(ConnectSession).update({ id: s.id, state: 'completed' }, { draftSealed: held.startsWith(`${SHOWN_PREFIX}k`) ? SHOWN_SPENT : null });
+    await this.store.updateCompleted(s.id, { draftSealed: held.startsWith(`${SHOWN_PREFIX}k`) ? SHOWN_SPENT : null });
   }
 
   private shownBox(s: ConnectSession, secret: string): SecretBox {
@@ -620,7 +616,7 @@ export class ConnectSessions {
 
   /** A credential the vendor rotated while a connection used it: sealed into that connection. */
   async keepRotatedCredential(change: CredentialRotation): Promise<void> {
-    for (const c of await this.ds.getRepository(Connection).find({ where: { connector: change.connector, baseUrl: change.baseUrl } })) {
+    for (const c of await this.store.connectionsAt(change.connector, change.baseUrl)) {
       const credentials = this.deps.admin.credentialsOf(c);
       if (credentials[change.credential] !== change.previous) continue;
       await this.deps.admin.saveConnection(c, { credentials: { ...credentials, [change.credential]: change.next } });

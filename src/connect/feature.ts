@@ -6,7 +6,7 @@
  */
 import type { FeatureModule } from '../operations/feature-module';
 import { isvOf } from '../access/access.service';
-import { actorOf, isvOfCaller } from '../access/caller';
+import { isvOfCaller, personOf } from '../access/caller';
 import { tenantOf } from '../operations/operation';
 import { onCredentialRotated } from '../connectors/credential-rotation';
 import { operationsUsing } from '../operations/operation';
@@ -99,8 +99,8 @@ const reconnect = defineOperation({
   errors: ['role_required'],
   handle: async ({ path }, ctx) => {
     const svc = ctx.services.connectSessions;
-    const actor = actorOf(ctx.caller);
-    const { token, expiresAt } = await svc.startRepair(tenantOf(ctx).tenant.id, path.connection_id, { personId: actor.kind === 'person' ? actor.id : null, email: actor.email ?? null });
+    const person = personOf(ctx.caller);
+    const { token, expiresAt } = await svc.startRepair(tenantOf(ctx).tenant.id, path.connection_id, { personId: person?.id ?? null, email: person?.email ?? null });
     return { connect_url: svc.connectUrl(token), expires_at: expiresAt.toISOString() };
   },
 });

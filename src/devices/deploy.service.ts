@@ -11,6 +11,7 @@ import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
 import type { AccessService, TenantAccess } from '../access/access.service';
 import { Grant, type Caller } from '../access/caller';
+import { requireTarget } from '../access/target-access';
 import type { DeployDraft } from '../connectors/device-write-types';
 import { capabilitiesOf, vendorWrite } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
@@ -55,10 +56,9 @@ export class DeployService {
       ? await this.store.devices(access.tenant.id, rmm.map((c) => c.id), deviceId)
       : [];
     // The id is echoed only when it is storable text (the refusal is audited).
-    if (rows.length === 0) throw new ServiceError('not_found', storable(deviceId) ? `Device ${deviceId} not found.` : 'Device not found.');
-    const d = rows.find((r) => granted.some((c) => c.id === r.connection_id));
-    if (!d) throw ServiceError.grantMissing(Grant.DeviceWrite);
-    return { d, c: granted.find((c) => c.id === d.connection_id)! };
+    const { record: d, connection: c } = requireTarget(access, Grant.DeviceWrite, granted, rows, (r) => r.connection_id,
+      () => new ServiceError('not_found', storable(deviceId) ? `Device ${deviceId} not found.` : 'Device not found.'));
+    return { d, c };
   }
 
   /** Resolves and checks everything a deploy needs; nothing leaves the service here. */

@@ -4,13 +4,13 @@
  * on both sides, never an import); a shared name stays Needs match with every candidate; the ISV or the
  * MSP decides the rest (match, skip, unset, import). One ISV sees only its own book.
  */
-import { In, type DataSource } from 'typeorm';
-import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer, type Connection, type DecidedBy } from '../../entities';
+import type { DataSource } from 'typeorm';
+import type { Connection, DecidedBy, IdentityMatch, ImportEndpoint, IsvCustomer } from '../../entities';
 import type { TenantAccess } from '../access/access.service';
 import { ServiceError } from '../errors/service-error';
 import { CandidateIndex, companyDetails, prepare, rank, scorePair, type CandidateReason, type CompanyDetails, type Party } from './candidates';
 import { normalizeName } from './normalize';
-import { IdentityStore, type PsaCompany } from './identity.store';
+import { IdentityStore, type IdentitySide, type PsaCompany } from './identity.store';
 import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
 
 export type { PsaCompany } from './identity.store';
@@ -95,9 +95,7 @@ export class IdentityService {
         const rows = customers.slice(i, i + BATCH).map((c) => ({
           tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null,
         }));
-        // A customer pushed again unchanged is left as it is (its updated_at too): only a change is an update.
-        await m.createQueryBuilder().insert().into(IsvCustomer).values(rows)
-          .orUpdate(['name', 'normalized_name', 'domain'], ['tenant_id', 'isv_id', 'ref'], { skipUpdateIfNoValuesChanged: true }).execute();
+        await this.store.upsertCustomers(m, rows);
       }
     });
     await this.autoMatch(access, isvId);
@@ -106,16 +104,16 @@ export class IdentityService {
   }
 
   async book(tenantId: string, isvId: string): Promise<IsvCustomer[]> {
-    return this.ds.getRepository(IsvCustomer).find({ where: { tenantId, isvId }, order: { ref: 'ASC' } });
+    return this.store.customersOfIsv(tenantId, isvId);
   }
 
   /** Removes one customer and the decisions about it. */
   async removeCustomer(tenantId: string, isvId: string, ref: string): Promise<boolean> {
     const out = await this.ds.transaction(async (m) => {
-      const gone = await m.getRepository(IsvCustomer).delete({ tenantId, isvId, ref });
-      const unmatched = await m.getRepository(IdentityMatch).delete({ tenantId, isvId, customerRef: ref });
-      await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'isv_customer', subject: ref });
-      return { gone: (gone.affected ?? 0) > 0, unmatched: (unmatched.affected ?? 0) > 0 };
+      const gone = await this.store.deleteCustomer(m, tenantId, isvId, ref);
+      const unmatched = await this.store.deleteMatchOf(m, tenantId, isvId, { customerRef: ref });
+      await this.store.deleteSkip(m, tenantId, isvId, 'isv_customer', ref);
+      return { gone, unmatched };
     });
     if (out.unmatched) await this.changes.publish('identity.matches_changed', { tenantId }, { tenantId });
     return out.gone;
@@ -181,10 +179,8 @@ export class IdentityService {
   // ---- reads ---------------------------------------------------------------------------------
 
   async mappings(access: TenantAccess, isvIds: string[] | null) {
-    const where: Record<string, unknown> = { tenantId: access.tenant.id };
-    if (isvIds) where.isvId = In(isvIds);
-    const matches = await this.ds.getRepository(IdentityMatch).find({ where, order: { createdAt: 'ASC', id: 'ASC' } });
-    const customers = matches.length ? await this.ds.getRepository(IsvCustomer).find({ where: { tenantId: access.tenant.id, ...(isvIds ? { isvId: In(isvIds) } : {}) } }) : [];
+    const matches = await this.store.matchesOfTenant(access.tenant.id, isvIds);
+    const customers = matches.length ? await this.store.customersOfTenant(access.tenant.id, isvIds) : [];
     const nameOf = new Map(customers.map((c) => [`${c.isvId}|${c.ref}`, c.name]));
     const companies = new Map((await this.psaCompanies(access)).map((c) => [companyKey(c.connection_id, c.source_id), c]));
     return matches.map((m) => ({
@@ -205,9 +201,9 @@ export class IdentityService {
     const [customers, companies, matches, skips, importable] = await Promise.all([
       this.book(tenantId, isvId),
       this.companyProfiles(access),
-      this.ds.getRepository(IdentityMatch).find({ where: { tenantId, isvId } }),
-      this.ds.getRepository(IdentitySkip).find({ where: { tenantId, isvId } }),
-      this.ds.getRepository(ImportEndpoint).existsBy({ tenantId, isvId }),
+      this.store.matchesOfIsv(tenantId, isvId),
+      this.store.skipsOfIsv(tenantId, isvId),
+      this.store.hasImportEndpoint(tenantId, isvId),
     ]);
     const matchedCustomers = new Set(matches.map((m) => m.customerRef));
     const matchedCompanies = new Set(matches.map((m) => companyKey(m.connectionId, m.companySourceId)));
@@ -271,7 +267,7 @@ export class IdentityService {
     const tenantId = access.tenant.id;
     const [profiles, customers, matches] = await Promise.all([
       this.companyProfiles(access), this.book(tenantId, isvId),
-      this.ds.getRepository(IdentityMatch).find({ where: { tenantId, isvId } }),
+      this.store.matchesOfIsv(tenantId, isvId),
     ]);
     const q = query.q?.trim() || null;
     const customerName = new Map(customers.map((c) => [c.ref, c.name]));
@@ -332,11 +328,11 @@ export class IdentityService {
 
   /** The name the ISV's book gives a customer (an audit entry's label), or null for a ref it does not hold. */
   async customerName(tenantId: string, isvId: string, ref: string): Promise<string | null> {
-    return (await this.ds.getRepository(IsvCustomer).findOneBy({ tenantId, isvId, ref }))?.name ?? null;
+    return (await this.store.customer(tenantId, isvId, ref))?.name ?? null;
   }
 
   private async customer(tenantId: string, isvId: string, ref: string): Promise<IsvCustomer> {
-    const c = await this.ds.getRepository(IsvCustomer).findOneBy({ tenantId, isvId, ref });
+    const c = await this.store.customer(tenantId, isvId, ref);
     if (!c) throw new ServiceError('not_found', `No customer ${ref} in this ISV's book.`);
     return c;
   }
@@ -346,21 +342,17 @@ export class IdentityService {
     await this.customer(tenantId, isvId, customerRef);
     let added = false;
     const match = await this.ds.transaction(async (m) => {
-      const repo = m.getRepository(IdentityMatch);
-      const existing = await repo.findOne({ where: [
-        { tenantId, isvId, customerRef },
-        { tenantId, isvId, connectionId: company.connection_id, companySourceId: company.source_id },
-      ] });
+      const existing = await this.store.matchOfEither(m, tenantId, isvId, customerRef, { connectionId: company.connection_id, companySourceId: company.source_id });
       if (existing) {
         if (existing.customerRef === customerRef && existing.connectionId === company.connection_id && existing.companySourceId === company.source_id) return existing;
         throw new ServiceError('request_invalid', existing.customerRef === customerRef
           ? `Customer ${customerRef} is matched to company ${existing.companySourceId} already: unset it first.`
           : `Company ${company.source_id} is matched to customer ${existing.customerRef} already: unset it first.`);
       }
-      await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'isv_customer', subject: customerRef });
-      await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side: 'psa_company', subject: companyKey(company.connection_id, company.source_id) });
+      await this.store.deleteSkip(m, tenantId, isvId, 'isv_customer', customerRef);
+      await this.store.deleteSkip(m, tenantId, isvId, 'psa_company', companyKey(company.connection_id, company.source_id));
       added = true;
-      return repo.save(repo.create({ tenantId, isvId, customerRef, connectionId: company.connection_id, companySourceId: company.source_id, how, decidedBy }));
+      return this.store.insertMatch(m, { tenantId, isvId, customerRef, connectionId: company.connection_id, companySourceId: company.source_id, how, decidedBy });
     });
     if (added) await this.changes.publish('identity.matches_changed', { tenantId }, { tenantId });
     return match;
@@ -370,11 +362,9 @@ export class IdentityService {
     const tenantId = access.tenant.id;
     const [side, key] = this.subjectOf(subject);
     if (side === 'isv_customer') await this.customer(tenantId, isvId, key);
-    const matched = side === 'isv_customer'
-      ? await this.ds.getRepository(IdentityMatch).findOneBy({ tenantId, isvId, customerRef: key })
-      : await this.ds.getRepository(IdentityMatch).findOneBy({ tenantId, isvId, connectionId: subject.company!.connection_id, companySourceId: subject.company!.source_id });
+    const matched = await this.store.matchOf(tenantId, isvId, this.matchKeyOf(side, key, subject));
     if (matched) throw new ServiceError('request_invalid', 'This row is matched: unset it before skipping it.');
-    await this.ds.createQueryBuilder().insert().into(IdentitySkip).values({ tenantId, isvId, side, subject: key, decidedBy }).orIgnore().execute();
+    await this.store.insertSkip({ tenantId, isvId, side, subject: key, decidedBy });
   }
 
   /** Back to Needs match: removes the match or the skip of the subject, and nothing else. */
@@ -382,14 +372,17 @@ export class IdentityService {
     const tenantId = access.tenant.id;
     const [side, key] = this.subjectOf(subject);
     const out = await this.ds.transaction(async (m) => {
-      const skip = await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side, subject: key });
-      const match = side === 'isv_customer'
-        ? await m.getRepository(IdentityMatch).delete({ tenantId, isvId, customerRef: key })
-        : await m.getRepository(IdentityMatch).delete({ tenantId, isvId, connectionId: subject.company!.connection_id, companySourceId: subject.company!.source_id });
-      return { changed: (skip.affected ?? 0) + (match.affected ?? 0) > 0, unmatched: (match.affected ?? 0) > 0 };
+      const skip = await this.store.deleteSkip(m, tenantId, isvId, side, key);
+      const match = await this.store.deleteMatchOf(m, tenantId, isvId, this.matchKeyOf(side, key, subject));
+      return { changed: skip || match, unmatched: match };
     });
     if (out.unmatched) await this.changes.publish('identity.matches_changed', { tenantId }, { tenantId });
     return out.changed;
+  }
+
+  /** How the store finds the match of a subject: by the customer's ref, or by the company's connection and source id. */
+  private matchKeyOf(side: IdentitySide, key: string, subject: { company?: PsaCompany | null }): { customerRef: string } | { connectionId: string; companySourceId: string } {
+    return side === 'isv_customer' ? { customerRef: key } : { connectionId: subject.company!.connection_id, companySourceId: subject.company!.source_id };
   }
 
   private subjectOf(subject: { customerRef?: string | null; company?: PsaCompany | null }): ['isv_customer' | 'psa_company', string] {
@@ -399,9 +392,7 @@ export class IdentityService {
 
   /** Adds a customer the ISV created (import, company create) to its book. */
   async addCustomer(tenantId: string, isvId: string, c: BookCustomer): Promise<void> {
-    await this.ds.createQueryBuilder().insert().into(IsvCustomer)
-      .values({ tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null })
-      .orUpdate(['name', 'normalized_name', 'updated_at'], ['tenant_id', 'isv_id', 'ref']).execute();
+    await this.store.upsertCustomer({ tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null });
   }
 
   // ---- company resolution for writes ----------------------------------------------------------

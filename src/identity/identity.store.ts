@@ -1,10 +1,11 @@
 /**
  * The identity feature's store: the statements of the book, auto-match, company resolution and the
  * import endpoint (docs/architecture.md, Companies, contacts and identity). IdentityService holds the
- * rules and reaches the database through this module (its TypeORM repository calls aside).
+ * rules and reaches the database only through this module; a method that takes an EntityManager runs
+ * inside the service's transaction.
  */
-import type { DataSource } from 'typeorm';
-import { ImportEndpoint, type Connection } from '../../entities';
+import { In, type DataSource, type EntityManager } from 'typeorm';
+import { IdentityMatch, IdentitySkip, ImportEndpoint, IsvCustomer, type Connection, type DecidedBy } from '../../entities';
 import { preparedQuery } from '../db/prepared';
 
 /** A PSA company as the store holds it (the shape identity and company create match on). */
@@ -14,6 +15,12 @@ export interface PsaCompany {
   name: string;
   identifier: string | null;
 }
+
+/** One side of a decision: a book customer (its ref) or a PSA company (`connection:source`). */
+export type IdentitySide = 'isv_customer' | 'psa_company';
+
+/** A book customer as it is written (its normal name computed by the service). */
+export interface CustomerRow { tenantId: string; isvId: string; ref: string; name: string; normalizedName: string; domain: string | null }
 
 export class IdentityStore {
   constructor(private readonly ds: DataSource) {}
@@ -106,5 +113,87 @@ export class IdentityStore {
     const repo = this.ds.getRepository(ImportEndpoint);
     await repo.upsert({ tenantId, isvId, url, secretEncrypted }, ['tenantId', 'isvId']);
     return repo.findOneByOrFail({ tenantId, isvId });
+  }
+
+  // ---- the book ------------------------------------------------------------------------------
+
+  /** Upserts customers of a book; one pushed again unchanged is left as it is (its updated_at too). */
+  async upsertCustomers(m: EntityManager, rows: CustomerRow[]): Promise<void> {
+    await m.createQueryBuilder().insert().into(IsvCustomer).values(rows)
+      .orUpdate(['name', 'normalized_name', 'domain'], ['tenant_id', 'isv_id', 'ref'], { skipUpdateIfNoValuesChanged: true }).execute();
+  }
+
+  /** Adds or renames one customer (its updated_at moves). */
+  async upsertCustomer(row: CustomerRow): Promise<void> {
+    await this.ds.createQueryBuilder().insert().into(IsvCustomer).values(row)
+      .orUpdate(['name', 'normalized_name', 'updated_at'], ['tenant_id', 'isv_id', 'ref']).execute();
+  }
+
+  /** One ISV's book, by ref. */
+  customersOfIsv(tenantId: string, isvId: string): Promise<IsvCustomer[]> {
+    return this.ds.getRepository(IsvCustomer).find({ where: { tenantId, isvId }, order: { ref: 'ASC' } });
+  }
+
+  /** The books of these ISVs on the tenant (null: every ISV's). */
+  customersOfTenant(tenantId: string, isvIds: string[] | null): Promise<IsvCustomer[]> {
+    return this.ds.getRepository(IsvCustomer).find({ where: { tenantId, ...(isvIds ? { isvId: In(isvIds) } : {}) } });
+  }
+
+  customer(tenantId: string, isvId: string, ref: string): Promise<IsvCustomer | null> {
+    return this.ds.getRepository(IsvCustomer).findOneBy({ tenantId, isvId, ref });
+  }
+
+  /** Deletes one customer; whether there was one. */
+  async deleteCustomer(m: EntityManager, tenantId: string, isvId: string, ref: string): Promise<boolean> {
+    return ((await m.getRepository(IsvCustomer).delete({ tenantId, isvId, ref })).affected ?? 0) > 0;
+  }
+
+  // ---- matches and skips ---------------------------------------------------------------------
+
+  /** The matches of these ISVs on the tenant (null: every ISV's), oldest first. */
+  matchesOfTenant(tenantId: string, isvIds: string[] | null): Promise<IdentityMatch[]> {
+    return this.ds.getRepository(IdentityMatch).find({ where: { tenantId, ...(isvIds ? { isvId: In(isvIds) } : {}) }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  matchesOfIsv(tenantId: string, isvId: string): Promise<IdentityMatch[]> {
+    return this.ds.getRepository(IdentityMatch).find({ where: { tenantId, isvId } });
+  }
+
+  skipsOfIsv(tenantId: string, isvId: string): Promise<IdentitySkip[]> {
+    return this.ds.getRepository(IdentitySkip).find({ where: { tenantId, isvId } });
+  }
+
+  hasImportEndpoint(tenantId: string, isvId: string): Promise<boolean> {
+    return this.ds.getRepository(ImportEndpoint).existsBy({ tenantId, isvId });
+  }
+
+  /** The match of a customer, or of a PSA company, of the ISV (the manager's transaction when given). */
+  matchOf(tenantId: string, isvId: string, of: { customerRef: string } | { connectionId: string; companySourceId: string }, m: EntityManager = this.ds.manager): Promise<IdentityMatch | null> {
+    return m.getRepository(IdentityMatch).findOneBy({ tenantId, isvId, ...of });
+  }
+
+  /** A match that already holds the customer or the company. */
+  matchOfEither(m: EntityManager, tenantId: string, isvId: string, customerRef: string, company: { connectionId: string; companySourceId: string }): Promise<IdentityMatch | null> {
+    return m.getRepository(IdentityMatch).findOne({ where: [{ tenantId, isvId, customerRef }, { tenantId, isvId, ...company }] });
+  }
+
+  insertMatch(m: EntityManager, row: { tenantId: string; isvId: string; customerRef: string; connectionId: string; companySourceId: string; how: string; decidedBy: DecidedBy }): Promise<IdentityMatch> {
+    const repo = m.getRepository(IdentityMatch);
+    return repo.save(repo.create(row));
+  }
+
+  /** Deletes the match of a customer, or of a PSA company; whether there was one. */
+  async deleteMatchOf(m: EntityManager, tenantId: string, isvId: string, of: { customerRef: string } | { connectionId: string; companySourceId: string }): Promise<boolean> {
+    return ((await m.getRepository(IdentityMatch).delete({ tenantId, isvId, ...of })).affected ?? 0) > 0;
+  }
+
+  /** Sets a row aside; a skip already there stays. */
+  async insertSkip(row: { tenantId: string; isvId: string; side: IdentitySide; subject: string; decidedBy: DecidedBy }): Promise<void> {
+    await this.ds.createQueryBuilder().insert().into(IdentitySkip).values(row).orIgnore().execute();
+  }
+
+  /** Deletes the skip of a subject; whether there was one. */
+  async deleteSkip(m: EntityManager, tenantId: string, isvId: string, side: IdentitySide, subject: string): Promise<boolean> {
+    return ((await m.getRepository(IdentitySkip).delete({ tenantId, isvId, side, subject })).affected ?? 0) > 0;
   }
 }

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { actorLabel, type AuditActor } from '../access/caller';
 import { refusal } from '../console/ui';
 import { notice } from '../pages/notice';
 import { ServiceError } from '../errors/service-error';
@@ -39,8 +40,7 @@ const HISTORY_WORDS: Record<string, string> = { 'api_key.create': 'created', 'ap
 const OVERLAP_WORDS: Record<string, string> = Object.fromEntries(OVERLAP_WINDOWS.map((w) => [w.value, w.value === 'none' ? 'no overlap' : `an overlap of ${w.label}`]));
 
 function actorWords(detail: Record<string, unknown>): string {
-  const actor = detail.actor as { kind?: string; email?: string } | undefined;
-  return actor?.kind === 'person' && actor.email ? actor.email : actor?.kind ?? 'someone';
+  return actorLabel(detail.actor as Partial<AuditActor> | undefined);
 }
 
 function decider(shell: IsvConsoleShell, who: SignedIsv): KeyDecider {

@@ -70,7 +70,7 @@ describe('magic links and sessions', () => {
     const p = await store.ensurePerson('s@store.example', 'S');
     const start = async (expiresAt: Date) => {
       const t = newToken();
-      await sessions.insert({ tokenHash: hashOf(t), csrfToken: newToken(), personId: p.id, organisation: org, role: 'viewer', signedInWith: 'magic_link', expiresAt });
+      await sessions.insertSession({ tokenHash: hashOf(t), csrfToken: newToken(), personId: p.id, organisation: org, role: 'viewer', signedInWith: 'magic_link', expiresAt });
       return hashOf(t);
     };
     const live = await start(later(3600_000));

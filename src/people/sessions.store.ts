@@ -24,7 +24,7 @@ const toRow = (r: Raw): SessionRow => ({
 export class SessionsStore {
   constructor(private readonly ds: DataSource) {}
 
-  async insert(s: { tokenHash: string; csrfToken: string; personId: string | null; organisation: Organisation | null; role: string | null; signedInWith: string; expiresAt: Date }): Promise<string> {
+  async insertSession(s: { tokenHash: string; csrfToken: string; personId: string | null; organisation: Organisation | null; role: string | null; signedInWith: string; expiresAt: Date }): Promise<string> {
     const rows: { id: string }[] = await this.ds.query(
       `INSERT INTO person_sessions (token_hash, csrf_token, person_id, org_kind, org_id, role, signed_in_with, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,

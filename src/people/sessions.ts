@@ -174,7 +174,7 @@ export class PeopleSessions {
       if (old) await this.sessions.end(old.id);
     }
     const cookie = newToken();
-    const id = await this.sessions.insert({
+    const id = await this.sessions.insertSession({
       tokenHash: hashOf(cookie), csrfToken: newToken(), personId: s.personId, organisation: s.organisation, role: s.role,
       signedInWith: s.method, expiresAt: new Date(Date.now() + SESSION_ABSOLUTE_MS),
     });

@@ -12,6 +12,7 @@ import type { DataSource } from 'typeorm';
 import type { Connection } from '../../entities';
 import { Grant, type Caller } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
+import { requireTarget } from '../access/target-access';
 import { vendorWrite } from '../connectors/registry';
 import { ServiceError } from '../errors/service-error';
 import { isSafeText } from '../shared/request';
@@ -52,14 +53,12 @@ export class ProjectsService {
     const rows: ProjectRow[] = safeId(projectSourceId)
       ? await this.store.projects(access.tenant.id, projectSourceId)
       : [];
-    const row = rows.find((r) => held.some((c) => c.id === r.connection_id));
-    if (!row) {
-      if (rows.some((r) => access.connections.some((c) => c.id === r.connection_id))) throw ServiceError.grantMissing(Grant.ProjectWrite);
+    const { record: row, connection: c } = requireTarget(access, Grant.ProjectWrite, held, rows, (r) => r.connection_id, () => {
       const named = safeId(projectSourceId) ? `Project ${JSON.stringify(projectSourceId)}` : 'The project';
-      throw new ServiceError('project_requires_existing', `${named} does not exist in this tenant's PSA; the service never creates a project header.`);
-    }
+      return new ServiceError('project_requires_existing', `${named} does not exist in this tenant's PSA; the service never creates a project header.`);
+    });
     if (row.baseline) throw new ServiceError('project_not_writable', `Project ${projectSourceId} is a baseline project and cannot take the write.`);
-    return { c: held.find((c) => c.id === row.connection_id)!, project: row };
+    return { c, project: row };
   }
 
   /** A body that names a company other than the project's would move the item (or the project): 409. */

@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
-import { Isv, RoutingConfig as RoutingConfigRow, TicketLink } from '../../entities';
 import type { EventsService } from '../events/events.service';
 import { eventDraft } from '../events/change-detector';
 import { capabilitiesOf } from '../connectors/registry';
@@ -17,6 +16,7 @@ import { Grant, type Caller, type GrantKey } from '../access/caller';
 import { isvOf, type AccessService, type TenantAccess } from '../access/access.service';
 import { fieldError } from './references';
 import type { TicketsService } from './tickets.service';
+import { TicketsStore } from './tickets.store';
 import { markerFor } from '../writes/marker';
 import { checkWrite, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
 
@@ -28,13 +28,17 @@ type Target = (typeof WRITE_BACK_TARGETS)[number];
 
 
 export class FindingsService {
+  private readonly store: TicketsStore;
+
   constructor(
     private readonly ds: DataSource,
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
     private readonly tickets: TicketsService,
     private readonly events: EventsService,
-  ) {}
+  ) {
+    this.store = new TicketsStore(ds);
+  }
 
   /** The grant a finding of `kind` needs: its effective routing target's (the operation's declared rule). */
   async routeGrant(caller: Caller, access: TenantAccess, kind: RouteFindingInput['kind']): Promise<GrantKey> {
@@ -47,9 +51,8 @@ export class FindingsService {
   }
 
   private async view(isvId: string, tenantId: string): Promise<RoutingView> {
-    const row = await this.ds.getRepository(Isv).findOneByOrFail({ id: isvId });
-    const config = await this.ds.getRepository(RoutingConfigRow).findOneBy({ tenantId, isvId });
-    const overrides = (config?.overrides ?? {}) as RoutingView['overrides'];
+    const row = await this.store.isv(isvId);
+    const overrides = (await this.store.routingOverrides(tenantId, isvId)) as RoutingView['overrides'];
     const targets = row.supportedTargets as Target[];
     const fallback: Target = targets.includes('service_ticket') ? 'service_ticket' : targets[0];
     const recommended = { technical: (row.routingRecommendation.technical ?? null) as Target | null, organizational: (row.routingRecommendation.organizational ?? null) as Target | null };
@@ -65,9 +68,8 @@ export class FindingsService {
     // The audit entry says what the overrides were and became, and whose they are (the ISV's name).
     let change: { subject_label: string; before: Record<string, string>; after: Record<string, string> } | null = null;
     return this.pipeline.audited(caller, access.tenant.id, 'routing.update', isvId, async () => {
-      const row = await this.ds.getRepository(Isv).findOneByOrFail({ id: isvId });
-      const repo = this.ds.getRepository(RoutingConfigRow);
-      const current = ((await repo.findOneBy({ tenantId: access.tenant.id, isvId }))?.overrides ?? {}) as Record<string, string>;
+      const row = await this.store.isv(isvId);
+      const current = await this.store.routingOverrides(access.tenant.id, isvId);
       const next: Record<string, string> = { ...current };
       for (const [kind, target] of Object.entries(body.overrides)) {
         if (target === undefined) continue;
@@ -77,7 +79,7 @@ export class FindingsService {
         }
         next[kind] = target;
       }
-      await repo.upsert({ tenantId: access.tenant.id, isvId, overrides: next }, ['tenantId', 'isvId']);
+      await this.store.putRoutingOverrides(access.tenant.id, isvId, next);
       change = { subject_label: row.name, before: current, after: next };
       return this.view(isvId, access.tenant.id);
     }, () => ({ ...(change ?? {}) }));
@@ -140,7 +142,7 @@ export class FindingsService {
   async resolve(caller: Caller, access: TenantAccess, findingId: string, body: ResolveFindingInput): Promise<z.infer<typeof FindingResolveResult>> {
     isvOf(caller);
     return this.pipeline.audited(caller, access.tenant.id, body.dry_run ? 'finding.resolve.preview' : 'finding.resolve.commit', findingId, async () => {
-      const links = await this.ds.getRepository(TicketLink).find({ where: { tenantId: access.tenant.id, findingId } });
+      const links = await this.store.linksOfFinding(access.tenant.id, findingId);
       if (links.length === 0) throw new ServiceError('not_found', `Finding ${findingId} was not routed through this service.`);
       const closable = links.filter((l) => l.target === 'service_ticket');
       // Auto-close is a switch of its own, per connection (an explicit nuance beside the declared grant).

@@ -5,24 +5,26 @@
  * `status_unmapped` with the mapped vendor statuses in `allowed`.
  */
 import type { DataSource } from 'typeorm';
-import { preparedQuery } from '../db/prepared';
 import type { Connection } from '../../entities';
 import type { NamedProjectState } from '../connectors/write-types';
 import { CANONICAL_PRIORITIES, CANONICAL_STATUSES } from '../connectors/canonical';
 import { ServiceError } from '../errors/service-error';
+import { ReferencesStore } from './references.store';
 
 export function fieldError(field: string, message: string): ServiceError {
   return new ServiceError('validation', message, { details: { field, problems: [{ field, message }] } });
 }
 
 export class ReferenceResolver {
-  constructor(private readonly ds: DataSource) {}
+  private readonly store: ReferencesStore;
+
+  constructor(ds: DataSource) {
+    this.store = new ReferencesStore(ds);
+  }
 
   /** Canonical priority or an id from ticket-priorities. Null when the connector has no priority list. */
   async priority(c: Connection, value: string): Promise<string | null> {
-    const rows: { source_id: string; canonical: string | null }[] = await preparedQuery(this.ds,
-      'SELECT source_id, canonical FROM ticket_priorities WHERE connection_id = $1 ORDER BY sort_order NULLS LAST, source_id', [c.id],
-    );
+    const rows = await this.store.priorities(c);
     if (rows.length === 0) {
       if ((CANONICAL_PRIORITIES as readonly string[]).includes(value)) return null;
       throw fieldError('priority', `Priority "${value}" is not a canonical priority (${CANONICAL_PRIORITIES.join(', ')}), and ${c.connector} has no priority list.`);
@@ -39,9 +41,7 @@ export class ReferenceResolver {
 
   /** Canonical status or an id from ticket-statuses (optionally on a board). */
   async status(c: Connection, value: string, boardSourceId: string | null): Promise<string | null> {
-    const rows: { source_id: string; name: string; canonical: string | null; board_source_id: string | null; closed: boolean }[] = await preparedQuery(this.ds,
-      'SELECT source_id, name, canonical, board_source_id, closed FROM ticket_statuses WHERE connection_id = $1 ORDER BY sort_order NULLS LAST, source_id', [c.id],
-    );
+    const rows = await this.store.statuses(c);
     if (rows.length === 0) {
       if ((CANONICAL_STATUSES as readonly string[]).includes(value)) return null;
       throw fieldError('status', `Status "${value}" is not canonical (${CANONICAL_STATUSES.join(', ')}), and ${c.connector} has no status list.`);
@@ -61,22 +61,19 @@ export class ReferenceResolver {
   }
 
   async board(c: Connection, value: string): Promise<string> {
-    const rows = await preparedQuery(this.ds, 'SELECT 1 FROM ticket_boards WHERE connection_id = $1 AND source_id = $2', [c.id, value]);
-    if (rows.length === 0) throw fieldError('board', `Board "${value}" is not an id from the ticket-boards list.`);
+    if (!(await this.store.hasBoard(c, value))) throw fieldError('board', `Board "${value}" is not an id from the ticket-boards list.`);
     return value;
   }
 
   async member(c: Connection, value: string): Promise<string> {
-    const rows: { active: boolean | null }[] = await preparedQuery(this.ds,
-      'SELECT active FROM members WHERE connection_id = $1 AND member_ref = $2', [c.id, value],
-    );
-    if (rows.length === 0) throw fieldError('member', `Member "${value}" is not an id from the members list.`);
-    if (rows[0].active === false) throw fieldError('member', `Member "${value}" is inactive in ${c.connector}.`);
+    const member = await this.store.member(c, value);
+    if (!member) throw fieldError('member', `Member "${value}" is not an id from the members list.`);
+    if (member.active === false) throw fieldError('member', `Member "${value}" is inactive in ${c.connector}.`);
     return value;
   }
 
   async hasList(c: Connection, table: 'members' | 'ticket_statuses'): Promise<boolean> {
-    return (await preparedQuery(this.ds, `SELECT 1 FROM ${table} WHERE connection_id = $1 LIMIT 1`, [c.id])).length > 0;
+    return this.store.hasList(c, table);
   }
 
   /** A project that can take the write: exists (404 otherwise) and is not a baseline (409). */
@@ -89,20 +86,15 @@ export class ReferenceResolver {
 
   /** What the synced projects say of a named project; nothing is refused here. */
   async projectState(c: Connection, projectSourceId: string): Promise<NamedProjectState> {
-    const rows: { baseline: boolean }[] = await preparedQuery(this.ds,
-      'SELECT baseline FROM projects WHERE connection_id = $1 AND source_id = $2', [c.id, projectSourceId],
-    );
-    if (rows.length === 0) return 'missing';
-    return rows[0].baseline ? 'baseline' : 'writable';
+    const project = await this.store.project(c, projectSourceId);
+    if (!project) return 'missing';
+    return project.baseline ? 'baseline' : 'writable';
   }
 
   /** The first writable project of a company, for findings routed to `project` without a project id. */
   async projectOfCompany(c: Connection, companySourceId: string | null): Promise<string> {
-    const rows: { source_id: string }[] = await preparedQuery(this.ds,
-      `SELECT source_id FROM projects WHERE connection_id = $1 AND baseline = false
-         AND ($2::text IS NULL OR company_source_id = $2) ORDER BY source_id LIMIT 1`, [c.id, companySourceId],
-    );
-    if (rows.length === 0) throw new ServiceError('project_requires_existing', 'No existing, writable project was named or found for this company; the service never creates a project header.');
-    return rows[0].source_id;
+    const project = await this.store.firstWritableProject(c, companySourceId);
+    if (!project) throw new ServiceError('project_requires_existing', 'No existing, writable project was named or found for this company; the service never creates a project header.');
+    return project;
   }
 }

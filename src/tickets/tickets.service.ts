@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { DataSource } from 'typeorm';
-import { type Connection, TicketLink } from '../../entities';
+import type { Connection, TicketLink } from '../../entities';
 import type { SyncJobs } from '../sync/sync-jobs';
 import type { TicketUpdate, TimeEntryInput as TimeEntryWrite } from '../connectors/vendor-writes';
 import type { NoteDraft, TicketDraft, TicketPatch } from '../connectors/write-types';
@@ -13,6 +13,7 @@ import { ServiceError } from '../errors/service-error';
 import type { CreateTicketBody, CreateTimeEntryBody, TicketCreatePreview, TicketCreateResult, TicketWriteBody, TicketWritePreview, TicketWriteResult, TimeEntryPreview, TimeEntryResult } from './ticket.schemas';
 import { Grant, isvOfCaller, type Caller, type GrantKey } from '../access/caller';
 import type { AccessService, TenantAccess } from '../access/access.service';
+import { requireTarget } from '../access/target-access';
 import { fieldError, ReferenceResolver } from './references';
 import { TicketsStore } from './tickets.store';
 import type { IdentityService } from '../identity/identity.service';
@@ -132,14 +133,11 @@ export class TicketsService {
 
   /** A linked ticket on a connection where the caller holds `grant`; 404 when it is not in the link store. */
   async linked(access: TenantAccess, ticketRef: string, grant: GrantKey): Promise<{ link: TicketLink; c: Connection }> {
-    const links = await this.ds.getRepository(TicketLink).find({ where: { tenantId: access.tenant.id, ticketRef } });
+    const links = await this.store.linksOfTicket(access.tenant.id, ticketRef);
     const held = this.access.targets(access, grant, 'psa');
-    const link = links.find((l) => held.some((c) => c.id === l.connectionId));
-    if (!link) {
-      if (links.length > 0 && links.some((l) => access.connections.some((c) => c.id === l.connectionId))) throw ServiceError.grantMissing(grant);
-      throw new ServiceError('not_found', `Ticket ${ticketRef} is not in the link store: only tickets created through this service take write-back and time.`);
-    }
-    return { link, c: held.find((c) => c.id === link.connectionId)! };
+    const { record: link, connection: c } = requireTarget(access, grant, held, links, (l) => l.connectionId,
+      () => new ServiceError('not_found', `Ticket ${ticketRef} is not in the link store: only tickets created through this service take write-back and time.`));
+    return { link, c };
   }
 
   /** The board a linked ticket is on, from the store; a ticket created moments ago is synced in first. */

@@ -8,7 +8,7 @@ import { openDatabase, type Database } from '../db/database';
 import { ServiceError } from '../errors/service-error';
 import { testDatabaseOptions } from '../../test/support/runtime';
 import { IdempotencyService, requestHash, type ReservationRef } from './idempotency.service';
-import { auditInsert } from '../audit/audit.service';
+import { auditInsert } from '../audit/audit.store';
 
 let db: Database;
 let svc: IdempotencyService;

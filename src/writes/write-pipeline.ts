@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '../../entities';
 import type { JobQueue } from '../../jobs/queue/types';
-import { auditInsert, type AuditInput, type AuditService } from '../audit/audit.service';
+import type { AuditService } from '../audit/audit.service';
+import { auditInsert, type AuditInput } from '../audit/audit.store';
 import { isvOf, type TenantAccess } from '../access/access.service';
 import { isvOfCaller, type Caller } from '../access/caller';
 import { capabilitiesOf, vendorWrite } from '../connectors/registry';

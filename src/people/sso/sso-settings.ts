@@ -98,7 +98,7 @@ export class SsoSettings {
       throw new SsoSettingsRefused([`The issuer's discovery document could not be read (${providerProblem(err)}). Check the issuer URL; nothing was saved.`]);
     }
     try {
-      await this.store.save(org, {
+      await this.store.saveConfig(org, {
         issuer, clientId, clientSecretSealed: secret ? this.box.seal(secret) : null,
         requireSso: input.requireSso, allowJoin: input.allowJoin, domains, updatedBy,
       });
@@ -110,7 +110,7 @@ export class SsoSettings {
   }
 
   remove(org: Organisation): Promise<boolean> {
-    return this.store.remove(org);
+    return this.store.removeConfig(org);
   }
 
   /** The configuration covering the email's domain, its secret opened; null when none does. */

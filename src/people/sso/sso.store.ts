@@ -76,7 +76,7 @@ export class SsoStore {
    * another configuration covers is refused (DomainTaken) and nothing is changed. A first save must
    * carry a secret (the caller checks; the column is NOT NULL).
    */
-  async save(org: Organisation, w: SsoConfigWrite): Promise<SsoConfigRow> {
+  async saveConfig(org: Organisation, w: SsoConfigWrite): Promise<SsoConfigRow> {
     return this.ds.transaction(async (m: EntityManager) => {
       const rows: { id: string }[] = await m.query(
         `INSERT INTO sso_configs (org_kind, org_id, issuer, client_id, client_secret_sealed, require_sso, allow_join, updated_by)
@@ -103,7 +103,7 @@ export class SsoStore {
   }
 
   /** Removes the organisation's configuration (its domains and attempts go with it). */
-  async remove(org: Organisation): Promise<boolean> {
+  async removeConfig(org: Organisation): Promise<boolean> {
     const [, count]: [unknown, number] = await this.ds.query('DELETE FROM sso_configs WHERE org_kind = $1 AND org_id = $2', [org.kind, org.id]);
     return count > 0;
   }
