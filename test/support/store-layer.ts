@@ -16,6 +16,9 @@ import ts from 'typescript';
 /** Where the database packages declare their types (TypeORM, pg, PGlite). */
 const DATABASE_PACKAGE = /[\\/]node_modules[\\/](typeorm|pg|pg-pool|@types[\\/]pg|@electric-sql[\\/]pglite)[\\/]/;
 
+/** What only a database handle is called (for a receiver typed `any`). */
+const DATABASE_METHOD = /^(query|getRepository|createQueryBuilder|createQueryRunner|transaction)$/;
+
 export interface DataAccess { file: string; line: number; call: string }
 
 /** Files of the store layer: a feature's stores, and the database layer that they build on. */
@@ -65,7 +68,10 @@ export function dataAccess(root: string): DataAccess[] {
     const callee = node.expression;
     if (ts.isPropertyAccessExpression(callee)) {
       if (declaredByDatabase(checker.getSymbolAtLocation(callee.name))) return true;
-      if (isDatabaseType(checker.getTypeAtLocation(callee.expression))) return true;
+      const receiver = checker.getTypeAtLocation(callee.expression);
+      if (isDatabaseType(receiver)) return true;
+      // A handle cast to `any` loses its type, not its name.
+      if (receiver.flags & ts.TypeFlags.Any && DATABASE_METHOD.test(callee.name.text)) return true;
     }
     return isInDatabaseLayer(checker.getSymbolAtLocation(ts.isPropertyAccessExpression(callee) ? callee.name : callee))
       && node.arguments.some((a) => isDatabaseType(checker.getTypeAtLocation(a)));
