@@ -25,6 +25,7 @@ import { bindOperation, expressPath } from './rest/rest-adapter';
 import { mountSimulators } from './simulators';
 import type { Services } from './services';
 import { allOperations, FEATURES } from './features';
+import { databaseAnswers } from './http/readiness.store';
 
 export interface BuiltApp {
   app: Express;
@@ -75,8 +76,7 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
   app.get('/readyz', async (_req, res) => {
     const [database, queue, beat] = await Promise.all([
-      // A real table through the service's own search_path: SELECT 1 answered while every API call failed.
-      services.ds.query('SELECT 1 FROM tenants LIMIT 1').then(() => true, () => false),
+      databaseAnswers(services.ds),
       services.queue.ping().catch(() => false),
       // Some worker took jobs lately (src/http/worker-heartbeat.ts); without one, jobs would just wait.
       workerHeartbeat(services.queue, config.workerHeartbeatStaleSeconds),

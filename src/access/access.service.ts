@@ -14,8 +14,9 @@
  */
 import { AccessBroadcast } from './access-broadcast';
 import type { DataSource } from 'typeorm';
-import { In, IsNull } from 'typeorm';
-import { ApiKey, Connection, Grant as GrantRow, Isv, Tenant } from '../../entities';
+import type { ApiKey, Connection, Tenant } from '../../entities';
+import { ApiKeysStore } from './api-keys.store';
+import { GrantsStore } from './grants.store';
 import { ServiceError } from '../errors/service-error';
 import { hashApiKey } from '../security/api-keys';
 import { isUuid } from '../shared/request';
@@ -115,16 +116,21 @@ export class AccessService {
   private readonly isvEvents = new TtlCache<EventVisibility | null>(CACHE_MS);
   /** Counts the clearings, so a lookup that overlapped one is not cached. */
   private generation = 0;
+  private readonly apiKeys: ApiKeysStore;
+  private readonly grantsStore: GrantsStore;
 
   /**
    * `now`: the service's clock (ms since the epoch), which a key's end of overlap is compared with; tests
    * move it instead of waiting.
    */
   constructor(
-    private readonly ds: DataSource, private readonly now: () => number = Date.now,
+    ds: DataSource, private readonly now: () => number = Date.now,
     /** Where a clearing of the caches is told (`access.caches_cleared`). */
     private readonly changes: CommittedChanges = new CommittedChanges(),
-  ) {}
+  ) {
+    this.apiKeys = new ApiKeysStore(ds);
+    this.grantsStore = new GrantsStore(ds);
+  }
 
   /**
    * The caller of a key. A key is refused once revoked: `revoked_at` set and reached. A key rotated with
@@ -135,7 +141,7 @@ export class AccessService {
     if (!apiKey) throw new ServiceError('unauthenticated', 'Send your API key in the X-API-Key header.');
     const hash = hashApiKey(apiKey);
     const hit = await this.keys.getOrLoad(hash, async (): Promise<KnownKey | null> => {
-      const row = await this.ds.getRepository(ApiKey).findOne({ where: { keyHash: hash } });
+      const row = await this.apiKeys.byHash(hash);
       if (!row) return null;
       const caller: Caller = row.kind === 'msp' ? { kind: 'msp', tenantId: row.tenantId!, apiKeyId: row.id, keyPrefix: row.prefix }
         : { kind: 'isv', isvId: row.isvId!, apiKeyId: row.id, keyPrefix: row.prefix };
@@ -162,20 +168,17 @@ export class AccessService {
     // Bounded: the oldest notes go first (a Map iterates in insertion order).
     if (this.lastUseNoted.size > 10_000) this.lastUseNoted.delete(this.lastUseNoted.keys().next().value!);
     const at = new Date(now);
-    void this.ds.query(
-      `UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - interval '1 minute')`,
-      [id, at],
-    ).catch(() => undefined);
+    void this.apiKeys.noteLastUsed(id, at).catch(() => undefined);
   }
 
   /** Who the caller is (`GET /me`): an ISV key's ISV, an MSP key's tenant, the operator for the admin token. */
   async identify(caller: Caller): Promise<CallerIdentity> {
     if (caller.kind === 'admin') return { kind: 'operator', id: 'admin_token', name: 'Operator (admin token)' };
     if (caller.kind === 'msp') {
-      const t = await this.ds.getRepository(Tenant).findOneBy({ id: caller.tenantId });
+      const t = await this.grantsStore.tenant(caller.tenantId);
       return { kind: 'tenant', id: caller.tenantId, name: t?.name ?? '' };
     }
-    const isv = await this.ds.getRepository(Isv).findOneBy({ id: caller.isvId });
+    const isv = await this.grantsStore.isv(caller.isvId);
     return { kind: 'isv', id: caller.isvId, name: isv?.name ?? '' };
   }
 
@@ -189,15 +192,15 @@ export class AccessService {
   private async loadAccess(caller: Caller, tenantId: string): Promise<TenantAccess | null> {
     if (!isUuid(tenantId)) return null;
     if (caller.kind === 'msp' && caller.tenantId !== tenantId) return null;
-    const tenant = await this.ds.getRepository(Tenant).findOne({ where: { id: tenantId } });
+    const tenant = await this.grantsStore.tenant(tenantId);
     if (!tenant) return null;
-    const connections = await this.ds.getRepository(Connection).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+    const connections = await this.grantsStore.connectionsOf(tenantId);
     const grants = new Map<string, ReadonlySet<GrantKey>>();
     if (caller.kind !== 'isv') {
       for (const c of connections) grants.set(c.id, ALL_KEYS);
       return { tenant, caller, connections, grants };
     }
-    const rows = await this.ds.getRepository(GrantRow).find({ where: { tenantId, isvId: caller.isvId } });
+    const rows = await this.grantsStore.grantsOfIsvs(tenantId, [caller.isvId]);
     const kindOf = new Map(connections.map((c) => [c.id, c.kind]));
     for (const g of rows) {
       const kind = kindOf.get(g.connectionId);
@@ -214,17 +217,11 @@ export class AccessService {
    * the rest: every change to a connection clears it here and in every other process (invalidate).
    */
   async connection(id: string): Promise<Connection> {
-    return this.connections.getOrLoad(id, () => this.ds.getRepository(Connection).findOneByOrFail({ id }));
+    return this.connections.getOrLoad(id, () => this.grantsStore.connection(id));
   }
 
   async visibleTenants(caller: Caller): Promise<Tenant[]> {
-    const qb = this.ds.getRepository(Tenant).createQueryBuilder('t').orderBy('t.created_at', 'ASC');
-    if (caller.kind === 'isv') {
-      qb.where("EXISTS (SELECT 1 FROM grants g WHERE g.tenant_id = t.id AND g.isv_id = :isv AND g.keys <> '[]'::jsonb)", { isv: caller.isvId });
-    } else if (caller.kind === 'msp') {
-      qb.where('t.id = :id', { id: caller.tenantId });
-    }
-    return qb.getMany();
+    return this.grantsStore.tenants(caller.kind === 'isv' ? { isvId: caller.isvId } : caller.kind === 'msp' ? { tenantId: caller.tenantId } : null);
   }
 
   /** Whether the caller holds `key` on the connection. */
@@ -285,7 +282,7 @@ export class AccessService {
     const missing = ids.filter((isv) => !known.has(isv));
     if (missing.length > 0) {
       const generation = this.generation;
-      const rows = await this.ds.getRepository(GrantRow).find({ where: { tenantId, isvId: In(missing) } });
+      const rows = await this.grantsStore.grantsOfIsvs(tenantId, missing);
       for (const isv of missing) {
         const held = rows.filter((g) => g.isvId === isv && g.keys.length > 0);
         const keys = new Map(held.map((g) => [g.connectionId, new Set(g.keys.filter(isGrantKey))]));
@@ -308,13 +305,13 @@ export class AccessService {
   async isvWideVisibility(caller: Caller): Promise<{ tenants: Tenant[]; isvId: string | null; visibility: EventVisibility; healthTenants: string[] }> {
     const tenants = await this.visibleTenants(caller);
     const ids = tenants.map((t) => t.id);
-    const connections = ids.length ? await this.ds.getRepository(Connection).find({ where: { tenantId: In(ids) }, select: { id: true, tenantId: true, kind: true } }) : [];
+    const connections = ids.length ? await this.grantsStore.connectionKindsOf(ids) : [];
     const held = new Map<string, ReadonlySet<GrantKey>>();
     if (caller.kind !== 'isv') {
       for (const c of connections) held.set(c.id, ALL_KEYS);
     } else if (ids.length) {
       const kindOf = new Map(connections.map((c) => [c.id, c.kind]));
-      for (const g of await this.ds.getRepository(GrantRow).find({ where: { isvId: caller.isvId, tenantId: In(ids) } })) {
+      for (const g of await this.grantsStore.grantsOnTenants(caller.isvId, ids)) {
         const kind = kindOf.get(g.connectionId);
         const offered: ReadonlySet<string> = new Set(kind ? grantKeysFor(kind) : []);
         const keys = g.keys.filter((k): k is GrantKey => ALL_KEYS.has(k as GrantKey) && offered.has(k));
@@ -353,13 +350,12 @@ export class AccessService {
   /** The tenant's unrevoked MSP keys, newest first (never the key itself: id, prefix, when issued). */
   async mspKeysOf(tenantId: string): Promise<ApiKey[]> {
     if (!isUuid(tenantId)) return [];
-    return this.ds.getRepository(ApiKey).find({ where: { tenantId, kind: 'msp', revokedAt: IsNull() }, order: { createdAt: 'DESC' } });
+    return this.apiKeys.unrevokedMspKeys(tenantId);
   }
 
   /** Whether the ISV holds any grant row on the tenant (an MSP names only ISVs that work on it). */
   async isvWorksOn(tenantId: string, isvId: string): Promise<boolean> {
-    const rows = await this.ds.query('SELECT 1 FROM grants WHERE tenant_id = $1 AND isv_id::text = $2 LIMIT 1', [tenantId, isvId]);
-    return rows.length > 0;
+    return this.grantsStore.hasGrantRow(tenantId, isvId);
   }
 
   /** Like `holding`, but grant_missing when there are none. */

@@ -6,8 +6,9 @@
  * A connection no session made (internal tooling, the sandbox) has no known gap. From these, `blockedKeys`
  * says which grants cannot work there: the console shows them off and `set_grants` refuses them.
  */
-import { IsNull, Not, type DataSource } from 'typeorm';
-import { ConnectSession, type Connection } from '../../entities';
+import type { DataSource } from 'typeorm';
+import type { Connection } from '../../entities';
+import { completedSessionFindings } from './permission-gaps.store';
 import { blockedKeys, type Blocked } from './grant-words';
 import type { GrantKey } from './caller';
 
@@ -28,11 +29,7 @@ interface StoredMissing { kind?: string; connector?: string; permission?: string
 export async function permissionGaps(ds: DataSource, tenantId: string, connections: readonly Pick<Connection, 'id' | 'kind' | 'connector'>[]): Promise<Map<string, PermissionGap[]>> {
   const out = new Map<string, PermissionGap[]>();
   if (!connections.length) return out;
-  const sessions = await ds.getRepository(ConnectSession).find({
-    where: { tenantId, state: 'completed', completedAt: Not(IsNull()) },
-    select: { id: true, connectionIds: true, missingPermissions: true, completedAt: true },
-    order: { completedAt: 'DESC' },
-  });
+  const sessions = await completedSessionFindings(ds, tenantId);
   for (const c of connections) {
     // The latest completed session that connected or repaired it: what was found then is what is known.
     const s = sessions.find((x) => x.connectionIds.includes(c.id));

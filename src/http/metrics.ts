@@ -12,6 +12,7 @@ import type { DataSource } from 'typeorm';
 import { isUnrecoverable } from '../../jobs/queue/retry-policy';
 import type { BudgetSnapshot } from '../budget/budget';
 import { SIMULATOR_MOUNT } from './request-log';
+import { connectionsForBudgets, syncLagByConnector } from './metrics.store';
 
 export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry });
@@ -223,13 +224,7 @@ new Gauge({
   async collect() {
     this.reset();
     for (const s of sources) {
-      const rows = await quietly<{ kind: string; connector: string; lag: string }[]>(() => s.ds.query(
-        `SELECT kind, connector, max(lag)::text AS lag FROM (
-           SELECT c.kind, c.connector, extract(epoch FROM now() - min(st.last_synced_at)) AS lag
-           FROM "connections" c JOIN "sync_states" st ON st.connection_id = c.id
-           WHERE st.last_synced_at IS NOT NULL GROUP BY c.id, c.kind, c.connector) per_connection
-         GROUP BY kind, connector`,
-      ));
+      const rows = await quietly(() => syncLagByConnector(s.ds));
       for (const r of rows ?? []) this.set({ kind: r.kind, connector: r.connector }, Math.max(0, Number(r.lag)));
     }
   },
@@ -283,9 +278,7 @@ function budgetTotals(): Promise<Map<string, BudgetTotals>> {
   const totals = (async () => {
     const out = new Map<string, BudgetTotals>();
     for (const s of sources) {
-      const connections = await quietly<{ id: string; connector: string; settings: Record<string, unknown> }[]>(
-        () => s.ds.query('SELECT id, connector, settings FROM "connections"'),
-      );
+      const connections = await quietly(() => connectionsForBudgets(s.ds));
       // One read per connection, all at once (Redis pipelines them).
       const snaps = await Promise.all((connections ?? []).map((c) => quietly(() => s.budgets.snapshot(c))));
       for (const [i, c] of (connections ?? []).entries()) {

@@ -4,10 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import {
-  ApiKey, AuditEntry, Connection, EventRecord, Grant, IdempotencyRecord, IdentityMatch, IdentitySkip, Isv, IsvCustomer,
-  RoutingConfig, SyncState, Tenant, TicketLink, IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord,
-} from '../../entities';
+import type { ApiKey, Tenant } from '../../entities';
 import { normalizeName } from '../identity/normalize';
 import { seedSandboxBilling } from '../billing/sandbox-billing';
 import { ServiceError } from '../errors/service-error';
@@ -72,10 +69,9 @@ export class SandboxService {
 
   /** Creates what is missing (idempotent) and points the sandbox connections at this server. */
   async ensure(apiKey: string | undefined): Promise<SandboxInfo> {
-    const isvRepo = this.ds.getRepository(Isv);
-    let isv = await isvRepo.findOneBy({ name: SANDBOX_ISV_NAME });
+    let isv = await this.store.isvNamed(SANDBOX_ISV_NAME);
     if (!isv) {
-      isv = await isvRepo.save({ name: SANDBOX_ISV_NAME, supportedTargets: SANDBOX_SUPPORTED_TARGETS, routingRecommendation: SANDBOX_RECOMMENDATION });
+      isv = await this.store.createIsv({ name: SANDBOX_ISV_NAME, supportedTargets: SANDBOX_SUPPORTED_TARGETS, routingRecommendation: SANDBOX_RECOMMENDATION });
     }
     if (apiKey) await this.ensureKey(apiKey, { kind: 'isv', isvId: isv.id, tenantId: null, label: 'sandbox' });
     const tenants: SandboxInfo['tenants'] = [];
@@ -92,45 +88,37 @@ export class SandboxService {
 
   /** A fixed development key (public, like the sandbox data), stored hashed like every key. */
   private async ensureKey(key: string, owner: Pick<ApiKey, 'kind' | 'isvId' | 'tenantId' | 'label'>): Promise<void> {
-    const keys = this.ds.getRepository(ApiKey);
-    const hash = hashApiKey(key);
-    if (!(await keys.findOneBy({ keyHash: hash }))) await keys.save({ ...owner, keyHash: hash, prefix: displayPrefix(key), revokedAt: null });
+    await this.store.ensureApiKey({ ...owner, keyHash: hashApiKey(key), prefix: displayPrefix(key), revokedAt: null });
   }
 
   /** The sandbox ISV's book (auto-match pairs it after the companies sync). Existing rows stay. */
   private async seedBook(def: SandboxTenantDef, tenantId: string, isvId: string): Promise<void> {
     if (def.book.length === 0) return;
-    await this.ds.createQueryBuilder().insert().into(IsvCustomer)
-      .values(def.book.map((c) => ({ tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null })))
-      .orIgnore().execute();
+    await this.store.addCustomers(def.book.map((c) => ({ tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null })));
   }
 
   /** The sandbox ISV's mappings, cost rows and minimums; charges follow from the first sync. */
   private async seedBilling(def: SandboxTenantDef, tenantId: string, isvId: string): Promise<void> {
-    const psa = await this.ds.getRepository(Connection).findOneBy({ tenantId, kind: 'psa' });
+    const psa = await this.store.connection(tenantId, { kind: 'psa' });
     await seedSandboxBilling(this.ds, def.slug, tenantId, isvId, psa?.id ?? null);
   }
 
   private async ensureTenant(def: SandboxTenantDef, isvId: string): Promise<Tenant> {
-    const tenantRepo = this.ds.getRepository(Tenant);
-    const tenant = (await tenantRepo.findOneBy({ slug: def.slug })) ?? (await tenantRepo.save({ name: def.name, slug: def.slug, sandbox: true }));
-    const connRepo = this.ds.getRepository(Connection);
+    const tenant = (await this.store.tenantBySlug(def.slug)) ?? (await this.store.createTenant({ name: def.name, slug: def.slug, sandbox: true }));
     for (const c of def.connections) {
       const baseUrl = `${this.simulatorOrigin()}${c.path}`;
       const statusMapping = c.kind === 'psa' ? loadVendorFixtures(def.slug, c.connector).statusMapping : {};
-      let conn = await connRepo.findOneBy({ tenantId: tenant.id, connector: c.connector });
+      let conn = await this.store.connection(tenant.id, { connector: c.connector });
       if (!conn) {
-        conn = await connRepo.save({
+        conn = await this.store.createConnection({
           tenantId: tenant.id, kind: c.kind, connector: c.connector, baseUrl,
           credentialsEncrypted: this.box.sealJson(c.credentials), statusMapping, settings: { fixture: true },
         });
       } else if (conn.baseUrl !== baseUrl) {
         // The server's address changed since the last start: follow it.
-        await connRepo.update({ id: conn.id }, { baseUrl });
+        await this.store.moveConnection(conn.id, baseUrl);
       }
-      await this.ds.getRepository(Grant).upsert(
-        { isvId, connectionId: conn.id, tenantId: tenant.id, keys: def.grants.filter((k) => grantKeysFor(conn!.kind).includes(k)) }, ['isvId', 'connectionId'],
-      );
+      await this.store.setGrant({ isvId, connectionId: conn.id, tenantId: tenant.id, keys: def.grants.filter((k) => grantKeysFor(conn!.kind).includes(k)) });
     }
     return tenant;
   }
@@ -158,7 +146,7 @@ export class SandboxService {
     const restored: string[] = [];
     const reset: string[] = [];
     for (const def of SANDBOX_TENANTS) {
-      const tenant = await this.ds.getRepository(Tenant).findOneBy({ slug: def.slug });
+      const tenant = await this.store.tenantBySlug(def.slug);
       if (!tenant) continue;
       // Taken, not read: the row is gone before anything runs on the restored state, so a process that
       // dies after this start leaves no snapshot behind, and the start after it resets instead of restoring
@@ -176,7 +164,7 @@ export class SandboxService {
           this.seedTenant(def);
         }
       }
-      const synced = await this.ds.getRepository(SyncState).count({ where: { tenantId: tenant.id, lastStatus: 'ok' } });
+      const synced = await this.store.syncedResources(tenant.id);
       if (synced === 0) continue;
       await this.reset(tenant.id);
       reset.push(tenant.id);
@@ -191,7 +179,7 @@ export class SandboxService {
    */
   async saveSnapshots(): Promise<void> {
     for (const def of SANDBOX_TENANTS) {
-      const tenant = await this.ds.getRepository(Tenant).findOneBy({ slug: def.slug });
+      const tenant = await this.store.tenantBySlug(def.slug);
       if (!tenant) continue;
       await this.store.saveSnapshot(tenant.id, exportSnapshot(this.simulators, def.slug, def.connections.map((c) => c.connector)));
     }
@@ -200,9 +188,9 @@ export class SandboxService {
   /** The highest numeric vendor id the store holds per connector and resource: ids the simulators must not issue again. */
   private async issuedIds(tenantId: string): Promise<{ connector: string; resource: string; max: number }[]> {
     const out: { connector: string; resource: string; max: number }[] = [];
-    const connections = await this.ds.getRepository(Connection).findBy({ tenantId });
-    for (const [resource, entity] of Object.entries(ENTITY_BY_RESOURCE)) {
-      const table = this.ds.getMetadata(entity).tableName;
+    const connections = await this.store.connections(tenantId);
+    for (const resource of Object.keys(ENTITY_BY_RESOURCE) as (keyof typeof ENTITY_BY_RESOURCE)[]) {
+      const table = this.store.tableOf(resource);
       const rows = await this.store.largestNumericIds(table, tenantId);
       for (const r of rows) {
         const c = connections.find((x) => x.id === r.connection_id);
@@ -221,7 +209,7 @@ export class SandboxService {
     const def = tenant.sandbox ? SANDBOX_TENANTS.find((d) => d.slug === tenant.slug) : undefined;
     if (!def) throw new ServiceError('request_invalid', 'Only sandbox tenants can simulate a change; this is a production tenant.');
     const kind = change.kind === 'device_offline' ? 'rmm' : 'psa';
-    const connection = await this.ds.getRepository(Connection).findOne({ where: { tenantId: tenant.id, kind }, order: { createdAt: 'ASC' } });
+    const connection = await this.store.connection(tenant.id, { kind });
     const sim = connection ? this.simulators[connection.connector] : undefined;
     if (!connection || !sim?.simulate) {
       throw new ServiceError('request_invalid', `This sandbox tenant has no ${kind.toUpperCase()} simulator that can make the change ${change.kind}.`);
@@ -253,10 +241,9 @@ export class SandboxService {
   async simulateCredentials(tenant: Tenant, change: { kind: 'credentials_revoked' | 'credentials_restored'; connection_id?: string }, waitMs?: number): Promise<{ connectionId: string; targetId: string; afterSeq: string; running: RunningSync | null }> {
     const def = tenant.sandbox ? SANDBOX_TENANTS.find((d) => d.slug === tenant.slug) : undefined;
     if (!def) throw new ServiceError('request_invalid', 'Only sandbox tenants can simulate a change; this is a production tenant.');
-    const connections = this.ds.getRepository(Connection);
     const connection = change.connection_id
-      ? (isUuid(change.connection_id) ? await connections.findOneBy({ id: change.connection_id, tenantId: tenant.id }) : null)
-      : await connections.findOne({ where: { tenantId: tenant.id, kind: 'psa' }, order: { createdAt: 'ASC' } });
+      ? (isUuid(change.connection_id) ? await this.store.connection(tenant.id, { id: change.connection_id }) : null)
+      : await this.store.connection(tenant.id, { kind: 'psa' });
     if (!connection) throw new ServiceError('request_invalid', change.connection_id ? 'connection_id names no connection of this sandbox tenant.' : 'This sandbox tenant has no PSA.', { details: { field: 'connection_id' } });
     const sim = this.simulators[connection.connector];
     if (!sim || connection.settings?.fixture !== true) throw new ServiceError('request_invalid', 'Only a sandbox connection to a simulator can have its credentials revoked.', { details: { field: 'connection_id' } });
@@ -271,8 +258,8 @@ export class SandboxService {
   /** Syncs every sandbox tenant that has never synced (first start). */
   async syncUnsynced(sync?: Pick<SyncService, 'syncConnection'>): Promise<void> {
     for (const def of SANDBOX_TENANTS) {
-      const tenant = await this.ds.getRepository(Tenant).findOneByOrFail({ slug: def.slug });
-      const synced = await this.ds.getRepository(SyncState).count({ where: { tenantId: tenant.id, lastStatus: 'ok' } });
+      const tenant = await this.store.tenantOrFail({ slug: def.slug });
+      const synced = await this.store.syncedResources(tenant.id);
       if (synced === 0) {
         await this.syncJobs.syncTenantNow(tenant.id);
         if (def.firstSyncFailure && sync) await this.rehearseFailure(sync, tenant.id, def.firstSyncFailure);
@@ -286,7 +273,7 @@ export class SandboxService {
    * answer), and the next one recovers.
    */
   private async rehearseFailure(sync: Pick<SyncService, 'syncConnection'>, tenantId: string, f: NonNullable<SandboxTenantDef['firstSyncFailure']>): Promise<void> {
-    const connection = await this.ds.getRepository(Connection).findOneBy({ tenantId, connector: f.connector });
+    const connection = await this.store.connection(tenantId, { connector: f.connector });
     const sim = this.simulators[f.connector];
     if (!connection || !sim) return;
     sim.faults.inject({ status: f.status, times: 1, pathIncludes: f.pathIncludes, method: 'GET' });
@@ -301,7 +288,7 @@ export class SandboxService {
    * in full, its audit log cleared, and one `sandbox_reset` event written.
    */
   async reset(tenantId: string, waitMs?: number): Promise<{ tenant_id: string; sandbox: true; synced: TenantSyncOutcome }> {
-    const tenant = await this.ds.getRepository(Tenant).findOneByOrFail({ id: tenantId });
+    const tenant = await this.store.tenantOrFail({ id: tenantId });
     if (!tenant.sandbox) {
       throw new ServiceError('request_invalid', 'Only sandbox tenants can be reset; this is a production tenant.');
     }
@@ -314,26 +301,18 @@ export class SandboxService {
     // Vendor ids are never reused: a record created after the reset gets an id no earlier record had.
     for (const i of issued) this.simulators[i.connector]?.reserveIds?.(def.slug, i.resource, i.max);
     // Beside cost commits and charge recomputations writing the same tenant's rows: a deadlock's victim runs again.
-    await retryingTransient(() => this.ds.transaction(async (m) => {
-      for (const entity of Object.values(ENTITY_BY_RESOURCE)) await m.getRepository(entity).delete({ tenantId } as never);
-      for (const entity of [SyncState, EventRecord, TicketLink, IdempotencyRecord, RoutingConfig, IsvCustomer, IdentityMatch, IdentitySkip, IsvCostRow, PartnerMinimumRow, AgreementLineMapping, ChargeRecord]) {
-        await m.getRepository(entity).delete({ tenantId } as never);
-      }
-    }));
+    await retryingTransient(() => this.store.emptyTenant(tenantId));
     // Lists read no cached last_synced_at of the records just removed (they answer null until the sync below).
     for (const listener of this.storeEmptiedListeners) listener(tenantId);
-    const isv = await this.ds.getRepository(Isv).findOneBy({ name: SANDBOX_ISV_NAME });
+    const isv = await this.store.isvNamed(SANDBOX_ISV_NAME);
     if (isv) {
       await this.seedBook(def, tenantId, isv.id);
       await this.seedBilling(def, tenantId, isv.id);
     }
     const synced = await this.syncJobs.syncTenantNow(tenantId, { full: true, waitMs });
-    const eventIds = await this.ds.transaction(async (m) => {
-      await m.getRepository(AuditEntry).delete({ tenantId });
-      return this.events.insert(m, tenantId, [eventDraft({
-        kind: 'sandbox_reset', dedupeKey: `sandbox_reset:${randomUUID()}`, summary: 'Sandbox tenant re-seeded from fixtures',
-      })]);
-    });
+    const eventIds = await this.store.clearAuditLog(tenantId, (m) => this.events.insert(m, tenantId, [eventDraft({
+      kind: 'sandbox_reset', dedupeKey: `sandbox_reset:${randomUUID()}`, summary: 'Sandbox tenant re-seeded from fixtures',
+    })]));
     await this.events.emitCommitted(tenantId, eventIds);
     return { tenant_id: tenantId, sandbox: true, synced };
   }

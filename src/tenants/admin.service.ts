@@ -2,8 +2,9 @@
  * Tenancy changes: ISVs, keys (ISV and MSP), tenants, connections and grants. Internal tooling calls
  * most of these through the graph with the admin token; an MSP key turns its tenant's grants on and off.
  */
-import { In, type DataSource } from 'typeorm';
-import { ApiKey, Connection, CONNECTION_KINDS, Grant, Isv, Tenant, type KeyCreator } from '../../entities';
+import type { DataSource } from 'typeorm';
+import { CONNECTION_KINDS, type ApiKey, type Connection, type Grant, type Isv, type KeyCreator, type Tenant } from '../../entities';
+import { TenantsStore } from './tenants.store';
 import { connectorTitle, isConnectorName, readConnector } from '../connectors/registry';
 import { checkCredentials } from './connection-checks';
 import { uniqueViolation } from './unique-violation';
@@ -33,23 +34,27 @@ export interface GrantView {
 }
 
 export class AdminService {
-  constructor(private readonly ds: DataSource, private readonly box: SecretBox, private readonly access: AccessService) {}
+  private readonly store: TenantsStore;
+
+  constructor(private readonly ds: DataSource, private readonly box: SecretBox, private readonly access: AccessService) {
+    this.store = new TenantsStore(ds);
+  }
 
   async createIsv(name: string, supportedTargets: string[] = [...WRITE_BACK_TARGETS], recommendation: Record<string, string> = {}): Promise<Isv> {
     for (const t of supportedTargets) {
       if (!(WRITE_BACK_TARGETS as readonly string[]).includes(t)) throw new ServiceError('validation', `Unknown write-back target "${t}".`);
     }
-    return this.ds.getRepository(Isv).save({ name, supportedTargets, routingRecommendation: recommendation });
+    return this.store.createIsv({ name, supportedTargets, routingRecommendation: recommendation });
   }
 
   private async isv(isvId: string): Promise<Isv> {
-    const isv = isUuid(isvId) ? await this.ds.getRepository(Isv).findOneBy({ id: isvId }) : null;
+    const isv = isUuid(isvId) ? await this.store.isv(isvId) : null;
     if (!isv) throw ServiceError.notFound('ISV');
     return isv;
   }
 
   private async tenant(tenantId: string): Promise<Tenant> {
-    const tenant = isUuid(tenantId) ? await this.ds.getRepository(Tenant).findOneBy({ id: tenantId }) : null;
+    const tenant = isUuid(tenantId) ? await this.store.tenant(tenantId) : null;
     if (!tenant) throw ServiceError.notFound('Tenant');
     return tenant;
   }
@@ -61,7 +66,7 @@ export class AdminService {
   async issueApiKey(isvId: string, label = '', createdBy: KeyCreator = { kind: 'operator' }): Promise<{ row: ApiKey; key: string }> {
     await this.isv(isvId);
     const { key, prefix, hash } = generateApiKey();
-    const row = await this.ds.getRepository(ApiKey).save({ kind: 'isv', isvId, tenantId: null, keyHash: hash, prefix, label, revokedAt: null, createdBy });
+    const row = await this.store.saveApiKey({ kind: 'isv', isvId, tenantId: null, keyHash: hash, prefix, label, revokedAt: null, createdBy });
     return { row, key };
   }
 
@@ -69,30 +74,30 @@ export class AdminService {
   async issueMspKey(tenantId: string, label = ''): Promise<{ row: ApiKey; key: string }> {
     await this.tenant(tenantId);
     const { key, prefix, hash } = generateMspKey();
-    const row = await this.ds.getRepository(ApiKey).save({ kind: 'msp', isvId: null, tenantId, keyHash: hash, prefix, label, revokedAt: null });
+    const row = await this.store.saveApiKey({ kind: 'msp', isvId: null, tenantId, keyHash: hash, prefix, label, revokedAt: null });
     return { row, key };
   }
 
   async listKeys(filter: { isvId?: string | null; tenantId?: string | null }): Promise<ApiKey[]> {
-    const where: Record<string, unknown> = {};
+    const where: { isvId?: string; tenantId?: string } = {};
     if (filter.isvId) { if (!isUuid(filter.isvId)) return []; where.isvId = filter.isvId; }
     if (filter.tenantId) { if (!isUuid(filter.tenantId)) return []; where.tenantId = filter.tenantId; }
-    return this.ds.getRepository(ApiKey).find({ where, order: { createdAt: 'ASC' } });
+    return this.store.apiKeys(where);
   }
 
   async revokeApiKey(id: string): Promise<boolean> {
     if (!isUuid(id)) return false;
-    const res = await this.ds.getRepository(ApiKey).update({ id }, { revokedAt: new Date() });
+    const revoked = await this.store.revokeApiKey(id);
     // Awaited: when the revoke answers, every process has been told.
     await this.access.invalidate();
-    return (res.affected ?? 0) > 0;
+    return revoked;
   }
 
   async createTenant(name: string, slug: string, sandbox = false): Promise<Tenant> {
     if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(slug)) throw new ServiceError('validation', 'slug must be lowercase letters, digits and dashes.');
-    if (await this.ds.getRepository(Tenant).findOneBy({ slug })) throw slugTaken(slug);
+    if (await this.store.tenantBySlug(slug)) throw slugTaken(slug);
     // The unique index still decides between two concurrent creates.
-    return this.ds.getRepository(Tenant).save({ name, slug, sandbox }).catch((err) => { throw uniqueViolation(err, () => slugTaken(slug)); });
+    return this.store.saveTenant({ name, slug, sandbox }).catch((err) => { throw uniqueViolation(err, () => slugTaken(slug)); });
   }
 
   async updateTenant(tenantId: string, change: { name?: string | null; slug?: string | null }): Promise<Tenant> {
@@ -102,7 +107,7 @@ export class AdminService {
       tenant.slug = change.slug;
     }
     if (change.name != null) tenant.name = change.name;
-    const saved = await this.ds.getRepository(Tenant).save(tenant).catch((err) => { throw uniqueViolation(err, () => slugTaken(tenant.slug)); });
+    const saved = await this.store.saveTenant(tenant).catch((err) => { throw uniqueViolation(err, () => slugTaken(tenant.slug)); });
     this.access.invalidate();
     return saved;
   }
@@ -114,7 +119,7 @@ export class AdminService {
 
   /** A connection by id (404 for an unknown or malformed id). */
   async findConnection(connectionId: string): Promise<Connection> {
-    const c = isUuid(connectionId) ? await this.ds.getRepository(Connection).findOneBy({ id: connectionId }) : null;
+    const c = isUuid(connectionId) ? await this.store.connection(connectionId) : null;
     if (!c) throw ServiceError.notFound('Connection');
     return c;
   }
@@ -124,7 +129,7 @@ export class AdminService {
     if (change.baseUrl !== undefined) c.baseUrl = change.baseUrl;
     if (change.credentials !== undefined) c.credentialsEncrypted = this.box.sealJson(change.credentials);
     if (change.statusMapping !== undefined) c.statusMapping = change.statusMapping;
-    const saved = await this.ds.getRepository(Connection).save(c);
+    const saved = await this.store.saveConnection(c);
     this.access.invalidate();
     return saved;
   }
@@ -137,9 +142,9 @@ export class AdminService {
   /** Removes an ISV's grant on a connection; false when it had none. */
   async removeGrant(isvId: string, connectionId: string): Promise<boolean> {
     if (!isUuid(isvId) || !isUuid(connectionId)) return false;
-    const res = await this.ds.getRepository(Grant).delete({ isvId, connectionId });
+    const removed = await this.store.removeGrant(isvId, connectionId);
     this.access.invalidate();
-    return (res.affected ?? 0) > 0;
+    return removed;
   }
 
   async createConnection(input: {
@@ -158,7 +163,7 @@ export class AdminService {
       if (!(CANONICAL_STATUSES as readonly string[]).includes(v)) throw new ServiceError('validation', `Unknown canonical status "${v}".`);
     }
     await this.tenant(input.tenantId);
-    const saved = await this.ds.getRepository(Connection).save({
+    const saved = await this.store.saveConnection({
       tenantId: input.tenantId,
       kind: input.kind as Connection['kind'],
       connector: input.connector,
@@ -182,19 +187,18 @@ export class AdminService {
   async setGrant(isvId: string, connectionId: string, keys: string[]): Promise<Grant> {
     for (const k of keys) if (!isGrantKey(k)) throw new ServiceError('validation', `Unknown grant key "${k}".`);
     await this.isv(isvId);
-    const connection = isUuid(connectionId) ? await this.ds.getRepository(Connection).findOneBy({ id: connectionId }) : null;
+    const connection = isUuid(connectionId) ? await this.store.connection(connectionId) : null;
     if (!connection) throw ServiceError.notFound('Connection');
     refuseKeysNotOffered(connection.kind, keys, connection.id);
-    const repo = this.ds.getRepository(Grant);
-    await repo.upsert({ isvId, connectionId, tenantId: connection.tenantId, keys: [...new Set(keys)] }, ['isvId', 'connectionId']);
+    const grant = await this.store.setGrant({ isvId, connectionId, tenantId: connection.tenantId, keys: [...new Set(keys)] });
     this.access.invalidate();
-    return repo.findOneByOrFail({ isvId, connectionId });
+    return grant;
   }
 
   /** Every ISV's grants on the tenant's connections. */
   async listGrants(tenant: Tenant, connections: Connection[]): Promise<GrantView[]> {
-    const rows = await this.ds.getRepository(Grant).find({ where: { tenantId: tenant.id }, order: { createdAt: 'ASC' } });
-    const isvs = rows.length ? await this.ds.getRepository(Isv).find({ where: { id: In([...new Set(rows.map((r) => r.isvId))]) } }) : [];
+    const rows = await this.store.grantsOf(tenant.id);
+    const isvs = rows.length ? await this.store.isvsByIds([...new Set(rows.map((r) => r.isvId))]) : [];
     const nameOf = new Map(isvs.map((i) => [i.id, i.name]));
     const byId = new Map(connections.map((c) => [c.id, c]));
     const blocked = await blockedGrantsByConnection(this.ds, tenant.id, connections);
@@ -226,11 +230,7 @@ export class AdminService {
         details: { connection_id: e.connection_id, refused: ruledOut, vendor_permissions: [...new Set(ruledOut.flatMap((k) => blocked.get(e.connection_id)!.get(k)!.needs.map((n) => n.vendorTerms)))] },
       });
     }
-    await this.ds.transaction(async (m) => {
-      for (const e of entries) {
-        await m.getRepository(Grant).upsert({ isvId, connectionId: e.connection_id, tenantId: tenant.id, keys: [...new Set(e.keys)] }, ['isvId', 'connectionId']);
-      }
-    });
+    await this.store.setGrants(entries.map((e) => ({ isvId, connectionId: e.connection_id, tenantId: tenant.id, keys: [...new Set(e.keys)] })));
     this.access.invalidate();
   }
 }

@@ -1,12 +1,13 @@
 /**
- * The tenants feature's store: the ISV list, the sync state and record counts behind the connections and
+ * The tenants feature's store: ISVs, tenants, connections, keys and grants as tenancy changes them
+ * (admin.service.ts holds the rules), the sync state and record counts behind the connections and
  * status reads (tenant-status.ts shapes them), and the removal of a connection or a tenant with every row
  * that names it (docs/architecture.md, Tenancy, keys and grants). A connection's removal keeps its audit
  * entries and its connection events (the tenant's history); for a tenant nothing stays: records, events, audit, keys (MSP keys stop
  * working), billing rows.
  */
-import { In, type DataSource, type EntityManager } from 'typeorm';
-import { AuditEntry, BillingVersion, Connection, EventRecord, Isv, SyncState, Tenant } from '../../entities';
+import { In, type DataSource, type DeepPartial, type EntityManager } from 'typeorm';
+import { ApiKey, AuditEntry, BillingVersion, Connection, EventRecord, Grant, Isv, SyncState, Tenant } from '../../entities';
 import { CONNECTION_KINDS } from '../access/event-kinds';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 
@@ -24,6 +25,80 @@ async function deleteWhere(m: EntityManager, property: 'tenantId' | 'connectionI
 
 export class TenantsStore {
   constructor(private readonly ds: DataSource) {}
+
+  createIsv(isv: DeepPartial<Isv>): Promise<Isv> {
+    return this.ds.getRepository(Isv).save(isv);
+  }
+
+  isv(id: string): Promise<Isv | null> {
+    return this.ds.getRepository(Isv).findOneBy({ id });
+  }
+
+  isvsByIds(ids: string[]): Promise<Isv[]> {
+    return this.ds.getRepository(Isv).find({ where: { id: In(ids) } });
+  }
+
+  tenant(id: string): Promise<Tenant | null> {
+    return this.ds.getRepository(Tenant).findOneBy({ id });
+  }
+
+  tenantBySlug(slug: string): Promise<Tenant | null> {
+    return this.ds.getRepository(Tenant).findOneBy({ slug });
+  }
+
+  /** Inserts a new tenant, or saves a changed one. */
+  saveTenant(tenant: DeepPartial<Tenant>): Promise<Tenant> {
+    return this.ds.getRepository(Tenant).save(tenant);
+  }
+
+  connection(id: string): Promise<Connection | null> {
+    return this.ds.getRepository(Connection).findOneBy({ id });
+  }
+
+  /** Inserts a new connection, or saves a changed one. */
+  saveConnection(connection: DeepPartial<Connection>): Promise<Connection> {
+    return this.ds.getRepository(Connection).save(connection);
+  }
+
+  saveApiKey(key: DeepPartial<ApiKey>): Promise<ApiKey> {
+    return this.ds.getRepository(ApiKey).save(key);
+  }
+
+  /** Keys of the ISV or the tenant (every key without a filter), oldest first. */
+  apiKeys(where: { isvId?: string; tenantId?: string }): Promise<ApiKey[]> {
+    return this.ds.getRepository(ApiKey).find({ where, order: { createdAt: 'ASC' } });
+  }
+
+  /** Revokes the key now; whether it existed. */
+  async revokeApiKey(id: string): Promise<boolean> {
+    const res = await this.ds.getRepository(ApiKey).update({ id }, { revokedAt: new Date() });
+    return (res.affected ?? 0) > 0;
+  }
+
+  /** The grant rows of the tenant, oldest first. */
+  grantsOf(tenantId: string): Promise<Grant[]> {
+    return this.ds.getRepository(Grant).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+  }
+
+  /** Sets the ISV's keys on the connection; the grant as stored. */
+  async setGrant(grant: Pick<Grant, 'isvId' | 'connectionId' | 'tenantId' | 'keys'>): Promise<Grant> {
+    const repo = this.ds.getRepository(Grant);
+    await repo.upsert(grant, ['isvId', 'connectionId']);
+    return repo.findOneByOrFail({ isvId: grant.isvId, connectionId: grant.connectionId });
+  }
+
+  /** Sets the ISV's keys on each connection named, in one transaction. */
+  async setGrants(grants: Pick<Grant, 'isvId' | 'connectionId' | 'tenantId' | 'keys'>[]): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      for (const g of grants) await m.getRepository(Grant).upsert(g, ['isvId', 'connectionId']);
+    });
+  }
+
+  /** Removes the ISV's grant on the connection; whether it had one. */
+  async removeGrant(isvId: string, connectionId: string): Promise<boolean> {
+    const res = await this.ds.getRepository(Grant).delete({ isvId, connectionId });
+    return (res.affected ?? 0) > 0;
+  }
 
   /** Every ISV, oldest first. */
   isvs(): Promise<Isv[]> {

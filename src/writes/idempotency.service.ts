@@ -7,9 +7,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
-import { IdempotencyRecord } from '../../entities';
 import { ServiceError } from '../errors/service-error';
-import { preparedQuery } from '../db/prepared';
+import { IdempotencyStore, type IdempotencyScope, type StoredWith } from './idempotency.store';
 import { LEASE_SECONDS, secondsUntil, type ReservedLease, type WriteFence } from './write-fence';
 
 const KEEP_MS = 24 * 3600 * 1000;
@@ -17,12 +16,6 @@ const KEEP_MS = 24 * 3600 * 1000;
 const ABANDONED_MS = 10 * 60 * 1000;
 /** failWhenBack's tries, one a second: well inside ABANDONED_MS. */
 const FAIL_RETRIES = 300;
-
-/**
- * A row stored in the statement that stores a commit's outcome: its INSERT with parameters numbered
- * from `first` (auditInsert is one).
- */
-export type StoredWith = (first: number) => { sql: string; params: unknown[] };
 
 export interface StoredAnswer {
   status: number;
@@ -40,24 +33,6 @@ export type Reservation =
   | { kind: 'new'; id: string; takeover: boolean; generation: number; lease: ReservedLease | null }
   | { kind: 'replay'; answer: StoredAnswer };
 
-export interface IdempotencyScope {
-  isvId: string;
-  tenantId: string;
-  operation: string;
-  key: string;
-}
-
-/**
- * SET items that free the lease when its holder is one of the tokens in `param` (a text[] parameter), and
- * set its landing deadline to `land` (seconds from now, a float8 parameter; NULL: every write was answered).
- */
-const FREE_LEASES = (param: string, land: string) =>
-  `lease_owner = CASE WHEN lease_owner = ANY(${param}::text[]) THEN NULL ELSE lease_owner END,
-   lease_until = CASE WHEN lease_owner = ANY(${param}::text[]) THEN NULL ELSE lease_until END,
-   land_by = CASE WHEN lease_owner = ANY(${param}::text[])
-                  THEN (CASE WHEN ${land}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${land}::float8) END)
-                  ELSE land_by END`;
-
 /** When the writes of the finished jobs that handed their leases back may still land (ms since epoch), or null. */
 const landParam = (landAt: number | null) => (landAt == null ? null : secondsUntil(landAt));
 
@@ -68,8 +43,12 @@ export function requestHash(body: unknown): string {
 }
 
 export class IdempotencyService {
+  private readonly store: IdempotencyStore;
+
   /** `fence`: who owns a commit in progress, and whether its process is gone (write-fence.ts). */
-  constructor(private readonly ds: DataSource, private readonly fence: WriteFence | null = null) {}
+  constructor(ds: DataSource, private readonly fence: WriteFence | null = null) {
+    this.store = new IdempotencyStore(ds);
+  }
 
   /**
    * `answerBy`: the request answers then (ms since epoch); the first job sends no write after its lease's
@@ -80,21 +59,13 @@ export class IdempotencyService {
     // With the lease: one vendor call counted (the first job's), held LEASE_SECONDS by this process.
     const lease = this.fence?.reserveLease(answerBy) ?? null;
     const landIn = this.fence && lease ? secondsUntil(this.fence.landAt(lease.sendBy)) : null;
-    const inserted = await preparedQuery<{ id: string }>(this.ds,
-      `INSERT INTO idempotency_records (isv_id, tenant_id, operation, key, request_hash, state, expires_at, owner_instance,
-                                        lease_owner, lease_until, vendor_attempts, land_by)
-       VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7, $8::text,
-               CASE WHEN $8::text IS NULL THEN NULL ELSE now() + make_interval(secs => ${LEASE_SECONDS}) END,
-               CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END,
-               CASE WHEN $8::text IS NULL THEN NULL ELSE now() + make_interval(secs => $9::float8) END)
-       ON CONFLICT ON CONSTRAINT uq_idempotency_scope_key DO NOTHING RETURNING id`,
-      [scope.isvId, scope.tenantId, scope.operation, scope.key, hash, new Date(now.getTime() + KEEP_MS), this.fence?.instanceId ?? null, lease?.token ?? null, landIn],
-    );
-    if (inserted.length) return { kind: 'new', id: inserted[0].id, takeover: false, generation: 1, lease };
-
-    const existing = await this.ds.getRepository(IdempotencyRecord).findOneBy({
-      isvId: scope.isvId, tenantId: scope.tenantId, operation: scope.operation, key: scope.key,
+    const inserted = await this.store.insertReservation({
+      scope, hash, expiresAt: new Date(now.getTime() + KEEP_MS), ownerInstance: this.fence?.instanceId ?? null,
+      leaseToken: lease?.token ?? null, leaseSeconds: LEASE_SECONDS, landInSeconds: landIn,
     });
+    if (inserted) return { kind: 'new', id: inserted, takeover: false, generation: 1, lease };
+
+    const existing = await this.store.findRecord(scope);
     if (!existing) {
       // Released since the insert met it (its commit was refused before any send): the key is free, once more.
       if (again) throw new ServiceError('idempotency_in_progress', 'A request with this idempotency_key is still being processed; retry shortly.', { retryAfterSeconds: 1 });
@@ -116,22 +87,15 @@ export class IdempotencyService {
       });
     }
     // Failed, expired or abandoned: take the key over, but only one caller may win the take-over.
-    // The row read above is the one taken over: same state, same update time (the store keeps
-    // microseconds, a JS Date milliseconds, hence the truncation). TypeORM answers an UPDATE as
-    // [rows, affected count].
+    // The row read above is the one taken over (the store checks it is still as read).
     // A new generation: a job of the one taken over sends nothing any more (write-fence.ts).
-    const [taken]: [{ id: string; generation: number }[], number] = await this.ds.query(
-      `UPDATE idempotency_records SET state = 'in_progress', request_hash = $2, expires_at = $3, updated_at = now(),
-              response_status = NULL, response_body = NULL, generation = generation + 1, owner_instance = $6
-        WHERE id = $1 AND state = $4 AND date_trunc('milliseconds', updated_at) = date_trunc('milliseconds', $5::timestamptz) RETURNING id, generation`,
-      [existing.id, hash, new Date(now.getTime() + KEEP_MS), existing.state, existing.updatedAt, this.fence?.instanceId ?? null],
-    );
-    if (!taken.length) {
+    const generation = await this.store.takeOver(existing, hash, new Date(now.getTime() + KEEP_MS), this.fence?.instanceId ?? null);
+    if (generation == null) {
       throw new ServiceError('idempotency_in_progress', 'A request with this idempotency_key is still being processed; retry shortly.', {
         retryAfterSeconds: 1,
       });
     }
-    return { kind: 'new', id: existing.id, takeover: true, generation: Number(taken[0].generation), lease: null };
+    return { kind: 'new', id: existing.id, takeover: true, generation, lease: null };
   }
 
   /**
@@ -139,10 +103,7 @@ export class IdempotencyService {
    * database's now(), and this process's clock may differ from it (skew, or a test's moved clock).
    */
   private async untouchedTooLong(id: string): Promise<boolean> {
-    const rows = await preparedQuery<{ stale: boolean }>(this.ds,
-      `SELECT now() - updated_at > make_interval(secs => $2::float8) AS stale FROM idempotency_records WHERE id = $1`,
-      [id, ABANDONED_MS / 1000]);
-    return rows[0]?.stale === true;
+    return this.store.untouchedFor(id, ABANDONED_MS / 1000);
   }
 
   /**
@@ -153,10 +114,7 @@ export class IdempotencyService {
    * leases no job holds any more (handed back by finished jobs, or never handed out), freed here.
    */
   async complete(reservation: ReservationRef, answer: StoredAnswer, withIt: StoredWith[] = [], leases: string[] = [], landAt: number | null = null): Promise<void> {
-    await this.storeOutcome(
-      `UPDATE idempotency_records SET state = 'completed', response_status = $1, response_body = $2::jsonb, updated_at = now(), ${FREE_LEASES('$5', '$6')}
-        WHERE id = $3 AND generation = $4`,
-      [answer.status, JSON.stringify(answer.body), reservation.id, reservation.generation, leases, landParam(landAt)], withIt);
+    await this.store.storeCompleted(reservation.id, reservation.generation, answer, withIt, leases, landParam(landAt));
   }
 
   /**
@@ -165,10 +123,7 @@ export class IdempotencyService {
    * them, so a take-over waits for that job. `withIt`: as for complete (what landed of a partial write).
    */
   async fail(reservation: ReservationRef, leases: string[] = [], withIt: StoredWith[] = [], landAt: number | null = null): Promise<void> {
-    await this.storeOutcome(
-      `UPDATE idempotency_records SET state = 'failed', updated_at = now(), ${FREE_LEASES('$3', '$4')}
-        WHERE id = $1 AND generation = $2`,
-      [reservation.id, reservation.generation, leases, landParam(landAt)], withIt);
+    await this.store.storeFailed(reservation.id, reservation.generation, withIt, leases, landParam(landAt));
   }
 
   /**
@@ -179,8 +134,7 @@ export class IdempotencyService {
    * taken over in the meantime deletes nothing.
    */
   async release(reservation: ReservationRef): Promise<void> {
-    await preparedQuery(this.ds, `DELETE FROM idempotency_records WHERE id = $1 AND generation = $2 AND state = 'in_progress'`,
-      [reservation.id, reservation.generation]);
+    await this.store.deleteInProgress(reservation.id, reservation.generation);
   }
 
   /**
@@ -205,18 +159,6 @@ export class IdempotencyService {
   /** Frees leases that finished jobs handed back, before another job of the reservation takes the lease. */
   async freeLeases(reservation: ReservationRef, leases: string[], landAt: number | null = null): Promise<void> {
     if (!leases.length) return;
-    await preparedQuery(this.ds, `UPDATE idempotency_records SET ${FREE_LEASES('$2', '$3')} WHERE id = $1`, [reservation.id, leases, landParam(landAt)]);
-  }
-
-  /** One statement, one commit: the outcome's UPDATE with each of `withIt` as a data-modifying WITH. */
-  private async storeOutcome(update: string, params: unknown[], withIt: StoredWith[]): Promise<void> {
-    const all = [...params];
-    const parts = withIt.map((part, i) => {
-      const { sql, params: own } = part(all.length + 1);
-      all.push(...own);
-      return `stored_${i} AS (${sql})`;
-    });
-    // One text per shape of outcome (which rows go with it): a small fixed set, so a prepared statement.
-    await preparedQuery(this.ds, parts.length ? `WITH ${parts.join(', ')} ${update}` : update, all);
+    await this.store.freeLeases(reservation.id, leases, landParam(landAt));
   }
 }

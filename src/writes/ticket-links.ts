@@ -3,7 +3,7 @@
  * through this service take write-back and time. Stored in the statement that stores the commit's
  * answer, so a write-back sent the moment the answer arrives finds them.
  */
-import type { StoredWith } from './idempotency.service';
+import type { StoredWith } from './idempotency.store';
 
 /** What a link needs of a target's outcome (write-pipeline.ts, TargetOutcome). */
 interface Landed {

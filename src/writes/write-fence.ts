@@ -27,7 +27,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { relaxedCommit } from '../db/relaxed-commit';
+import { WriteFenceStore } from './write-fence.store';
 
 /** Longer than a vendor call can last (30 s timeout per request, a reconcile read plus the write). */
 export const LEASE_SECONDS = 90;
@@ -87,7 +87,11 @@ export class WriteFence {
   /** Reserved leases freed before their job surely existed (the queue refused it): never adopted. */
   private readonly revoked = new Set<string>();
 
-  constructor(private readonly ds: DataSource, private readonly opts: InstanceOptions) {}
+  private readonly store: WriteFenceStore;
+
+  constructor(ds: DataSource, private readonly opts: InstanceOptions) {
+    this.store = new WriteFenceStore(ds, { instanceId: this.instanceId, exclusive: opts.exclusive, goneAfterSeconds: this.goneAfterSeconds });
+  }
 
   /** How long after it is sent a vendor request may still land. */
   get landingMs(): number {
@@ -106,7 +110,7 @@ export class WriteFence {
 
   /** Registers this process, releases the commits of gone ones, and keeps beating. */
   async start(): Promise<void> {
-    await this.ds.query('INSERT INTO service_instances (id, role) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen_at = now()', [this.instanceId, this.opts.role]);
+    await this.store.registerInstance(this.opts.role);
     await this.releaseOrphans();
     this.timer = setInterval(() => { void this.beat().catch(() => undefined); }, this.opts.heartbeatMs);
     this.timer.unref();
@@ -115,35 +119,24 @@ export class WriteFence {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.ds.query('DELETE FROM service_instances WHERE id = $1', [this.instanceId]).catch(() => undefined);
+    await this.store.removeInstance().catch(() => undefined);
   }
 
   private async beat(): Promise<void> {
-    await this.ds.query('UPDATE service_instances SET seen_at = now() WHERE id = $1', [this.instanceId]);
-    await this.ds.query(`DELETE FROM service_instances WHERE seen_at < now() - interval '1 hour'`);
+    await this.store.markInstanceSeen();
+    await this.store.forgetInstancesSilentForAnHour();
     await this.releaseOrphans();
-  }
-
-  /** SQL: the instance named by `expr` is gone (parameters $1: this instance, $2: exclusive, $3: seconds). */
-  private gone(expr: string): string {
-    return `(${expr} <> $1 AND ($2::boolean OR NOT EXISTS (
-      SELECT 1 FROM service_instances i WHERE i.id = ${expr} AND i.seen_at > now() - make_interval(secs => $3::float8))))`;
   }
 
   /** In-progress commits whose owner is gone become failed: the next request with the key takes them over. */
   async releaseOrphans(): Promise<number> {
-    const [rows]: [unknown[], number] = await this.ds.query(
-      `UPDATE idempotency_records r SET state = 'failed', updated_at = now()
-        WHERE r.state = 'in_progress' AND r.owner_instance IS NOT NULL AND ${this.gone('r.owner_instance')} RETURNING r.id`,
-      [this.instanceId, this.opts.exclusive, this.goneAfterSeconds]);
-    return rows.length;
+    return this.store.failCommitsOfGoneOwners();
   }
 
   /** Whether the owner of an in-progress reservation is gone (reserve takes such a key over at once). */
   async ownerGone(ownerInstance: string | null): Promise<boolean> {
     if (!ownerInstance) return false;
-    const [row] = await this.ds.query(`SELECT ${this.gone('$4::text')} AS gone`, [this.instanceId, this.opts.exclusive, this.goneAfterSeconds, ownerInstance]);
-    return row?.gone === true;
+    return this.store.isInstanceGone(ownerInstance);
   }
 
   /** The send deadline of a lease taken now by a job whose request answers by `answerBy`. */
@@ -161,12 +154,7 @@ export class WriteFence {
    * lease is still this holder's. False: it is not, and the write must not be sent.
    */
   async extend(reservationId: string, token: string, sendBy: number): Promise<boolean> {
-    const [rows]: [unknown[], number] = await this.ds.query(
-      `UPDATE idempotency_records SET land_by = greatest(land_by, now() + make_interval(secs => $3::float8)),
-              lease_until = greatest(lease_until, now() + make_interval(secs => ${LEASE_SECONDS}))
-        WHERE id = $1 AND lease_owner = $2 AND state = 'in_progress' RETURNING id`,
-      [reservationId, token, secondsUntil(this.landAt(sendBy))]);
-    return rows.length > 0;
+    return this.store.extendLease(reservationId, token, secondsUntil(this.landAt(sendBy)), LEASE_SECONDS);
   }
 
   /**
@@ -204,28 +192,14 @@ export class WriteFence {
     const token = `${this.instanceId}/${jobRef}/${randomUUID().slice(0, 8)}`;
     for (;;) {
       const sendBy = this.sendByFor(answerBy);
-      const [rows]: [{ vendor_attempts: number }[], number] = await this.ds.query(
-        // The reservation counted the vendor call its reserved lease is for: taking that lease over by
-        // its token is that same call, not another one.
-        `UPDATE idempotency_records r SET lease_owner = $4, lease_until = now() + make_interval(secs => ${LEASE_SECONDS}),
-                vendor_attempts = vendor_attempts + CASE WHEN r.lease_owner = $7 THEN 0 ELSE 1 END,
-                land_by = greatest(r.land_by, now() + make_interval(secs => $8::float8))
-          WHERE r.id = $5 AND r.generation = $6 AND r.state = 'in_progress'
-            AND (r.lease_owner IS NULL OR r.lease_until < now() OR r.lease_owner = $7 OR ${this.gone("split_part(r.lease_owner, '/', 1)")})
-            AND (r.land_by IS NULL OR r.land_by < now() OR r.lease_owner = $7)
-          RETURNING r.vendor_attempts`,
-        [this.instanceId, this.opts.exclusive, this.goneAfterSeconds, token, reservationId, generation, reserved, secondsUntil(this.landAt(sendBy))]);
-      if (rows.length) return { kind: 'held', token, reconcile: Number(rows[0].vendor_attempts) > 1, sendBy };
-      const [now] = await this.ds.query(
-        `SELECT r.generation, r.state, extract(epoch FROM (r.land_by - now())) * 1000 AS land_in_ms,
-                (r.lease_owner IS NULL OR r.lease_until < now() OR ${this.gone("split_part(r.lease_owner, '/', 1)")}) AS lease_free
-           FROM idempotency_records r WHERE r.id = $4`,
-        [this.instanceId, this.opts.exclusive, this.goneAfterSeconds, reservationId]);
-      if (!now || Number(now.generation) !== generation || now.state !== 'in_progress') return { kind: 'stale' };
-      const landInMs = now.land_in_ms == null ? 0 : Math.max(0, Number(now.land_in_ms));
+      const taken = await this.store.takeLease({ reservationId, generation, token, reserved, landInSeconds: secondsUntil(this.landAt(sendBy)), leaseSeconds: LEASE_SECONDS });
+      if (taken) return { kind: 'held', token, reconcile: taken.vendorAttempts > 1, sendBy };
+      const now = await this.store.leaseState(reservationId);
+      if (!now || now.generation !== generation || now.state !== 'in_progress') return { kind: 'stale' };
+      const landInMs = now.landInMs == null ? 0 : Math.max(0, now.landInMs);
       // Nobody holds the lease, but what an earlier holder sent may land after this job must answer:
       // waiting is useless, the caller hears when to retry.
-      if (now.lease_free === true && Date.now() + landInMs > deadline) return { kind: 'busy', retryAfterMs: landInMs };
+      if (now.leaseFree && Date.now() + landInMs > deadline) return { kind: 'busy', retryAfterMs: landInMs };
       if (Date.now() + LEASE_POLL_MS > deadline) return landInMs > 0 ? { kind: 'busy', retryAfterMs: landInMs } : { kind: 'busy' };
       await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
     }
@@ -252,10 +226,6 @@ export class WriteFence {
    */
   async release(reservationId: string, token: string, landAt: number | null = null): Promise<void> {
     // `landAt`: a write of this holder whose outcome is unknown may land until then; null: every write was answered.
-    await this.ds.query(
-      `UPDATE idempotency_records SET lease_owner = NULL, lease_until = NULL,
-              land_by = CASE WHEN $3::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $3::float8) END
-         FROM ${relaxedCommit} WHERE id = $1 AND lease_owner = $2`,
-      [reservationId, token, landAt == null ? null : secondsUntil(landAt)]);
+    await this.store.freeLease(reservationId, token, landAt == null ? null : secondsUntil(landAt));
   }
 }
