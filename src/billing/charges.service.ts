@@ -26,6 +26,7 @@ import type { Page } from '../shared/paging';
 import { unresolvedOut, type LandedCostRow } from './cost-resolution';
 import { resolveCostRows, storeCostResolutions } from './cost-resolution.store';
 import { ChargesStore, lineKey } from './charges.store';
+import { Transactions } from '../db/transactions';
 
 type ChargeOut = z.infer<typeof Charge>;
 type Preview = z.infer<typeof ApproveChargePreview>;
@@ -80,19 +81,22 @@ function chargeOut(r: Record<string, any>): ChargeOut {
 export class ChargesService {
   private readonly store: ChargesStore;
 
+  /** What commits together (src/db/transactions.ts). */
+  private readonly transactions: Transactions;
   constructor(
     private readonly ds: DataSource,
     private readonly pipeline: WritePipeline,
     private readonly sync: SyncService,
     private readonly vendorNow: () => number = Date.now,
   ) {
+    this.transactions = new Transactions(ds);
     this.store = new ChargesStore(ds);
   }
 
   /** Brings the tenant's charges in line with its cost rows, mappings, identity matches and agreements. */
   async recompute(tenantId: string): Promise<void> {
     // A reset of the tenant deleting these rows may deadlock with it: the victim runs again (src/db/transient.ts).
-    await retryingTransient(() => this.ds.transaction(async (m) => {
+    await retryingTransient(() => this.transactions.run(async (m) => {
       // One recomputation per tenant at a time (across processes on PostgreSQL).
       await this.store.lock(m, tenantId);
       // Resolved under the lock, and stored for the reconciliation.

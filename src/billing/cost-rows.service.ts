@@ -15,6 +15,7 @@ import { resolveCostRowsById, resolveUnstoredCostRow } from './cost-resolution.s
 import { COST_ORDER, COSTS, CostRowsStore, MINIMUM_ORDER, MINIMUMS, type RowTable, type StoredRow, type Values } from './cost-rows.store';
 import { retryingTransient } from '../db/transient';
 import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
+import { Transactions } from '../db/transactions';
 
 type CostBody = z.infer<typeof SubmitIsvCostBody>;
 type MinimumBody = z.infer<typeof SubmitPartnerMinimumBody>;
@@ -82,7 +83,10 @@ export class CostRowsService {
   private readonly store: CostRowsStore;
 
   /** `changes`: where a committed submission that changed the rows is told (`billing.cost_rows_changed`). */
+  /** What commits together (src/db/transactions.ts). */
+  private readonly transactions: Transactions;
   constructor(private readonly ds: DataSource, private readonly changes: CommittedChanges = new CommittedChanges()) {
+    this.transactions = new Transactions(ds);
     this.store = new CostRowsStore(ds);
   }
 
@@ -134,7 +138,7 @@ export class CostRowsService {
     // retried once, when it finds the winner's row and replaces it.
     for (let attempt = 1; ; attempt++) {
       try {
-        const out = await retryingTransient(() => this.ds.transaction(async (m) => this.store.write(m, t, tenantId, isvId, key, values)));
+        const out = await retryingTransient(() => this.transactions.run(async (m) => this.store.write(m, t, tenantId, isvId, key, values)));
         await this.changes.publish('billing.cost_rows_changed', { tenantId }, { tenantId });
         return out;
       } catch (err) {

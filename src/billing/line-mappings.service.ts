@@ -16,6 +16,7 @@ import { compareVendorIds } from './billing-rules';
 import { LineMappingsStore } from './line-mappings.store';
 import type { AgreementLineMappingOut, CreateAgreementLineMappingBody, MappingCandidate, MappingCreated, MappingsQuery, SuggestAgreementLineMappingBody } from './billing.schemas';
 import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
+import { Transactions } from '../db/transactions';
 
 type Mapping = z.infer<typeof AgreementLineMappingOut>;
 type Candidate = z.infer<typeof MappingCandidate>;
@@ -50,7 +51,10 @@ export class LineMappingsService {
   private readonly store: LineMappingsStore;
 
   /** `changes`: where a change of a tenant's line mappings is told (`billing.line_mappings_changed`). */
-  constructor(private readonly ds: DataSource, private readonly vendorNow: () => number = Date.now, private readonly changes: CommittedChanges = new CommittedChanges()) {
+  /** What commits together (src/db/transactions.ts). */
+  private readonly transactions: Transactions;
+  constructor(ds: DataSource, private readonly vendorNow: () => number = Date.now, private readonly changes: CommittedChanges = new CommittedChanges()) {
+    this.transactions = new Transactions(ds);
     this.store = new LineMappingsStore(ds);
   }
 
@@ -67,7 +71,7 @@ export class LineMappingsService {
     const tenantId = access.tenant.id;
     let target: { connection_id: string; agreement_source_id: string; line_source_id: string } | null = null;
     if (b.status === 'mapped') target = await this.activeLine(access, b.agreement_id!, b.agreement_line_ref!, b.psa_vendor ?? null);
-    const out = await this.ds.transaction(async (m) => {
+    const out = await this.transactions.run(async (m) => {
       const existing = await this.store.ofProductForUpdate(m, tenantId, isvId, b.vendor_product_ref);
       const same = existing.find((e) => e.status === b.status && e.connection_id === (target?.connection_id ?? null) && e.line_source_id === (target?.line_source_id ?? null));
       if (same) return { id: same.id, already: true, removedUnmapped: false };

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { fixturesDir } from '../shared/project-root';
 import { roundMoney } from './billing-rules';
 import { SandboxBillingStore } from './sandbox-billing.store';
+import { Transactions } from '../db/transactions';
 
 const Fixture = z.object({
   _comment: z.string().optional(),
@@ -46,7 +47,7 @@ export async function seedSandboxBilling(ds: DataSource, slug: string, tenantId:
   const fixture = readSandboxBilling(slug);
   if (!fixture) return;
   const store = new SandboxBillingStore();
-  await ds.transaction(async (m) => {
+  await new Transactions(ds).run(async (m) => {
     for (const mp of fixture.mappings) {
       const mapped = mp.status === 'mapped';
       if (mapped && !psaConnectionId) continue;

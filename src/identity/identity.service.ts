@@ -12,6 +12,7 @@ import { CandidateIndex, companyDetails, prepare, rank, scorePair, type Candidat
 import { normalizeName } from './normalize';
 import { IdentityStore, type IdentitySide, type PsaCompany } from './identity.store';
 import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
+import { Transactions } from '../db/transactions';
 
 export type { PsaCompany } from './identity.store';
 
@@ -74,7 +75,10 @@ export class IdentityService {
   private readonly store: IdentityStore;
 
   /** `changes`: where a change of a tenant's matches is told (`identity.matches_changed`: billing recomputes its charges). */
-  constructor(private readonly ds: DataSource, private readonly changes: CommittedChanges = new CommittedChanges()) {
+  /** What commits together (src/db/transactions.ts). */
+  private readonly transactions: Transactions;
+  constructor(ds: DataSource, private readonly changes: CommittedChanges = new CommittedChanges()) {
+    this.transactions = new Transactions(ds);
     this.store = new IdentityStore(ds);
   }
 
@@ -90,7 +94,7 @@ export class IdentityService {
   /** Bulk upsert of the ISV's customers; auto-match runs before it answers. */
   async putBook(access: TenantAccess, isvId: string, customers: BookCustomer[]): Promise<{ upserted: number; matched: number; left_over: number }> {
     const tenantId = access.tenant.id;
-    await this.ds.transaction(async (m) => {
+    await this.transactions.run(async (m) => {
       for (let i = 0; i < customers.length; i += BATCH) {
         const rows = customers.slice(i, i + BATCH).map((c) => ({
           tenantId, isvId, ref: c.ref, name: c.name, normalizedName: normalizeName(c.name), domain: c.domain ?? null,
@@ -109,7 +113,7 @@ export class IdentityService {
 
   /** Removes one customer and the decisions about it. */
   async removeCustomer(tenantId: string, isvId: string, ref: string): Promise<boolean> {
-    const out = await this.ds.transaction(async (m) => {
+    const out = await this.transactions.run(async (m) => {
       const gone = await this.store.deleteCustomer(m, tenantId, isvId, ref);
       const unmatched = await this.store.deleteMatchOf(m, tenantId, isvId, { customerRef: ref });
       await this.store.deleteSkip(m, tenantId, isvId, 'isv_customer', ref);
@@ -341,7 +345,7 @@ export class IdentityService {
     const tenantId = access.tenant.id;
     await this.customer(tenantId, isvId, customerRef);
     let added = false;
-    const match = await this.ds.transaction(async (m) => {
+    const match = await this.transactions.run(async (m) => {
       const existing = await this.store.matchOfEither(m, tenantId, isvId, customerRef, { connectionId: company.connection_id, companySourceId: company.source_id });
       if (existing) {
         if (existing.customerRef === customerRef && existing.connectionId === company.connection_id && existing.companySourceId === company.source_id) return existing;
@@ -371,7 +375,7 @@ export class IdentityService {
   async unset(access: TenantAccess, isvId: string, subject: { customerRef?: string | null; company?: PsaCompany | null }): Promise<boolean> {
     const tenantId = access.tenant.id;
     const [side, key] = this.subjectOf(subject);
-    const out = await this.ds.transaction(async (m) => {
+    const out = await this.transactions.run(async (m) => {
       const skip = await this.store.deleteSkip(m, tenantId, isvId, side, key);
       const match = await this.store.deleteMatchOf(m, tenantId, isvId, this.matchKeyOf(side, key, subject));
       return { changed: skip || match, unmatched: match };

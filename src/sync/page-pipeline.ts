@@ -33,6 +33,7 @@ import { PageRefusedError, type ExpectedPageWrite, type PageWriteResult, type Pr
 import { listIds, type DeletionScanner } from './deletions';
 import { escapeStoredText } from './stored-text';
 import type { SyncStatesStore } from './sync-states.store';
+import { Transactions } from '../db/transactions';
 
 /** The page its reactions hear of. */
 export interface PageScope { tenantId: string; connection: Connection; resource: SyncResource; baseline: boolean }
@@ -113,15 +114,18 @@ interface Pass extends ResourceRead {
 }
 
 export class PagePipeline {
+  /** What commits together (src/db/transactions.ts). */
+  private readonly transactions: Transactions;
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly writer: RecordWriter,
     private readonly changes: CommittedChanges,
     private readonly statesStore: SyncStatesStore,
     private readonly deletions: DeletionScanner,
     private readonly audit: AuditService,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.transactions = new Transactions(ds);}
 
   /** The record store's answer to a connector's "how do these stand?" (SyncContext.compareStored), for one resource's read. */
   compareStored(resource: SyncResource, scope: { tenantId: string; connectionId: string }, started: Date): NonNullable<SyncContext['compareStored']> {
@@ -176,7 +180,7 @@ export class PagePipeline {
     const digest = quietRead && pass.pagesRead === 0 ? this.writer.listingDigest(prepared) : null;
     const quiet = !quietRead ? null
       : digest !== null && digest === pass.knownListing ? this.writer.knownPage(prepared)
-      : await this.writer.unchangedPage(this.ds.manager, prepared);
+      : await this.writer.unchangedPage(this.transactions.outside, prepared);
     pass.nothingBeyond = ++pass.pagesRead === 1 && quiet?.storedBeyondPage === false;
     pass.listing = pass.nothingBeyond && quiet?.nothingToSettle === true ? digest : null;
     return quiet;
@@ -205,7 +209,7 @@ export class PagePipeline {
     const inTransaction = (page: PreparedPage, careful: boolean) => {
       // What an attempt that rolled back owed is not owed.
       const owedBefore = afterCommit.length;
-      return this.ds.transaction(async (manager) => {
+      return this.transactions.run(async (manager) => {
         afterCommit.length = owedBefore;
         await this.forgetListing(pass, manager);
         const res = await this.writer.writePage(manager, page, pass.full, careful);
@@ -239,7 +243,7 @@ export class PagePipeline {
       if (err instanceof PageRefusedError) return inTransaction(prepared, true);
       throw err;
     }
-    await react(this.ds.manager, alone.result);
+    await react(this.transactions.outside, alone.result);
     if (!alone.rest) return alone.result;
     const rest = await written(alone.rest);
     return {
@@ -296,8 +300,8 @@ export class PagePipeline {
     const afterCommit: AfterCommit[] = [];
     const scope = { tenantId: pass.connection.tenantId, connectionId: pass.connection.id };
     // Nothing vanished (the usual case): one read, no transaction.
-    if (!(await this.writer.store.anyVanished(this.ds.manager, pass.resource, scope, present))) return 0;
-    const deleted = await this.ds.transaction(async (manager) => {
+    if (!(await this.writer.store.anyVanished(this.transactions.outside, pass.resource, scope, present))) return 0;
+    const deleted = await this.transactions.run(async (manager) => {
       await this.forgetListing(pass, manager);
       const rows = await this.writer.store.removeVanished(manager, pass.resource, scope, present);
       if (rows.length === 0) return rows;

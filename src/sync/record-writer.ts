@@ -43,6 +43,7 @@ import type { FetchedRecord, StoredComparison, SyncResource } from '../connector
 import { escapeStored, escapeStoredText } from './stored-text';
 import { movedKeys } from '../shared/same-json';
 import { SyncRecordsStore, type StoredRow, type TablePlan } from './records.store';
+import { Transactions } from '../db/transactions';
 
 export { ENTITY_BY_RESOURCE, type StoredRow } from './records.store';
 
@@ -284,7 +285,10 @@ export class RecordWriter {
    */
   private readonly comparedRows = new Map<string, StoredRow | null>();
 
-  constructor(private readonly ds: DataSource) {
+  /** What commits together (src/db/transactions.ts). */
+  private readonly transactions: Transactions;
+  constructor(ds: DataSource) {
+    this.transactions = new Transactions(ds);
     this.store = new SyncRecordsStore(ds);
   }
 
@@ -421,7 +425,7 @@ export class RecordWriter {
     const before = new Map<string, StoredRow>();
     for (const row of compared.values()) if (row) before.set(row.source_id, withPayload(row, fetchedPayloads));
     const unread = compared.size === records.length ? [] : records.filter((r) => !compared.has(r.record.sourceId));
-    if (unread.length > 0 && !firstRead) for (const row of await this.readStored(this.ds.manager, plan, scope, unread, fetchedPayloads, false)) before.set(row.source_id, row);
+    if (unread.length > 0 && !firstRead) for (const row of await this.readStored(this.transactions.outside, plan, scope, unread, fetchedPayloads, false)) before.set(row.source_id, row);
     return expectedOf(prepared.planned = plannedWrite(force, before, fetchedPayloads, this.classify(plan, records, before, syncedAt, force)));
   }
 
@@ -435,7 +439,7 @@ export class RecordWriter {
   async writeAlone(prepared: PreparedPage): Promise<{ result: PageWriteResult; rest: PreparedPage | null }> {
     if (!prepared.planned) throw new Error('record-writer: writeAlone takes a planned page (expect)');
     const left: PreparedRecord[] = [];
-    const result = (await this.write(this.ds.manager, prepared, prepared.planned.force, false, false, left))!;
+    const result = (await this.write(this.transactions.outside, prepared, prepared.planned.force, false, false, left))!;
     return { result, rest: left.length > 0 ? { ...prepared, records: left, planned: undefined } : null };
   }
 

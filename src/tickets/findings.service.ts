@@ -19,6 +19,7 @@ import type { TicketsService } from './tickets.service';
 import { TicketsStore } from './tickets.store';
 import { markerFor } from '../writes/marker';
 import { checkWrite, type PlannedWrite, type WritePipeline } from '../writes/write-pipeline';
+import { Transactions } from '../db/transactions';
 
 export type RouteFindingInput = z.infer<typeof RouteFindingBody>;
 export type RoutingInput = z.infer<typeof RoutingConfigBody>;
@@ -30,13 +31,16 @@ type Target = (typeof WRITE_BACK_TARGETS)[number];
 export class FindingsService {
   private readonly store: TicketsStore;
 
+  /** What commits together (src/db/transactions.ts). */
+  private readonly transactions: Transactions;
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
     private readonly tickets: TicketsService,
     private readonly events: EventsService,
   ) {
+    this.transactions = new Transactions(ds);
     this.store = new TicketsStore(ds);
   }
 
@@ -165,7 +169,7 @@ export class FindingsService {
 
   /** A health-feed row (kind `health`) for the finding, once per finding and type; announced to webhooks. */
   private async healthRow(access: TenantAccess, findingId: string, type: 'attention_needed' | 'resolved', summary: string, detail: Record<string, unknown>): Promise<void> {
-    const ids = await this.ds.transaction((m) => this.events.insert(m, access.tenant.id, [eventDraft({
+    const ids = await this.transactions.run((m) => this.events.insert(m, access.tenant.id, [eventDraft({
       kind: 'health', type, summary, subjectRef: findingId, detail: { finding_id: findingId, ...detail },
       dedupeKey: `finding:${findingId}:${type}${type === 'resolved' ? `:${randomUUID()}` : ''}`,
     })]));

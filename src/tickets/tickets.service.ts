@@ -37,7 +37,7 @@ export class TicketsService {
   private readonly store: TicketsStore;
 
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly access: AccessService,
     private readonly pipeline: WritePipeline,
     private readonly syncJobs: SyncJobs,
