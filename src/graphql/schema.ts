@@ -1,6 +1,6 @@
 /** The domain graph: one type-graphql schema generated from every feature's operations. */
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
-import { buildSchemaSync } from 'type-graphql';
+import { buildSchemaSync, type ClassType } from 'type-graphql';
 import { allOperations } from '../features';
 import { GraphTypeFactory, operationResolver } from './zod-graphql';
 
@@ -11,7 +11,7 @@ export function domainSchema(): GraphQLSchema {
   const types = new GraphTypeFactory();
   const resolvers = allOperations().filter((op) => op.graph !== false).map((op) => operationResolver(op, types));
   built = buildSchemaSync({
-    resolvers: resolvers as [Function, ...Function[]],
+    resolvers: resolvers as [ClassType, ...ClassType[]],
     validate: false,
     emitSchemaFile: false,
   });
