@@ -34,7 +34,7 @@ export default tseslint.config(
     // Where `any` is the honest type. Zod's internals (`_zod.def`) and the resolver and input classes built at
     // run time for type-graphql have no static type; an operation of any input, body and answer (the
     // registry's element type) is `Operation<any, ...>` because its handler's parameter types vary; a raw SQL
-    // row is `Record<string, any>` until the stores give their rows types (issue 54, data access in stores).
+    // row is `Record<string, any>` until the stores give their rows types.
     files: [
       // zod internals and run-time classes
       'src/graphql/zod-graphql.ts', 'src/mcp/tools.ts', 'src/shared/field-selection.ts', 'src/rest/openapi.ts',

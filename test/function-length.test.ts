@@ -1,5 +1,5 @@
 /**
- * No function of more than 100 lines outside the simulators (issue 54): a function that long does several
+ * No function of more than 100 lines outside the simulators: a function that long does several
  * things, and a reader has to hold all of them at once. Every function declaration, method, constructor,
  * accessor, arrow function and function expression of src, jobs and entities is measured from its first to
  * its last line, nested closures included in the function that holds them. The simulators (vendor stand-ins
@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '..');
 const DIRS = ['src', 'jobs', 'entities'];
 const MAX_LINES = 100;
 /**
- * Functions being rewritten elsewhere (the sync page pipeline of issue 54 replaces runSync). An entry that
+ * Functions being rewritten elsewhere (the sync page's pipeline, being written, replaces runSync). An entry that
  * is no longer over the limit fails the test too, so that it is taken out once the rewrite lands.
  */
 const BEING_REWRITTEN = new Set(['src/sync/sync.service.ts runSync']);
