@@ -2,7 +2,7 @@
 import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { RequestValidationError } from './errors/request-validation-error';
 import { ServiceError } from './errors/service-error';
 import type { Caller } from './access/caller';
@@ -23,6 +23,7 @@ import { operationExamples } from './rest/examples';
 import { sandboxExampleIds } from './rest/example-ids';
 import { bindOperation, expressPath } from './rest/rest-adapter';
 import { mountSimulators } from './simulators';
+import type { Operation } from './operations/operation';
 import type { Services } from './services';
 import { allOperations, FEATURES } from './features';
 import { databaseAnswers } from './http/readiness.store';
@@ -52,7 +53,6 @@ function originalError(error: unknown): unknown {
 
 /** `extra` mounts routes that are not part of the service (the benchmark's baseline handler). */
 export async function buildApp(services: Services, extra?: (app: Express) => void): Promise<BuiltApp> {
-  const { config, logger } = services;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -61,18 +61,37 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   const operations = allOperations();
   const schema = domainSchema(operations);
 
-  app.use(requestLogger(logger));
+  mountRequestObservers(app, services, metrics, operations);
+  // Simulators parse their own bodies the vendor's way; mount them before our parsers.
+  if (services.simulators) mountSimulators(app, services.simulators);
+  mountProbes(app, services, metrics);
+  mountOpenApi(app, services, operations);
+  mountDocs(app);
+  mountPageAssets(app);
+  mountBodyParsing(app, services);
+  const apollo = await mountGraphql(app, services, schema);
+  mountRest(app, services, operations);
+  for (const f of FEATURES) f.mount?.(app, services, operations);
+  extra?.(app);
+  mountFallbacks(app, services, operations);
+  return { app, apollo };
+}
+
+/** What watches every request: its log line, span, metrics and (with an ISV's key) its record, and the page headers. */
+function mountRequestObservers(app: Express, services: Services, metrics: Metrics, operations: Operation[]): void {
+  app.use(requestLogger(services.logger));
   // After the logger: the span carries the request id it assigned (src/telemetry).
-  if (config.tracing) app.use(requestSpans());
+  if (services.config.tracing) app.use(requestSpans());
   app.use(metrics.middleware());
   // Every request with an ISV's key, kept off the request's path (src/requests/recorder.ts; docs/architecture.md, Request log).
   app.use(services.requestRecorder.middleware(operations));
   // Every HTML answer refuses framing and inline script, whatever route wrote it (docs/architecture.md, Pages).
   app.use(pageHeadersOnEveryPage());
+}
 
-  // Simulators parse their own bodies the vendor's way; mount them before our parsers.
-  if (services.simulators) mountSimulators(app, services.simulators);
-
+/** Liveness, readiness and the metrics scrape. */
+function mountProbes(app: Express, services: Services, metrics: Metrics): void {
+  const { config } = services;
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
   app.get('/readyz', async (_req, res) => {
     const [database, queue, beat] = await Promise.all([
@@ -96,17 +115,22 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+}
+
+/** The OpenAPI document, with examples that name the running sandbox's ids. */
+function mountOpenApi(app: Express, services: Services, operations: Operation[]): void {
   let openapi: Record<string, unknown> | undefined;
   app.get('/openapi.json', async (_req, res) => {
-    openapi ??= buildOpenApi(operations, config.publicUrl);
+    openapi ??= buildOpenApi(operations, services.config.publicUrl);
     // Examples name the running sandbox's ids as they are now (a pending charge, a ticket the ISV created),
     // so "Try it out" works on it as it stands.
     const ids = await sandboxExampleIds(services.sandbox ? services.ds : null);
     res.json(openApiWithExamples(openapi, operationExamples(ids)));
   });
-  mountDocs(app);
-  mountPageAssets(app);
+}
 
+/** Paths that cannot be decoded refused, then JSON bodies parsed (except MCP's). */
+function mountBodyParsing(app: Express, services: Services): void {
   // A path that cannot be percent-decoded names nothing: authentication first (401 without a valid key,
   // 429 past the limits), then 404 `not_found`, never a 422 on a body it did not read.
   app.use(async (req: Request, res: Response, next: NextFunction) => {
@@ -118,9 +142,14 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   // MCP (POST /) reads its own body after authentication, so that bad JSON there is JSON-RPC's -32700.
   const json = express.json({ limit: '1mb', strict: false });
   app.use((req: Request, res: Response, next: NextFunction) => (req.path === '/' ? next() : json(req, res, next)));
+}
 
-  // GraphQL: internal tooling with the admin token, or any API key; each field enforces its operation's
-  // declared role and grant exactly as REST does (docs/architecture.md, Tenancy, keys and grants).
+/**
+ * GraphQL: internal tooling with the admin token, or any API key; each field enforces its operation's
+ * declared role and grant exactly as REST does (docs/architecture.md, Tenancy, keys and grants).
+ */
+async function mountGraphql(app: Express, services: Services, schema: GraphQLSchema): Promise<ApolloServer<GraphContext>> {
+  const { config, logger } = services;
   const apollo = new ApolloServer<GraphContext>({
     schema,
     introspection: true,
@@ -146,15 +175,20 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
   mountExplorer(app);
   app.use('/graphql', services.authenticator.middleware({ adminToken: true }),
     expressMiddleware(apollo, { context: async ({ res }) => ({ caller: res.locals.caller as Caller, services }) }));
+  return apollo;
+}
 
-  // REST: X-API-Key on every documented path, through the same authenticator (both limits).
+/** REST: X-API-Key on every documented path, through the same authenticator (both limits). */
+function mountRest(app: Express, services: Services, operations: Operation[]): void {
   const authenticate = services.authenticator.middleware();
   for (const op of operations) {
     if (op.http) app[op.http.method](expressPath(op.http.path), authenticate, bindOperation(op, services));
   }
+}
 
-  for (const f of FEATURES) f.mount?.(app, services, operations);
-  extra?.(app);
+/** After every route: 405 or 404 for what none took, and the error handler that answers every error. */
+function mountFallbacks(app: Express, services: Services, operations: Operation[]): void {
+  const { config } = services;
   // A known path with a method it does not take is 405 with Allow (docs/architecture.md, Errors), not 404.
   const routes = operations.filter((op) => op.http).map((op) => ({
     method: op.http!.method.toUpperCase(), regex: new RegExp(`^${op.http!.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
@@ -184,5 +218,4 @@ export async function buildApp(services: Services, extra?: (app: Express) => voi
     req.log?.error({ err }, 'unhandled error');
     sendError(res, config.publicUrl, 'internal', 'Something went wrong on our side; the request id identifies it in our logs.');
   });
-  return { app, apollo };
 }

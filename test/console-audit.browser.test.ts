@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, serviceAndBrowser, signedInToConsole } from './support/browser';
+import { accessibilityProblems, describeInBrowser, LAPTOP, PHONE, serviceAndBrowser, signedInToConsole } from './support/browser';
 
 const IMAGES = path.join(__dirname, '..', 'docs', 'images');
 

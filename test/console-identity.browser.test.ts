@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { accessibilityProblems, describeInBrowser, LAPTOP, newContext, PHONE, screenshot, serviceAndBrowser, signedInToConsole } from './support/browser';
+import { accessibilityProblems, describeInBrowser, LAPTOP, PHONE, screenshot, serviceAndBrowser, signedInToConsole } from './support/browser';
 
 const SUITE = 'console-identity';
 const DOCS = path.join(__dirname, '..', 'docs', 'images');

@@ -214,7 +214,7 @@ describe('identity', () => {
 
   describe('import', () => {
     let receiver: http.Server;
-    let calls: { id: string; body: any }[] = [];
+    const calls: { id: string; body: any }[] = [];
     let secret = '';
     beforeAll(async () => {
       receiver = http.createServer((req, res) => {

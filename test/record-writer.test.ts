@@ -8,7 +8,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import { ENTITY_BY_RESOURCE, RecordWriter } from '../src/sync/record-writer';
-import { mapTicket, vendorUpdatedAt } from '../src/connectors/connectwise/mappers';
+import { mapTicket, vendorUpdatedAt } from '../src/connectors/connectwise/mapping';
 import type { FetchedRecord } from '../src/connectors/types';
 import type { ConnectWiseSimulator } from '../src/simulators/connectwise/simulator';
 import { startTestService, type TestService } from './support/service';

@@ -7,7 +7,7 @@
  * The counters live in Redis when REDIS_URL is set (shared by every api process: one INCR + PEXPIRE per
  * request), in this process otherwise.
  */
-import type { NextFunction, Request, Response } from 'express';
+import type { Response } from 'express';
 import { Redis } from 'ioredis';
 
 export interface WindowCount {
@@ -123,5 +123,3 @@ export class RateLimits {
     return this.store.close();
   }
 }
-
-export type RateLimitMiddleware = (req: Request, res: Response, next: NextFunction) => Promise<void>;

@@ -127,6 +127,59 @@ function matchNames(text: string, names: string[], short: boolean): { hits: Name
   return { hits, ambiguous: null, rest };
 }
 
+/** The marks of the phrases (longest first) and words of the text, and the words that are none. */
+function marksOf(text: string): { marks: Mark[]; unknown: string[] } {
+  const marks: Mark[] = [];
+  for (const [phrase, mark] of [...PHRASES].sort((a, b) => b[0].length - a[0].length)) {
+    const re = boundary(phrase);
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      marks.push(mark);
+      text = text.slice(0, m.index) + ' '.repeat(m[0].length) + text.slice(m.index + m[0].length);
+    }
+  }
+  const unknown: string[] = [];
+  for (const word of text.replace(/[?!.,;:()]/g, ' ').split(/\s+/).filter(Boolean)) {
+    const bare = word.replace(/^'+|'+$/g, '').replace(/'s$/, '');
+    if (!bare) continue;
+    const mark = WORDS[bare];
+    if (mark) marks.push(mark); else unknown.push(bare);
+  }
+  return { marks, unknown };
+}
+
+interface Meaning {
+  resources: Set<AskResource>;
+  filters: AskFilters;
+  aggregate: 'count' | 'top' | 'list' | null;
+  group: { plural: boolean } | null;
+  order: 'newest' | 'oldest' | 'name' | null;
+  most: boolean;
+}
+
+/** What the marks ask for together; refused when two of them ask for different values of one filter. */
+function meaningOf(marks: Mark[]): Meaning | { refused: string } {
+  const resources = new Set<AskResource>();
+  const filters: AskFilters = {};
+  let aggregate: Meaning['aggregate'] = null;
+  let group = null as { plural: boolean } | null;
+  let order: Meaning['order'] = null;
+  let most = false;
+  for (const m of marks) {
+    if ('resource' in m) resources.add(m.resource);
+    else if ('aggregate' in m) aggregate = aggregate === 'count' || aggregate === 'top' ? aggregate : m.aggregate;
+    else if ('filter' in m) {
+      for (const [k, v] of Object.entries(m.filter)) {
+        const prev = (filters as Record<string, unknown>)[k];
+        if (prev !== undefined && prev !== v) return { refused: `The question asks for two values of ${k}.` };
+        (filters as Record<string, unknown>)[k] = v;
+      }
+    } else if ('group' in m) group = { plural: (group?.plural ?? false) || m.plural };
+    else if ('order' in m) order = m.order;
+    else if ('most' in m) most = true;
+  }
+  return { resources, filters, aggregate, group, order, most };
+}
+
 export function parseQuestion(question: string, ctx: ParseContext): ParseResult {
   // A quoted text is an application or agreement name to search for, as written.
   let quoted = null as string | null;
@@ -156,44 +209,15 @@ export function parseQuestion(question: string, ctx: ParseContext): ParseResult 
     return m.startsWith('top') ? ' top ' : m.startsWith('last') ? ' newest ' : ' ';
   });
 
-  const marks: Mark[] = [];
-  for (const [phrase, mark] of [...PHRASES].sort((a, b) => b[0].length - a[0].length)) {
-    const re = boundary(phrase);
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      marks.push(mark);
-      text = text.slice(0, m.index) + ' '.repeat(m[0].length) + text.slice(m.index + m[0].length);
-    }
-  }
-  const unknown: string[] = [];
-  for (const word of text.replace(/[?!.,;:()]/g, ' ').split(/\s+/).filter(Boolean)) {
-    const bare = word.replace(/^'+|'+$/g, '').replace(/'s$/, '');
-    if (!bare) continue;
-    const mark = WORDS[bare];
-    if (mark) marks.push(mark); else unknown.push(bare);
-  }
+  const { marks, unknown } = marksOf(text);
   if (unknown.length > 0) {
     return { ok: false, reason: `I do not understand ${unknown.map((w) => `"${w}"`).join(', ')}${company ? '' : ' (companies are matched against the company names in your data)'}.` };
   }
 
-  const resources = new Set<AskResource>();
-  const filters: AskFilters = {};
-  let aggregate: 'count' | 'top' | 'list' | null = null;
-  let group = null as { plural: boolean } | null;
-  let order: 'newest' | 'oldest' | 'name' | null = null;
-  let most = false;
-  for (const m of marks) {
-    if ('resource' in m) resources.add(m.resource);
-    else if ('aggregate' in m) aggregate = aggregate === 'count' || aggregate === 'top' ? aggregate : m.aggregate;
-    else if ('filter' in m) {
-      for (const [k, v] of Object.entries(m.filter)) {
-        const prev = (filters as Record<string, unknown>)[k];
-        if (prev !== undefined && prev !== v) return { ok: false, reason: `The question asks for two values of ${k}.` };
-        (filters as Record<string, unknown>)[k] = v;
-      }
-    } else if ('group' in m) group = { plural: (group?.plural ?? false) || m.plural };
-    else if ('order' in m) order = m.order;
-    else if ('most' in m) most = true;
-  }
+  const meaning = meaningOf(marks);
+  if ('refused' in meaning) return { ok: false, reason: meaning.refused };
+  const { resources, filters, group, most } = meaning;
+  let { aggregate, order } = meaning;
   // "applications on devices of X", "incidents of devices": the device word qualifies the other.
   if (resources.size > 1 && (resources.has('applications') || resources.has('incidents'))) resources.delete('devices');
   if (resources.size === 0) return { ok: false, reason: 'The question names no kind of record I know (tickets, devices, applications, incidents, agreements).' };

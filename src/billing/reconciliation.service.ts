@@ -176,6 +176,112 @@ function namesRanked(names: string[]): Map<string, number> {
   return rank;
 }
 
+/**
+ * Distributor companies and products meet the PSA's by normalised name, when the name is unique there:
+ * each subscription's seats and partner cost, summed per PSA company and product key.
+ */
+function distributorShares(subscriptions: Record<string, any>[], psaNames: Record<string, any>[]): Map<string, DistributorShare> {
+  const normal = new Map<string, string>();
+  const normalized = (name: unknown) => {
+    const raw = String(name ?? '');
+    let n = normal.get(raw);
+    if (n === undefined) normal.set(raw, (n = normalizeName(raw)));
+    return n;
+  };
+  const unique = <T extends Record<string, any>>(items: T[]) => {
+    const by = new Map<string, T | null>();
+    for (const i of items) {
+      const n = normalized(i.name);
+      by.set(n, by.has(n) ? null : i);
+    }
+    return by;
+  };
+  const psaCompanyByName = unique(psaNames.filter((n) => n.kind === 'company'));
+  const psaProductByName = unique(psaNames.filter((n) => n.kind === 'product'));
+  const shares = new Map<string, DistributorShare>();
+  for (const s of subscriptions) {
+    const company = psaCompanyByName.get(normalized(s.company_name)) ?? null;
+    const product = psaProductByName.get(normalized(s.product_name)) ?? null;
+    const connectionId = company?.connection_id ?? null;
+    const productMatch = product && (!company || product.connection_id === company.connection_id) ? product : null;
+    const key = keyOf(connectionId, company ? company.source_id : `d:${s.company_source_id}`, productMatch ? `p:${productMatch.source_id}` : `d:${s.product_source_id}`);
+    let share = shares.get(key);
+    if (!share) {
+      share = {
+        company: { source_id: company?.source_id ?? null, name: company?.name ?? s.company_name ?? null, connection_id: connectionId },
+        product: { source_id: productMatch?.source_id ?? null, name: productMatch?.name ?? s.product_name ?? null },
+        quantity: 0, monthlyCost: 0,
+      };
+      shares.set(key, share);
+    }
+    share.quantity += Number(s.quantity);
+    share.monthlyCost += Number(s.cost);
+  }
+  return shares;
+}
+
+/** One pass over the groups; a distributor share joins its group, or stands alone (not billed). */
+function reportRows(groups: Map<string, Group>, shares: Map<string, DistributorShare>, lines: Record<string, any>[], psaNames: Record<string, any>[], months: number): Row[] {
+  // Names of a group of cost rows alone: the line and agreement they landed on, else the company's.
+  let names: { line: Map<string, string | null>; agreement: Map<string, string | null>; company: Map<string, string | null> } | null = null;
+  const namesOf = () => names ??= {
+    line: new Map(lines.map((l) => [`${l.connection_id}|${l.source_id}`, l.product_name])),
+    agreement: new Map(lines.map((l) => [`${l.connection_id}|${l.agreement_source_id}`, l.company_name])),
+    company: new Map(psaNames.filter((n) => n.kind === 'company').map((n) => [`${n.connection_id}|${n.source_id}`, n.name])),
+  };
+  const out: Row[] = [];
+  for (const [key, g] of groups) {
+    const share = shares.get(key);
+    if (share) shares.delete(key);
+    const billed = linesOf(g);
+    let productName = g.lineProductName;
+    let companyName = g.lineCompanyName;
+    if (productName == null && g.costLine != null) productName = namesOf().line.get(`${g.connectionId}|${g.costLine}`) ?? null;
+    if (companyName == null && g.costAgreement != null) companyName = namesOf().agreement.get(`${g.connectionId}|${g.costAgreement}`) ?? null;
+    if (companyName == null) companyName = namesOf().company.get(`${g.connectionId}|${g.companyKey}`) ?? null;
+    out.push(rowOf({
+      company: { source_id: g.companyKey || null, name: companyName, connection_id: g.connectionId },
+      product: { source_id: g.lineProduct ?? g.costProduct, name: productName, isv_product_refs: isvRefsOf(g) },
+      agreement_source_id: billed.agreement, line_source_ids: billed.ids,
+      isv_billable_quantity: g.cost ? g.isvQuantity : null, agreement_quantity: g.lines ? g.agreementQuantity : null, unit_price: billed.price,
+    }, g.isvCost, g.monthlyRevenue * months, share, months));
+  }
+  for (const share of shares.values()) {
+    out.push(rowOf({
+      company: share.company, product: { ...share.product, isv_product_refs: [] }, agreement_source_id: null, line_source_ids: [],
+      isv_billable_quantity: null, agreement_quantity: null, unit_price: null,
+    }, 0, 0, share, months));
+  }
+  return out;
+}
+
+/**
+ * By company and product name; rows of one name pair in a fixed order too (ids, ISV products, connection:
+ * the order the operation pages in, src/billing/feature.ts).
+ */
+function inReportOrder(out: Row[]): Row[] {
+  const companyRank = namesRanked(out.map((r) => r.company.name ?? ''));
+  const productRank = namesRanked(out.map((r) => r.product.name ?? ''));
+  const ranked = out.map((row) => ({ row, company: companyRank.get(row.company.name ?? '')!, product: productRank.get(row.product.name ?? '')! }));
+  ranked.sort((x, y) => x.company - y.company || x.product - y.product
+    || compareVendorIds(x.row.company.source_id ?? '', y.row.company.source_id ?? '') || compareVendorIds(x.row.product.source_id ?? '', y.row.product.source_id ?? '')
+    || compareNames(x.row.product.isv_product_refs.join(','), y.row.product.isv_product_refs.join(','))
+    || compareIds(x.row.company.connection_id ?? '', y.row.company.connection_id ?? ''));
+  return ranked.map((r) => r.row);
+}
+
+/** Each partner minimum with the ISV's reported cost and its shortfall. */
+function partnerMinimumsOf(minimums: Record<string, any>[]): ReconciliationReport['partner_minimums'] {
+  return minimums.map((m) => {
+    const reported = Number(m.reported_cost);
+    const minimum = Number(m.minimum_amount);
+    return {
+      isv_id: m.isv_id, product_source_id: m.product_source_id, product_name: m.product_name ?? null, currency: m.currency,
+      minimum_amount: minimum, reported_cost: roundMoney(reported), shortfall: roundMoney(Math.max(0, minimum - reported)),
+    };
+  });
+}
+
 export class ReconciliationService {
   private readonly store: ReconciliationStore;
 
@@ -192,95 +298,9 @@ export class ReconciliationService {
     const unresolved: ResolvedCostRow[] = (meta.unresolved ?? []).map(resolvedCostRow);
 
     const groups = groupsOf(lines, costs);
-    // Names of a group of cost rows alone: the line and agreement they landed on, else the company's.
-    let names: { line: Map<string, string | null>; agreement: Map<string, string | null>; company: Map<string, string | null> } | null = null;
-    const namesOf = () => names ??= {
-      line: new Map(lines.map((l) => [`${l.connection_id}|${l.source_id}`, l.product_name])),
-      agreement: new Map(lines.map((l) => [`${l.connection_id}|${l.agreement_source_id}`, l.company_name])),
-      company: new Map(psaNames.filter((n) => n.kind === 'company').map((n) => [`${n.connection_id}|${n.source_id}`, n.name])),
-    };
-
-    // Distributor companies and products meet the PSA's by normalised name, when the name is unique there.
-    const normal = new Map<string, string>();
-    const normalized = (name: unknown) => {
-      const raw = String(name ?? '');
-      let n = normal.get(raw);
-      if (n === undefined) normal.set(raw, (n = normalizeName(raw)));
-      return n;
-    };
-    const unique = <T extends Record<string, any>>(items: T[]) => {
-      const by = new Map<string, T | null>();
-      for (const i of items) {
-        const n = normalized(i.name);
-        by.set(n, by.has(n) ? null : i);
-      }
-      return by;
-    };
-    const psaCompanyByName = unique(psaNames.filter((n) => n.kind === 'company'));
-    const psaProductByName = unique(psaNames.filter((n) => n.kind === 'product'));
-    const shares = new Map<string, DistributorShare>();
-    for (const s of subscriptions) {
-      const company = psaCompanyByName.get(normalized(s.company_name)) ?? null;
-      const product = psaProductByName.get(normalized(s.product_name)) ?? null;
-      const connectionId = company?.connection_id ?? null;
-      const productMatch = product && (!company || product.connection_id === company.connection_id) ? product : null;
-      const key = keyOf(connectionId, company ? company.source_id : `d:${s.company_source_id}`, productMatch ? `p:${productMatch.source_id}` : `d:${s.product_source_id}`);
-      let share = shares.get(key);
-      if (!share) {
-        share = {
-          company: { source_id: company?.source_id ?? null, name: company?.name ?? s.company_name ?? null, connection_id: connectionId },
-          product: { source_id: productMatch?.source_id ?? null, name: productMatch?.name ?? s.product_name ?? null },
-          quantity: 0, monthlyCost: 0,
-        };
-        shares.set(key, share);
-      }
-      share.quantity += Number(s.quantity);
-      share.monthlyCost += Number(s.cost);
-    }
-
-    // One pass over the groups; a distributor share joins its group, or stands alone (not billed).
-    const out: Row[] = [];
-    for (const [key, g] of groups) {
-      const share = shares.get(key);
-      if (share) shares.delete(key);
-      const billed = linesOf(g);
-      let productName = g.lineProductName;
-      let companyName = g.lineCompanyName;
-      if (productName == null && g.costLine != null) productName = namesOf().line.get(`${g.connectionId}|${g.costLine}`) ?? null;
-      if (companyName == null && g.costAgreement != null) companyName = namesOf().agreement.get(`${g.connectionId}|${g.costAgreement}`) ?? null;
-      if (companyName == null) companyName = namesOf().company.get(`${g.connectionId}|${g.companyKey}`) ?? null;
-      out.push(rowOf({
-        company: { source_id: g.companyKey || null, name: companyName, connection_id: g.connectionId },
-        product: { source_id: g.lineProduct ?? g.costProduct, name: productName, isv_product_refs: isvRefsOf(g) },
-        agreement_source_id: billed.agreement, line_source_ids: billed.ids,
-        isv_billable_quantity: g.cost ? g.isvQuantity : null, agreement_quantity: g.lines ? g.agreementQuantity : null, unit_price: billed.price,
-      }, g.isvCost, g.monthlyRevenue * months, share, months));
-    }
-    for (const share of shares.values()) {
-      out.push(rowOf({
-        company: share.company, product: { ...share.product, isv_product_refs: [] }, agreement_source_id: null, line_source_ids: [],
-        isv_billable_quantity: null, agreement_quantity: null, unit_price: null,
-      }, 0, 0, share, months));
-    }
-    // By company and product name; rows of one name pair in a fixed order too (ids, ISV products, connection:
-    // the order the operation pages in, src/billing/feature.ts).
-    const companyRank = namesRanked(out.map((r) => r.company.name ?? ''));
-    const productRank = namesRanked(out.map((r) => r.product.name ?? ''));
-    const ranked = out.map((row) => ({ row, company: companyRank.get(row.company.name ?? '')!, product: productRank.get(row.product.name ?? '')! }));
-    ranked.sort((x, y) => x.company - y.company || x.product - y.product
-      || compareVendorIds(x.row.company.source_id ?? '', y.row.company.source_id ?? '') || compareVendorIds(x.row.product.source_id ?? '', y.row.product.source_id ?? '')
-      || compareNames(x.row.product.isv_product_refs.join(','), y.row.product.isv_product_refs.join(','))
-      || compareIds(x.row.company.connection_id ?? '', y.row.company.connection_id ?? ''));
-    const rows = ranked.map((r) => r.row);
-
-    const partnerMinimums = minimums.map((m) => {
-      const reported = Number(m.reported_cost);
-      const minimum = Number(m.minimum_amount);
-      return {
-        isv_id: m.isv_id, product_source_id: m.product_source_id, product_name: m.product_name ?? null, currency: m.currency,
-        minimum_amount: minimum, reported_cost: roundMoney(reported), shortfall: roundMoney(Math.max(0, minimum - reported)),
-      };
-    });
+    const shares = distributorShares(subscriptions, psaNames);
+    const rows = inReportOrder(reportRows(groups, shares, lines, psaNames, months));
+    const partnerMinimums = partnerMinimumsOf(minimums);
 
     const sum = (f: (r: Row) => number) => roundMoney(rows.reduce((s, r) => s + f(r), 0));
     const shortfall = roundMoney(partnerMinimums.reduce((s, m) => s + m.shortfall, 0));

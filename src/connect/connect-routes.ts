@@ -3,7 +3,7 @@
  * without JavaScript, the OAuth start and callback, and the first sync's progress. Every route is rate
  * limited per client address; an unknown token counts as a failed authentication of the address.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { sandboxVendorOrigin } from '../config/config';
 import { withAuditSurface } from '../operations/audit-context';
 import { ServiceError } from '../errors/service-error';
@@ -28,17 +28,32 @@ const NOTICES: Record<string, { tone: 'ok' | 'warn' | 'bad'; text: string }> = {
 
 export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, people: PeopleSessions): Router {
   const router = express.Router();
-  const script = registerPageScript('connect-progress', PROGRESS_SCRIPT);
-  const secureCookie = deps.config.publicUrl.startsWith('https:');
+  router.use('/connect', pageHeaders(), rateLimitedPages(deps));
+  const kit = connectPageKit(deps, sessions, people);
+  mountOAuthRoutes(router, kit);
+  mountProgressRoutes(router, kit);
+  mountSessionPageRoutes(router, kit);
+  mountDecisionRoutes(router, kit);
+  return router;
+}
 
-  router.use('/connect', pageHeaders(), async (req: Request, res: Response, next) => {
+/** Every connect route is rate limited per client address. */
+function rateLimitedPages(deps: ConnectDeps) {
+  return async (req: Request, res: Response, next: NextFunction) => {
     const wait = await deps.rateLimits.admitPage('connect', req.ip ?? 'unknown', deps.config.rateLimitPerMinute);
     if (wait != null) {
       res.setHeader('Retry-After', String(wait));
       return void res.status(429).type('html').send(refusalPage('Too many requests', `Wait ${wait} seconds and try again.`));
     }
     next();
-  });
+  };
+}
+
+type ConnectPageKit = ReturnType<typeof connectPageKit>;
+
+/** What the connect routes share: how a page handler runs, who may decide, and how the page renders. */
+function connectPageKit(deps: ConnectDeps, sessions: ConnectSessions, people: PeopleSessions) {
+  const secureCookie = deps.config.publicUrl.startsWith('https:');
 
   /** Runs a page handler: a refusal in words, a 429 for an address that keeps guessing tokens, our own failure logged. */
   const page = (fn: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
@@ -96,6 +111,11 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
     }));
   };
 
+  return { deps, sessions, people, secureCookie, page, deciderFor, render };
+}
+
+/** The OAuth sign-in at the vendor: its start from the page, and the vendor's callback back to it. */
+function mountOAuthRoutes(router: Router, { sessions, deciderFor, page, secureCookie }: ConnectPageKit): void {
   router.get('/connect/oauth/:connector/callback', page(async (req, res) => {
     const q = (n: string) => (typeof req.query[n] === 'string' ? (req.query[n] as string) : '');
     const resume = cookieOf(req, RESUME_COOKIE);
@@ -105,6 +125,20 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
     res.redirect(303, `/connect/${resume}?notice=${out.ok ? 'authorised' : 'oauth-refused'}#kind-${kind}`);
   }));
 
+  router.get('/connect/:token/oauth/:kind/start', page(async (req, res) => {
+    const token = String(req.params.token);
+    const session = await sessions.byToken(token);
+    const decider = await deciderFor(req, session);
+    const url = await sessions.startOAuth(session, String(req.params.kind), decider);
+    // The callback finds its way back to this page through this cookie (the token is never sent to the vendor).
+    res.setHeader('Set-Cookie', `${RESUME_COOKIE}=${token}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age=900${secureCookie ? '; Secure' : ''}`);
+    res.redirect(302, url);
+  }));
+}
+
+/** The first sync's progress: the completion page, and the JSON it polls. */
+function mountProgressRoutes(router: Router, { sessions, page }: ConnectPageKit): void {
+  const script = registerPageScript('connect-progress', PROGRESS_SCRIPT);
   router.get('/connect/progress/:key', page(async (req, res) => {
     const raw = String(req.params.key);
     const json = raw.endsWith('.json');
@@ -128,6 +162,10 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
     };
   }
 
+}
+
+/** The connect page itself, and a signed-in member opening it for their tenant. */
+function mountSessionPageRoutes(router: Router, { sessions, people, page, render }: ConnectPageKit): void {
   router.get('/connect/:token', page(async (req, res) => {
     const notice = typeof req.query.notice === 'string' ? NOTICES[req.query.notice] ?? null : null;
     const fill = typeof req.query.fill === 'string' ? req.query.fill : null;
@@ -147,6 +185,10 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
     res.redirect(303, `/connect/${token}`);
   }));
 
+}
+
+/** The decisions of the page: testing a vendor's keys, and Connect itself. */
+function mountDecisionRoutes(router: Router, { sessions, people, page, render, deciderFor, secureCookie }: ConnectPageKit): void {
   router.post('/connect/:token/test', formBody, page(async (req, res) => {
     const token = String(req.params.token);
     const form = req.body as FormFields;
@@ -166,16 +208,6 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
       return render(req, res, token, 422, { retry: { kind, connector, baseUrl, error: err.message } });
     }
     res.redirect(303, `/connect/${token}?notice=tested#kind-${kind}`);
-  }));
-
-  router.get('/connect/:token/oauth/:kind/start', page(async (req, res) => {
-    const token = String(req.params.token);
-    const session = await sessions.byToken(token);
-    const decider = await deciderFor(req, session);
-    const url = await sessions.startOAuth(session, String(req.params.kind), decider);
-    // The callback finds its way back to this page through this cookie (the token is never sent to the vendor).
-    res.setHeader('Set-Cookie', `${RESUME_COOKIE}=${token}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age=900${secureCookie ? '; Secure' : ''}`);
-    res.redirect(302, url);
   }));
 
   router.post('/connect/:token/complete', formBody, page(async (req, res) => {
@@ -210,7 +242,5 @@ export function connectRouter(deps: ConnectDeps, sessions: ConnectSessions, peop
     res.append('Set-Cookie', `${SHOWN_COOKIE}=${secret}; Path=${path}; HttpOnly; SameSite=Strict${secureCookie ? '; Secure' : ''}`);
     res.redirect(303, path);
   }));
-
-  return router;
 }
 

@@ -434,6 +434,31 @@ export class ConnectSessions {
     if (firstOwner && (!firstOwner.name || !plausibleEmail(firstOwner.email))) {
       throw new ServiceError('validation', 'Give your name and your work email: you become the first owner of this MSP in its console.');
     }
+    await this.checkPlacements(s, kinds, placements);
+    if (!(await this.store.claimForCompletion(s.id))) throw new ConnectPageRefusal(410, 'This link has been used', 'Ask for a new one.');
+    const actor = decider.kind === 'member' ? { kind: 'person', id: decider.personId, email: decider.email } : { kind: 'person', id: null, email: firstOwner!.email };
+    const who = { by: 'msp', via: 'connect', actor, session_id: s.id, address };
+    try {
+      const { tenantId, createdTenant } = await this.tenantToConnect(s);
+      const connected = await this.connectTested(s, tenantId, { kinds, drafts, info, chosen, placements }, who);
+      await this.removeReplaced(s, tenantId, connected.replaced, who);
+      const owner = firstOwner ? await this.makeFirstOwner(tenantId, firstOwner, who) : null;
+      const mspKey = await this.mspKeyIfNone(s, tenantId, who);
+      const progressKey = await this.markCompleted(s, tenantId, createdTenant, connected, who);
+      // The first sync, now (the schedule may be off or far away).
+      for (const c of connected.made) {
+        await this.deps.queue.add('sync.connection', { tenantId, connectionId: c.id, full: true }, { jobId: `sync-${c.id}-connect-${s.id}`, attempts: 1 });
+      }
+      await this.deps.access.invalidate();
+      return { session: await this.store.session(s.id), mspKey, progressKey, owner };
+    } catch (err) {
+      await this.store.releaseClaim(s.id);
+      throw err;
+    }
+  }
+
+  /** Where each tested system goes: a new system never silently replaces another of its kind. */
+  private async checkPlacements(s: ConnectSession, kinds: string[], placements: Map<string, Placement>): Promise<void> {
     const existingBefore = s.tenantId ? await this.store.connectionsOfTenant(s.tenantId) : [];
     // A repair session renews its one connection: nothing else to place.
     if (s.repairConnectionId) for (const kind of kinds) placements.set(kind, { replace: s.repairConnectionId });
@@ -445,83 +470,92 @@ export class ConnectSessions {
       if (!place) throw new ServiceError('validation', `This MSP already has a ${kind.toUpperCase()}: choose whether the one you tested is added beside it or replaces it.`, { details: { field: `place_${kind}` } });
       if (place !== 'new' && !same.some((c) => c.id === place.replace)) throw new ServiceError('validation', `Choose one of this MSP's current ${kind.toUpperCase()} connections to replace.`, { details: { field: `place_${kind}` } });
     }
-    if (!(await this.store.claimForCompletion(s.id))) throw new ConnectPageRefusal(410, 'This link has been used', 'Ask for a new one.');
-    const actor = decider.kind === 'member' ? { kind: 'person', id: decider.personId, email: decider.email } : { kind: 'person', id: null, email: firstOwner!.email };
-    const who = { by: 'msp', via: 'connect', actor, session_id: s.id, address };
-    try {
-      let tenantId = s.tenantId;
-      let createdTenant = false;
-      if (!tenantId) {
-        const name = s.mspName ?? 'New MSP';
-        const slug = `${name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'msp'}-${randomBytes(3).toString('hex')}`;
-        tenantId = (await this.deps.admin.createTenant(name, slug.replace(/^-/, 'm'))).id;
-        createdTenant = true;
+  }
+
+  /** The session's tenant, created for a new MSP. */
+  private async tenantToConnect(s: ConnectSession): Promise<{ tenantId: string; createdTenant: boolean }> {
+    if (s.tenantId) return { tenantId: s.tenantId, createdTenant: false };
+    const name = s.mspName ?? 'New MSP';
+    const slug = `${name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'msp'}-${randomBytes(3).toString('hex')}`;
+    return { tenantId: (await this.deps.admin.createTenant(name, slug.replace(/^-/, 'm'))).id, createdTenant: true };
+  }
+
+  /**
+   * Each tested system added, or repairing the connection it replaces (same connector), with the chosen
+   * grants (never one the permissions rule out); what the permissions leave off is noted.
+   */
+  private async connectTested(
+    s: ConnectSession, tenantId: string, tested: { kinds: string[]; drafts: Record<string, Draft>; info: Record<string, DraftInfo>; chosen: Map<string, string[]>; placements: Map<string, Placement> },
+    who: Record<string, unknown>,
+  ) {
+    const { kinds, drafts, info, chosen, placements } = tested;
+    const existing = await this.store.connectionsOfTenant(tenantId);
+    const made: Connection[] = [];
+    const replaced: Connection[] = [];
+    const granted: { connection_id: string; keys: string[] }[] = [];
+    const missing: MissingPermission[] = [];
+    for (const kind of kinds) {
+      const d = drafts[kind];
+      const place = placements.get(kind) ?? 'new';
+      const target = place === 'new' ? undefined : existing.find((c) => c.id === place.replace);
+      // Replacing with the same system repairs it in place (its records and grants stay); another system takes its place.
+      const repair = target && target.connector === d.connector ? target : undefined;
+      if (target && !repair) replaced.push(target);
+      const { connection } = repair
+        ? await changeConnection(this.deps, repair, { baseUrl: d.baseUrl, credentials: d.credentials, test: false })
+        : await addConnection(this.deps, { tenantId, kind: kind as ConnectionKind, connector: d.connector, baseUrl: d.baseUrl, credentials: d.credentials, test: false });
+      made.push(connection);
+      const blocked = blockedGrants(kind as ConnectionKind, info[kind]);
+      const offered = new Set<string>(grantKeysFor(kind as ConnectionKind));
+      const keys = (chosen.get(kind) ?? []).filter((k): k is GrantKey => isGrantKey(k) && offered.has(k) && s.requestedGrants.includes(k) && !blocked.has(k));
+      // A repair session has no ISV: every ISV's grants on the connection stay as they are.
+      if (s.isvId) await this.deps.admin.setGrant(s.isvId, connection.id, keys);
+      granted.push({ connection_id: connection.id, keys: [...keys].sort() });
+      for (const p of info[kind]?.permissions ?? []) {
+        if (p.ok !== false) continue;
+        missing.push({
+          kind, connector: d.connector, permission: p.vendorTerms, capability: p.capability, detail: p.detail,
+          grants: [...blocked.entries()].filter(([, why]) => why.needs.some((w) => w.id === p.id)).map(([k]) => k).sort(),
+        });
       }
-      const existing = await this.store.connectionsOfTenant(tenantId);
-      const made: Connection[] = [];
-      const replaced: Connection[] = [];
-      const granted: { connection_id: string; keys: string[] }[] = [];
-      const missing: MissingPermission[] = [];
-      for (const kind of kinds) {
-        const d = drafts[kind];
-        const place = placements.get(kind) ?? 'new';
-        const target = place === 'new' ? undefined : existing.find((c) => c.id === place.replace);
-        // Replacing with the same system repairs it in place (its records and grants stay); another system takes its place.
-        const repair = target && target.connector === d.connector ? target : undefined;
-        if (target && !repair) replaced.push(target);
-        const { connection } = repair
-          ? await changeConnection(this.deps, repair, { baseUrl: d.baseUrl, credentials: d.credentials, test: false })
-          : await addConnection(this.deps, { tenantId, kind: kind as ConnectionKind, connector: d.connector, baseUrl: d.baseUrl, credentials: d.credentials, test: false });
-        made.push(connection);
-        const blocked = blockedGrants(kind as ConnectionKind, info[kind]);
-        const offered = new Set<string>(grantKeysFor(kind as ConnectionKind));
-        const keys = (chosen.get(kind) ?? []).filter((k): k is GrantKey => isGrantKey(k) && offered.has(k) && s.requestedGrants.includes(k) && !blocked.has(k));
-        // A repair session has no ISV: every ISV's grants on the connection stay as they are.
-        if (s.isvId) await this.deps.admin.setGrant(s.isvId, connection.id, keys);
-        granted.push({ connection_id: connection.id, keys: [...keys].sort() });
-        for (const p of info[kind]?.permissions ?? []) {
-          if (p.ok !== false) continue;
-          missing.push({
-            kind, connector: d.connector, permission: p.vendorTerms, capability: p.capability, detail: p.detail,
-            grants: [...blocked.entries()].filter(([, why]) => why.needs.some((w) => w.id === p.id)).map(([k]) => k).sort(),
-          });
-        }
-        await this.audit(tenantId, s.isvId, repair ? 'connect.connection.repaired' : 'connect.connection.added', connection.id, { ...who, kind, connector: d.connector });
-        await this.audit(tenantId, s.isvId, 'connect.grants.set', connection.id, { ...who, keys: [...keys].sort() });
-      }
-      const tenants = new TenantsStore(this.ds);
-      for (const gone of replaced) {
-        await tenants.removeConnection(gone, (m) => this.deps.connectionStates.removedIn(m, gone));
-        await this.audit(tenantId, s.isvId, 'connect.connection.replaced', null, { ...who, removed: gone.id, kind: gone.kind, connector: gone.connector });
-      }
-      let owner: FirstOwner | null = null;
-      if (firstOwner) owner = await this.makeFirstOwner(tenantId, firstOwner, who);
-      let mspKey: string | null = null;
-      const liveKeys = (await this.store.mspKeysOf(tenantId)).filter((k) => !k.revokedAt);
-      if (!liveKeys.length) {
-        mspKey = (await this.deps.admin.issueMspKey(tenantId, 'issued by a connect session')).key;
-        await this.audit(tenantId, s.isvId, 'connect.msp_key.issued', null, who);
-      }
-      const progressKey = randomBytes(32).toString('base64url');
-      // The steps of a session whose tenant did not exist yet go into its log now.
-      if (createdTenant) for (const st of s.steps) await this.audit(tenantId, s.isvId, String(st.action), null, (st.detail ?? {}) as Record<string, unknown>, st.outcome as 'ok');
-      await this.store.updateSession(s.id, {
-        state: 'completed', completedAt: new Date(), tenantId, connectionIds: made.map((c) => c.id), granted,
-        missingPermissions: missing as never, progressHash: sha256(progressKey), draftSealed: null, steps: [],
-      });
-      await this.audit(tenantId, s.isvId, 'connect.session.completed', null, { ...who, connections: made.map((c) => c.id), tenant_created: createdTenant });
-      await this.deps.connectionStates.sessionCompleted({ id: s.id, isvId: s.isvId, tenantId, connectionIds: made.map((c) => c.id) }, createdTenant)
-        .catch((err: Error) => this.deps.logger.error({ err: err.message, sessionId: s.id }, 'connect_session.completed was not written'));
-      // The first sync, now (the schedule may be off or far away).
-      for (const c of made) {
-        await this.deps.queue.add('sync.connection', { tenantId, connectionId: c.id, full: true }, { jobId: `sync-${c.id}-connect-${s.id}`, attempts: 1 });
-      }
-      await this.deps.access.invalidate();
-      return { session: await this.store.session(s.id), mspKey, progressKey, owner };
-    } catch (err) {
-      await this.store.releaseClaim(s.id);
-      throw err;
+      await this.audit(tenantId, s.isvId, repair ? 'connect.connection.repaired' : 'connect.connection.added', connection.id, { ...who, kind, connector: d.connector });
+      await this.audit(tenantId, s.isvId, 'connect.grants.set', connection.id, { ...who, keys: [...keys].sort() });
     }
+    return { made, replaced, granted, missing };
+  }
+
+  /** The connections another system replaced: removed, with their records. */
+  private async removeReplaced(s: ConnectSession, tenantId: string, replaced: Connection[], who: Record<string, unknown>): Promise<void> {
+    const tenants = new TenantsStore(this.ds);
+    for (const gone of replaced) {
+      await tenants.removeConnection(gone, (m) => this.deps.connectionStates.removedIn(m, gone));
+      await this.audit(tenantId, s.isvId, 'connect.connection.replaced', null, { ...who, removed: gone.id, kind: gone.kind, connector: gone.connector });
+    }
+  }
+
+  /** The tenant's MSP key, issued (and shown once) when it has no live one. */
+  private async mspKeyIfNone(s: ConnectSession, tenantId: string, who: Record<string, unknown>): Promise<string | null> {
+    const liveKeys = (await this.store.mspKeysOf(tenantId)).filter((k) => !k.revokedAt);
+    if (liveKeys.length) return null;
+    const mspKey = (await this.deps.admin.issueMspKey(tenantId, 'issued by a connect session')).key;
+    await this.audit(tenantId, s.isvId, 'connect.msp_key.issued', null, who);
+    return mspKey;
+  }
+
+  /** The session completed, its steps in the tenant's log; the key of its progress page. */
+  private async markCompleted(s: ConnectSession, tenantId: string, createdTenant: boolean, connected: { made: Connection[]; granted: { connection_id: string; keys: string[] }[]; missing: MissingPermission[] }, who: Record<string, unknown>): Promise<string> {
+    const { made, granted, missing } = connected;
+    const progressKey = randomBytes(32).toString('base64url');
+    // The steps of a session whose tenant did not exist yet go into its log now.
+    if (createdTenant) for (const st of s.steps) await this.audit(tenantId, s.isvId, String(st.action), null, (st.detail ?? {}) as Record<string, unknown>, st.outcome as 'ok');
+    await this.store.updateSession(s.id, {
+      state: 'completed', completedAt: new Date(), tenantId, connectionIds: made.map((c) => c.id), granted,
+      missingPermissions: missing as never, progressHash: sha256(progressKey), draftSealed: null, steps: [],
+    });
+    await this.audit(tenantId, s.isvId, 'connect.session.completed', null, { ...who, connections: made.map((c) => c.id), tenant_created: createdTenant });
+    await this.deps.connectionStates.sessionCompleted({ id: s.id, isvId: s.isvId, tenantId, connectionIds: made.map((c) => c.id) }, createdTenant)
+      .catch((err: Error) => this.deps.logger.error({ err: err.message, sessionId: s.id }, 'connect_session.completed was not written'));
+    return progressKey;
   }
 
   /**

@@ -6,15 +6,16 @@ import type { FetchedRecord, SyncContext, SyncResource } from './types';
 
 export type Fetchers = { [R in SyncResource]?: (ctx: SyncContext) => AsyncIterable<FetchedRecord<R>[]> };
 
-async function* unsupported(connector: string, resource: string): AsyncGenerator<never> {
-  throw new Error(`${connector} connector does not sync ${resource}`);
+/** The fetch of a resource the connector does not sync: it fails when it is read, as a fetch that cannot start does. */
+export function unsupportedResource(connector: string, resource: string): AsyncIterable<never> {
+  return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error(`${connector} connector does not sync ${resource}`)) }) };
 }
 
 /** `ReadConnector.fetch` over `fetchers`. */
 export function fetchFrom(connector: string, fetchers: Fetchers) {
   return <R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> => {
     const fetcher = fetchers[resource] as ((c: SyncContext) => AsyncIterable<FetchedRecord<R>[]>) | undefined;
-    return fetcher ? fetcher(ctx) : unsupported(connector, resource);
+    return fetcher ? fetcher(ctx) : unsupportedResource(connector, resource);
   };
 }
 

@@ -34,10 +34,6 @@ export interface RecordFieldsByResource {
   packages: FieldsOf<PackageRecord>;
 }
 export type SyncResource = keyof RecordFieldsByResource;
-export const SYNC_RESOURCES: readonly SyncResource[] = [
-  'boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'projects',
-  'agreements', 'agreement_lines', 'devices', 'applications', 'incidents', 'products', 'subscriptions', 'packages',
-];
 
 export interface FetchedRecord<R extends SyncResource = SyncResource> {
   /** The record's id in the vendor system, as a string. */

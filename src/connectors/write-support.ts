@@ -3,8 +3,7 @@
  * external-reference field of their own, the placeholder a preview shows for a value only the vendor
  * can supply at commit time, and the read-side context the existing list helpers take.
  */
-import type { SyncContext } from './types';
-import type { FieldProblem, WriteContext } from './write-types';
+import type { FieldProblem } from './write-types';
 
 /** The line that carries our marker in a note or an internal-notes field: `[ref:<marker>]`. */
 export function markerLine(marker: string): string {
@@ -38,11 +37,6 @@ export function hasMarker(text: unknown, marker: string): boolean {
  */
 export function resolvedAtCommit(description: string): string {
   return `<resolved at commit: ${description}>`;
-}
-
-/** The list helpers of the read side take a SyncContext; a write has no mapping or watermark. */
-export function asSyncContext(ctx: WriteContext): SyncContext {
-  return { baseUrl: ctx.baseUrl, credentials: ctx.credentials, http: ctx.http, statusMapping: {}, since: null };
 }
 
 /** A vendor id as the vendor's JSON takes it: a number when the source id is numeric. */

@@ -31,10 +31,26 @@ import { registerMembers } from './pages/members';
 export function consoleRouter(deps: ConsoleDeps): Router {
   const router = express.Router();
   router.use('/console', pageHeaders());
-  const { sessions } = deps;
+  const signInPage = consoleSignInPage(deps);
+  mountSignInRoutes(router, deps, signInPage);
+  const routes = signedInPageRoutes(router, deps, signedInRequest(deps, signInPage));
+  registerHealth(routes);
+  registerGrants(routes);
+  registerIdentity(routes);
+  registerCharges(routes);
+  registerReconciliation(routes);
+  registerAudit(routes);
+  registerKey(routes);
+  registerMembers(routes, deps);
+  return router;
+}
 
+type SignInPage = (req: Request, res: Response, status: number, message?: SafeHtml) => void;
+type SignedInRequest = { session: PersonSession; caller: Caller; tenantName: string };
+
+function consoleSignInPage({ sessions }: ConsoleDeps): SignInPage {
   // People sign in by magic link (or SSO, where set up); the MSP key pasted once stays for sandbox tenants.
-  const signInPage = (req: Request, res: Response, status: number, message?: SafeHtml) => {
+  return (req, res, status, message) => {
     sendSignInPage(req, res, sessions, {
       area: 'console', status, message,
       extra: (token) => html`<section class="card stack" aria-labelledby="key-heading"><h2 id="key-heading">Sandbox tenants: paste the MSP key</h2>
@@ -44,6 +60,11 @@ export function consoleRouter(deps: ConsoleDeps): Router {
 <button type="submit" class="secondary">Sign in with the key</button></form></section>`,
     });
   };
+}
+
+/** Signing in (the MSP key of a sandbox tenant, a one-time link) and out; the people's sign-in is src/people. */
+function mountSignInRoutes(router: Router, deps: ConsoleDeps, signInPage: SignInPage): void {
+  const { sessions } = deps;
 
   router.get('/console', async (req, res) => {
     const session = await sessions.current(req);
@@ -87,8 +108,20 @@ export function consoleRouter(deps: ConsoleDeps): Router {
     res.redirect(303, await sessions.signInTenantWithoutPerson(req, res, tenantId, 'console_link'));
   });
 
-  /** The signed-in request, or the sign-in page (401) and nothing else. */
-  const signed = async (req: Request, res: Response): Promise<{ session: PersonSession; caller: Caller; tenantName: string } | null> => {
+  router.post('/console/sign-out', formBody, async (req, res) => {
+    const session = await sessions.current(req);
+    if (session && !sessions.csrfAccepted(session, field(req.body, 'csrf'))) {
+      return res.status(403).type('html').send(publicPage('Refused', html`<h1>Refused</h1><p>The form did not carry this session's token.</p>`));
+    }
+    if (session) await sessions.signOut(res, session);
+    res.redirect(303, '/console');
+  });
+}
+
+/** The signed-in request, or the sign-in page (401) and nothing else. */
+function signedInRequest(deps: ConsoleDeps, signInPage: SignInPage) {
+  const { sessions } = deps;
+  return async (req: Request, res: Response): Promise<SignedInRequest | null> => {
     const session = await sessions.current(req);
     if (session?.personId && session.organisation?.kind !== 'tenant') {
       // Signed in, but to an ISV or to no organisation yet: this console shows nothing of it.
@@ -107,15 +140,14 @@ export function consoleRouter(deps: ConsoleDeps): Router {
     const tenants = await deps.run<{ tenants: { id: string; name: string }[] }>('list_tenants', { query: {} }, caller, session);
     return { session, caller, tenantName: tenants.tenants.find((t) => t.id === session.organisation!.id)?.name ?? '' };
   };
+}
 
-  router.post('/console/sign-out', formBody, async (req, res) => {
-    const session = await sessions.current(req);
-    if (session && !sessions.csrfAccepted(session, field(req.body, 'csrf'))) {
-      return res.status(403).type('html').send(publicPage('Refused', html`<h1>Refused</h1><p>The form did not carry this session's token.</p>`));
-    }
-    if (session) await sessions.signOut(res, session);
-    res.redirect(303, '/console');
-  });
+/**
+ * The routes of the signed-in pages: each runs for a signed-in request only, a form only with the session's
+ * CSRF token and not for a viewer, and a refusal becomes a page that says why.
+ */
+function signedInPageRoutes(router: Router, deps: ConsoleDeps, signed: (req: Request, res: Response) => Promise<SignedInRequest | null>): ConsoleRoutes {
+  const { sessions } = deps;
 
   const handle = (method: 'get' | 'post', path: string, handler: PageHandler) => {
     const stack = method === 'post' ? [formBody] : [];
@@ -149,14 +181,5 @@ export function consoleRouter(deps: ConsoleDeps): Router {
       }
     });
   };
-  const routes: ConsoleRoutes = { get: (p, h) => handle('get', p, h), post: (p, h) => handle('post', p, h) };
-  registerHealth(routes);
-  registerGrants(routes);
-  registerIdentity(routes);
-  registerCharges(routes);
-  registerReconciliation(routes);
-  registerAudit(routes);
-  registerKey(routes);
-  registerMembers(routes, deps);
-  return router;
+  return { get: (p, h) => handle('get', p, h), post: (p, h) => handle('post', p, h) };
 }

@@ -21,7 +21,6 @@
  * permission_missing, sync_failing): the stored state first, then lag. The states are kept, and the events
  * written, by ConnectionStates (connection-states.store.ts).
  */
-import type { Connection } from '../../entities';
 import { VendorHttpError } from '../connectors/vendor-http';
 import type { ConnectionEventKind } from '../access/event-kinds';
 

@@ -8,10 +8,9 @@ import type { Logger } from 'pino';
 import type { Connection } from '../../entities';
 import { connectorTitle } from '../connectors/registry';
 import { eventDraft, type EventDraft } from './change-detector';
-import type { ConnectionEventKind } from '../access/event-kinds';
 import type { EventsService } from './events.service';
 import type { SyncOutcome } from '../sync/sync.service';
-import { classifySyncFailure, KIND_OF_STATE, SYNC_FAILING_AFTER, type ConnectionHealthState, type FailingState, type StoredHealth } from './connection-state';
+import { classifySyncFailure, KIND_OF_STATE, SYNC_FAILING_AFTER, type ConnectionHealthState, type StoredHealth } from './connection-state';
 
 /**
  * A healthy state this process saw is trusted this long before a successful check reads it again: another

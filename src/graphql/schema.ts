@@ -3,7 +3,7 @@
  * composition root, src/features.ts `allOperations`, which lists the features above this surface).
  */
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
-import { buildSchemaSync } from 'type-graphql';
+import { buildSchemaSync, type ClassType } from 'type-graphql';
 import type { Operation } from '../operations/operation';
 import { GraphTypeFactory, operationResolver } from './zod-graphql';
 
@@ -16,7 +16,7 @@ export function domainSchema(operations: readonly Operation[]): GraphQLSchema {
   const types = new GraphTypeFactory();
   const resolvers = operations.filter((op) => op.graph !== false).map((op) => operationResolver(op, types));
   const schema = buildSchemaSync({
-    resolvers: resolvers as [Function, ...Function[]],
+    resolvers: resolvers as [ClassType, ...ClassType[]],
     validate: false,
     emitSchemaFile: false,
   });

@@ -8,7 +8,7 @@
 import { getOpenApiMetadata, getRefId } from '@asteasolutions/zod-to-openapi';
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, createUnionType, Ctx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import { Arg, createUnionType, Ctx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, type ClassType } from 'type-graphql';
 import type { ZodType } from 'zod';
 import type { Operation } from '../operations/operation';
 import { withAuditSurface } from '../operations/audit-context';
@@ -211,7 +211,7 @@ export class GraphTypeFactory {
 }
 
 /** One resolver class per operation; its field runs the operation with the request's caller. */
-export function operationResolver(op: Operation, types: GraphTypeFactory): Function {
+export function operationResolver(op: Operation, types: GraphTypeFactory): ClassType {
   const name = `${pascal(op.name)}Resolver`;
   const parts: { where: 'path' | 'query' | 'body'; key: string | null }[] = [];
   const cls = { [name]: class {} }[name] as any;

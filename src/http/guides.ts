@@ -23,8 +23,6 @@ export const GUIDES = [
   { slug: 'errors', title: 'Errors' },
 ] as const;
 
-export type GuideSlug = (typeof GUIDES)[number]['slug'];
-
 /** A heading's anchor: its text in lower case, words joined by hyphens (GitHub's rule, ASCII only). */
 export function slugOf(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9\s-]/g, '').trim().replace(/\s+/g, '-');

@@ -11,7 +11,7 @@
  * Owners and developers create, mail and cancel; a viewer reads the list.
  */
 import { randomUUID } from 'node:crypto';
-import type { Response } from 'express';
+import type { Response, Router } from 'express';
 import { CONNECTION_KINDS, type ConnectionKind } from '../../entities';
 import { grantKeysFor } from '../access/access.service';
 import { GRANT_WORDS, ON_BY_DEFAULT } from '../access/grant-words';
@@ -156,123 +156,152 @@ ${c.contactEmail
 export const connectLinksPage: IsvConsolePage = {
   nav: { href: PATH, label: TITLE },
   register(router, shell) {
-    const creations = new OncePerForm<Created>();
-    /** The links this process created, by console session and session id, while their form is remembered. */
-    const held = new Map<string, { created: Created; expires: number }>();
-    const mails = new OncePerForm<void>();
-    const HOLD_MS = 10 * 60_000;
-    const hold = (sessionId: string, c: Created) => {
-      const now = Date.now();
-      for (const [k, e] of held) if (e.expires <= now) held.delete(k);
-      if (held.size >= 1000) held.delete(held.keys().next().value!);
-      held.set(`${sessionId}\u0000${c.id}`, { created: c, expires: now + HOLD_MS });
-    };
-    const heldFor = (sessionId: string, id: string): Created | null => {
-      const e = held.get(`${sessionId}\u0000${id}`);
-      return e && e.expires > Date.now() ? e.created : null;
-    };
+    const kit = connectLinksPageKit(shell);
+    const held = heldLinks();
+    mountLinkList(router, kit);
+    mountLinkCreation(router, kit, held);
+    mountLinkMailing(router, kit, held);
+    mountLinkCancelling(router, kit);
+  },
+};
 
-    const send = (res: Response, who: SignedIsv, title: string, main: SafeHtml, status = 200, scripts: string[] = []) =>
-      res.status(status).type('html').send(shell.page(who, PATH, title, main, scripts));
+/** The links this process created, by console session and session id, while their form is remembered. */
+function heldLinks() {
+  const held = new Map<string, { created: Created; expires: number }>();
+  const HOLD_MS = 10 * 60_000;
+  const hold = (sessionId: string, c: Created) => {
+    const now = Date.now();
+    for (const [k, e] of held) if (e.expires <= now) held.delete(k);
+    if (held.size >= 1000) held.delete(held.keys().next().value!);
+    held.set(`${sessionId}\u0000${c.id}`, { created: c, expires: now + HOLD_MS });
+  };
+  const heldFor = (sessionId: string, id: string): Created | null => {
+    const e = held.get(`${sessionId}\u0000${id}`);
+    return e && e.expires > Date.now() ? e.created : null;
+  };
+  return { hold, heldFor };
+}
 
-    async function listPage(who: SignedIsv, values: FormValues, message: SafeHtml | string = ''): Promise<SafeHtml> {
-      const [sessions, tenants] = await Promise.all([allSessions<SessionItem>(shell, who), visibleTenants(shell, who)]);
-      const tenant = values.tenantId && tenants.has(values.tenantId) ? { id: values.tenantId, name: tenants.get(values.tenantId)! } : null;
-      return html`<h1>${TITLE}</h1>
+type ConnectLinksPageKit = ReturnType<typeof connectLinksPageKit>;
+
+/** What the page's routes share: how a page is sent, and the list page with its create form. */
+function connectLinksPageKit(shell: IsvConsoleShell) {
+  const send = (res: Response, who: SignedIsv, title: string, main: SafeHtml, status = 200, scripts: string[] = []) =>
+    res.status(status).type('html').send(shell.page(who, PATH, title, main, scripts));
+
+  async function listPage(who: SignedIsv, values: FormValues, message: SafeHtml | string = ''): Promise<SafeHtml> {
+    const [sessions, tenants] = await Promise.all([allSessions<SessionItem>(shell, who), visibleTenants(shell, who)]);
+    const tenant = values.tenantId && tenants.has(values.tenantId) ? { id: values.tenantId, name: tenants.get(values.tenantId)! } : null;
+    return html`<h1>${TITLE}</h1>
 <p class="lead">A connect link lets an MSP connect its systems and give you grants, on a page of ours: they paste their vendor keys there, never to you.</p>
 ${message}
 ${mayChange(who) ? createForm(who, shell, values, tenant) : notice('info', `You are a ${who.session.role ?? 'member'} here: owners and developers create and cancel connect links.`)}
 <h2>Your links</h2>
 ${listTable(who, shell, [...sessions].reverse(), tenants)}`;
-    }
+  }
 
-    router.get(PATH, async (req, res) => {
-      const who = await shell.signed(req, res);
-      if (!who) return;
-      const tenantId = typeof req.query.tenant_id === 'string' ? req.query.tenant_id : '';
-      const done = req.query.done === 'cancelled' ? notice('ok', 'Cancelled: that link no longer works.') : '';
-      send(res, who, TITLE, await listPage(who, { ...FRESH, tenantId }, done));
-    });
+  return { shell, send, listPage };
+}
 
-    router.post(PATH, formBody, async (req, res) => {
-      const who = await shell.signedForm(req, res);
-      if (!who) return;
-      if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers create connect links. Nothing was created.')}`, 403);
-      const form = req.body as FormFields;
-      const values: FormValues = {
-        tenantId: field(form, 'tenant_id'), mspName: field(form, 'msp_name'), contactEmail: field(form, 'contact_email'),
-        kinds: fieldList(form, 'kind').filter((k) => (CONNECTION_KINDS as readonly string[]).includes(k)),
-        grants: Object.fromEntries(CONNECTION_KINDS.map((k) => [k, fieldList(form, `grant_${k}`)])),
-        redirectUrl: field(form, 'redirect_url'),
-        expires: EXPIRY_CHOICES.find((c) => String(c.minutes) === field(form, 'expires'))?.minutes ?? 1440,
-      };
-      const again = async (message: SafeHtml | string, status = 422) => send(res, who, TITLE, await listPage(who, values, notice('bad', message)), status);
-      const contactEmail = values.contactEmail ? normalEmail(values.contactEmail) : null;
-      if (contactEmail && !plausibleEmail(contactEmail)) return again('Nothing was created: the MSP contact email is not an email address.');
-      if (values.kinds.length === 0) return again('Nothing was created: tick at least one system to connect.');
-      const idempotencyKey = field(form, 'idempotency_key');
-      if (!idempotencyKey) return again('Nothing was created: this form is out of date. Open the page again.');
-      // Only the grants of the systems asked for (each kind's grants sit under it on the form).
-      const grants = [...new Set(values.kinds.flatMap((k) => values.grants[k] ?? []))];
-      try {
-        const { value: c, repeated } = await creations.run(who.session.id, idempotencyKey, async () => {
-          const made = await runAsIsv<{ id: string; connect_url: string; expires_at: string }>(shell, who, 'create_connect_session', {
-            body: {
-              ...(values.tenantId ? { tenant_id: values.tenantId } : { msp_name: values.mspName }),
-              kinds: values.kinds, requested_grants: grants, expires_in_minutes: values.expires,
-              ...(values.redirectUrl ? { redirect_url: values.redirectUrl } : {}),
-            },
-          });
-          const tenants = values.tenantId ? await visibleTenants(shell, who) : null;
-          return {
-            id: made.id, connectUrl: made.connect_url, expiresAt: made.expires_at,
-            mspName: values.tenantId ? tenants?.get(values.tenantId) ?? 'the MSP' : values.mspName,
-            contactEmail, kinds: values.kinds, grants,
-          };
+/** The list of links, with the create form. */
+function mountLinkList(router: Router, { shell, send, listPage }: ConnectLinksPageKit): void {
+  router.get(PATH, async (req, res) => {
+    const who = await shell.signed(req, res);
+    if (!who) return;
+    const tenantId = typeof req.query.tenant_id === 'string' ? req.query.tenant_id : '';
+    const done = req.query.done === 'cancelled' ? notice('ok', 'Cancelled: that link no longer works.') : '';
+    send(res, who, TITLE, await listPage(who, { ...FRESH, tenantId }, done));
+  });
+}
+
+/** Creating a link (once per form: a reload shows the link the first press made). */
+function mountLinkCreation(router: Router, { shell, send, listPage }: ConnectLinksPageKit, { hold }: ReturnType<typeof heldLinks>): void {
+  const creations = new OncePerForm<Created>();
+  router.post(PATH, formBody, async (req, res) => {
+    const who = await shell.signedForm(req, res);
+    if (!who) return;
+    if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers create connect links. Nothing was created.')}`, 403);
+    const form = req.body as FormFields;
+    const values: FormValues = {
+      tenantId: field(form, 'tenant_id'), mspName: field(form, 'msp_name'), contactEmail: field(form, 'contact_email'),
+      kinds: fieldList(form, 'kind').filter((k) => (CONNECTION_KINDS as readonly string[]).includes(k)),
+      grants: Object.fromEntries(CONNECTION_KINDS.map((k) => [k, fieldList(form, `grant_${k}`)])),
+      redirectUrl: field(form, 'redirect_url'),
+      expires: EXPIRY_CHOICES.find((c) => String(c.minutes) === field(form, 'expires'))?.minutes ?? 1440,
+    };
+    const again = async (message: SafeHtml | string, status = 422) => send(res, who, TITLE, await listPage(who, values, notice('bad', message)), status);
+    const contactEmail = values.contactEmail ? normalEmail(values.contactEmail) : null;
+    if (contactEmail && !plausibleEmail(contactEmail)) return again('Nothing was created: the MSP contact email is not an email address.');
+    if (values.kinds.length === 0) return again('Nothing was created: tick at least one system to connect.');
+    const idempotencyKey = field(form, 'idempotency_key');
+    if (!idempotencyKey) return again('Nothing was created: this form is out of date. Open the page again.');
+    // Only the grants of the systems asked for (each kind's grants sit under it on the form).
+    const grants = [...new Set(values.kinds.flatMap((k) => values.grants[k] ?? []))];
+    try {
+      const { value: c, repeated } = await creations.run(who.session.id, idempotencyKey, async () => {
+        const made = await runAsIsv<{ id: string; connect_url: string; expires_at: string }>(shell, who, 'create_connect_session', {
+          body: {
+            ...(values.tenantId ? { tenant_id: values.tenantId } : { msp_name: values.mspName }),
+            kinds: values.kinds, requested_grants: grants, expires_in_minutes: values.expires,
+            ...(values.redirectUrl ? { redirect_url: values.redirectUrl } : {}),
+          },
         });
-        hold(who.session.id, c);
-        send(res, who, 'Your connect link', createdView(who, shell, c, repeated
-          ? notice('info', 'Already created: this form was sent before, and this is the link it made then. No second link was made.')
-          : notice('ok', 'Created. The link is open until the MSP connects, it expires, or you cancel it.')), 200, [COPY_SCRIPT]);
-      } catch (err) {
-        const r = refusal(err);
-        if (!r) throw err;
-        await again(html`Nothing was created. ${r.message}`, r.status);
-      }
-    });
-
-    router.post(`${PATH}/:id/mail`, formBody, async (req, res) => {
-      const who = await shell.signedForm(req, res);
-      if (!who) return;
-      if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers mail connect links. Nothing was sent.')}`, 403);
-      const c = heldFor(who.session.id, String(req.params.id));
-      if (!c || !c.contactEmail) {
-        return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('warn', 'Nothing was sent: a link is shown, and can be mailed, only for a few minutes after it is created, in the browser that created it. Cancel it and create a new one if it was not sent.')}<p><a href="${PATH}">All connect links</a></p>`, 410);
-      }
-      let repeated: boolean;
-      try {
-        ({ repeated } = await mails.run(who.session.id, c.id, () => shell.services.mailer.send({ to: c.contactEmail!, ...mailOf(who, c) })));
-      } catch (err) {
-        shell.services.logger.warn({ err: (err as Error).message, mail_to: c.contactEmail }, 'a connect link could not be mailed');
-        return send(res, who, 'Your connect link', createdView(who, shell, c, notice('bad', 'The mail could not be sent; nothing was mailed. Copy the link instead, or try again.')), 502, [COPY_SCRIPT]);
-      }
+        const tenants = values.tenantId ? await visibleTenants(shell, who) : null;
+        return {
+          id: made.id, connectUrl: made.connect_url, expiresAt: made.expires_at,
+          mspName: values.tenantId ? tenants?.get(values.tenantId) ?? 'the MSP' : values.mspName,
+          contactEmail, kinds: values.kinds, grants,
+        };
+      });
+      hold(who.session.id, c);
       send(res, who, 'Your connect link', createdView(who, shell, c, repeated
-        ? notice('info', html`Already mailed to ${c.contactEmail}: it was not sent again.`)
-        : notice('ok', html`Mailed to ${c.contactEmail}.`)), 200, [COPY_SCRIPT]);
-    });
+        ? notice('info', 'Already created: this form was sent before, and this is the link it made then. No second link was made.')
+        : notice('ok', 'Created. The link is open until the MSP connects, it expires, or you cancel it.')), 200, [COPY_SCRIPT]);
+    } catch (err) {
+      const r = refusal(err);
+      if (!r) throw err;
+      await again(html`Nothing was created. ${r.message}`, r.status);
+    }
+  });
+}
 
-    router.post(`${PATH}/:id/cancel`, formBody, async (req, res) => {
-      const who = await shell.signedForm(req, res);
-      if (!who) return;
-      if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers cancel connect links. Nothing changed.')}`, 403);
-      try {
-        await runAsIsv(shell, who, 'cancel_connect_session', { path: { session_id: String(req.params.id) } });
-        res.redirect(303, `${PATH}?done=cancelled`);
-      } catch (err) {
-        const r = refusal(err);
-        if (!r) throw err;
-        send(res, who, TITLE, await listPage(who, FRESH, notice('bad', html`Nothing changed. ${r.message}`)), r.status);
-      }
-    });
-  },
-};
+/** Mailing a link just created to the MSP's contact (once). */
+function mountLinkMailing(router: Router, { shell, send }: ConnectLinksPageKit, { heldFor }: ReturnType<typeof heldLinks>): void {
+  const mails = new OncePerForm<void>();
+  router.post(`${PATH}/:id/mail`, formBody, async (req, res) => {
+    const who = await shell.signedForm(req, res);
+    if (!who) return;
+    if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers mail connect links. Nothing was sent.')}`, 403);
+    const c = heldFor(who.session.id, String(req.params.id));
+    if (!c || !c.contactEmail) {
+      return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('warn', 'Nothing was sent: a link is shown, and can be mailed, only for a few minutes after it is created, in the browser that created it. Cancel it and create a new one if it was not sent.')}<p><a href="${PATH}">All connect links</a></p>`, 410);
+    }
+    let repeated: boolean;
+    try {
+      ({ repeated } = await mails.run(who.session.id, c.id, () => shell.services.mailer.send({ to: c.contactEmail!, ...mailOf(who, c) })));
+    } catch (err) {
+      shell.services.logger.warn({ err: (err as Error).message, mail_to: c.contactEmail }, 'a connect link could not be mailed');
+      return send(res, who, 'Your connect link', createdView(who, shell, c, notice('bad', 'The mail could not be sent; nothing was mailed. Copy the link instead, or try again.')), 502, [COPY_SCRIPT]);
+    }
+    send(res, who, 'Your connect link', createdView(who, shell, c, repeated
+      ? notice('info', html`Already mailed to ${c.contactEmail}: it was not sent again.`)
+      : notice('ok', html`Mailed to ${c.contactEmail}.`)), 200, [COPY_SCRIPT]);
+  });
+}
+
+/** Cancelling a link: it no longer works. */
+function mountLinkCancelling(router: Router, { shell, send, listPage }: ConnectLinksPageKit): void {
+  router.post(`${PATH}/:id/cancel`, formBody, async (req, res) => {
+    const who = await shell.signedForm(req, res);
+    if (!who) return;
+    if (!mayChange(who)) return send(res, who, TITLE, html`<h1>${TITLE}</h1>${notice('bad', 'Only owners and developers cancel connect links. Nothing changed.')}`, 403);
+    try {
+      await runAsIsv(shell, who, 'cancel_connect_session', { path: { session_id: String(req.params.id) } });
+      res.redirect(303, `${PATH}?done=cancelled`);
+    } catch (err) {
+      const r = refusal(err);
+      if (!r) throw err;
+      send(res, who, TITLE, await listPage(who, FRESH, notice('bad', html`Nothing changed. ${r.message}`)), r.status);
+    }
+  });
+}

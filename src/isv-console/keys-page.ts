@@ -8,7 +8,7 @@
  * a reload or a second press shows the key the first press minted and never mints another.
  */
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { actorLabel, type AuditActor } from '../access/caller';
 import { refusal } from '../console/ui';
 import { notice } from '../pages/notice';
@@ -83,106 +83,126 @@ ${extra}
 export const keysPage: IsvConsolePage = {
   nav: { href: PATH, label: TITLE },
   register(router, shell) {
-    const keys = shell.services.isvKeys;
-    const created = new OncePerForm<MintedKey>();
-    const rotated = new OncePerForm<MintedKey & { old: IsvKeyView }>();
+    const kit = keysPageKit(shell);
+    mountKeyList(router, kit);
+    mountKeyRotation(router, kit);
+    mountKeyRevocation(router, kit);
+  },
+};
 
-    const send = (res: Response, who: SignedIsv, main: SafeHtml, status = 200, scripts: string[] = []) =>
-      res.status(status).type('html').send(shell.page(who, PATH, TITLE, main, scripts));
+type KeysPageKit = ReturnType<typeof keysPageKit>;
 
-    /** A refusal of the rules, told on the list page (or on its own for a page that has no list). */
-    const refused = async (res: Response, who: SignedIsv, err: unknown) => {
-      const r = refusal(err);
-      if (!r || !(err instanceof ServiceError)) throw err;
-      send(res, who, await listView(shell, who, notice('bad', r.message)), r.status);
-    };
+/** What the page's routes share: how a page is sent, a refusal told, and a form post admitted. */
+function keysPageKit(shell: IsvConsoleShell) {
+  const keys = shell.services.isvKeys;
+  const send = (res: Response, who: SignedIsv, main: SafeHtml, status = 200, scripts: string[] = []) =>
+    res.status(status).type('html').send(shell.page(who, PATH, TITLE, main, scripts));
 
-    /** The signed-in owner of a form post whose CSRF token is this session's; null with the answer sent. */
-    const signedPost = async (req: Request, res: Response): Promise<SignedIsv | null> => {
-      const who = await shell.signedForm(req, res);
-      if (!who) return null;
-      return who;
-    };
+  /** A refusal of the rules, told on the list page (or on its own for a page that has no list). */
+  const refused = async (res: Response, who: SignedIsv, err: unknown) => {
+    const r = refusal(err);
+    if (!r || !(err instanceof ServiceError)) throw err;
+    send(res, who, await listView(shell, who, notice('bad', r.message)), r.status);
+  };
 
-    const outOfDate = (res: Response, who: SignedIsv) =>
-      send(res, who, html`<h1>${TITLE}</h1>${notice('warn', 'Nothing changed: this form is out of date. Open the keys page again.')}<p><a href="${PATH}">Back to the keys</a></p>`, 422);
+  /** The signed-in owner of a form post whose CSRF token is this session's; null with the answer sent. */
+  const signedPost = async (req: Request, res: Response): Promise<SignedIsv | null> => {
+    const who = await shell.signedForm(req, res);
+    if (!who) return null;
+    return who;
+  };
 
-    router.get(PATH, async (req, res) => {
-      const who = await shell.signed(req, res);
-      if (!who) return;
-      send(res, who, await listView(shell, who));
-    });
+  const outOfDate = (res: Response, who: SignedIsv) =>
+    send(res, who, html`<h1>${TITLE}</h1>${notice('warn', 'Nothing changed: this form is out of date. Open the keys page again.')}<p><a href="${PATH}">Back to the keys</a></p>`, 422);
 
-    router.post(`${PATH}/create`, formBody, async (req, res) => {
-      const who = await signedPost(req, res);
-      if (!who) return;
-      const formKey = field(req.body, 'idempotency_key');
-      if (!formKey) return outOfDate(res, who);
-      try {
-        const name = field(req.body, 'name');
-        const { value, repeated } = await created.run(who.session.id, formKey, () => keys.create(decider(shell, who), name));
-        send(res, who, mintedView(value, repeated, html``), 200, [COPY_SCRIPT]);
-      } catch (err) {
-        await refused(res, who, err);
-      }
-    });
+  return { shell, keys, send, refused, signedPost, outOfDate };
+}
 
-    router.get(`${PATH}/:id/rotate`, async (req, res) => {
-      const who = await shell.signed(req, res);
-      if (!who) return;
-      const key = (await keys.list(who.org.id)).find((k) => k.id === req.params.id);
-      if (!managesKeys(who.session.role)) return refused(res, who, new ServiceError('role_required', 'Only an owner of the ISV creates, rotates and revokes its keys.', { details: { role: 'owner' } }));
-      if (!key || key.status.state !== 'active') return refused(res, who, key ? new ServiceError('request_invalid', `Key ${key.prefix}… is not active: only an active key is rotated.`) : ServiceError.notFound('Key'));
-      send(res, who, html`<h1>Rotate ${key.name || 'a key'} (<code>${key.prefix}…</code>)</h1>
+/** The list of keys, and creating one (the key shown once). */
+function mountKeyList(router: Router, { shell, keys, send, refused, signedPost, outOfDate }: KeysPageKit): void {
+  const created = new OncePerForm<MintedKey>();
+  router.get(PATH, async (req, res) => {
+    const who = await shell.signed(req, res);
+    if (!who) return;
+    send(res, who, await listView(shell, who));
+  });
+
+  router.post(`${PATH}/create`, formBody, async (req, res) => {
+    const who = await signedPost(req, res);
+    if (!who) return;
+    const formKey = field(req.body, 'idempotency_key');
+    if (!formKey) return outOfDate(res, who);
+    try {
+      const name = field(req.body, 'name');
+      const { value, repeated } = await created.run(who.session.id, formKey, () => keys.create(decider(shell, who), name));
+      send(res, who, mintedView(value, repeated, html``), 200, [COPY_SCRIPT]);
+    } catch (err) {
+      await refused(res, who, err);
+    }
+  });
+}
+
+/** Rotating a key: the new key shown once, the old one working for the overlap chosen. */
+function mountKeyRotation(router: Router, { shell, keys, send, refused, signedPost, outOfDate }: KeysPageKit): void {
+  const rotated = new OncePerForm<MintedKey & { old: IsvKeyView }>();
+  router.get(`${PATH}/:id/rotate`, async (req, res) => {
+    const who = await shell.signed(req, res);
+    if (!who) return;
+    const key = (await keys.list(who.org.id)).find((k) => k.id === req.params.id);
+    if (!managesKeys(who.session.role)) return refused(res, who, new ServiceError('role_required', 'Only an owner of the ISV creates, rotates and revokes its keys.', { details: { role: 'owner' } }));
+    if (!key || key.status.state !== 'active') return refused(res, who, key ? new ServiceError('request_invalid', `Key ${key.prefix}… is not active: only an active key is rotated.`) : ServiceError.notFound('Key'));
+    send(res, who, html`<h1>Rotate ${key.name || 'a key'} (<code>${key.prefix}…</code>)</h1>
 <p class="lead">Rotating makes a new key, shown to you once. The old key keeps working for the overlap you choose, so that every program can move to the new one, then is revoked. Choose no overlap when the old key may have leaked.</p>
 <form method="post" action="${PATH}/${key.id}/rotate" class="card stack">${shell.csrfField(who)}<input type="hidden" name="idempotency_key" value="${randomUUID()}">
 <div><label for="overlap">Keep the old key working for</label>
 <select id="overlap" name="overlap">${OVERLAP_WINDOWS.map((w) => html`<option value="${w.value}"${w.value === '24h' ? html` selected` : ''}>${w.label}</option>`)}</select></div>
 <button type="submit">Rotate the key</button></form>
 <p><a href="${PATH}">Back to the keys</a></p>`);
-    });
+  });
 
-    router.post(`${PATH}/:id/rotate`, formBody, async (req, res) => {
-      const who = await signedPost(req, res);
-      if (!who) return;
-      const formKey = field(req.body, 'idempotency_key');
-      if (!formKey) return outOfDate(res, who);
-      try {
-        const keyId = String(req.params.id);
-        const overlap = field(req.body, 'overlap');
-        const { value, repeated } = await rotated.run(who.session.id, `${keyId}\u0000${formKey}`, () => keys.rotate(decider(shell, who), keyId, overlap));
-        const old = value.old;
-        const oldWords = old.status.state === 'expiring'
-          ? html`The old key <code>${old.prefix}…</code> keeps working until ${at(old.status.at)}, then is revoked. Revoke it sooner from the keys page once every program uses the new one.`
-          : html`The old key <code>${old.prefix}…</code> stopped working now.`;
-        send(res, who, mintedView(value, repeated, html`<p>${oldWords}</p>`), 200, [COPY_SCRIPT]);
-      } catch (err) {
-        await refused(res, who, err);
-      }
-    });
+  router.post(`${PATH}/:id/rotate`, formBody, async (req, res) => {
+    const who = await signedPost(req, res);
+    if (!who) return;
+    const formKey = field(req.body, 'idempotency_key');
+    if (!formKey) return outOfDate(res, who);
+    try {
+      const keyId = String(req.params.id);
+      const overlap = field(req.body, 'overlap');
+      const { value, repeated } = await rotated.run(who.session.id, `${keyId}\u0000${formKey}`, () => keys.rotate(decider(shell, who), keyId, overlap));
+      const old = value.old;
+      const oldWords = old.status.state === 'expiring'
+        ? html`The old key <code>${old.prefix}…</code> keeps working until ${at(old.status.at)}, then is revoked. Revoke it sooner from the keys page once every program uses the new one.`
+        : html`The old key <code>${old.prefix}…</code> stopped working now.`;
+      send(res, who, mintedView(value, repeated, html`<p>${oldWords}</p>`), 200, [COPY_SCRIPT]);
+    } catch (err) {
+      await refused(res, who, err);
+    }
+  });
+}
 
-    router.get(`${PATH}/:id/revoke`, async (req, res) => {
-      const who = await shell.signed(req, res);
-      if (!who) return;
-      const key = (await keys.list(who.org.id)).find((k) => k.id === req.params.id);
-      if (!managesKeys(who.session.role)) return refused(res, who, new ServiceError('role_required', 'Only an owner of the ISV creates, rotates and revokes its keys.', { details: { role: 'owner' } }));
-      if (!key || key.status.state === 'revoked') return refused(res, who, key ? new ServiceError('request_invalid', `Key ${key.prefix}… is revoked already.`) : ServiceError.notFound('Key'));
-      send(res, who, html`<h1>Revoke ${key.name || 'a key'} (<code>${key.prefix}…</code>)</h1>
+/** Revoking a key: it stops working now. */
+function mountKeyRevocation(router: Router, { shell, keys, send, refused, signedPost }: KeysPageKit): void {
+  router.get(`${PATH}/:id/revoke`, async (req, res) => {
+    const who = await shell.signed(req, res);
+    if (!who) return;
+    const key = (await keys.list(who.org.id)).find((k) => k.id === req.params.id);
+    if (!managesKeys(who.session.role)) return refused(res, who, new ServiceError('role_required', 'Only an owner of the ISV creates, rotates and revokes its keys.', { details: { role: 'owner' } }));
+    if (!key || key.status.state === 'revoked') return refused(res, who, key ? new ServiceError('request_invalid', `Key ${key.prefix}… is revoked already.`) : ServiceError.notFound('Key'));
+    send(res, who, html`<h1>Revoke ${key.name || 'a key'} (<code>${key.prefix}…</code>)</h1>
 <p class="lead">Every program that uses this key gets <code>401 unauthenticated</code> from now on. This cannot be undone.</p>
 <form method="post" action="${PATH}/${key.id}/revoke" class="card stack">${shell.csrfField(who)}
 <button type="submit" class="danger">Revoke now</button></form>
 <p><a href="${PATH}">Back to the keys</a></p>`);
-    });
+  });
 
-    router.post(`${PATH}/:id/revoke`, formBody, async (req, res) => {
-      const who = await signedPost(req, res);
-      if (!who) return;
-      try {
-        const key = await keys.revoke(decider(shell, who), String(req.params.id));
-        send(res, who, await listView(shell, who, notice('ok', html`Key <code>${key.prefix}…</code> (${key.name}) is revoked: it stopped working now.`)));
-      } catch (err) {
-        await refused(res, who, err);
-      }
-    });
-  },
-};
+  router.post(`${PATH}/:id/revoke`, formBody, async (req, res) => {
+    const who = await signedPost(req, res);
+    if (!who) return;
+    try {
+      const key = await keys.revoke(decider(shell, who), String(req.params.id));
+      send(res, who, await listView(shell, who, notice('ok', html`Key <code>${key.prefix}…</code> (${key.name}) is revoked: it stopped working now.`)));
+    } catch (err) {
+      await refused(res, who, err);
+    }
+  });
+}

@@ -9,7 +9,7 @@
  * press shows the secret the first press made and never makes another.
  */
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { withAuditDetail } from '../operations/audit-context';
 import { ago, refusal } from '../console/ui';
 import { notice } from '../pages/notice';
@@ -164,142 +164,163 @@ function kindsOfField(value: string): string[] | undefined {
 export const webhooksPage: IsvConsolePage = {
   nav: { href: PATH, label: TITLE },
   register(router, shell) {
-    const created = new OncePerForm<Registered>();
-    const rotated = new OncePerForm<Rotated>();
-
-    const send = (res: Response, who: SignedIsv, main: SafeHtml, status = 200, scripts: string[] = []) =>
-      res.status(status).type('html').send(shell.page(who, PATH, TITLE, main, scripts));
-
-    /** A refusal of the rules, told on the page it came from. */
-    const refused = async (res: Response, who: SignedIsv, err: unknown, hook: Webhook | null) => {
-      const r = refusal(err);
-      if (!r || !(err instanceof ServiceError || err instanceof RequestValidationError)) throw err;
-      send(res, who, hook ? await endpointView(shell, who, hook, notice('bad', r.message)) : await listView(shell, who, notice('bad', r.message)), r.status);
-    };
-
-    /**
-     * The signed-in owner or developer of a form post whose CSRF token is this session's; null with the
-     * answer sent (a viewer reads endpoints and changes none).
-     */
-    const signedPost = async (req: Request, res: Response): Promise<SignedIsv | null> => {
-      const who = await shell.signedForm(req, res);
-      if (!who) return null;
-      if (!mayChange(who)) {
-        send(res, who, await listView(shell, who, notice('bad', `Your role (${who.session.role}) reads endpoints; an owner or developer changes them.`)), 403);
-        return null;
-      }
-      return who;
-    };
-
-    const notFound = (res: Response, who: SignedIsv) => send(res, who, html`<h1>Not found</h1><p>No endpoint of yours has that id.</p><p><a href="${PATH}">All endpoints</a></p>`, 404);
-    const outOfDate = (res: Response, who: SignedIsv) =>
-      send(res, who, html`<h1>${TITLE}</h1>${notice('warn', 'Nothing changed: this form is out of date. Open the webhooks page again.')}<p><a href="${PATH}">Back to the webhooks</a></p>`, 422);
-
-    router.get(PATH, async (req, res) => {
-      const who = await shell.signed(req, res);
-      if (!who) return;
-      send(res, who, await listView(shell, who));
-    });
-
-    router.post(`${PATH}/create`, formBody, async (req, res) => {
-      const who = await signedPost(req, res);
-      if (!who) return;
-      const formKey = field(req.body, 'idempotency_key');
-      if (!formKey) return outOfDate(res, who);
-      try {
-        const scope = field(req.body, 'scope');
-        const body = { url: field(req.body, 'url'), kinds: kindsOfField(field(req.body, 'kinds')) };
-        const { value, repeated } = await created.run(who.session.id, formKey, () => (scope && scope !== 'isv'
-          ? runAsIsv<Registered>(shell, who, 'register_webhook', { path: { tenant_id: scope }, body })
-          : runAsIsv<Registered>(shell, who, 'register_isv_webhook', { body })));
-        send(res, who, secretView('Endpoint added', value.secret, repeated, `${PATH}/${value.id}`, html`<p>Deliveries go to <code>${value.url}</code>.</p>`), 201, [COPY_SCRIPT]);
-      } catch (err) {
-        await refused(res, who, err, null);
-      }
-    });
-
-    router.get(`${PATH}/:id`, async (req, res) => {
-      const who = await shell.signed(req, res);
-      if (!who) return;
-      const hook = await shell.services.webhooks.findOfIsv(who.org.id, String(req.params.id));
-      if (!hook) return notFound(res, who);
-      send(res, who, await endpointView(shell, who, hook));
-    });
-
-    /** A post about one endpoint of the ISV: the person, the endpoint, or null with the answer sent. */
-    const endpointPost = async (req: Request, res: Response): Promise<{ who: SignedIsv; hook: Webhook } | null> => {
-      const who = await signedPost(req, res);
-      if (!who) return null;
-      const hook = await shell.services.webhooks.findOfIsv(who.org.id, String(req.params.id));
-      if (!hook) {
-        notFound(res, who);
-        return null;
-      }
-      return { who, hook };
-    };
-
-    for (const [action, enabled] of [['pause', false], ['resume', true]] as const) {
-      router.post(`${PATH}/:id/${action}`, formBody, async (req, res) => {
-        const got = await endpointPost(req, res);
-        if (!got) return;
-        const { who, hook } = got;
-        try {
-          const op = scoped(hook, 'update_webhook', 'update_isv_webhook');
-          await runAsIsv(shell, who, op.name, { path: op.path, body: { enabled } });
-          send(res, who, await endpointView(shell, who, hook, notice('ok', enabled ? 'Resumed: events from now on are delivered.' : 'Paused: nothing is delivered until you resume it.')));
-        } catch (err) {
-          await refused(res, who, err, hook);
-        }
-      });
-    }
-
-    router.post(`${PATH}/:id/test`, formBody, async (req, res) => {
-      const got = await endpointPost(req, res);
-      if (!got) return;
-      const { who, hook } = got;
-      try {
-        const op = scoped(hook, 'test_webhook', 'test_isv_webhook');
-        const r = await runAsIsv<TestResult>(shell, who, op.name, { path: op.path });
-        const message = r.delivered
-          ? notice('ok', html`Test event <code>${r.webhook_id}</code> delivered: HTTP ${String(r.status_code)} in ${String(r.latency_ms)} ms.`)
-          : notice('bad', html`Test event <code>${r.webhook_id}</code> not delivered: ${r.error ?? `HTTP ${String(r.status_code)}`}.`);
-        send(res, who, await endpointView(shell, who, hook, message));
-      } catch (err) {
-        await refused(res, who, err, hook);
-      }
-    });
-
-    router.post(`${PATH}/:id/rotate`, formBody, async (req, res) => {
-      const got = await endpointPost(req, res);
-      if (!got) return;
-      const { who, hook } = got;
-      const formKey = field(req.body, 'idempotency_key');
-      if (!formKey) return outOfDate(res, who);
-      try {
-        const op = scoped(hook, 'rotate_webhook_secret', 'rotate_isv_webhook_secret');
-        const overlap = Number(field(req.body, 'overlap_seconds') || '0');
-        const { value, repeated } = await rotated.run(who.session.id, `${hook.id}\u0000${formKey}`, () =>
-          runAsIsv<Rotated>(shell, who, op.name, { path: op.path, body: { overlap_seconds: overlap } }));
-        const old = value.previous_secret_expires_at
-          ? html`<p>The old secret keeps signing beside the new one until ${at(value.previous_secret_expires_at)}; then only the new one signs.</p>`
-          : html`<p>The old secret stopped signing now.</p>`;
-        send(res, who, secretView('Secret rotated', value.secret, repeated, `${PATH}/${hook.id}`, old), 200, [COPY_SCRIPT]);
-      } catch (err) {
-        await refused(res, who, err, hook);
-      }
-    });
-
-    router.post(`${PATH}/:id/deliveries/:delivery/retry`, formBody, async (req, res) => {
-      const got = await endpointPost(req, res);
-      if (!got) return;
-      const { who, hook } = got;
-      try {
-        const op = scoped(hook, 'retry_webhook_delivery', 'retry_isv_webhook_delivery', { delivery_id: String(req.params.delivery) });
-        await runAsIsv(shell, who, op.name, { path: op.path });
-        send(res, who, await endpointView(shell, who, hook, notice('ok', 'Sent again: the delivery is pending and is tried now, with the same webhook-id.')));
-      } catch (err) {
-        await refused(res, who, err, hook);
-      }
-    });
+    const kit = webhooksPageKit(shell);
+    mountEndpointList(router, kit);
+    mountEndpointActions(router, kit);
+    mountSecretRotation(router, kit);
   },
 };
+
+type WebhooksPageKit = ReturnType<typeof webhooksPageKit>;
+
+/** What the page's routes share: how a page is sent, a refusal told, and a form post admitted. */
+function webhooksPageKit(shell: IsvConsoleShell) {
+  const send = (res: Response, who: SignedIsv, main: SafeHtml, status = 200, scripts: string[] = []) =>
+    res.status(status).type('html').send(shell.page(who, PATH, TITLE, main, scripts));
+
+  /** A refusal of the rules, told on the page it came from. */
+  const refused = async (res: Response, who: SignedIsv, err: unknown, hook: Webhook | null) => {
+    const r = refusal(err);
+    if (!r || !(err instanceof ServiceError || err instanceof RequestValidationError)) throw err;
+    send(res, who, hook ? await endpointView(shell, who, hook, notice('bad', r.message)) : await listView(shell, who, notice('bad', r.message)), r.status);
+  };
+
+  /**
+   * The signed-in owner or developer of a form post whose CSRF token is this session's; null with the
+   * answer sent (a viewer reads endpoints and changes none).
+   */
+  const signedPost = async (req: Request, res: Response): Promise<SignedIsv | null> => {
+    const who = await shell.signedForm(req, res);
+    if (!who) return null;
+    if (!mayChange(who)) {
+      send(res, who, await listView(shell, who, notice('bad', `Your role (${who.session.role}) reads endpoints; an owner or developer changes them.`)), 403);
+      return null;
+    }
+    return who;
+  };
+
+  const notFound = (res: Response, who: SignedIsv) => send(res, who, html`<h1>Not found</h1><p>No endpoint of yours has that id.</p><p><a href="${PATH}">All endpoints</a></p>`, 404);
+  const outOfDate = (res: Response, who: SignedIsv) =>
+    send(res, who, html`<h1>${TITLE}</h1>${notice('warn', 'Nothing changed: this form is out of date. Open the webhooks page again.')}<p><a href="${PATH}">Back to the webhooks</a></p>`, 422);
+
+  /** A post about one endpoint of the ISV: the person, the endpoint, or null with the answer sent. */
+  const endpointPost = async (req: Request, res: Response): Promise<{ who: SignedIsv; hook: Webhook } | null> => {
+    const who = await signedPost(req, res);
+    if (!who) return null;
+    const hook = await shell.services.webhooks.findOfIsv(who.org.id, String(req.params.id));
+    if (!hook) {
+      notFound(res, who);
+      return null;
+    }
+    return { who, hook };
+  };
+
+  return { shell, send, refused, signedPost, notFound, outOfDate, endpointPost };
+}
+
+/** The list of endpoints, and adding one (its secret shown once). */
+function mountEndpointList(router: Router, { shell, send, refused, signedPost, outOfDate }: WebhooksPageKit): void {
+  const created = new OncePerForm<Registered>();
+  router.get(PATH, async (req, res) => {
+    const who = await shell.signed(req, res);
+    if (!who) return;
+    send(res, who, await listView(shell, who));
+  });
+
+  router.post(`${PATH}/create`, formBody, async (req, res) => {
+    const who = await signedPost(req, res);
+    if (!who) return;
+    const formKey = field(req.body, 'idempotency_key');
+    if (!formKey) return outOfDate(res, who);
+    try {
+      const scope = field(req.body, 'scope');
+      const body = { url: field(req.body, 'url'), kinds: kindsOfField(field(req.body, 'kinds')) };
+      const { value, repeated } = await created.run(who.session.id, formKey, () => (scope && scope !== 'isv'
+        ? runAsIsv<Registered>(shell, who, 'register_webhook', { path: { tenant_id: scope }, body })
+        : runAsIsv<Registered>(shell, who, 'register_isv_webhook', { body })));
+      send(res, who, secretView('Endpoint added', value.secret, repeated, `${PATH}/${value.id}`, html`<p>Deliveries go to <code>${value.url}</code>.</p>`), 201, [COPY_SCRIPT]);
+    } catch (err) {
+      await refused(res, who, err, null);
+    }
+  });
+}
+
+/** One endpoint: its page, pause and resume, a test event, and a retry of any of its deliveries. */
+function mountEndpointActions(router: Router, { shell, send, refused, notFound, endpointPost }: WebhooksPageKit): void {
+  router.get(`${PATH}/:id`, async (req, res) => {
+    const who = await shell.signed(req, res);
+    if (!who) return;
+    const hook = await shell.services.webhooks.findOfIsv(who.org.id, String(req.params.id));
+    if (!hook) return notFound(res, who);
+    send(res, who, await endpointView(shell, who, hook));
+  });
+
+  for (const [action, enabled] of [['pause', false], ['resume', true]] as const) {
+    router.post(`${PATH}/:id/${action}`, formBody, async (req, res) => {
+      const got = await endpointPost(req, res);
+      if (!got) return;
+      const { who, hook } = got;
+      try {
+        const op = scoped(hook, 'update_webhook', 'update_isv_webhook');
+        await runAsIsv(shell, who, op.name, { path: op.path, body: { enabled } });
+        send(res, who, await endpointView(shell, who, hook, notice('ok', enabled ? 'Resumed: events from now on are delivered.' : 'Paused: nothing is delivered until you resume it.')));
+      } catch (err) {
+        await refused(res, who, err, hook);
+      }
+    });
+  }
+
+  router.post(`${PATH}/:id/test`, formBody, async (req, res) => {
+    const got = await endpointPost(req, res);
+    if (!got) return;
+    const { who, hook } = got;
+    try {
+      const op = scoped(hook, 'test_webhook', 'test_isv_webhook');
+      const r = await runAsIsv<TestResult>(shell, who, op.name, { path: op.path });
+      const message = r.delivered
+        ? notice('ok', html`Test event <code>${r.webhook_id}</code> delivered: HTTP ${String(r.status_code)} in ${String(r.latency_ms)} ms.`)
+        : notice('bad', html`Test event <code>${r.webhook_id}</code> not delivered: ${r.error ?? `HTTP ${String(r.status_code)}`}.`);
+      send(res, who, await endpointView(shell, who, hook, message));
+    } catch (err) {
+      await refused(res, who, err, hook);
+    }
+  });
+
+  router.post(`${PATH}/:id/deliveries/:delivery/retry`, formBody, async (req, res) => {
+    const got = await endpointPost(req, res);
+    if (!got) return;
+    const { who, hook } = got;
+    try {
+      const op = scoped(hook, 'retry_webhook_delivery', 'retry_isv_webhook_delivery', { delivery_id: String(req.params.delivery) });
+      await runAsIsv(shell, who, op.name, { path: op.path });
+      send(res, who, await endpointView(shell, who, hook, notice('ok', 'Sent again: the delivery is pending and is tried now, with the same webhook-id.')));
+    } catch (err) {
+      await refused(res, who, err, hook);
+    }
+  });
+}
+
+/** Rotating an endpoint's secret with an overlap (the new secret shown once). */
+function mountSecretRotation(router: Router, { shell, send, refused, outOfDate, endpointPost }: WebhooksPageKit): void {
+  const rotated = new OncePerForm<Rotated>();
+  router.post(`${PATH}/:id/rotate`, formBody, async (req, res) => {
+    const got = await endpointPost(req, res);
+    if (!got) return;
+    const { who, hook } = got;
+    const formKey = field(req.body, 'idempotency_key');
+    if (!formKey) return outOfDate(res, who);
+    try {
+      const op = scoped(hook, 'rotate_webhook_secret', 'rotate_isv_webhook_secret');
+      const overlap = Number(field(req.body, 'overlap_seconds') || '0');
+      const { value, repeated } = await rotated.run(who.session.id, `${hook.id}\u0000${formKey}`, () =>
+        runAsIsv<Rotated>(shell, who, op.name, { path: op.path, body: { overlap_seconds: overlap } }));
+      const old = value.previous_secret_expires_at
+        ? html`<p>The old secret keeps signing beside the new one until ${at(value.previous_secret_expires_at)}; then only the new one signs.</p>`
+        : html`<p>The old secret stopped signing now.</p>`;
+      send(res, who, secretView('Secret rotated', value.secret, repeated, `${PATH}/${hook.id}`, old), 200, [COPY_SCRIPT]);
+    } catch (err) {
+      await refused(res, who, err, hook);
+    }
+  });
+}
+

@@ -45,11 +45,13 @@ export function normalEmail(email: string): string {
 /** A plausible address (one @, a dot in the domain, no spaces), at most 254 characters. */
 export function plausibleEmail(email: string): boolean {
   // No control character either (NUL among them, which PostgreSQL refuses in text).
+  // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   return email.length <= 254 && /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/.test(email);
 }
 
 /** A person's name as kept: control characters (NUL among them, which PostgreSQL refuses) dropped, trimmed, at most 200 characters. */
 export function personName(raw: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what it drops
   return raw.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
 }
 

@@ -30,10 +30,18 @@ const areaOf = (v: string): ConsoleArea => (v === 'app' ? 'app' : 'console');
 const addressOf = (req: Request) => req.socket.remoteAddress ?? 'unknown';
 
 export function signInRouter(deps: SignInDeps): Router {
-  const { people, sessions } = deps;
   const router = express.Router();
   router.use(['/sign-in', '/sign-out', '/invitations', '/dev/outbox'], pageHeaders());
+  mountMagicLinkRoutes(router, deps);
+  mountOrganisationChooser(router, deps);
+  mountSignOut(router, deps);
+  mountInvitationRoutes(router, deps);
+  if (deps.outbox) mountOutbox(router, deps.outbox);
+  return router;
+}
 
+/** The sign-in page, the magic link mailed, and the link redeemed. */
+function mountMagicLinkRoutes(router: Router, { people, sessions }: SignInDeps): void {
   router.get('/sign-in', (req, res) => sendSignInPage(req, res, sessions, { area: areaOf(String(req.query.area ?? '')) }));
 
   router.post('/sign-in/email', formBody, async (req, res) => {
@@ -68,6 +76,10 @@ ${notice('ok', 'If that address belongs to a member, a sign-in link is on its wa
     res.redirect(303, returnPath(field(req.body, 'next')) ?? landing);
   });
 
+}
+
+/** The organisation chooser of a person who belongs to several. */
+function mountOrganisationChooser(router: Router, { sessions }: SignInDeps): void {
   router.get('/sign-in/choose', async (req, res) => {
     const session = await sessions.current(req);
     if (!session?.personId) return sendSignInPage(req, res, sessions, { area: 'console', status: 401 });
@@ -91,6 +103,10 @@ ${memberships.length === 0 ? notice('warn', 'You are not a member of any organis
     res.redirect(303, next);
   });
 
+}
+
+/** Signing out of this browser, or of every browser. */
+function mountSignOut(router: Router, { sessions }: SignInDeps): void {
   const signOut = (everywhere: boolean) => async (req: Request, res: Response) => {
     const session = await sessions.current(req);
     if (session && !sessions.csrfAccepted(session, field(req.body, 'csrf'))) return refusedPage(res);
@@ -101,6 +117,10 @@ ${memberships.length === 0 ? notice('warn', 'You are not a member of any organis
   router.post('/sign-out', formBody, signOut(false));
   router.post('/sign-out/everywhere', formBody, signOut(true));
 
+}
+
+/** Accepting an invitation: the person is signed in to its organisation. */
+function mountInvitationRoutes(router: Router, { people, sessions }: SignInDeps): void {
   router.get('/invitations/:token', async (req, res) => {
     const inv = await people.openInvitation(String(req.params.token));
     if (!inv) return res.status(404).type('html').send(plainPage('Invitation', html`<h1>Invitation</h1>${notice('bad', 'This invitation has been used, has expired (after 7 days), or is not one we sent. Ask the owner who invited you for a new one.')}`));
@@ -120,16 +140,16 @@ ${memberships.length === 0 ? notice('warn', 'You are not a member of any organis
     res.redirect(303, await sessions.signInPerson(req, res, { personId: accepted.person.id, organisation: accepted.org, method: 'invitation' }));
   });
 
-  if (deps.outbox) {
-    const outbox = deps.outbox;
-    router.get('/dev/outbox', async (_req, res) => {
-      const mails = await outbox.latest(50);
-      res.type('html').send(plainPage('Outbox', html`<h1>Local outbox</h1>
+}
+
+/** The local outbox, only with the sandbox on. */
+function mountOutbox(router: Router, outbox: OutboxStore): void {
+  router.get('/dev/outbox', async (_req, res) => {
+    const mails = await outbox.latest(50);
+    res.type('html').send(plainPage('Outbox', html`<h1>Local outbox</h1>
 <p class="lead">The sandbox keeps mail here because SMTP_URL is unset: sign-in links and invitations, newest first.</p>
 ${mails.length === 0 ? notice('info', 'No mail yet. Ask for a sign-in link on /console or /app.') : ''}
 ${mails.map((m) => html`<article class="card"><h2>${m.subject}</h2><p class="muted">To ${m.to} · ${m.createdAt.toISOString()}</p><pre>${m.text}</pre>
 ${[...m.text.matchAll(/https?:\/\/\S+/g)].map((u) => html`<p><a href="${u[0]}">Open: ${m.subject} (${m.to})</a></p>`)}</article>`)}`));
-    });
-  }
-  return router;
+  });
 }

@@ -216,6 +216,7 @@ export interface RecordRow {
 }
 
 /** What a JSON string must escape (a lone surrogate too, though stored text holds none: it is escaped in store). */
+// eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** JSON of a column value: most text needs no escape and is only quoted. */
 const str = (v: unknown) => (v == null ? 'null' : typeof v === 'string' && !NEEDS_ESCAPE.test(v) ? `"${v}"` : JSON.stringify(v));

@@ -280,6 +280,7 @@ export class RequestRecorder {
 /** The code an answer refused with: the Error envelope's, a request-schema failure's, the graph's or the MCP tool's. */
 export function errorCodeOf(surface: Surface, status: number, answer: unknown): string | null {
   if (!answer || typeof answer !== 'object') return status >= 400 ? `http_${status}` : null;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an answer's JSON in any of four shapes, read defensively below
   const a = answer as Record<string, any>;
   if (surface === 'graphql') {
     const code = Array.isArray(a.errors) ? a.errors[0]?.extensions?.code : undefined;

@@ -186,6 +186,7 @@ export function keptBody(body: { parsed?: unknown; redacted?: unknown; raw?: str
     text = isJson ? JSON.stringify(redactValue(json, known)) : redactText(body.raw);
   }
   // PostgreSQL text holds no NUL; kept visible as JSON writes it.
+  // eslint-disable-next-line no-control-regex -- NUL is what it replaces
   text = known.scrub(text).replace(/\u0000/g, '\\u0000');
   const cut = cutBytes(text, BODY_LIMIT);
   truncated ||= cut.cut;

@@ -78,14 +78,51 @@ const YOUR_HOST = 'your-receiver.invalid';
 export function operationExamples(ids: ExampleIds): Record<string, OperationExample> {
   const t = { tenant_id: ids.tenantId };
   return {
+    ...tenantExamples(ids, t),
+    ...recordReadExamples(ids, t),
+    ...recordWriteExamples(ids, t),
+    ...eventAndWebhookExamples(ids, t),
+    ...identityExamples(ids, t),
+    ...billingExamples(ids, t),
+  };
+}
+
+type TenantPath = { tenant_id: string };
+
+/** The tenants, their connections and grants, syncs, the sandbox, requests and keys. */
+function tenantExamples(ids: ExampleIds, t: TenantPath): Record<string, OperationExample> {
+  return {
     list_tenants: {},
     me: {},
     list_connections: { path: t },
     tenant_status: { path: t },
     list_grants: { path: t, key: 'msp' },
     set_grants: { path: { ...t, isv_id: ids.isvId }, key: 'msp', body: { connections: ids.grants } },
+    list_audit: { path: t, query: { limit: 5 } },
+    sync_tenant: { path: t },
+    tenant_sync: { path: { ...t, sync_id: '00000000-0000-4000-8000-0000000000aa' }, needs: 'a sync that answered 202 (POST /tenants/{tenant_id}/sync); its sync_id' },
+    // Both exist to change the sandbox (a reset gives every record a new id and drops links, webhooks and
+    // decisions): the examples name no tenant, so a click changes nothing.
+    reset_sandbox: { body: { tenant_id: NOTHING }, needs: 'the id of the sandbox tenant to put back as seeded (GET /tenants): a reset is a real write, every record gets a new id' },
+    simulate_sandbox_change: { body: { tenant_id: NOTHING, change: { kind: 'ticket_note', text: 'Customer called: the printer works again.' } }, needs: 'the id of a sandbox tenant (GET /tenants): the change is really made in its simulator and synced' },
+    list_requests: { query: { status: '4xx', limit: 20 } },
+    get_request: { path: { request_id: NOTHING }, needs: 'a request id: the request_id of an Error envelope, or the X-Request-Id header of any answer' },
+    // Opening a session is a real write (there is no preview): the example names no tenant you see.
+    create_connect_session: { body: { tenant_id: NOTHING, kinds: ['psa', 'rmm'], requested_grants: [Grant.TicketCreate, Grant.TicketEvents, Grant.DeviceEvents], redirect_url: `https://${YOUR_HOST}/connected` }, needs: 'msp_name for a new tenant, or the id of a tenant you see (GET /tenants), in place of tenant_id (opening a session is a real write)' },
+    list_connect_sessions: {},
+    get_connect_session: { path: { session_id: NOTHING }, needs: 'a session id from POST /connect-sessions' },
+    cancel_connect_session: { path: { session_id: NOTHING }, needs: 'a session id from POST /connect-sessions (cancelling is a real write)' },
+    create_console_link: { path: t, key: 'msp' },
+    // Opens a repair page for the connection (an hour; nothing changes until an owner or admin presses Connect there).
+    reconnect_connection: { path: { ...t, connection_id: ids.grants[0]!.connection_id }, key: 'msp' },
+    rotate_msp_key: { path: t, body: { ...preview }, key: 'msp' },
+  };
+}
+
+/** Lists and single-record reads of the vendor's records. */
+function recordReadExamples(ids: ExampleIds, t: TenantPath): Record<string, OperationExample> {
+  return {
     list_tickets: { path: t, query: { limit: 5 } },
-    create_ticket: { path: t, body: { company_name: 'Contoso Ltd', summary: 'Outlook crashes on start for two users', description: 'Since the 2026-11 Office update.', priority: 'high', board: '1', ...preview } },
     list_devices: { path: t, query: { limit: 5 } },
     list_agreements: { path: t, query: { limit: 5 } },
     list_members: { path: t },
@@ -97,10 +134,7 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     list_products: { path: t, query: { limit: 5 } },
     list_subscriptions: { path: t, query: { limit: 5 } },
     list_contacts: { path: t, query: { limit: 5 } },
-    create_contact: { path: t, status: 405, refuses: 'contacts are list and match only (interface document rule 10), so it always answers 405 `method_not_allowed`' },
     list_projects: { path: t, query: { limit: 5 } },
-    // The service never creates a project header (it writes on existing projects): the documented refusal.
-    create_project: { path: t, body: { name: 'Security Baseline 2027', company_name: 'Contoso Ltd', description: 'MFA, BitLocker and patch cadence.', ...preview }, status: 422, refuses: 'the service never creates a project header (interface document rule 9), so it always answers 422 `project_header_not_supported`; add notes or items to an existing project instead' },
     list_packages: { path: t },
     // Single-record reads: by the vendor's id (source_id) from the fixtures, or our id from a list.
     get_ticket: { path: { ...t, record_id: '30101' } },
@@ -117,15 +151,18 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     get_contact: { path: { ...t, record_id: '410' } },
     get_project: { path: { ...t, record_id: '11' } },
     get_package: { path: { ...t, record_id: '301' } },
+  };
+}
+
+/** Writes to the vendor's records (previews where the operation has one), findings, routing and questions. */
+function recordWriteExamples(ids: ExampleIds, t: TenantPath): Record<string, OperationExample> {
+  return {
+    create_ticket: { path: t, body: { company_name: 'Contoso Ltd', summary: 'Outlook crashes on start for two users', description: 'Since the 2026-11 Office update.', priority: 'high', board: '1', ...preview } },
+    create_contact: { path: t, status: 405, refuses: 'contacts are list and match only (interface document rule 10), so it always answers 405 `method_not_allowed`' },
+    // The service never creates a project header (it writes on existing projects): the documented refusal.
+    create_project: { path: t, body: { name: 'Security Baseline 2027', company_name: 'Contoso Ltd', description: 'MFA, BitLocker and patch cadence.', ...preview }, status: 422, refuses: 'the service never creates a project header (interface document rule 9), so it always answers 422 `project_header_not_supported`; add notes or items to an existing project instead' },
     write_agreement_lines: { path: { ...t, agreement_source_id: '101' }, body: { verb: 'rewrite', line_source_id: '804', quantity: 42, ...preview } },
     create_agreement: { path: t, body: { name: 'Managed Services - Platinum', company_name: 'Contoso Ltd', ...preview }, status: 422, refuses: 'the service never creates an agreement header (interface document rule 8), so it always answers 422 `agreement_header_not_supported`; write line items on an existing agreement instead' },
-    list_audit: { path: t, query: { limit: 5 } },
-    sync_tenant: { path: t },
-    tenant_sync: { path: { ...t, sync_id: '00000000-0000-4000-8000-0000000000aa' }, needs: 'a sync that answered 202 (POST /tenants/{tenant_id}/sync); its sync_id' },
-    // Both exist to change the sandbox (a reset gives every record a new id and drops links, webhooks and
-    // decisions): the examples name no tenant, so a click changes nothing.
-    reset_sandbox: { body: { tenant_id: NOTHING }, needs: 'the id of the sandbox tenant to put back as seeded (GET /tenants): a reset is a real write, every record gets a new id' },
-    simulate_sandbox_change: { body: { tenant_id: NOTHING, change: { kind: 'ticket_note', text: 'Customer called: the printer works again.' } }, needs: 'the id of a sandbox tenant (GET /tenants): the change is really made in its simulator and synced' },
     // A ticket this service created (the link store), when the ISV has created one; else the refusal.
     write_ticket: ids.ticketRef
       ? { path: t, body: { ticket_ref: ids.ticketRef, action: 'note', note: { text: 'Rebooted the print spooler; monitoring.' }, ...preview } }
@@ -140,16 +177,22 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     routing: { path: t },
     // The overrides as they stand: trying it changes nothing.
     set_routing: { path: t, body: { overrides: ids.routingOverrides } },
+    create_company: { path: t, body: { name: 'Northwind Traders', phone: '+1 206 555 0142', website: 'https://northwindtraders.example', ...preview } },
+    match_contacts: { path: t, body: { email: 'dana.reyes@contoso.com' } },
+    add_project_note: { path: { ...t, project_source_id: '12' }, body: { text: 'Kick-off held; MFA rollout starts Monday.', ...preview } },
+    add_project_item: { path: { ...t, project_source_id: '12' }, body: { summary: 'Enable BitLocker on laptops', ...preview } },
+    deploy_to_device: { path: { ...t, device_id: '102' }, body: { package_name: 'Install 7-Zip', ...preview } },
+    ask: { path: t, body: { question: 'Which devices are offline?' }, key: 'msp' },
+    ask_examples: { path: t },
+  };
+}
+
+/** The event feeds, and the tenant's and the ISV's webhooks. */
+function eventAndWebhookExamples(ids: ExampleIds, t: TenantPath): Record<string, OperationExample> {
+  return {
     list_events: { path: t, query: ids.eventId ? { limit: 5, after: ids.eventId } : { limit: 5 } },
     list_isv_events: { query: { kind: 'connection', limit: 20 } },
     // Registering is a real write (there is no preview): the example names a host that can never resolve.
-    // Opening a session is a real write (there is no preview): the example names no tenant you see.
-    create_connect_session: { body: { tenant_id: NOTHING, kinds: ['psa', 'rmm'], requested_grants: [Grant.TicketCreate, Grant.TicketEvents, Grant.DeviceEvents], redirect_url: `https://${YOUR_HOST}/connected` }, needs: 'msp_name for a new tenant, or the id of a tenant you see (GET /tenants), in place of tenant_id (opening a session is a real write)' },
-    list_connect_sessions: {},
-    list_requests: { query: { status: '4xx', limit: 20 } },
-    get_request: { path: { request_id: NOTHING }, needs: 'a request id: the request_id of an Error envelope, or the X-Request-Id header of any answer' },
-    get_connect_session: { path: { session_id: NOTHING }, needs: 'a session id from POST /connect-sessions' },
-    cancel_connect_session: { path: { session_id: NOTHING }, needs: 'a session id from POST /connect-sessions (cancelling is a real write)' },
     register_webhook: { path: t, body: { url: `https://${YOUR_HOST}/hooks/msp-events` }, needs: 'an HTTPS receiver of your own: put its URL in place of this one (registering is a real write)' },
     list_webhooks: { path: t },
     // Deleting is a real write (there is no preview): the example names no webhook.
@@ -171,6 +214,12 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     test_isv_webhook: { path: { webhook_id: NOTHING }, needs: 'a webhook id from GET /webhooks' },
     list_isv_webhook_deliveries: { path: { webhook_id: NOTHING }, needs: 'a webhook id from GET /webhooks' },
     retry_isv_webhook_delivery: { path: { webhook_id: NOTHING, delivery_id: NOTHING }, needs: 'a delivery id from GET /webhooks/{webhook_id}/deliveries' },
+  };
+}
+
+/** The ISV's customer book and its matches to the vendor's companies. */
+function identityExamples(ids: ExampleIds, t: TenantPath): Record<string, OperationExample> {
+  return {
     // The book as it stands: trying it changes nothing.
     put_identity_book: { path: t, body: { customers: ids.book } },
     identity_book: { path: t },
@@ -189,13 +238,12 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     identity_unset: { path: t, body: { customer_ref: ids.unmatchedCustomer ?? 'cust-005' } },
     put_import_endpoint: { path: t, body: { url: `https://${YOUR_HOST}/msp-import` }, needs: 'an HTTPS endpoint of your own: put its URL in place of this one (registering is a real write)' },
     identity_import: { path: t, body: { all_unmatched: true, ...preview }, needs: 'an import endpoint (PUT /tenants/{tenant_id}/identity/import-endpoint)' },
-    create_company: { path: t, body: { name: 'Northwind Traders', phone: '+1 206 555 0142', website: 'https://northwindtraders.example', ...preview } },
-    match_contacts: { path: t, body: { email: 'dana.reyes@contoso.com' } },
-    add_project_note: { path: { ...t, project_source_id: '12' }, body: { text: 'Kick-off held; MFA rollout starts Monday.', ...preview } },
-    add_project_item: { path: { ...t, project_source_id: '12' }, body: { summary: 'Enable BitLocker on laptops', ...preview } },
-    deploy_to_device: { path: { ...t, device_id: '102' }, body: { package_name: 'Install 7-Zip', ...preview } },
-    ask: { path: t, body: { question: 'Which devices are offline?' }, key: 'msp' },
-    ask_examples: { path: t },
+  };
+}
+
+/** Costs, minimums, agreement line mappings, charges and the reconciliation. */
+function billingExamples(ids: ExampleIds, t: TenantPath): Record<string, OperationExample> {
+  return {
     submit_isv_cost: { path: t, body: { external_customer_ref: 'cust-001', product_source_id: 'edr-endpoint', period_start: '2026-11-01', period_end: '2026-11-30', actual_quantity: 49, billable_quantity: 48, currency: 'USD', msp_cost_unit: 3.1, msp_cost_extended: 148.8, ...preview } },
     list_isv_costs: { path: t, query: { period_start: '2026-11-01', period_end: '2026-11-30' } },
     submit_partner_minimum: { path: t, body: { product_source_id: 'edr-endpoint', period_start: '2026-11-01', period_end: '2026-11-30', currency: 'USD', minimum_amount: 700, ...preview } },
@@ -217,10 +265,6 @@ export function operationExamples(ids: ExampleIds): Record<string, OperationExam
     restore_charge: ids.chargeId
       ? { path: { ...t, charge_id: ids.chargeId }, body: { ...preview }, key: 'msp' }
       : { path: { ...t, charge_id: NOTHING }, body: { ...preview }, key: 'msp', needs: 'a dismissed charge id from GET /tenants/{tenant_id}/charges?status=dismissed' },
-    create_console_link: { path: t, key: 'msp' },
-    // Opens a repair page for the connection (an hour; nothing changes until an owner or admin presses Connect there).
-    reconnect_connection: { path: { ...t, connection_id: ids.grants[0]!.connection_id }, key: 'msp' },
-    rotate_msp_key: { path: t, body: { ...preview }, key: 'msp' },
     billing_reconciliation: { path: t, query: { period_start: '2026-11-01', period_end: '2026-11-30' }, key: 'msp' },
   };
 }

@@ -53,10 +53,6 @@ export function parseDay(s: string): Parsed<string> {
   return realDate(y, mo, d) ? { ok: true, value: s } : { ok: false, problem: 'format' };
 }
 
-export function isRfc3339(s: string): boolean {
-  return parseInstant(s).ok;
-}
-
 export function isDay(s: string | null | undefined): s is string {
   return typeof s === 'string' && parseDay(s).ok;
 }

@@ -115,7 +115,7 @@ export const updatedSinceParam = rfc3339.nullable().optional()
  * The query of a list: `limit` (1-500, default 100), `cursor`, `updated_since` when the items have a
  * time, and the list's own filters. Unknown parameters are refused (422).
  */
-export function pageQuery<E extends ZodRawShape = {}>(codec: ListCursor, opts: { updatedSince: boolean }, filters?: E) {
+export function pageQuery<E extends ZodRawShape = Record<never, never>>(codec: ListCursor, opts: { updatedSince: boolean }, filters?: E) {
   const shape = {
     ...(filters ?? ({} as E)),
     limit: limitParam,
@@ -236,7 +236,7 @@ const storeFields = {
  * `next_cursor`, `last_synced_at` and `served_from` for store-served lists, and `extra` fields the
  * list documents besides (totals of a report).
  */
-export function listEnvelope<P extends string, I extends ZodType, E extends ZodRawShape = {}>(name: string, path: P, item: I, opts: { store?: boolean; extra?: E } = {}) {
+export function listEnvelope<P extends string, I extends ZodType, E extends ZodRawShape = Record<never, never>>(name: string, path: P, item: I, opts: { store?: boolean; extra?: E } = {}) {
   const shape = {
     [itemsFieldOf(path)]: z.array(item),
     sandbox: z.boolean().openapi({ description: 'True on sandbox tenants.' }),

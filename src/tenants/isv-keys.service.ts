@@ -85,6 +85,7 @@ export class IsvKeys {
   /** A new key named `name`, minted by the person. */
   async create(by: KeyDecider, rawName: string): Promise<MintedKey> {
     const creator = this.decider(by);
+    // eslint-disable-next-line no-control-regex -- control characters are what it drops
     const name = rawName.replace(/[\u0000-\u001f\u007f]/g, '').trim();
     if (!name) throw new ServiceError('request_invalid', 'Give the key a name (what uses it: "production", "staging", a script).', { details: { field: 'name' } });
     if (name.length > NAME_MAX) throw new ServiceError('request_invalid', `A key's name is at most ${NAME_MAX} characters.`, { details: { field: 'name' } });

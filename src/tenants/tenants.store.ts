@@ -11,10 +11,13 @@ import { ApiKey, AuditEntry, BillingVersion, Connection, EventRecord, Grant, Isv
 import { CONNECTION_KINDS } from '../access/event-kinds';
 import { ENTITY_BY_RESOURCE } from '../sync/record-writer';
 
-async function deleteWhere(m: EntityManager, property: 'tenantId' | 'connectionId', id: string, keep: Function[] = []): Promise<number> {
+/** An entity's class, as TypeORM's metadata names it (`target`). */
+type EntityClass = abstract new (...args: never[]) => unknown;
+
+async function deleteWhere(m: EntityManager, property: 'tenantId' | 'connectionId', id: string, keep: readonly EntityClass[] = []): Promise<number> {
   let removed = 0;
   for (const meta of m.connection.entityMetadatas) {
-    if (keep.includes(meta.target as Function)) continue;
+    if (keep.some((entity) => entity === meta.target)) continue;
     const column = meta.findColumnWithPropertyName(property);
     if (!column) continue;
     const res = await m.createQueryBuilder().delete().from(meta.target).where(`"${column.databaseName}" = :id`, { id }).execute();

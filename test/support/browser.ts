@@ -19,7 +19,6 @@ export function describeInBrowser(name: string, fn: () => void): void {
     describe(name, fn);
     return;
   }
-  // eslint-disable-next-line no-console
   console.warn(`skipped browser tests "${name}": no Chromium at ${CHROMIUM_PATH}. Install it with \`apt-get install -y chromium\` (bash .ci/run does) and run npm test again.`);
   describe.skip(name, fn);
 }

@@ -4,7 +4,12 @@ import { createAutotaskSimulator, type AutotaskSimulator } from '../../simulator
 import type { FetchedRecord, SyncContext, SyncResource } from '../types';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';
 import { autotaskConnector } from './connector';
-import { autotaskErrorMessages, isAutotaskValidationError } from './errors';
+import { autotaskErrorMessages } from './errors';
+
+/** An Autotask refusal of a write's content: 500 or 400 with an `errors` list (errors.ts). */
+function isAutotaskValidationError(err: unknown): err is VendorHttpError {
+  return err instanceof VendorHttpError && (err.status === 500 || err.status === 400) && autotaskErrorMessages(err.body).length > 0;
+}
 
 const fixtures = loadAutotaskDemoFixtures();
 const I = AUTOTASK_DEMO_INSTANCE;

@@ -14,6 +14,7 @@
  *   (Services, ContractServiceUnits).
  */
 import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../types';
+import { unsupportedResource } from '../read-dispatch';
 import { ALL, entityFields, picklist, probeQuery, queryIn, queryPages, type FilterItem, type Native, type PicklistValue } from './client';
 import {
   isCurrentPeriod, mapAgreement, mapAgreementLine, mapBoard, mapCompany, mapContact, mapMember, mapPriority, mapProject,
@@ -112,9 +113,6 @@ async function* simple<R extends SyncResource>(
   for await (const page of queryPages(ctx, entity, filter)) yield page.map(map);
 }
 
-async function* unsupported(resource: SyncResource): AsyncGenerator<never> {
-  throw new Error(`autotask connector does not sync ${resource}`);
-}
 
 function fetchResource(resource: SyncResource, ctx: SyncContext): AsyncIterable<FetchedRecord[]> {
   switch (resource) {
@@ -129,7 +127,7 @@ function fetchResource(resource: SyncResource, ctx: SyncContext): AsyncIterable<
     case 'agreements': return fetchAgreements(ctx);
     case 'agreement_lines': return fetchAgreementLines(ctx);
     case 'products': return simple(ctx, 'Services', ALL, mapService);
-    default: return unsupported(resource);
+    default: return unsupportedResource('autotask', resource);
   }
 }
 

@@ -4,7 +4,6 @@
  * entry, ...), and a genuine server fault with 500 too. A 500 whose body carries an `errors` list is
  * a refusal of the request, not an outage: map it to `validation`, do not retry it.
  */
-import { VendorHttpError } from '../vendor-http';
 
 /** The messages of an Autotask `{errors: [...]}` body (strings or `{message}` objects), or []. */
 export function autotaskErrorMessages(body: unknown): string[] {
@@ -13,9 +12,4 @@ export function autotaskErrorMessages(body: unknown): string[] {
   return errors
     .map((e) => (typeof e === 'string' ? e : typeof (e as { message?: unknown })?.message === 'string' ? (e as { message: string }).message : null))
     .filter((m): m is string => !!m);
-}
-
-/** True when Autotask refused a write's content (500 or 400 with an `errors` list). */
-export function isAutotaskValidationError(err: unknown): err is VendorHttpError {
-  return err instanceof VendorHttpError && (err.status === 500 || err.status === 400) && autotaskErrorMessages(err.body).length > 0;
 }

@@ -9,7 +9,7 @@ import type { FieldProblem } from '../write-types';
 
 export const CW_MAX_PAGE_SIZE = 1000;
 
-/** A record as ConnectWise returns it; fields are read defensively by the mappers. */
+/** A record as ConnectWise returns it; fields are read defensively by mapping.ts. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type CwNative = Record<string, any>;
 

@@ -46,7 +46,7 @@ import { cwAll, cwDate, cwHeaders, cwPages, type CwNative } from './client';
 import {
   mapAddition, mapAgreement, mapBoard, mapCatalogItem, mapCompany, mapContact, mapMember, mapPriority, mapProject, mapStatus, mapTicket,
   vendorUpdatedAt,
-} from './mappers';
+} from './mapping';
 import { connectwiseChangedSince } from './changes';
 
 type Page<R extends SyncResource> = FetchedRecord<R>[];

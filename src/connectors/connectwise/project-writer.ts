@@ -18,7 +18,7 @@
  * Baseline projects: ConnectWise keeps templates apart, in /project/projectTemplates (ProjectTemplates
  * API, e.g. ai-connor/connectwise build/docs/ProjectTemplatesAPI.md), so nothing read from
  * /project/projects is a template; a project MSPs keep as a baseline is marked by its project type
- * `type: {name: "Baseline"}` (mappers.ts `isBaselineProject`, read by the sync into `baseline`).
+ * `type: {name: "Baseline"}` (mapping.ts `isBaselineProject`, read by the sync into `baseline`).
  *
  * Writes are sent once (`retry: false`); lookups (GET) retry throttling as reads do.
  */

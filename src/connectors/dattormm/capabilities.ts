@@ -24,12 +24,6 @@ export function platformBaseUrl(platform: DattoRmmPlatform): string {
   return `https://${platform}-api.centrastage.net/api`;
 }
 
-/** The platform a base URL is the API root of, or null (another host: a simulator, a proxy). */
-export function platformOf(baseUrl: string): DattoRmmPlatform | null {
-  const host = URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
-  return DATTO_RMM_PLATFORMS.find((p) => host === `${p.platform}-api.centrastage.net`)?.platform ?? null;
-}
-
 /** What each capability needs: the API user's security level must allow the reads (and the component list a deploy runs from). */
 const DATTO_RMM_PERMISSIONS: readonly PermissionNeed[] = [
   { id: 'devices', capability: 'read', vendorTerms: "the API user's security level: Devices (view)", checkedBy: 'one read of the account\'s devices' },

@@ -2,12 +2,18 @@ import { dattoFixtures, useDattoRmmSimulator } from '../../../test/support/datto
 import type { DattoAlert, DattoComponent, DattoDevice, DattoDeviceSoftware } from '../../simulators/dattormm/types';
 import type { FetchedRecord, SyncContext, SyncResource } from '../types';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';
-import { dattoRmmCapabilities, platformBaseUrl, platformOf } from './capabilities';
+import { DATTO_RMM_PLATFORMS, dattoRmmCapabilities, platformBaseUrl, type DattoRmmPlatform } from './capabilities';
 import { tokenUrl } from './client';
 import { dattoRmmConnector } from './connector';
 import { checkPermissions } from './permissions';
 
 const { sim, api } = useDattoRmmSimulator();
+
+/** The platform a base URL is the API root of, or null (another host: a simulator, a proxy). */
+function platformOf(baseUrl: string): DattoRmmPlatform | null {
+  const host = URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
+  return DATTO_RMM_PLATFORMS.find((p) => host === `${p.platform}-api.centrastage.net`)?.platform ?? null;
+}
 const { beta } = dattoFixtures;
 
 function ctx(apiKey = 'sandbox-beta', apiSecret = 'sandbox-secret'): SyncContext {

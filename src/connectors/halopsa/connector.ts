@@ -19,7 +19,7 @@ import { haloArray, haloGet, haloPages, haloQueryTime, parseHaloTime, type HaloR
 import {
   agreementFields, agreementLineFields, buildLookups, companyFields, contactFields, productFields, projectFields, ticketFields,
   type HaloLookups,
-} from './map';
+} from './mapping';
 import { haloPsaChangedSince } from './changes';
 
 type Fetched<R extends SyncResource> = FetchedRecord<R>;

@@ -7,7 +7,7 @@
  *
  * Baseline projects: the connector reads a locked project (`locked: true`, Halo's lock on a ticket or
  * project; writes to it are refused with 400 "... is locked and cannot be edited") as the baseline
- * (map.ts `projectFields`); there is no template flag on Halo projects in the swagger we checked
+ * (mapping.ts `projectFields`); there is no template flag on Halo projects in the swagger we checked
  * (covenanttechnologysolutions/halopsa-rest generator/spec/swagger.json, Faults/Projects).
  */
 import type { ProjectItemDraft, ProjectNoteDraft, ProjectWriter } from '../project-write-types';

@@ -48,11 +48,6 @@ function credentialsOf(ctx: NinjaContext): { clientId: string; clientSecret: str
   return { clientId, clientSecret, refreshToken: refreshToken || null };
 }
 
-/** True when the connection's tokens carry a user's context (it holds the refresh token of an authorisation). */
-export function hasUserContext(ctx: NinjaContext): boolean {
-  return credentialsOf(ctx).refreshToken != null;
-}
-
 function cacheKey(ctx: NinjaContext): string {
   const { clientId, clientSecret, refreshToken } = credentialsOf(ctx);
   const hash = createHash('sha256').update(`${clientSecret}\n${refreshToken ?? ''}`).digest('hex').slice(0, 16);

@@ -11,6 +11,7 @@
  */
 import { parseVendorTime } from '../canonical';
 import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../types';
+import { unsupportedResource } from '../read-dispatch';
 import { VendorHttpError } from '../vendor-http';
 import { pax8AccessToken } from './token';
 
@@ -167,9 +168,6 @@ async function* fetchSimple<R extends 'products' | 'subscriptions'>(
   }
 }
 
-async function* unsupported(resource: SyncResource): AsyncGenerator<never> {
-  throw new Error(`pax8 connector does not sync ${resource}`);
-}
 
 export const pax8Connector: ReadConnector = {
   name: 'pax8',
@@ -191,7 +189,7 @@ export const pax8Connector: ReadConnector = {
       case 'subscriptions':
         return fetchSimple(ctx, '/subscriptions', mapSubscription) as unknown as AsyncIterable<FetchedRecord<R>[]>;
       default:
-        return unsupported(resource);
+        return unsupportedResource('pax8', resource);
     }
   },
 };

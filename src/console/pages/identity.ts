@@ -213,26 +213,33 @@ function isvPicker(isvs: [string, string][], isvId: string, action: string, extr
 }
 
 export function registerIdentity(routes: ConsoleRoutes): void {
-  routes.get('/console/identity', async (ctx) => {
-    const { isvs, isvId } = await chosenIsv(ctx, ctx.req.query.isv);
-    if (!isvId) return ctx.send('/console/identity', 'Identity', html`<h1>Identity</h1><p>No ISV has access to this tenant yet.</p>`);
-    const all = await leftovers(ctx, isvId);
-    const matched = await mappingsOf(ctx, isvId);
-    const filter = String(ctx.req.query.q ?? '').trim().slice(0, 100);
-    const rows = filter ? all.filter((r) => `${r.name} ${r.id}`.toLowerCase().includes(filter.toLowerCase())) : all;
-    const done = Number(ctx.req.query.done);
-    // Customers first: they are what an ISV's requests name.
-    const bySide = (a: Leftover, b: Leftover) => (a.side === b.side ? 0 : a.side === 'isv_customer' ? -1 : 1);
-    const needs = rows.filter((r) => r.state === 'needs_match').sort(bySide);
-    const skipped = rows.filter((r) => r.state === 'skipped').sort(bySide);
-    const shown = [...needs.slice(0, PAGE_ROWS), ...skipped.slice(0, Math.max(0, PAGE_ROWS - needs.length))];
-    const actions = [...new Set(shown.flatMap((r) => r.actions))];
-    const table = (list: Leftover[], caption: string) => html`<div class="table-wrap" tabindex="0" role="region" aria-label="${caption}"><table class="phone-cards"><caption class="visually-hidden">${caption}</caption>
+  routes.get('/console/identity', identityPage);
+  routes.get('/console/identity/find', findPage);
+  routes.post('/console/identity/preview', previewPage);
+  routes.post('/console/identity/apply', applyDecisions);
+}
+
+/** The leftovers that need a match or were skipped, with their best candidates, and the matched pairs. */
+async function identityPage(ctx: PageContext): Promise<void> {
+  const { isvs, isvId } = await chosenIsv(ctx, ctx.req.query.isv);
+  if (!isvId) return ctx.send('/console/identity', 'Identity', html`<h1>Identity</h1><p>No ISV has access to this tenant yet.</p>`);
+  const all = await leftovers(ctx, isvId);
+  const matched = await mappingsOf(ctx, isvId);
+  const filter = String(ctx.req.query.q ?? '').trim().slice(0, 100);
+  const rows = filter ? all.filter((r) => `${r.name} ${r.id}`.toLowerCase().includes(filter.toLowerCase())) : all;
+  const done = Number(ctx.req.query.done);
+  // Customers first: they are what an ISV's requests name.
+  const bySide = (a: Leftover, b: Leftover) => (a.side === b.side ? 0 : a.side === 'isv_customer' ? -1 : 1);
+  const needs = rows.filter((r) => r.state === 'needs_match').sort(bySide);
+  const skipped = rows.filter((r) => r.state === 'skipped').sort(bySide);
+  const shown = [...needs.slice(0, PAGE_ROWS), ...skipped.slice(0, Math.max(0, PAGE_ROWS - needs.length))];
+  const actions = [...new Set(shown.flatMap((r) => r.actions))];
+  const table = (list: Leftover[], caption: string) => html`<div class="table-wrap" tabindex="0" role="region" aria-label="${caption}"><table class="phone-cards"><caption class="visually-hidden">${caption}</caption>
 <thead><tr><th scope="col"><span class="visually-hidden">Select</span></th><th scope="col">Name</th><th scope="col">State</th><th scope="col">Best candidates</th><th scope="col">Actions</th></tr></thead>
 <tbody>${list.map((r) => leftoverRow(isvId, r))}</tbody></table></div>`;
-    const shownNeeds = shown.filter((r) => r.state === 'needs_match');
-    const shownSkipped = shown.filter((r) => r.state === 'skipped');
-    ctx.send('/console/identity', 'Identity', html`<h1>Identity</h1>
+  const shownNeeds = shown.filter((r) => r.state === 'needs_match');
+  const shownSkipped = shown.filter((r) => r.state === 'skipped');
+  ctx.send('/console/identity', 'Identity', html`<h1>Identity</h1>
 ${done > 0 ? notice('ok', `${done} ${done === 1 ? 'decision was' : 'decisions were'} recorded.`) : ''}
 <p class="lead">Which of the ISV's customers is which of your PSA companies. Same names were matched automatically; the rest wait for you. Each leftover lists the companies that look most like it, best first; "Find another" searches every company. Every decision is shown to you before it is written, and a match can be undone.</p>
 ${isvPicker(isvs, isvId, '/console/identity')}
@@ -248,27 +255,27 @@ ${shown.length ? html`<fieldset><legend>With the ticked rows</legend><div class=
 ${matched.length ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Matched pairs"><table class="phone-cards"><caption class="visually-hidden">Matched pairs</caption><thead><tr><th scope="col">ISV customer</th><th scope="col">PSA company</th><th scope="col">How</th><th scope="col">Decided by</th><th scope="col"><span class="visually-hidden">Undo</span></th></tr></thead>
 <tbody>${matched.map((m) => html`<tr><th scope="row">${m.customer_name ?? m.customer_ref}<br><span class="muted">${m.customer_ref}</span></th><td data-label="PSA company">${m.company_name ?? m.company_source_id}<br><span class="muted">${m.company_source_id}</span></td><td data-label="How">${m.how.replace(/_/g, ' ')}</td><td data-label="Decided by">${m.decided_by}</td>
 <td><form method="post" action="/console/identity/preview">${csrfField(ctx.session)}<input type="hidden" name="isv_id" value="${isvId}"><button type="submit" class="secondary" name="single" value="unmatch ${m.customer_ref}" aria-label="Unmatch ${m.customer_name ?? m.customer_ref} from ${m.company_name ?? m.company_source_id}">Unmatch…</button></form></td></tr>`)}</tbody></table></div>` : html`<p>Nothing is matched yet.</p>`}`);
-  });
+}
 
-  /** One leftover: search every row of the other side (identity_candidates), ranked, and match one. */
-  routes.get('/console/identity/find', async (ctx) => {
-    const qs = ctx.req.query;
-    const { isvs, isvId } = await chosenIsv(ctx, qs.isv);
-    if (!isvId) return ctx.res.redirect(303, '/console/identity');
-    const side: Side = qs.side === 'psa_company' ? 'psa_company' : 'isv_customer';
-    const id = String(qs.id ?? '').slice(0, 200);
-    const connection = typeof qs.connection === 'string' && qs.connection ? qs.connection.slice(0, 100) : null;
-    const q = String(qs.q ?? '').trim().slice(0, 200);
-    const found = await ctx.run<Candidates>('identity_candidates', { query: {
-      isv_id: isvId, limit: 25, ...(q ? { q } : {}),
-      ...(side === 'isv_customer' ? { customer_ref: id } : { company_source_id: id, connection_id: connection }),
-    } });
-    const s = found.subject!;
-    const other = side === 'isv_customer' ? 'PSA company' : 'ISV customer';
-    const row = (await leftovers(ctx, isvId)).find((r) => keyOf(r) === keyOf(s));
-    const back = `/console/identity?isv=${encodeURIComponent(isvId)}`;
-    const sKey = keyOf(s);
-    ctx.send('/console/identity', `Identity: match ${s.name}`, html`<h1>Match ${s.name}</h1>
+/** One leftover: search every row of the other side (identity_candidates), ranked, and match one. */
+async function findPage(ctx: PageContext): Promise<void> {
+  const qs = ctx.req.query;
+  const { isvs, isvId } = await chosenIsv(ctx, qs.isv);
+  if (!isvId) return ctx.res.redirect(303, '/console/identity');
+  const side: Side = qs.side === 'psa_company' ? 'psa_company' : 'isv_customer';
+  const id = String(qs.id ?? '').slice(0, 200);
+  const connection = typeof qs.connection === 'string' && qs.connection ? qs.connection.slice(0, 100) : null;
+  const q = String(qs.q ?? '').trim().slice(0, 200);
+  const found = await ctx.run<Candidates>('identity_candidates', { query: {
+    isv_id: isvId, limit: 25, ...(q ? { q } : {}),
+    ...(side === 'isv_customer' ? { customer_ref: id } : { company_source_id: id, connection_id: connection }),
+  } });
+  const s = found.subject!;
+  const other = side === 'isv_customer' ? 'PSA company' : 'ISV customer';
+  const row = (await leftovers(ctx, isvId)).find((r) => keyOf(r) === keyOf(s));
+  const back = `/console/identity?isv=${encodeURIComponent(isvId)}`;
+  const sKey = keyOf(s);
+  ctx.send('/console/identity', `Identity: match ${s.name}`, html`<h1>Match ${s.name}</h1>
 <p><a href="${back}">Back to identity</a></p>
 ${isvs.length > 1 ? html`<p>ISV: <strong>${isvs.find(([x]) => x === isvId)![1]}</strong></p>` : ''}
 <dl class="facts"><dt>${sideWords(side)}</dt><dd>${s.name}</dd><dt>${side === 'isv_customer' ? 'The ISV\'s id' : 'PSA id'}</dt><dd>${s.id}</dd>
@@ -282,18 +289,19 @@ ${found.candidates.length ? html`<form method="post" action="/console/identity/p
 <thead><tr><th scope="col">${other}</th><th scope="col">${side === 'isv_customer' ? 'PSA id' : 'Ref'}</th><th scope="col">What tells it apart</th><th scope="col">Why</th><th scope="col"><span class="visually-hidden">Match</span></th></tr></thead>
 <tbody>${found.candidates.map((c) => html`<tr><th scope="row">${c.name}</th><td data-label="${side === 'isv_customer' ? 'PSA id' : 'Ref'}">${c.id}</td><td data-label="What tells it apart">${detailsOf(c) || html`<span class="muted">nothing more on record</span>`}</td><td data-label="Why">${why(c)}</td>
 <td>${c.matched_with ? html`<span class="muted">Matched with ${c.matched_with.name ?? c.matched_with.id}</span>` : row?.actions.includes('match') ? html`<button type="submit" name="pick" value="${keyOf(c)}" class="secondary" aria-label="Match ${s.name} with ${c.name} (${c.id})">Match…</button>` : ''}</td></tr>`)}</tbody></table></div></form>`
-    : html`<p>No ${other} answers ${q ? html`“${q}”` : 'this name'}. Try fewer or other words.</p>`}`);
-  });
+  : html`<p>No ${other} answers ${q ? html`“${q}”` : 'this name'}. Try fewer or other words.</p>`}`);
+}
 
-  routes.post('/console/identity/preview', async (ctx) => {
-    const isvId = field(ctx.form, 'isv_id');
-    const { items, problems } = await planOf(ctx, isvId);
-    const imports = items.filter((i) => i.action === 'import');
-    const importPreview = imports.length
-      ? await ctx.run<{ preview: { targets: { requests: { method: string; path: string; body?: unknown }[] }[] } }>('identity_import', { body: { isv_id: isvId, company_source_ids: imports.map((i) => i.row.id), dry_run: true } })
-      : null;
-    const back = `/console/identity?isv=${encodeURIComponent(isvId)}`;
-    ctx.send('/console/identity', 'Identity: preview', html`<h1>Preview</h1>
+/** The decisions ticked, shown before anything is written (an import with the requests it would send). */
+async function previewPage(ctx: PageContext): Promise<void> {
+  const isvId = field(ctx.form, 'isv_id');
+  const { items, problems } = await planOf(ctx, isvId);
+  const imports = items.filter((i) => i.action === 'import');
+  const importPreview = imports.length
+    ? await ctx.run<{ preview: { targets: { requests: { method: string; path: string; body?: unknown }[] }[] } }>('identity_import', { body: { isv_id: isvId, company_source_ids: imports.map((i) => i.row.id), dry_run: true } })
+    : null;
+  const back = `/console/identity?isv=${encodeURIComponent(isvId)}`;
+  ctx.send('/console/identity', 'Identity: preview', html`<h1>Preview</h1>
 ${notice('info', 'Nothing has been written yet.')}
 ${problems.length ? notice('warn', html`<ul>${problems.map((p) => html`<li>${p}</li>`)}</ul>`) : ''}
 ${items.length ? html`<p class="lead">Confirm to record ${items.length === 1 ? 'this decision' : `these ${items.length} decisions`}:</p><ul class="plan">${items.map((i) => html`<li>${describe(i)}</li>`)}</ul>
@@ -301,31 +309,31 @@ ${importPreview ? html`<h2>Sent to the ISV's import endpoint</h2>${importPreview
 <form method="post" action="/console/identity/apply" class="row">${csrfField(ctx.session)}<input type="hidden" name="isv_id" value="${isvId}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">
 ${items.map((i) => html`<input type="hidden" name="item" value="${JSON.stringify([i.action, i.row, i.with ?? null])}">`)}
 <button type="submit">Confirm</button><a href="${back}">Cancel</a></form>` : html`<p><a href="${back}">Back to identity</a></p>`}`);
-  });
+}
 
-  routes.post('/console/identity/apply', async (ctx) => {
-    const isvId = field(ctx.form, 'isv_id');
-    let items: Item[];
-    try {
-      items = fieldList(ctx.form, 'item').slice(0, PAGE_ROWS).map((v) => {
-        const [action, row, withCand] = JSON.parse(v) as [Action, Candidate, Candidate | null];
-        if (!ACTION_WORDS[action] || !row?.id || ((action === 'match' || action === 'unmatch') && !withCand?.id)) throw new Error('unreadable');
-        return { action, row, with: withCand ?? undefined };
-      });
-    } catch {
-      throw new ServiceError('validation', 'The confirmed plan could not be read; preview the decisions again.');
-    }
-    const imports = items.filter((i) => i.action === 'import');
-    for (const item of items) {
-      if (item.action === 'match') await ctx.run('identity_match', { body: { ...matchBody(item), isv_id: isvId } });
-      if (item.action === 'skip') await ctx.run('identity_skip', { body: { ...subject(item.row), isv_id: isvId } });
-      if (item.action === 'unset') await ctx.run('identity_unset', { body: { ...subject(item.row), isv_id: isvId } });
-      // Undo a match: the customer goes back to Needs match, and so does the company.
-      if (item.action === 'unmatch') await ctx.run('identity_unset', { body: { customer_ref: item.row.id, isv_id: isvId } });
-    }
-    if (imports.length) {
-      await ctx.run('identity_import', { body: { isv_id: isvId, company_source_ids: imports.map((i) => i.row.id), dry_run: false, idempotency_key: field(ctx.form, 'idempotency_key') } });
-    }
-    ctx.res.redirect(303, `/console/identity?isv=${encodeURIComponent(isvId)}&done=${items.length}`);
-  });
+/** The confirmed decisions recorded, then back to the overview. */
+async function applyDecisions(ctx: PageContext): Promise<void> {
+  const isvId = field(ctx.form, 'isv_id');
+  let items: Item[];
+  try {
+    items = fieldList(ctx.form, 'item').slice(0, PAGE_ROWS).map((v) => {
+      const [action, row, withCand] = JSON.parse(v) as [Action, Candidate, Candidate | null];
+      if (!ACTION_WORDS[action] || !row?.id || ((action === 'match' || action === 'unmatch') && !withCand?.id)) throw new Error('unreadable');
+      return { action, row, with: withCand ?? undefined };
+    });
+  } catch {
+    throw new ServiceError('validation', 'The confirmed plan could not be read; preview the decisions again.');
+  }
+  const imports = items.filter((i) => i.action === 'import');
+  for (const item of items) {
+    if (item.action === 'match') await ctx.run('identity_match', { body: { ...matchBody(item), isv_id: isvId } });
+    if (item.action === 'skip') await ctx.run('identity_skip', { body: { ...subject(item.row), isv_id: isvId } });
+    if (item.action === 'unset') await ctx.run('identity_unset', { body: { ...subject(item.row), isv_id: isvId } });
+    // Undo a match: the customer goes back to Needs match, and so does the company.
+    if (item.action === 'unmatch') await ctx.run('identity_unset', { body: { customer_ref: item.row.id, isv_id: isvId } });
+  }
+  if (imports.length) {
+    await ctx.run('identity_import', { body: { isv_id: isvId, company_source_ids: imports.map((i) => i.row.id), dry_run: false, idempotency_key: field(ctx.form, 'idempotency_key') } });
+  }
+  ctx.res.redirect(303, `/console/identity?isv=${encodeURIComponent(isvId)}&done=${items.length}`);
 }

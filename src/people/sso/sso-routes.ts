@@ -60,13 +60,22 @@ const REFUSALS: Record<Exclude<FinishResult, { ok: true }>['refusal'], { status:
 };
 
 export function ssoRouter(deps: SsoRouteDeps): Router {
-  const { settings, flow, sessions } = deps;
   const router = express.Router();
   router.use(['/sign-in/sso', '/sign-in/oidc', SETTINGS_PATH.console, SETTINGS_PATH.app], pageHeaders());
-  const secure = () => !loopbackUrl(deps.config.publicUrl);
-  const attemptCookie = (res: Response, value: string, maxAgeSeconds: number) => res.append('Set-Cookie',
-    `${ATTEMPT_COOKIE}=${value}; Path=/sign-in/oidc; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure() ? '; Secure' : ''}`);
+  mountSsoStart(router, deps);
+  mountSsoCallback(router, deps);
+  for (const area of ['console', 'app'] as const) mountSsoSettings(router, deps, area);
+  return router;
+}
 
+function setAttemptCookie(deps: SsoRouteDeps, res: Response, value: string, maxAgeSeconds: number): void {
+  const secure = !loopbackUrl(deps.config.publicUrl);
+  res.append('Set-Cookie', `${ATTEMPT_COOKIE}=${value}; Path=/sign-in/oidc; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`);
+}
+
+/** The start: the email's domain names the organisation, and the page continues to its provider. */
+function mountSsoStart(router: Router, deps: SsoRouteDeps): void {
+  const { settings, flow, sessions } = deps;
   router.post('/sign-in/sso', formBody, async (req, res) => {
     const area = areaOf(field(req.body, 'area'));
     if (!sessions.signInFormAccepted(req, field(req.body, 'csrf'))) {
@@ -93,16 +102,21 @@ export function ssoRouter(deps: SsoRouteDeps): Router {
       deps.logger.warn({ sso_config: config.id, problem: providerProblem(err) }, 'single sign-on could not start');
       return res.status(502).type('html').send(refusalPage('Identity provider unavailable', `Your organisation's identity provider could not be reached (${providerProblem(err)}). Try again in a moment, or sign in with an email link.`, area));
     }
-    attemptCookie(res, started.browserToken, Math.floor(ATTEMPT_TTL_MS / 1000));
+    setAttemptCookie(deps, res, started.browserToken, Math.floor(ATTEMPT_TTL_MS / 1000));
     const host = new URL(started.authorizeUrl).host;
     res.type('html').send(continuePage('Continue to your identity provider', html`Your organisation signs in at <strong>${host}</strong>. You come back here once you are signed in there.`,
       started.authorizeUrl, `Continue to ${host}`, deps.followScript, areaOfOrg(config.org)));
   });
 
+}
+
+/** The provider's answer: the person found (or joined as a viewer where the owner allows it) and signed in. */
+function mountSsoCallback(router: Router, deps: SsoRouteDeps): void {
+  const { flow, sessions } = deps;
   router.get(CALLBACK_PATH, async (req, res) => {
     const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
     const result = await flow.finish(cookieOf(req, ATTEMPT_COOKIE), search);
-    attemptCookie(res, '', 0);
+    setAttemptCookie(deps, res, '', 0);
     if (!result.ok) {
       const area = result.config ? areaOfOrg(result.config.org) : 'console';
       deps.logger.info({ sso_config: result.config?.id ?? null, refusal: result.refusal, problem: result.refusal.startsWith('provider_') ? result.detail : undefined }, 'single sign-on refused');
@@ -127,71 +141,74 @@ export function ssoRouter(deps: SsoRouteDeps): Router {
     const next = await sessions.signInPerson(req, res, { personId: person!.id, organisation: org, method: 'oidc' });
     res.type('html').send(continuePage('Signed in', html`Signed in as <strong>${result.email}</strong> through single sign-on.`, next, 'Continue to the console', deps.followScript, area));
   });
+}
 
-  // An owner's settings, in the console of the session's organisation.
-  const owner = async (req: Request, res: Response, area: ConsoleArea): Promise<{ session: PersonSession; org: Organisation; orgName: string } | null> => {
-    const session = await sessions.current(req);
-    const org = session?.organisation;
-    if (!session || !org || areaOfOrg(org) !== area) {
-      res.redirect(303, `/sign-in?area=${area}`);
-      return null;
-    }
-    const orgName = (await deps.people.organisationName(org)) ?? '';
-    if (!managesMembers(session.role)) {
-      res.status(403).type('html').send(refusalPage('Owners only', 'Only an owner of the organisation sets up single sign-on.', area));
-      return null;
-    }
-    if (req.method === 'POST' && !sessions.csrfAccepted(session, field(req.body, 'csrf'))) {
-      res.status(403).type('html').send(refusalPage('Refused', 'This form did not carry your session\'s security token, so nothing was done. Reload the page and try again.', area));
-      return null;
-    }
-    return { session, org, orgName };
-  };
-
-  for (const area of ['console', 'app'] as const) {
-    const path = SETTINGS_PATH[area];
-    const page = (who: { session: PersonSession; orgName: string }, extra: Partial<Parameters<typeof settingsPage>[0]>) => ({
-      area, orgName: who.orgName, csrfToken: who.session.csrfToken, callbackUrl: flow.callbackUrl(), view: null, ...extra,
-    });
-
-    router.get(path, async (req, res) => {
-      const who = await owner(req, res, area);
-      if (!who) return;
-      res.type('html').send(settingsPage(page(who, { view: await settings.view(who.org) })));
-    });
-
-    router.post(path, formBody, async (req, res) => {
-      const who = await owner(req, res, area);
-      if (!who) return;
-      const typed = {
-        issuer: field(req.body, 'issuer'), clientId: field(req.body, 'client_id'), domains: field(req.body, 'domains'),
-        requireSso: field(req.body, 'require_sso') === 'on', allowJoin: field(req.body, 'allow_join') === 'on',
-      };
-      try {
-        const view = await settings.save(who.org, { ...typed, clientSecret: field(req.body, 'client_secret') }, who.session.personId);
-        await auditOf(deps, who.org, 'sso.configured', {
-          ...sessions.detailOf(who.session), issuer: view.issuer, domains: view.domains, require_sso: view.requireSso, allow_join: view.allowJoin,
-          secret_changed: field(req.body, 'client_secret') !== '',
-        });
-        res.type('html').send(settingsPage(page(who, { view, message: notice('ok', 'Saved. People of these domains can sign in with single sign-on now.') })));
-      } catch (err) {
-        if (!(err instanceof SsoSettingsRefused)) throw err;
-        res.status(422).type('html').send(settingsPage(page(who, {
-          view: await settings.view(who.org), typed,
-          message: notice('bad', html`Nothing was saved:<ul>${err.problems.map((p) => html`<li>${p}</li>`)}</ul>`),
-        })));
-      }
-    });
-
-    router.post(`${path}/remove`, formBody, async (req, res) => {
-      const who = await owner(req, res, area);
-      if (!who) return;
-      const removed = await settings.remove(who.org);
-      if (removed) await auditOf(deps, who.org, 'sso.removed', sessions.detailOf(who.session));
-      res.type('html').send(settingsPage(page(who, { message: notice('ok', 'Single sign-on is off. Members sign in with email links.') })));
-    });
+/** The signed-in owner of the session's organisation, in its own console; null with the answer sent. */
+async function settingsOwner(deps: SsoRouteDeps, req: Request, res: Response, area: ConsoleArea): Promise<{ session: PersonSession; org: Organisation; orgName: string } | null> {
+  const { sessions } = deps;
+  const session = await sessions.current(req);
+  const org = session?.organisation;
+  if (!session || !org || areaOfOrg(org) !== area) {
+    res.redirect(303, `/sign-in?area=${area}`);
+    return null;
   }
-  return router;
+  const orgName = (await deps.people.organisationName(org)) ?? '';
+  if (!managesMembers(session.role)) {
+    res.status(403).type('html').send(refusalPage('Owners only', 'Only an owner of the organisation sets up single sign-on.', area));
+    return null;
+  }
+  if (req.method === 'POST' && !sessions.csrfAccepted(session, field(req.body, 'csrf'))) {
+    res.status(403).type('html').send(refusalPage('Refused', 'This form did not carry your session\'s security token, so nothing was done. Reload the page and try again.', area));
+    return null;
+  }
+  return { session, org, orgName };
+}
+
+/** An owner's settings, in the console of the session's organisation. */
+function mountSsoSettings(router: Router, deps: SsoRouteDeps, area: ConsoleArea): void {
+  const { settings, flow, sessions } = deps;
+  const owner = (req: Request, res: Response) => settingsOwner(deps, req, res, area);
+  const path = SETTINGS_PATH[area];
+  const page = (who: { session: PersonSession; orgName: string }, extra: Partial<Parameters<typeof settingsPage>[0]>) => ({
+    area, orgName: who.orgName, csrfToken: who.session.csrfToken, callbackUrl: flow.callbackUrl(), view: null, ...extra,
+  });
+
+  router.get(path, async (req, res) => {
+    const who = await owner(req, res);
+    if (!who) return;
+    res.type('html').send(settingsPage(page(who, { view: await settings.view(who.org) })));
+  });
+
+  router.post(path, formBody, async (req, res) => {
+    const who = await owner(req, res);
+    if (!who) return;
+    const typed = {
+      issuer: field(req.body, 'issuer'), clientId: field(req.body, 'client_id'), domains: field(req.body, 'domains'),
+      requireSso: field(req.body, 'require_sso') === 'on', allowJoin: field(req.body, 'allow_join') === 'on',
+    };
+    try {
+      const view = await settings.save(who.org, { ...typed, clientSecret: field(req.body, 'client_secret') }, who.session.personId);
+      await auditOf(deps, who.org, 'sso.configured', {
+        ...sessions.detailOf(who.session), issuer: view.issuer, domains: view.domains, require_sso: view.requireSso, allow_join: view.allowJoin,
+        secret_changed: field(req.body, 'client_secret') !== '',
+      });
+      res.type('html').send(settingsPage(page(who, { view, message: notice('ok', 'Saved. People of these domains can sign in with single sign-on now.') })));
+    } catch (err) {
+      if (!(err instanceof SsoSettingsRefused)) throw err;
+      res.status(422).type('html').send(settingsPage(page(who, {
+        view: await settings.view(who.org), typed,
+        message: notice('bad', html`Nothing was saved:<ul>${err.problems.map((p) => html`<li>${p}</li>`)}</ul>`),
+      })));
+    }
+  });
+
+  router.post(`${path}/remove`, formBody, async (req, res) => {
+    const who = await owner(req, res);
+    if (!who) return;
+    const removed = await settings.remove(who.org);
+    if (removed) await auditOf(deps, who.org, 'sso.removed', sessions.detailOf(who.session));
+    res.type('html').send(settingsPage(page(who, { message: notice('ok', 'Single sign-on is off. Members sign in with email links.') })));
+  });
 }
 
 /** Tenants keep an audit log; an ISV has none yet (as for its sign-ins, src/people/sessions.ts). */

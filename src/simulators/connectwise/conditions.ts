@@ -85,14 +85,10 @@ function tokenize(src: string): Token[] {
 }
 
 /**
- * A field's value: `board/id` walks nested objects; a name the record lacks at the top level is
- * looked up in `_info` (ConnectWise lets `lastUpdated` stand for `_info/lastUpdated`).
+ * A compiled field reader (conditions run over every record of a list, so split the path once): `board/id`
+ * walks nested objects; a name the record lacks at the top level is looked up in `_info` (ConnectWise lets
+ * `lastUpdated` stand for `_info/lastUpdated`).
  */
-export function fieldValue(rec: CwRecord, path: string): unknown {
-  return fieldGetter(path)(rec);
-}
-
-/** A compiled field reader (conditions run over every record of a list, so split the path once). */
 export function fieldGetter(path: string): (rec: CwRecord) => unknown {
   const parts = path.split(/[/.]/);
   const head = parts[0];

@@ -188,11 +188,6 @@ const RESOURCE_NAMES: Record<string, string> = {
 /** `_info` members ConnectWise lets a condition name directly (`lastUpdated` for `_info/lastUpdated`). */
 const INFO_FIELDS = new Set(['_info', 'lastUpdated', 'dateEntered', 'enteredBy', 'updatedBy']);
 
-/** The schema fields of a table; undefined for a table this file does not describe. */
-export function schemaFields(table: string): ReadonlySet<string> | undefined {
-  return FIELDS.get(table);
-}
-
 /**
  * A checker for the field names of a `conditions` clause on `table`: an unknown name is a 400 in
  * ConnectWise's error shape. Names must match the schema's spelling (whether ConnectWise forgives case

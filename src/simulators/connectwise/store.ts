@@ -12,7 +12,6 @@ export const CW_RESOURCES = [
   'boards', 'statuses', 'priorities', 'members', 'companies', 'contacts', 'tickets', 'ticket_notes',
   'projects', 'project_phases', 'project_notes', 'project_tickets', 'agreements', 'additions', 'time_entries', 'catalog',
 ] as const;
-export type CwResource = (typeof CW_RESOURCES)[number];
 
 /** Service and project tickets (and their notes) are one table in ConnectWise, so they share one id sequence. */
 const ID_SPACE: Partial<Record<string, string>> = { project_tickets: 'tickets', project_ticket_notes: 'ticket_notes' };

@@ -19,7 +19,6 @@ async function requestToken(form: Record<string, string>): Promise<Response> {
 
 const SANDBOX_FORM = { grant_type: 'client_credentials', client_id: 'sandbox', client_secret: 'sandbox-secret', scope: 'all' };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function api(path: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   let body: string | undefined;
