@@ -12,11 +12,6 @@ import ts from 'typescript';
 const ROOT = path.resolve(__dirname, '..');
 const DIRS = ['src', 'jobs', 'entities'];
 const MAX_LINES = 100;
-/**
- * Functions being rewritten elsewhere (the sync page's pipeline, being written, replaces runSync). An entry that
- * is no longer over the limit fails the test too, so that it is taken out once the rewrite lands.
- */
-const BEING_REWRITTEN = new Set(['src/sync/sync.service.ts runSync']);
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
@@ -68,9 +63,6 @@ describe('functions', () => {
   it(`are at most ${MAX_LINES} lines long outside the simulators`, () => {
     expect(longFunctions(1).length).toBeGreaterThan(1000);
     const over = longFunctions(MAX_LINES + 1);
-    const tooLong = over.filter((f) => !BEING_REWRITTEN.has(`${f.file} ${f.name}`)).map((f) => `${f.file}:${f.line} ${f.name} ${f.lines}`);
-    expect(tooLong).toEqual([]);
-    const exemptedButShort = [...BEING_REWRITTEN].filter((entry) => !over.some((f) => `${f.file} ${f.name}` === entry));
-    expect(exemptedButShort).toEqual([]);
+    expect(over.map((f) => `${f.file}:${f.line} ${f.name} ${f.lines}`)).toEqual([]);
   });
 });

@@ -14,6 +14,7 @@ export { RetryAfterError, UnrecoverableJobError, type BackoffOptions, type JobPa
  * this interface (`declare module '.../jobs/queue/types'`: src/sync/sync-job.ts,
  * src/writes/vendor-write.ts, src/webhooks/delivery-job.ts), so the import runs down to the queue.
  */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the features' augmentations
 export interface JobPayloads {}
 export type JobName = keyof JobPayloads;
 
