@@ -165,7 +165,7 @@ export function createServices(
   const tickets = new TicketsService(ds, access, pipeline, syncJobs, sync, identity);
   const projects = new ProjectsService(ds, access, pipeline, tickets);
   const findings = new FindingsService(ds, access, pipeline, tickets, events);
-  const admin = new AdminService(ds, box, access);
+  const admin = new AdminService(ds, box, access, changes);
   const webhooks = new WebhooksService(ds, box, queue, config, access);
   const consoleAuth = new ConsoleAuth(ds);
   const peopleStore = new PeopleStore(ds);

@@ -9,15 +9,12 @@ import { toEvent } from './event-view';
 import { EventList, EventsQuery, IsvEventsQuery } from './events.schemas';
 import { EVENTS_CURSOR, ISV_EVENTS_CURSOR, type EventsService } from './events.service';
 import type { AccessService } from '../access/access.service';
-import type { Connection } from '../../entities';
 import type { ConnectionStates } from './connection-states.store';
 import type { Logger } from 'pino';
 
 /** The services this feature's operations use, and all they see of the service graph (src/operations/feature-module.ts). */
 export interface EventsServices {
   access: AccessService;
-  /** Tenants' connection admin (src/tenants/admin.service.ts), above this feature: only the hook it offers. */
-  admin: { onConnectionAdded(listener: (c: Connection) => Promise<void>): void };
   connectionStates: ConnectionStates;
   events: EventsService;
   logger: Logger;
@@ -80,11 +77,10 @@ export const eventsFeature: FeatureModule<EventsServices> = {
     reactTo('records.page_written', 'events: change detection', eventsPageReaction(services.events)),
     // Connection events: a sync's outcome may change the connection's state.
     reactTo('sync.ended', 'events: connection state', ({ connection, outcome }) => services.connectionStates.recordSync(connection, outcome)),
+    // A created connection is `connection.added`.
+    reactTo('tenants.connection_added', 'events: connection added', (c) => services.connectionStates.added(c)),
   ],
   install(services) {
     services.connectionStates.useLogger(services.logger);
-    // A created connection is `connection.added`.
-    services.admin.onConnectionAdded((c) => services.connectionStates.added(c).catch((err: Error) =>
-      services.logger.error({ err: err.message, connectionId: c.id }, 'connection.added was not written')));
   },
 };

@@ -17,6 +17,14 @@ import { isGrantKey, type GrantKey } from '../access/caller';
 import { grantKeysFor, refuseKeysNotOffered, type AccessService } from '../access/access.service';
 import { offBecause } from '../access/grant-words';
 import { blockedGrantsByConnection } from '../access/permission-gaps';
+import { CommittedChanges, type CommittedReaction } from '../shared/committed-changes';
+
+declare module '../shared/committed-changes' {
+  interface ChangeKinds {
+    /** A connection was created (the connection events write `connection.added`: src/events/connection-state.ts). */
+    'tenants.connection_added': CommittedReaction<Connection>;
+  }
+}
 
 const slugTaken = (slug: string) => new ServiceError('validation', `A tenant with slug "${slug}" exists already.`, { details: { field: 'slug' } });
 
@@ -36,7 +44,11 @@ export interface GrantView {
 export class AdminService {
   private readonly store: TenantsStore;
 
-  constructor(private readonly ds: DataSource, private readonly box: SecretBox, private readonly access: AccessService) {
+  constructor(
+    private readonly ds: DataSource, private readonly box: SecretBox, private readonly access: AccessService,
+    /** Where a created connection is told (`tenants.connection_added`). */
+    private readonly changes: CommittedChanges = new CommittedChanges(),
+  ) {
     this.store = new TenantsStore(ds);
   }
 
@@ -173,15 +185,8 @@ export class AdminService {
       settings: {},
     });
     this.access.invalidate();
-    for (const listener of this.addedListeners) await listener(saved);
+    await this.changes.publish('tenants.connection_added', saved, { tenantId: saved.tenantId, connectionId: saved.id });
     return saved;
-  }
-
-  private readonly addedListeners: ((c: Connection) => Promise<void>)[] = [];
-
-  /** Told of each connection created (the connection events write `connection.added`: src/events/connection-state.ts). */
-  onConnectionAdded(listener: (c: Connection) => Promise<void>): void {
-    this.addedListeners.push(listener);
   }
 
   async setGrant(isvId: string, connectionId: string, keys: string[]): Promise<Grant> {
