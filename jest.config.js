@@ -20,7 +20,8 @@ function testFiles(dir) {
   }
   return out;
 }
-const TOUCHES_RUNTIME = /support\/|DATABASE_URL|REDIS_URL|startServer|createServices|pglite|bullmq|ioredis|redis|DataSource|database|postgres|queue|\bds\b/i;
+// The standalone vendor simulators' harnesses (test/support/*-simulator.ts) start a simulator, not the service.
+const TOUCHES_RUNTIME = /support\/(?!(?:dattormm|ninjaone|standalone)-simulator\b)|DATABASE_URL|REDIS_URL|startServer|createServices|pglite|bullmq|ioredis|redis|DataSource|database|postgres|queue|\bds\b/i;
 function skippedInThisPass() {
   const pass = process.env.CI_PASS;
   if (pass !== 'embedded' && pass !== 'postgres') return [];
