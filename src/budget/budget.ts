@@ -76,3 +76,24 @@ export interface BudgetGate {
   /** The connection's connector: the label of its vendor calls in /metrics. */
   readonly connector?: string;
 }
+
+/**
+ * A gate that counts what it admits: every attempt of every vendor call made through it (what a sync's
+ * check costs, which plans the next ones: src/sync/freshness.ts). Counted here, where the calls arrive, so
+ * that a vendor call goes from the HTTP client to the budget and back, never through the sync that made it.
+ */
+export interface CountedGate extends BudgetGate {
+  readonly calls: number;
+}
+
+const NO_LEASE: BudgetLease = { release: async () => undefined };
+
+/** A counted gate with no budget behind it: every call admitted at once (a service built without budgets). */
+export function unlimitedGate(connector?: string): CountedGate {
+  let calls = 0;
+  return {
+    connector,
+    get calls() { return calls; },
+    acquire: async () => { calls++; return NO_LEASE; },
+  };
+}

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Connection } from '../../entities';
 import type { AppConfig } from '../config/config';
-import type { BudgetGate, BudgetLimits, BudgetPriority, BudgetSnapshot } from './budget';
+import type { BudgetLimits, CountedGate, BudgetPriority, BudgetSnapshot } from './budget';
 import { VendorBudget } from './vendor-budget';
 import { InProcessBudgetStore } from './in-process-store';
 import { RedisBudgetStore } from './redis-store';
@@ -50,9 +50,9 @@ export class ConnectionBudgets {
     return limits;
   }
 
-  /** `answerBy`: see VendorBudget.gate (a write's request answers then). */
-  gate(connection: BudgetConnection, priority: BudgetPriority, answerBy?: number): BudgetGate {
-    return { ...this.budget.gate(connection.id, this.limits(connection), priority, answerBy), connector: connection.connector };
+  /** The gate the connection's vendor calls wait on, counting them (CountedGate). `answerBy`: see VendorBudget.gate (a write's request answers then). */
+  gate(connection: BudgetConnection, priority: BudgetPriority, answerBy?: number): CountedGate {
+    return this.budget.gate(connection.id, this.limits(connection), priority, answerBy, connection.connector);
   }
 
   snapshot(connection: BudgetConnection): Promise<BudgetSnapshot> {

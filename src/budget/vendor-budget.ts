@@ -4,7 +4,7 @@
  * in other processes sharing the Redis store.
  */
 import { randomUUID } from 'node:crypto';
-import type { BudgetGate, BudgetLease, BudgetLimits, BudgetPriority, BudgetSnapshot, BudgetStore } from './budget';
+import type { BudgetLease, CountedGate, BudgetLimits, BudgetPriority, BudgetSnapshot, BudgetStore } from './budget';
 
 export interface VendorBudgetOptions {
   /** A lease not released within this time (the process died mid-call) frees its slot. */
@@ -49,9 +49,18 @@ export class VendorBudget {
     this.pollMs = opts.pollMs ?? 50;
   }
 
-  /** `answerBy` (ms since epoch): a call that could not be admitted by then throws BudgetSpent at once. */
-  gate(key: string, limits: BudgetLimits, priority: BudgetPriority, answerBy?: number): BudgetGate {
-    return { acquire: () => this.acquire(key, limits, priority, answerBy) };
+  /**
+   * One connection's budget at one priority, counting every call it admits (CountedGate). `answerBy` (ms
+   * since epoch): a call that could not be admitted by then throws BudgetSpent at once. `connector` labels
+   * the calls in /metrics.
+   */
+  gate(key: string, limits: BudgetLimits, priority: BudgetPriority, answerBy?: number, connector?: string): CountedGate {
+    let calls = 0;
+    return {
+      connector,
+      get calls() { return calls; },
+      acquire: () => { calls++; return this.acquire(key, limits, priority, answerBy); },
+    };
   }
 
   async acquire(key: string, limits: BudgetLimits, priority: BudgetPriority, answerBy?: number): Promise<BudgetLease> {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Connection } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
-import { payloadHash, type PageWriteResult, type StoredRow } from '../sync/record-writer';
+import type { PageWriteResult, StoredRow } from '../sync/record-writer';
 import type { EventKind, HealthType } from '../access/event-kinds';
 import type { LinkedRecord } from '../connectors/capabilities';
 import { capabilitiesOf, recordUrl } from '../connectors/registry';
@@ -116,6 +116,11 @@ function actorOf(connector: string, native: Record<string, unknown>, created: bo
   return capabilitiesOf(connector).actor?.(native, created) ?? null;
 }
 
+/** A written record with its payload's hash as stored (PageWriteResult): what an event's dedupe key is made of. */
+type Written<R extends SyncResource = SyncResource> = { record: FetchedRecord<R>; hash: string };
+/** An update of a page's write, its record of one resource. */
+type Updated<R extends SyncResource> = Omit<PageWriteResult['updated'][number], 'record'> & { record: FetchedRecord<R> };
+
 export interface DetectScope {
   tenantId: string;
   connection: Pick<Connection, 'id' | 'kind' | 'connector' | 'baseUrl'>;
@@ -141,11 +146,6 @@ export class ChangeDetector {
     return this.linkBaseUrl;
   }
 
-  /** The payload's hash as the writer stored it (computed once per payload): its payload check and dedupe key. */
-  private hashOf(record: FetchedRecord): string {
-    return payloadHash(record.native);
-  }
-
   detect(result: PageWriteResult): EventDraft[] {
     const out: EventDraft[] = [];
     if (!this.watched()) return out;
@@ -157,7 +157,7 @@ export class ChangeDetector {
 
   /** The events of a page's new records alone, in their order. */
   detectCreated(created: PageWriteResult['created']): EventDraft[] {
-    return this.watched() ? created.flatMap((c) => this.created(c.record, c.id)) : [];
+    return this.watched() ? created.flatMap((c) => this.created(c)) : [];
   }
 
   /** The events of a page's updates alone: what detect says of them, in their order (also before the write: RecordWriter.expect). */
@@ -166,9 +166,10 @@ export class ChangeDetector {
     if (!this.watched()) return out;
     for (const u of updated) {
       // A forced full sync rewrites unchanged rows too; the payload (or a measured field) decides whether anything changed.
-      const payloadMoved = u.before.raw_hash !== this.hashOf(u.record);
+      // The hash is the one the page's plan stored (PageWriteResult): the writer is not asked again.
+      const payloadMoved = u.before.raw_hash !== u.hash;
       if (!payloadMoved && !u.measuredChanged) continue;
-      out.push(...this.updated(u.record, u.id, u.before, payloadMoved));
+      out.push(...this.updated(u, payloadMoved));
     }
     return out;
   }
@@ -227,21 +228,22 @@ export class ChangeDetector {
    * sync finds it taken. A hash, not the values: a measured description can be longer than a unique
    * index entry may be.
    */
-  private dedupeKey(record: FetchedRecord, kind: string): string {
-    const key = `${this.scope.connection.id}:${record.sourceId}:${this.hashOf(record)}:${kind}`;
+  private dedupeKey({ record, hash }: Written, kind: string): string {
+    const key = `${this.scope.connection.id}:${record.sourceId}:${hash}:${kind}`;
     if (!record.measured?.length) return key;
     const fields = record.fields as unknown as Record<string, unknown>;
     const measured = JSON.stringify(record.measured.map((f) => fields[f] ?? null));
     return `${key}:${createHash('sha256').update(measured).digest('hex').slice(0, 32)}`;
   }
 
-  private created(record: FetchedRecord, id: string): EventDraft[] {
+  private created(written: Written & { id: string }): EventDraft[] {
+    const { record, id } = written;
     switch (this.scope.resource) {
       case 'tickets': {
         const t = record as FetchedRecord<'tickets'>;
         return [{
           ...this.base(record, 'ticket', true, { canonicalTicketId: id, newStatus: t.fields.status }),
-          kind: 'ticket.created', dedupeKey: this.dedupeKey(record, 'ticket.created'),
+          kind: 'ticket.created', dedupeKey: this.dedupeKey(written, 'ticket.created'),
           summary: `Ticket ${record.sourceId} created`, detail: { changed: [] },
         }];
       }
@@ -249,18 +251,18 @@ export class ChangeDetector {
         const d = record as FetchedRecord<'devices'>;
         const events: EventDraft[] = [{
           ...this.base(record, 'device', true, { canonicalDeviceId: id }),
-          kind: 'device.created', dedupeKey: this.dedupeKey(record, 'device.created'),
+          kind: 'device.created', dedupeKey: this.dedupeKey(written, 'device.created'),
           summary: `Device ${d.fields.hostname} created`, detail: { changed: [] },
         }];
         // A device that arrives needing attention starts needing it now, as far as the feed knows.
-        if (d.fields.needsAttention) events.push(this.health(d, id, 'attention_needed'));
+        if (d.fields.needsAttention) events.push(this.health({ ...written, record: d }, id, 'attention_needed'));
         return events;
       }
       case 'companies': {
         const c = record as FetchedRecord<'companies'>;
         return [{
           ...this.base(record, 'company', true, { canonicalCompanyId: id }),
-          kind: 'company.created', dedupeKey: this.dedupeKey(record, 'company.created'),
+          kind: 'company.created', dedupeKey: this.dedupeKey(written, 'company.created'),
           summary: `Company ${c.fields.name} created`, detail: { changed: [] },
         }];
       }
@@ -269,19 +271,20 @@ export class ChangeDetector {
     }
   }
 
-  private updated(record: FetchedRecord, id: string, before: StoredRow, payloadMoved: boolean): EventDraft[] {
+  private updated(written: PageWriteResult['updated'][number], payloadMoved: boolean): EventDraft[] {
+    const { record, id, before } = written;
     const changed = changedFields(this.scope.resource, record, before);
     const vendorFields = movedKeys(record.native, before.raw, this.bookkeeping());
     switch (this.scope.resource) {
-      case 'tickets': return this.ticketUpdated(record as FetchedRecord<'tickets'>, id, before, changed, vendorFields, payloadMoved);
-      case 'devices': return this.deviceUpdated(record as FetchedRecord<'devices'>, id, before, changed, vendorFields);
+      case 'tickets': return this.ticketUpdated({ ...written, record: record as FetchedRecord<'tickets'> }, changed, vendorFields, payloadMoved);
+      case 'devices': return this.deviceUpdated({ ...written, record: record as FetchedRecord<'devices'> }, changed, vendorFields);
       case 'companies': {
         if (changed.length === 0 && vendorFields.length === 0) return [];
         const c = record as FetchedRecord<'companies'>;
         const renamed = changed.includes('name');
         return [{
           ...this.base(record, 'company', false, { canonicalCompanyId: id }),
-          kind: 'company.updated', dedupeKey: this.dedupeKey(record, 'company.updated'),
+          kind: 'company.updated', dedupeKey: this.dedupeKey(written, 'company.updated'),
           summary: renamed ? `Company ${String(before.name)} renamed to ${c.fields.name}` : `Company ${c.fields.name} updated`,
           detail: { changed, vendor_fields: vendorFields },
         }];
@@ -296,8 +299,9 @@ export class ChangeDetector {
    * then any other change. The detail lists every change (a closing note shows as `notes` too).
    */
   private ticketUpdated(
-    record: FetchedRecord<'tickets'>, id: string, before: StoredRow, changed: string[], vendorFields: string[], payloadMoved: boolean,
+    written: Updated<'tickets'>, changed: string[], vendorFields: string[], payloadMoved: boolean,
   ): EventDraft[] {
+    const { record, id, before } = written;
     const noted = noteAdded(this.scope.connection.connector, record, before, changed.length > 0 || vendorFields.length > 0, payloadMoved);
     if (changed.length === 0 && vendorFields.length === 0 && !noted) return [];
     const wasClosed = before.closed === true;
@@ -324,14 +328,13 @@ export class ChangeDetector {
       ...this.base(record, 'ticket', false, {
         canonicalTicketId: id, previousStatus: (before.status as string | null) ?? null, newStatus: record.fields.status,
       }),
-      kind, dedupeKey: this.dedupeKey(record, kind), summary,
+      kind, dedupeKey: this.dedupeKey(written, kind), summary,
       detail: { changed: noted ? [...changed, 'notes'] : changed, vendor_fields: vendorFields },
     }];
   }
 
-  private deviceUpdated(
-    record: FetchedRecord<'devices'>, id: string, before: StoredRow, changed: string[], vendorFields: string[],
-  ): EventDraft[] {
+  private deviceUpdated(written: Updated<'devices'>, changed: string[], vendorFields: string[]): EventDraft[] {
+    const { record, id, before } = written;
     if (changed.length === 0 && vendorFields.length === 0) return [];
     const f = record.fields;
     const wasAttention = before.needs_attention === true;
@@ -340,21 +343,22 @@ export class ChangeDetector {
     else if (changed.includes('needs_attention')) summary = f.needsAttention ? `Device ${f.hostname} needs attention` : `Device ${f.hostname} no longer needs attention`;
     const events: EventDraft[] = [{
       ...this.base(record, 'device', false, { canonicalDeviceId: id }),
-      kind: 'device.updated', dedupeKey: this.dedupeKey(record, 'device.updated'), summary,
+      kind: 'device.updated', dedupeKey: this.dedupeKey(written, 'device.updated'), summary,
       detail: { changed, vendor_fields: vendorFields },
     }];
-    if (!wasAttention && f.needsAttention) events.push(this.health(record, id, 'attention_needed'));
-    if (wasAttention && !f.needsAttention) events.push(this.health(record, id, 'resolved'));
+    if (!wasAttention && f.needsAttention) events.push(this.health(written, id, 'attention_needed'));
+    if (wasAttention && !f.needsAttention) events.push(this.health(written, id, 'resolved'));
     return events;
   }
 
-  private health(record: FetchedRecord<'devices'>, id: string, type: HealthType): EventDraft {
+  private health(written: Written<'devices'>, id: string, type: HealthType): EventDraft {
+    const { record } = written;
     const host = record.fields.hostname;
     return {
       ...this.base(record, 'device', false, { canonicalDeviceId: id }),
       actor: null,
       kind: 'health', type,
-      dedupeKey: this.dedupeKey(record, `health.${type}`),
+      dedupeKey: this.dedupeKey(written, `health.${type}`),
       summary: type === 'attention_needed' ? `Device ${host} needs attention` : `Device ${host} no longer needs attention`,
       detail: { source: 'device' },
     };

@@ -60,10 +60,14 @@ const PREPARE_SLICE = 100;
 /** A column value as the statement's JSON carries it (a Date as its ISO text, as JSON.stringify would write it). */
 const jsonable = (v: unknown): unknown => (v instanceof Date ? (Number.isNaN(v.getTime()) ? null : v.toISOString()) : (v ?? null));
 
+/**
+ * Each record written carries `hash`, its payload's hash as stored (`raw_hash`), worked out when the page
+ * was prepared: a reaction compares and keys by it without asking the writer again.
+ */
 export interface PageWriteResult {
-  created: { record: FetchedRecord; id: string }[];
+  created: { record: FetchedRecord; id: string; hash: string }[];
   /** `measuredChanged`: the payload is the stored one but a measured field (FetchedRecord.measured) moved. */
-  updated: { record: FetchedRecord; id: string; before: StoredRow; measuredChanged?: boolean }[];
+  updated: { record: FetchedRecord; id: string; hash: string; before: StoredRow; measuredChanged?: boolean }[];
   unchanged: number;
   /** Records the store refused, kept in sync_quarantine (source id and error in stored form). */
   quarantined?: { sourceId: string; error: string }[];
@@ -134,11 +138,6 @@ function nativeForm(native: Record<string, unknown>): NativeForm {
   NATIVE_FORMS.set(native, form);
   if (stored !== native) NATIVE_FORMS.set(stored, form);
   return form;
-}
-
-/** The hash of a payload as stored (`raw_hash`): its JSON text's sha256, in stored form. */
-export function payloadHash(native: Record<string, unknown>): string {
-  return nativeForm(native).hash;
 }
 
 /**
@@ -228,7 +227,7 @@ function updatesOf(rows: Changed[], before: Map<string, StoredRow>, idOf: (c: Ch
   for (const c of rows) {
     const id = idOf(c);
     const prev = before.get(c.prepared.record.sourceId);
-    if (id !== undefined && prev && !c.filledOnly) out.push({ record: c.prepared.record, id, before: prev, measuredChanged: c.measuredMoved });
+    if (id !== undefined && prev && !c.filledOnly) out.push({ record: c.prepared.record, id, hash: c.prepared.hash, before: prev, measuredChanged: c.measuredMoved });
   }
   return out;
 }
@@ -254,6 +253,8 @@ export interface PreparedPage {
   resource: SyncResource;
   scope: { tenantId: string; connectionId: string };
   syncedAt: Date;
+  /** The resource's table plan (records.store.ts), looked up once for the page: its plan and write take it from here. */
+  plan: TablePlan;
   /** The page as the connector gave it. */
   page: FetchedRecord[];
   /** Its records in stored form, one per source id (the last wins). */
@@ -310,10 +311,9 @@ export class RecordWriter {
     const out: StoredComparison = { settled: new Set(), unsettled: new Set(), touched: new Set(), edited: new Set(), editedUnsettled: new Set() };
     if (records.length === 0) return out;
     const fetched = new Map(records.map((r) => { const s = storedForm(r); return [s.record.sourceId, { ...s, sourceId: r.sourceId }] as const; }));
-    const plan = this.plan(resource);
     // The stored payload comes back only where it moved. Each row is kept for the page's write (comparedRows).
     const rows = await this.store.compare<StoredRow & { synced_at: Date; vendor_updated_at: Date | null; raw: Record<string, unknown> | null }>(
-      plan, scope, [...fetched.keys()], [...fetched.values()].map((f) => f.hash));
+      resource, scope, [...fetched.keys()], [...fetched.values()].map((f) => f.hash));
     const byId = new Map(rows.map((r) => [r.source_id, r]));
     for (const id of fetched.keys()) this.keepCompared(comparedKey(scope.connectionId, resource, syncedAt, id), byId.get(id) ?? null);
     const skip = new Set(bookkeeping);
@@ -384,7 +384,7 @@ export class RecordWriter {
       const stored = storedForm(page[i]);
       bySource.set(stored.record.sourceId, { ...stored, values: this.rowValues(plan, stored.record, stored.hash) });
     }
-    return { resource, scope, syncedAt, page, records: [...bySource.values()] };
+    return { resource, scope, syncedAt, plan, page, records: [...bySource.values()] };
   }
 
   /**
@@ -415,11 +415,10 @@ export class RecordWriter {
    * read are taken as new, and one stored after all is caught by the same guard (no version was read of it).
    */
   async expect(prepared: PreparedPage, force: boolean, firstRead = false): Promise<ExpectedPageWrite | null> {
-    const { resource, scope, syncedAt, records } = prepared;
+    const { scope, syncedAt, records, plan } = prepared;
     if (records.length === 0) return null;
     // The quiet path's read found a change and planned the write from it (unchangedPage).
     if (prepared.planned?.force === force) return expectedOf(prepared.planned);
-    const plan = this.plan(resource);
     const fetchedPayloads = new Map(records.map((r) => [r.hash, r.record.native]));
     const compared = this.takeCompared(prepared);
     const before = new Map<string, StoredRow>();
@@ -462,8 +461,7 @@ export class RecordWriter {
 
   /** `left`: records whose row moved after the plan go there unwritten (writeAlone), instead of being read again and written here. */
   private async write(manager: EntityManager, prepared: PreparedPage, force: boolean, careful: boolean, onlyIfUnchanged: boolean, left?: PreparedRecord[]): Promise<PageWriteResult | null> {
-    const { resource, scope, syncedAt, records } = prepared;
-    const plan = this.plan(resource);
+    const { resource, scope, syncedAt, records, plan } = prepared;
     if (records.length === 0) return { created: [], updated: [], unchanged: 0, quarantined: [] };
 
     // The write planned outside the transaction (expect), taken by the page's first write only.
@@ -548,7 +546,7 @@ export class RecordWriter {
     }
     for (const c of written) {
       const id = ids.get(c.prepared.record.sourceId);
-      if (id !== undefined && !c.filledOnly && !before.has(c.prepared.record.sourceId)) result.created.push({ record: c.prepared.record, id });
+      if (id !== undefined && !c.filledOnly && !before.has(c.prepared.record.sourceId)) result.created.push({ record: c.prepared.record, id, hash: c.prepared.hash });
     }
     result.updated = updatesOf(written, before, (c) => ids.get(c.prepared.record.sourceId));
     result.unchanged += written.filter((c) => c.filledOnly && ids.has(c.prepared.record.sourceId)).length;

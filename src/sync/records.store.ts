@@ -122,8 +122,8 @@ export class SyncRecordsStore {
   }
 
   /** compareStored's read (TablePlan.compareSql), outside any transaction: per source id with its fetched hash. */
-  compare<Row>(plan: TablePlan, scope: RowScope, sourceIds: string[], hashes: string[]): Promise<Row[]> {
-    return this.ds.query(plan.compareSql, [scope.tenantId, scope.connectionId, sourceIds, hashes]);
+  compare<Row>(resource: SyncResource, scope: RowScope, sourceIds: string[], hashes: string[]): Promise<Row[]> {
+    return this.ds.query(this.plan(resource).compareSql, [scope.tenantId, scope.connectionId, sourceIds, hashes]);
   }
 
   /** The stored rows of `sourceIds` (with `quiet`, quietSelectSql's), a payload only where its hash is none of `fetchedHashes`. */

@@ -19,7 +19,7 @@ import { RecordWriter, SETTLED_AFTER_MS } from './record-writer';
 import type { ConnectionBudgets } from '../budget/connection-budgets';
 import { DeletionScanner } from './deletions';
 import { recordSync } from '../http/metrics';
-import type { BudgetGate, BudgetLease } from '../budget/budget';
+import { unlimitedGate } from '../budget/budget';
 import { planFreshness, type FreshnessPlan } from './freshness';
 import { SyncStatesStore } from './sync-states.store';
 import { SyncConnectionsStore, type ConnectionWithStates } from './sync-connections.store';
@@ -29,8 +29,6 @@ import { PagePipeline, type ResourceRead } from './page-pipeline';
 
 export type { ConnectionWithStates } from './sync-connections.store';
 export type { PageReaction, PageScope } from './page-pipeline';
-
-const NO_LEASE: BudgetLease = { release: async () => undefined };
 
 /** How a connection's sync ended, as its reactions hear it: whole, or the failure (as met, and as recorded) that ended it. */
 export type SyncOutcome = { ok: true } | { ok: false; error: unknown; message: string; resource: string };
@@ -225,20 +223,20 @@ export class SyncService {
    * sync's resources share (SyncContext.shared: kept for the sync; a failed one is not kept).
    */
   private vendorSession(connection: Connection): Pick<SyncRun, 'calls' | 'ctx'> {
-    let calls = 0;
-    const gate = this.budgets ? this.budgets.gate(connection, 'sync') : null;
-    const counted: BudgetGate = { connector: connection.connector, acquire: async () => { calls++; return gate ? gate.acquire() : NO_LEASE; } };
+    // Counted by the budget itself (src/budget): a vendor call waits there and comes back, not through here.
+    const gate = this.budgets ? this.budgets.gate(connection, 'sync') : unlimitedGate(connection.connector);
     const sharedReads = new TtlCache<unknown>(Infinity);
     return {
-      calls: () => calls,
+      calls: () => gate.calls,
       ctx: {
         baseUrl: connection.baseUrl.replace(/\/$/, ''),
         credentials: this.box.openJson<Record<string, string>>(connection.credentialsEncrypted),
         statusMapping: connection.statusMapping,
-        http: this.http.withBudget(counted),
+        http: this.http.withBudget(gate),
         now: this.vendorNow,
         concurrency: this.budgets ? this.budgets.limits(connection).concurrent : undefined,
-        shared: <T>(key: string, read: () => Promise<T>) => sharedReads.getOrLoad(key, read) as Promise<T>,
+        // The cache's own load: a connector's shared read goes there, not back through here.
+        shared: sharedReads.getOrLoad.bind(sharedReads) as NonNullable<SyncContext['shared']>,
       },
     };
   }
