@@ -102,6 +102,25 @@ describe('incremental sync', () => {
     expect(after.body.tickets).toHaveLength(before.body.tickets.length);
   });
 
+  it("a check's cost, which plans the next checks, is every vendor call the read made", async () => {
+    const [{ id }]: { id: string }[] = await svc.services.ds.query(
+      "SELECT id FROM connections WHERE tenant_id = $1 AND connector = 'connectwise'", [svc.alphaId]);
+    // No earlier cost to average with: this read's own is recorded.
+    await svc.services.ds.query("UPDATE sync_states SET calls_per_check = NULL WHERE connection_id = $1 AND resource = 'tickets'", [id]);
+    const before = await svc.api(`/tenants/${svc.alphaId}/tickets?limit=500`);
+    const target = before.body.tickets.find((t: any) => t.source === 'connectwise' && t.record_type === 'ServiceTicket');
+    await mspEditsSummary(target.source_id, 'Scanner on floor 2 offline');
+    const sim = svc.services.simulators!.connectwise;
+    sim.faults.resetLog();
+    const res = await svc.api(`/tenants/${svc.alphaId}/sync`, { method: 'POST', json: {} });
+    expect(res.body.connections.find((c: any) => c.connector === 'connectwise').resources.find((r: any) => r.resource === 'tickets')).toMatchObject({ mode: 'incremental', updated: 1 });
+    const [{ calls_per_check }]: { calls_per_check: number }[] = await svc.services.ds.query(
+      "SELECT calls_per_check FROM sync_states WHERE connection_id = $1 AND resource = 'tickets'", [id]);
+    // The service and project ticket lists at least; every ticket call the vendor received, and no other.
+    expect(sim.faults.countRequests('/tickets')).toBeGreaterThanOrEqual(2);
+    expect(calls_per_check).toBe(sim.faults.countRequests('/tickets'));
+  });
+
   it('a run with nothing changed writes nothing', async () => {
     const res = await svc.api(`/tenants/${svc.alphaId}/sync`, { method: 'POST', json: {} });
     for (const c of res.body.connections) {

@@ -9,7 +9,7 @@ import type { Connection } from '../../entities';
 import type { FetchedRecord, SyncResource } from '../connectors/types';
 import type { PageWriteResult, StoredRow } from '../sync/record-writer';
 import type { EventKind, HealthType } from '../access/event-kinds';
-import type { LinkedRecord } from '../connectors/capabilities';
+import type { ConnectorCapabilities, LinkedRecord } from '../connectors/capabilities';
 import { capabilitiesOf, recordUrl } from '../connectors/registry';
 import { movedKeys, sameJson } from '../shared/same-json';
 
@@ -96,8 +96,7 @@ function changedFields(resource: SyncResource, record: FetchedRecord, before: St
  * nothing else on the ticket changed: then the ticket was touched by something invisible on it, and
  * that something was a note. (An unmoved payload whose count grew from 0 is a first count, not a note.)
  */
-function noteAdded(connector: string, record: FetchedRecord<'tickets'>, before: StoredRow, otherChanges: boolean, payloadMoved: boolean): boolean {
-  const { notes } = capabilitiesOf(connector);
+function noteAdded({ notes }: ConnectorCapabilities, record: FetchedRecord<'tickets'>, before: StoredRow, otherChanges: boolean, payloadMoved: boolean): boolean {
   const was = Number(before.note_count ?? 0);
   if (notes.counted !== 'never' && record.fields.noteCount > was) {
     if (notes.counted !== 'sometimes' || was > 0) return true;
@@ -109,11 +108,6 @@ function noteAdded(connector: string, record: FetchedRecord<'tickets'>, before: 
     return typeof now === 'string' && now !== stamp;
   }
   return false;
-}
-
-/** Who made the change, when the vendor says so (the connector declares how). */
-function actorOf(connector: string, native: Record<string, unknown>, created: boolean): string | null {
-  return capabilitiesOf(connector).actor?.(native, created) ?? null;
 }
 
 /** A written record with its payload's hash as stored (PageWriteResult): what an event's dedupe key is made of. */
@@ -130,12 +124,18 @@ export interface DetectScope {
 export class ChangeDetector {
   constructor(private readonly scope: DetectScope, private readonly now: Date = new Date()) {}
 
+  private capabilities?: ConnectorCapabilities;
   private skip?: ReadonlySet<string>;
   private linkBaseUrl?: URL | null;
 
+  /** The connector's capabilities (its notes, bookkeeping keys, actor and record links), asked of the registry once per page. */
+  private caps(): ConnectorCapabilities {
+    return (this.capabilities ??= capabilitiesOf(this.scope.connection.connector));
+  }
+
   /** The connector's bookkeeping keys (capabilities), once per page. */
   private bookkeeping(): ReadonlySet<string> {
-    return (this.skip ??= new Set(capabilitiesOf(this.scope.connection.connector).bookkeepingFields));
+    return (this.skip ??= new Set(this.caps().bookkeepingFields));
   }
 
   /** The connection's base URL, parsed once per page for the events' record links. */
@@ -207,7 +207,8 @@ export class ChangeDetector {
       connectionId: connection.id,
       type: null,
       occurredAt: record.vendorUpdatedAt ?? this.now,
-      actor: actorOf(connection.connector, record.native, created),
+      // Who made the change, when the vendor says so (the connector declares how).
+      actor: this.caps().actor?.(record.native, created) ?? null,
       subjectRef: record.sourceId,
       incidentId: null,
       canonicalTicketId: null,
@@ -302,7 +303,7 @@ export class ChangeDetector {
     written: Updated<'tickets'>, changed: string[], vendorFields: string[], payloadMoved: boolean,
   ): EventDraft[] {
     const { record, id, before } = written;
-    const noted = noteAdded(this.scope.connection.connector, record, before, changed.length > 0 || vendorFields.length > 0, payloadMoved);
+    const noted = noteAdded(this.caps(), record, before, changed.length > 0 || vendorFields.length > 0, payloadMoved);
     if (changed.length === 0 && vendorFields.length === 0 && !noted) return [];
     const wasClosed = before.closed === true;
     const isClosed = record.fields.closed;

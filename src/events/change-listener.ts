@@ -29,9 +29,10 @@ export function eventsPageReaction(events: EventsService): PageReaction<Prepared
     async written(manager: EntityManager, scope, result: PageWriteResult, updatedEvents) {
       if (!tells(scope, result.created.length, result.updated.length, result.deleted?.length ?? 0)) return;
       // What was prepared holds for the updates (the write did what was expected); what else changed is drafted here, in detect's order.
-      const drafts = updatedEvents
-        ? { rows: [...events.prepare(detector(scope).detectCreated(result.created)).rows, ...updatedEvents.rows] }
-        : detector(scope).detect(result);
+      // A page that created nothing (an ongoing sync's edits) inserts what was prepared, asking the detector nothing again.
+      const drafts = !updatedEvents ? detector(scope).detect(result)
+        : result.created.length === 0 ? updatedEvents
+        : { rows: [...events.prepare(detector(scope).detectCreated(result.created)).rows, ...updatedEvents.rows] };
       const ids = await events.insert(manager, scope.tenantId, drafts);
       if (ids.length === 0) return;
       return () => events.emitCommitted(scope.tenantId, ids);
