@@ -20,12 +20,13 @@ function tells(scope: PageScope, created: number, updated: number, deleted: numb
 export function eventsPageReaction(events: EventsService): PageReaction<PreparedEvents> {
   const detector = (scope: PageScope) => new ChangeDetector({ tenantId: scope.tenantId, connection: scope.connection, resource: scope.resource });
   return {
-    // The updates' events drafted and written out before the transaction, where the write is known ahead.
+    // The updates' events drafted and written out before the transaction, where the write is known ahead;
+    // it writes with the page whenever the page raises events.
     prepare(scope, expected) {
-      if (scope.baseline || expected.updated.length === 0) return undefined;
-      return events.prepare(detector(scope).detectUpdated(expected.updated));
+      const writesWith = tells(scope, expected.created, expected.updated.length, 0);
+      if (scope.baseline || expected.updated.length === 0) return { writesWith };
+      return { work: events.prepare(detector(scope).detectUpdated(expected.updated)), writesWith };
     },
-    writesWith: (scope, expected) => tells(scope, expected.created, expected.updated.length, 0),
     async written(manager: EntityManager, scope, result: PageWriteResult, updatedEvents) {
       if (!tells(scope, result.created.length, result.updated.length, result.deleted?.length ?? 0)) return;
       // What was prepared holds for the updates (the write did what was expected); what else changed is drafted here, in detect's order.

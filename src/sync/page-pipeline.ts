@@ -44,17 +44,14 @@ export interface PageScope { tenantId: string; connection: Connection; resource:
  */
 export interface PageReaction<Prepared = unknown> {
   /**
-   * Called before the page's transaction where the write is known in advance (RecordWriter.expect): work
-   * done here is not done while the transaction is open. What it answers comes back to `written` when the
-   * write did what was expected (PageWriteResult.asExpected).
+   * Called once, before the page's transaction, where the write is known in advance (RecordWriter.expect):
+   * work done here is not done while the transaction is open. `work` comes back to `written` when the write
+   * did what was expected (PageWriteResult.asExpected). `writesWith`: whether `written` writes to the store for
+   * a write that goes as `expected` (a reaction without `prepare` never does, it only reads the result). A
+   * page whose write is one statement and that no reaction writes with is written without a transaction
+   * (RecordWriter.writeAlone); `written` is then called after that statement.
    */
-  prepare?(scope: PageScope, expected: ExpectedPageWrite): Prepared | undefined;
-  /**
-   * Whether `written` writes to the store for a write that goes as `expected` (absent: it never does, it
-   * only reads the result). A page whose write is one statement and that no reaction writes with is written
-   * without a transaction (RecordWriter.writeAlone); `written` is then called after that statement.
-   */
-  writesWith?(scope: PageScope, expected: ExpectedPageWrite): boolean;
+  prepare?(scope: PageScope, expected: ExpectedPageWrite): { work?: Prepared; writesWith: boolean };
   /**
    * Called inside the page's transaction (or the deletion pass's) with what changed: change detection
    * writes events here; a failure undoes the page. It may return work to run once the transaction has
@@ -190,8 +187,9 @@ export class PagePipeline {
   private async planPage(pass: Pass, prepared: PreparedPage): Promise<PlannedPage> {
     const expected = await this.writer.expect(prepared, pass.full, pass.baseline);
     const reactions = this.changes.reactionsTo('records.page_written').map(({ reaction }) => reaction);
-    const preparedWork = expected ? reactions.map((r) => r.prepare?.(pass.scope, expected)) : [];
-    return { prepared, expected, reactions, preparedWork };
+    // Each reaction asked once: what it prepares, and whether it writes with the page.
+    const answers = expected ? reactions.map((r) => r.prepare?.(pass.scope, expected)) : [];
+    return { prepared, expected, reactions, preparedWork: answers.map((a) => a?.work), reactionsWrite: answers.some((a) => a?.writesWith === true) };
   }
 
   /**
@@ -199,7 +197,7 @@ export class PagePipeline {
    * statement with nothing beside it (no listing to forget, no reaction writing) needs no transaction.
    */
   private async writePage(pass: Pass, planned: PlannedPage, afterCommit: AfterCommit[]): Promise<PageWriteResult> {
-    const { prepared, expected, reactions, preparedWork } = planned;
+    const { prepared, expected, reactions, preparedWork, reactionsWrite } = planned;
     const react = async (manager: EntityManager, res: PageWriteResult) => {
       for (const [i, reaction] of reactions.entries()) {
         const after = await reaction.written(manager, pass.scope, res, res.asExpected ? preparedWork[i] : undefined);
@@ -222,8 +220,7 @@ export class PagePipeline {
       if (err instanceof PageRefusedError) return inTransaction(page, true);
       throw err;
     });
-    const alone = expected !== null && expected.statements <= 1 && pass.knownListing === null &&
-      !reactions.some((r) => r.writesWith?.(pass.scope, expected));
+    const alone = expected !== null && expected.statements <= 1 && pass.knownListing === null && !reactionsWrite;
     return alone ? this.writeAlone(prepared, react, inTransaction, written) : written(prepared);
   }
 
@@ -317,12 +314,13 @@ export class PagePipeline {
   }
 }
 
-/** A page planned before its transaction (planPage): the write expected, the reactions and what each prepared. */
+/** A page planned before its transaction (planPage): the write expected, the reactions, what each prepared and whether any writes with the page. */
 interface PlannedPage {
   prepared: PreparedPage;
   expected: ExpectedPageWrite | null;
   reactions: PageReaction[];
   preparedWork: unknown[];
+  reactionsWrite: boolean;
 }
 
 /**
