@@ -421,12 +421,14 @@ function onOrigin(link: string, ctx: SessionContext, how: OffOrigin, where: stri
   return new URL(`${target.pathname}${target.search}`, base.origin).href;
 }
 
-/** The `rel="next"` target of a Link header. */
-export function linkNext(header: string | null): string | null {
+/** The URL of the `rel` link (default `next`) in an RFC 8288 Link header, or null. */
+export function linkNext(header: string | null, rel = 'next'): string | null {
   if (!header) return null;
-  for (const part of header.split(',')) {
-    const m = /<([^>]+)>\s*;(.*)/.exec(part.trim());
-    if (m && /\brel\s*=\s*"?next"?/i.test(m[2])) return m[1];
+  for (const part of header.split(/,(?=\s*<)/)) {
+    const m = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
+    if (!m) continue;
+    const rels = /\brel\s*=\s*"?([^";]+)"?/i.exec(m[2])?.[1].split(/\s+/) ?? [];
+    if (rels.includes(rel)) return m[1];
   }
   return null;
 }
