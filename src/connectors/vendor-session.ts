@@ -129,7 +129,7 @@ export interface SessionRequest {
   json?: unknown;
   form?: Record<string, string>;
   headers?: Record<string, string>;
-  /** Safe to repeat (a read, Autotask's POST <Entity>/query included); default: GET only. */
+  /** Safe to repeat (a read, Autotask's POST <Entity>/query included); default: GET only. False: sent once (a probe answers at once). */
   read?: boolean;
 }
 
