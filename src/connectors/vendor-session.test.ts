@@ -326,6 +326,7 @@ describe('paging', () => {
     handler = (r) => ({ body: rows(Number(r.query.get('page')) * 10, 2) });
     const paging: Paging = { style: 'page-number', items: null, page: 'page', size: 'size', pageSize: 2, first: 0, maxPages: 2, limitError: () => new Error('too many') };
     await expect(all(paging)).rejects.toThrow('too many');
+    expect(seen).toHaveLength(2);
     seen = [];
     for await (const page of vendorSession(none, ctxOf({})).pages({ path: '/list' }, paging)) { expect(page).toHaveLength(2); break; }
     expect(seen).toHaveLength(1);
