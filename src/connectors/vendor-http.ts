@@ -33,8 +33,17 @@ export interface VendorRequest {
   json?: unknown;
   /** application/x-www-form-urlencoded body */
   form?: Record<string, string>;
+  /** text/plain body (a token some vendors take as the whole body) */
+  text?: string;
   /** Retry 429/503 on a non-GET too. Writes pass false unless they are safe to repeat. */
   retry?: boolean;
+  /**
+   * Resend a write the vendor answered 429, within the same limits as a read's retries: for vendors whose
+   * 429 refuses a request before any processing (the write cannot have landed). 503 and no answer stay unsent.
+   */
+  resendThrottled?: boolean;
+  /** The vendor's own waits before each retry where it documents them (seconds 2, 5, 10: [2000, 5000, 10000]; the last repeats), instead of the jittered backoff; Retry-After still wins. */
+  backoffScheduleMs?: readonly number[];
 }
 
 export interface VendorResponse<T = unknown> {
@@ -189,6 +198,12 @@ export class VendorHttpClient {
     return inVendorCallSpan(req.method ?? 'GET', url, this.budget?.connector, () => this.send<T>(req, url));
   }
 
+  private backoff(req: VendorRequest, attempt: number): number {
+    const schedule = req.backoffScheduleMs;
+    if (schedule?.length) return schedule[Math.min(attempt, schedule.length - 1)];
+    return backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random);
+  }
+
   private async send<T>(req: VendorRequest, url: URL): Promise<VendorResponse<T>> {
     const method = req.method ?? 'GET';
     const retry = req.retry ?? method === 'GET';
@@ -201,6 +216,9 @@ export class VendorHttpClient {
     } else if (req.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(req.form).toString();
+    } else if (req.text !== undefined) {
+      headers['content-type'] = 'text/plain';
+      body = req.text;
     }
 
     for (let attempt = 0; ; attempt++) {
@@ -225,7 +243,7 @@ export class VendorHttpClient {
         if (!retry && !notSent) this.fence?.unknown(sentAt);
         const e = new VendorHttpError(`vendor request failed: ${(err as Error).message}`, 0, null, null, attempt + 1, true, notSent);
         if (retry && attempt < this.opts.maxRetries) {
-          await this.opts.sleep(backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random));
+          await this.opts.sleep(this.backoff(req, attempt));
           continue;
         }
         throw e;
@@ -237,9 +255,9 @@ export class VendorHttpClient {
       if (res.status >= 200 && res.status < 300) return { status: res.status, headers: res.headers, body: parsed as T, attempts: attempt + 1 };
 
       const retryAfterMs = parseRetryAfterMs(res.headers.get('retry-after'));
-      const retryable = res.status === 429 || res.status === 503;
-      if (retry && retryable && attempt < this.opts.maxRetries && (retryAfterMs ?? 0) <= this.opts.maxRetryAfterMs) {
-        const backoff = backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random);
+      const retryable = retry ? res.status === 429 || res.status === 503 : req.resendThrottled === true && res.status === 429;
+      if (retryable && attempt < this.opts.maxRetries && (retryAfterMs ?? 0) <= this.opts.maxRetryAfterMs) {
+        const backoff = this.backoff(req, attempt);
         await this.opts.sleep(Math.max(retryAfterMs ?? 0, retryAfterMs != null ? 0 : backoff));
         continue;
       }
