@@ -45,7 +45,7 @@ export interface TokenFields {
   access: string;
   /** Seconds the access token lives. */
   expiresIn?: string;
-  /** When the access token expires, as an ISO time (BMS's `AccessTokenExpireOn`), where the vendor names no lifetime. */
+  /** When the access token expires, as an ISO time (an `...ExpireOn` member), where the vendor names no lifetime. */
   expiresAt?: string;
   refresh?: string;
   refreshExpiresIn?: string;
@@ -64,13 +64,13 @@ export interface OAuthGrant {
   clientSecret?: string;
   /** A fixed HTTP Basic client (Datto RMM's `public-client:public`) instead of the connection's client id and secret. */
   basicClient?: { username: string; password: string };
-  /** The grant names no client (BMS: a user signs in with its own name and password). */
+  /** The grant names no client (a user signs in with its own name and password). */
   clientless?: boolean;
   /** Fixed grant parameters (scope, audience). */
   extra?: Record<string, string>;
-  /** Grant parameters taken from the connection's credentials: parameter name -> credential name (BMS's `Tenant`). */
+  /** Grant parameters taken from the connection's credentials: parameter name -> credential name (a tenant or company name). */
   credentialParams?: Record<string, string>;
-  /** The vendor's own spelling of the RFC 6749 parameter names (BMS: `GrantType`, `UserName`, `Password`). */
+  /** The vendor's own spelling of the RFC 6749 parameter names (`GrantType`, `UserName`, `Password`). */
   paramNames?: Record<string, string>;
   /** A refusal the vendor answers with a 2xx (an envelope error): the error to throw, or null when the answer is a token. */
   refusedAnswer?: (body: unknown) => unknown;
