@@ -15,9 +15,11 @@ export const kaseyaBmsCapabilities: ConnectorCapabilities = {
   // BMS's ticket list has no note count; LastActivityUpdate moves with a note (and with every other change).
   notes: { counted: 'never', stampField: 'LastActivityUpdate' },
   bookkeepingFields: ['ModifiedOn', 'ModifiedBy', 'LastActivityUpdate'],
-  // "The V2 API call limit is 1500 per hour per endpoint" (help.bms.kaseya.com, "V2 BMS Rest APIs"): the
-  // whole connection is held to one endpoint's allowance, so no endpoint can pass it.
-  budget: { requestsPerHour: 1_500, concurrent: 3 },
+  // "The V2 API call limit is 1500 per hour per endpoint" (help.bms.kaseya.com, "V2 BMS Rest APIs"). The
+  // budget is the connection's across its dozen endpoints; the busiest, the ticket list, is polled at most
+  // every 10 s (360 an hour, with as many status lookups), well under one endpoint's 1,500. A 429 past
+  // it backs off on Retry-After like any other.
+  budget: { requestsPerHour: 4_500, concurrent: 3 },
   connect: {
     title: 'Kaseya BMS',
     fields: [
