@@ -45,6 +45,8 @@ export interface TokenFields {
   access: string;
   /** Seconds the access token lives. */
   expiresIn?: string;
+  /** When the access token expires, as an ISO time (an `...ExpireOn` member), where the vendor names no lifetime. */
+  expiresAt?: string;
   refresh?: string;
   refreshExpiresIn?: string;
 }
@@ -62,8 +64,16 @@ export interface OAuthGrant {
   clientSecret?: string;
   /** A fixed HTTP Basic client (Datto RMM's `public-client:public`) instead of the connection's client id and secret. */
   basicClient?: { username: string; password: string };
+  /** The grant names no client (a user signs in with its own name and password). */
+  clientless?: boolean;
   /** Fixed grant parameters (scope, audience). */
   extra?: Record<string, string>;
+  /** Grant parameters taken from the connection's credentials: parameter name -> credential name (a tenant or company name). */
+  credentialParams?: Record<string, string>;
+  /** The vendor's own spelling of the RFC 6749 parameter names (`GrantType`, `UserName`, `Password`). */
+  paramNames?: Record<string, string>;
+  /** A refusal the vendor answers with a 2xx (an envelope error): the error to throw, or null when the answer is a token. */
+  refusedAnswer?: (body: unknown) => unknown;
   /** Query parameters of the token request (a tenant name), from the connection. */
   query?: (ctx: SessionContext) => Query;
   /** Lifetime when the answer names none. */
@@ -230,10 +240,12 @@ function readToken(profile: VendorProfile, body: unknown, fields: TokenFields, d
   const access = dig(body, fields.access);
   if (typeof access !== 'string' || !access) throw new Error(`${profile.connector} token endpoint answered without ${fields.access}`);
   const num = (p?: string) => { const v = p ? Number(dig(body, p)) : NaN; return Number.isFinite(v) && v > 0 ? v : null; };
+  const until = fields.expiresAt ? Date.parse(String(dig(body, fields.expiresAt) ?? '')) : NaN;
+  const left = Number.isFinite(until) && until > Date.now() ? (until - Date.now()) / 1000 : null;
   const refresh = fields.refresh ? dig(body, fields.refresh) : undefined;
   return {
     access,
-    renewAt: renewAt(num(fields.expiresIn) ?? defaultLifetimeS),
+    renewAt: renewAt(num(fields.expiresIn) ?? left ?? defaultLifetimeS),
     refresh: typeof refresh === 'string' && refresh ? { token: refresh, renewAt: renewAt(num(fields.refreshExpiresIn) ?? defaultLifetimeS) } : null,
   };
 }
@@ -242,8 +254,9 @@ type GrantKind = 'client_credentials' | 'refresh_token' | 'password' | 'jwt';
 
 /** The token request of an OAuth kind: its grant and parameters. */
 function oauthGrant(ctx: SessionContext, profile: VendorProfile, a: Extract<VendorAuth, OAuthGrant>): { grant: GrantKind; params: Record<string, string>; refreshCredential: string | null } {
-  const [clientId, clientSecret] = a.basicClient ? [] : need(ctx, profile, a.clientId ?? 'clientId', a.clientSecret ?? 'clientSecret');
-  const client: Record<string, string> = a.basicClient ? {} : { client_id: clientId, client_secret: clientSecret };
+  const noClient = a.basicClient || a.clientless;
+  const [clientId, clientSecret] = noClient ? [] : need(ctx, profile, a.clientId ?? 'clientId', a.clientSecret ?? 'clientSecret');
+  const client: Record<string, string> = noClient ? {} : { client_id: clientId, client_secret: clientSecret };
   if (a.kind === 'password-grant') {
     const [username, password] = need(ctx, profile, a.username, a.password);
     return { grant: 'password', params: { grant_type: 'password', username, password, ...client, ...a.extra }, refreshCredential: null };
@@ -261,16 +274,21 @@ function oauthGrant(ctx: SessionContext, profile: VendorProfile, a: Extract<Vend
 
 /** One OAuth token request; the raw answer too (granted scopes). */
 async function oauthToken(ctx: SessionContext, profile: VendorProfile, a: Extract<VendorAuth, OAuthGrant>, retry: boolean): Promise<{ token: Token; body: unknown }> {
-  const { grant, params, refreshCredential } = oauthGrant(ctx, profile, a);
+  const { grant, params: named, refreshCredential } = oauthGrant(ctx, profile, a);
+  const params = { ...named };
+  for (const [param, credential] of Object.entries(a.credentialParams ?? {})) params[param] = need(ctx, profile, credential)[0];
+  const sent = Object.fromEntries(Object.entries(params).map(([k, v]) => [a.paramNames?.[k] ?? k, v]));
   const res = await ctx.http.request<unknown>({
     method: 'POST',
     url: await resolveUrl(a.tokenUrl, ctx),
     query: a.query?.(ctx),
     headers: a.basicClient ? { authorization: basicHeader(a.basicClient.username, a.basicClient.password) } : {},
-    ...(a.encoding === 'json' ? { json: params } : { form: params }),
+    ...(a.encoding === 'json' ? { json: sent } : { form: sent }),
     // Asking for a token changes nothing at the vendor: throttling is retried like a read.
     retry,
   }).catch((err: unknown) => { throw err instanceof VendorHttpError && a.refused ? a.refused(err, grant) : err; });
+  const refusal = a.refusedAnswer?.(res.body);
+  if (refusal) throw refusal;
   const token = readToken(profile, res.body, a.answer ?? OAUTH_TOKEN_FIELDS, a.defaultLifetimeS);
   const current = params.refresh_token;
   if (refreshCredential && token.refresh && token.refresh.token !== current) {
