@@ -125,7 +125,7 @@ describe('sandbox-gamma: N-central lists over REST, MCP and GraphQL', () => {
       method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': svc.key },
       body: JSON.stringify({ query: 'query ($t: ID!) { list_devices(tenant_id: $t, limit: 50) { devices { source source_id hostname online needs_attention patches_pending } } }', variables: { t: svc.gammaId } }),
     });
-    const graph = await res.json();
+    const graph: any = await res.json();
     expect(graph.errors).toBeUndefined();
     expect(graph.data.list_devices.devices).toEqual(rest.body.devices.map((d: any) => ({
       source: d.source, source_id: d.source_id, hostname: d.hostname, online: d.online, needs_attention: d.needs_attention, patches_pending: d.patches_pending,
@@ -173,7 +173,7 @@ describe('sandbox-gamma: device deploy', () => {
       method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': svc.key },
       body: JSON.stringify({ query: 'mutation ($t: ID!, $d: ID!) { deploy_to_device(tenant_id: $t, device_id: $d, input: { package_name: "Install 7-Zip" }) { __typename } }', variables: { t: svc.gammaId, d: String(d.deviceId) } }),
     });
-    const graph = await res.json();
+    const graph: any = await res.json();
     expect(graph.errors?.[0]?.extensions?.code ?? graph.errors?.[0]?.message).toMatch(/not_supported|N-central/);
   });
 });
