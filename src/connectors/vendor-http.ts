@@ -33,8 +33,15 @@ export interface VendorRequest {
   json?: unknown;
   /** application/x-www-form-urlencoded body */
   form?: Record<string, string>;
+  /** text/plain body (a token some vendors take as the whole body) */
+  text?: string;
   /** Retry 429/503 on a non-GET too. Writes pass false unless they are safe to repeat. */
   retry?: boolean;
+  /**
+   * Resend a write the vendor answered 429, within the same limits as a read's retries: for vendors whose
+   * 429 refuses a request before any processing (the write cannot have landed). 503 and no answer stay unsent.
+   */
+  resendThrottled?: boolean;
 }
 
 export interface VendorResponse<T = unknown> {
@@ -201,6 +208,9 @@ export class VendorHttpClient {
     } else if (req.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(req.form).toString();
+    } else if (req.text !== undefined) {
+      headers['content-type'] = 'text/plain';
+      body = req.text;
     }
 
     for (let attempt = 0; ; attempt++) {
@@ -237,8 +247,8 @@ export class VendorHttpClient {
       if (res.status >= 200 && res.status < 300) return { status: res.status, headers: res.headers, body: parsed as T, attempts: attempt + 1 };
 
       const retryAfterMs = parseRetryAfterMs(res.headers.get('retry-after'));
-      const retryable = res.status === 429 || res.status === 503;
-      if (retry && retryable && attempt < this.opts.maxRetries && (retryAfterMs ?? 0) <= this.opts.maxRetryAfterMs) {
+      const retryable = retry ? res.status === 429 || res.status === 503 : req.resendThrottled === true && res.status === 429;
+      if (retryable && attempt < this.opts.maxRetries && (retryAfterMs ?? 0) <= this.opts.maxRetryAfterMs) {
         const backoff = backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random);
         await this.opts.sleep(Math.max(retryAfterMs ?? 0, retryAfterMs != null ? 0 : backoff));
         continue;

@@ -16,6 +16,7 @@
 import type { SyncContext } from '../types';
 import { fieldNamedIn } from '../vendor-errors';
 import type { VendorDialect } from '../writer-http';
+import { vendorSession, type VendorProfile } from '../vendor-session';
 import { autotaskErrorMessages } from './errors';
 
 export const AUTOTASK_PAGE_SIZE = 500;
@@ -45,11 +46,6 @@ export interface FieldInfo {
   [k: string]: unknown;
 }
 
-interface QueryPage {
-  items: Native[];
-  pageDetails?: { nextPageUrl?: string | null };
-}
-
 /** Matches every record: Autotask refuses a query without a condition, and ids start at 0. */
 export const ALL: FilterItem[] = [{ op: 'exist', field: 'id' }];
 
@@ -62,14 +58,16 @@ export function autotaskHeaders(credentials: Record<string, string>): Record<str
 
 const headers = (ctx: SyncContext) => autotaskHeaders(ctx.credentials);
 
+/** Autotask's API user: the same three headers on every call, nothing to renew. */
+export const autotaskProfile: VendorProfile = { connector: 'autotask', auth: { kind: 'headers', headers: autotaskHeaders } };
+
 /**
  * How Autotask's writers call it (writer-http.ts): its refusal is a 500 or 400 whose body carries an
  * `errors` list (errors.ts); one without the list is a fault, not a refusal.
  */
 export const autotaskDialect: VendorDialect = {
   connector: 'autotask',
-  headers: (ctx) => autotaskHeaders(ctx.credentials),
-  renewsTokenOn401: false,
+  profile: autotaskProfile,
   refusedStatuses: [500, 400],
   problems: (body, fields, fallback) => autotaskErrorMessages(body).map((message) => ({ field: fieldNamedIn(message, fields, fallback), message })),
 };
@@ -123,34 +121,21 @@ export async function probeQuery(ctx: SyncContext): Promise<void> {
   });
 }
 
-function asPage(body: unknown, what: string): QueryPage {
-  const b = body as Partial<QueryPage> | null;
-  if (!b || !Array.isArray(b.items)) throw new Error(`autotask ${what}: expected {items, pageDetails} in the answer`);
-  return b as QueryPage;
-}
-
-/** Every page of a query, in Autotask's (id) order. */
-export async function* queryPages(
+/**
+ * Every page of a query, in Autotask's (id) order: the POST, then each `pageDetails.nextPageUrl` as given
+ * (it carries the paging state and the search), kept on the connection's origin so the secret goes nowhere else.
+ */
+export function queryPages(
   ctx: SyncContext,
   entity: string,
   filter: FilterItem[],
   includeFields?: string[],
 ): AsyncGenerator<Native[]> {
   const search = { filter, MaxRecords: AUTOTASK_PAGE_SIZE, ...(includeFields ? { IncludeFields: includeFields } : {}) };
-  let page = asPage(
-    (await ctx.http.request({ method: 'POST', url: `${ctx.baseUrl}/${entity}/query`, headers: headers(ctx), json: search, retry: true })).body,
-    `${entity}/query`,
+  return vendorSession(autotaskProfile, ctx).pages<Native>(
+    { method: 'POST', path: `/${entity}/query`, json: search, read: true },
+    { style: 'next-url', items: 'items', next: 'pageDetails.nextPageUrl', offOrigin: 'rebase' },
   );
-  const followed = new Set<string>();
-  for (;;) {
-    if (page.items.length) yield page.items;
-    const next = page.pageDetails?.nextPageUrl;
-    if (!next) return;
-    // A next page pointing back at one already read would loop forever.
-    if (followed.has(next)) throw new Error(`autotask ${entity}/query: nextPageUrl repeats`);
-    followed.add(next);
-    page = asPage((await ctx.http.request({ url: next, headers: headers(ctx) })).body, `${entity}/query/next`);
-  }
 }
 
 /** All records whose `field` is one of `values` (chunked under Autotask's condition limit). */
