@@ -1,76 +1,53 @@
 /**
- * N-central REST API access for the connector (interim: the vendor session replaces the token and
- * paging code below).
+ * N-central REST API access for the connector, declared for the vendor session (vendor-session.ts owns
+ * the token cache, the renewal, the 401 resend and the paging).
  *
  * Auth ("Managing Authentication", developer.n-able.com; "Set up N-central REST API access",
- * documentation.n-able.com): `POST /api/auth/authenticate` with `Authorization: Bearer <User-API Token>`
- * answers `{tokens: {access: {token, expirySeconds}, refresh: {token, expirySeconds}}}`; every other call
- * carries `Authorization: Bearer <access token>`.
+ * documentation.n-able.com): `POST /api/auth/authenticate` with `Authorization: Bearer <User-API Token
+ * (JWT)>` answers `{tokens: {access: {token, expirySeconds}, refresh: {token, expirySeconds}}}` (access
+ * 1 h, refresh 25 h by default); `POST /api/auth/refresh` with the refresh token as the text/plain body
+ * answers a new pair. A server reboot forgets every token ("REST API known issues and limitations"):
+ * the refused refresh makes the session exchange the JWT again.
  *
- * Paging (every list: `pageNumber` from 1, `pageSize`; answers `{data, pageNumber, pageSize, totalItems,
- * totalPages}`): we ask for the largest page and stop at `totalPages`.
+ * Paging (every list: `pageNumber` from 1, `pageSize` up to 1000; answers `{data, pageNumber, pageSize,
+ * itemCount, totalItems, totalPages}`; the module PS-NCentral-RESTAPI and npycentral's `get_all` page the
+ * same way).
+ *
+ * Throttling ("Rate limiting"): a 429 per endpoint past its requests in flight, retried by vendor-http
+ * with backoff; the budget keeps us at 3 in flight (capabilities.ts).
  */
 import type { SyncContext } from '../types';
-import { VendorHttpError } from '../vendor-http';
+import { vendorSession, type Paging, type Query, type VendorProfile, type VendorSession } from '../vendor-session';
 
-/** `pageSize` of every list: 1000, the largest the REST API takes ("Device Filters": 1-1000). */
+/** `pageSize` of every list: 1000, the largest the REST API takes ("Device Filters": 1 to 1000). */
 export const NCENTRAL_PAGE_SIZE = 1000;
 
 export type NcContext = Pick<SyncContext, 'baseUrl' | 'credentials' | 'http'>;
-type Query = Record<string, string | number | boolean | undefined>;
 
-interface Held { value: string; renewAt: number }
-const held = new Map<string, Held>();
+export const ncentralProfile: VendorProfile = {
+  connector: 'ncentral',
+  auth: {
+    kind: 'jwt-exchange',
+    authenticateUrl: '/api/auth/authenticate',
+    refreshUrl: '/api/auth/refresh',
+    refreshSend: 'text',
+    answer: { access: 'tokens.access.token', expiresIn: 'tokens.access.expirySeconds', refresh: 'tokens.refresh.token', refreshExpiresIn: 'tokens.refresh.expirySeconds' },
+    defaultLifetimeS: 3600,
+  },
+};
 
-function jwtOf(ctx: NcContext): string {
-  const jwt = ctx.credentials.jwt;
-  if (!jwt) throw new Error('ncentral connection needs the credential jwt');
-  return jwt;
+const PAGING: Paging = { style: 'page-number', items: 'data', page: 'pageNumber', size: 'pageSize', pageSize: NCENTRAL_PAGE_SIZE, first: 1, totalPages: 'totalPages', totalItems: 'totalItems' };
+
+const session = (ctx: NcContext): VendorSession => vendorSession(ncentralProfile, ctx);
+
+/** An authenticated GET of `<baseUrl><path>`, its body. */
+export function ncGet<T>(ctx: NcContext, path: string, query: Query = {}): Promise<T> {
+  return session(ctx).get<T>(path, query);
 }
 
-async function exchange(ctx: NcContext): Promise<Held> {
-  const res = await ctx.http.request<{ tokens?: { access?: { token?: unknown; expirySeconds?: unknown } } }>({
-    method: 'POST', url: `${ctx.baseUrl}/api/auth/authenticate`, headers: { authorization: `Bearer ${jwtOf(ctx)}` }, retry: true,
-  });
-  const token = res.body?.tokens?.access?.token;
-  if (typeof token !== 'string' || !token) throw new Error('ncentral /api/auth/authenticate answered without an access token');
-  const life = Number(res.body.tokens?.access?.expirySeconds) || 3600;
-  return { value: token, renewAt: Date.now() + life * 900 };
-}
-
-async function bearer(ctx: NcContext, fresh: boolean): Promise<string> {
-  const key = `${ctx.baseUrl}\n${jwtOf(ctx)}`;
-  const h = held.get(key);
-  if (h && !fresh && h.renewAt > Date.now()) return h.value;
-  const got = await exchange(ctx);
-  held.set(key, got);
-  return got.value;
-}
-
-/** An authenticated GET of `<baseUrl><path>`. */
-export async function ncGet<T>(ctx: NcContext, path: string, query: Query = {}): Promise<T> {
-  const send = async (fresh: boolean) => (await ctx.http.request<T>({
-    method: 'GET', url: `${ctx.baseUrl}${path}`, query, headers: { authorization: `Bearer ${await bearer(ctx, fresh)}` },
-  })).body;
-  try {
-    return await send(false);
-  } catch (err) {
-    // A token the server no longer knows (expired, or the server restarted): one new exchange, one more try.
-    if (err instanceof VendorHttpError && err.status === 401) return send(true);
-    throw err;
-  }
-}
-
-/** Pages of a list answered as `{data: [...], totalPages}`. */
-export async function* ncPages<T>(ctx: NcContext, path: string, query: Query = {}): AsyncGenerator<T[]> {
-  let total = 1;
-  for (let page = 1; page <= total && page <= 10_000; page += 1) {
-    const body = await ncGet<{ data?: unknown; totalPages?: unknown }>(ctx, path, { ...query, pageNumber: page, pageSize: NCENTRAL_PAGE_SIZE });
-    if (engineError(body)) throw new Error(`ncentral ${path}: ${engineError(body)}`);
-    if (!Array.isArray(body?.data)) throw new Error(`ncentral ${path} answered without data`);
-    if (body.data.length > 0) yield body.data as T[];
-    total = typeof body.totalPages === 'number' ? body.totalPages : 0;
-  }
+/** Every page of a list. */
+export function ncPages<T>(ctx: NcContext, path: string, query: Query = {}): AsyncGenerator<T[]> {
+  return session(ctx).pages<T>({ path, query }, PAGING);
 }
 
 /**
