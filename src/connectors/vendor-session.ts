@@ -117,7 +117,15 @@ export interface VendorProfile {
     pace?: (ctx: SessionContext) => Promise<void>;
     /** The vendor's 429 refuses before any processing, so a write answered 429 is resent (vendor-http limits). */
     resendThrottledWrites?: boolean;
+    /** The waits the vendor documents before each retry of a 429/503 (the last repeats); Retry-After still wins. */
+    backoffMs?: readonly number[];
   };
+  /**
+   * A refusal the vendor answers inside a 2xx (an envelope's `Success: false`, an error message with 200 OK):
+   * the status it stands for and its message, or null for a real answer. It is thrown as that status's
+   * VendorHttpError (with the body), so writers' refusals and throttling read it as any other.
+   */
+  errorInBody?: (body: unknown) => { status: number; message: string } | null;
 }
 
 /** One request of a session; `path` is under the connection's base URL, `url` absolute (a next-page link). */
@@ -389,12 +397,16 @@ async function sessionRequest<T>(profile: VendorProfile, ctx: SessionContext, re
     await profile.throttling?.pace?.(ctx);
     const auth = await authHeaders(profile, ctx);
     try {
-      return await ctx.http.request<T>({
+      const res = await ctx.http.request<T>({
         method, url, query: req.url ? undefined : req.query, json: req.json, form: req.form,
         headers: { ...req.headers, ...auth },
         retry: req.read ?? method === 'GET',
         resendThrottled: profile.throttling?.resendThrottledWrites,
+        backoffScheduleMs: profile.throttling?.backoffMs,
       });
+      const refused = profile.errorInBody?.(res.body);
+      if (refused) throw new VendorHttpError(`${profile.connector} answered ${res.status} with a refusal: ${refused.message}`, refused.status, res.body, null, res.attempts);
+      return res;
     } catch (err) {
       const renew = tokens && tries === 0 && err instanceof VendorHttpError && err.status === 401;
       if (!renew) throw err;

@@ -91,10 +91,9 @@ export class WrongZoneError extends Error {
 
 /** The zone of the connection's API user: GET zoneInformation?user=<username>. */
 export async function zoneInformation(ctx: SyncContext): Promise<ZoneInformation> {
-  const h = headers(ctx);
-  const body = (await ctx.http.request<Partial<ZoneInformation>>({
-    url: `${ctx.baseUrl}/zoneInformation`, query: { user: h.UserName }, headers: h, retry: false,
-  })).body;
+  const body = await vendorSession(autotaskProfile, ctx).send<Partial<ZoneInformation>>({
+    path: '/zoneInformation', query: { user: headers(ctx).UserName }, read: false,
+  });
   if (!body || typeof body.url !== 'string' || !body.url) throw new Error('autotask zoneInformation: expected {url} in the answer');
   return body as ZoneInformation;
 }
@@ -115,9 +114,8 @@ export async function probeQuery(ctx: SyncContext): Promise<void> {
   if (expected.toLowerCase() !== ctx.baseUrl.replace(/\/+$/, '').toLowerCase()) {
     throw new WrongZoneError(zone.zoneName ?? null, expected);
   }
-  await ctx.http.request({
-    method: 'POST', url: `${ctx.baseUrl}/Companies/query`, headers: headers(ctx), retry: false,
-    json: { filter: [{ op: 'eq', field: 'id', value: -1 }], MaxRecords: 1 },
+  await vendorSession(autotaskProfile, ctx).send({
+    method: 'POST', path: '/Companies/query', json: { filter: [{ op: 'eq', field: 'id', value: -1 }], MaxRecords: 1 },
   });
 }
 
@@ -151,7 +149,7 @@ export async function queryIn(ctx: SyncContext, entity: string, field: string, v
 
 /** GET <Entity>/entityInformation/fields: field information with the database's picklists. */
 export async function entityFields(ctx: SyncContext, entity: string): Promise<FieldInfo[]> {
-  const body = (await ctx.http.request<{ fields?: FieldInfo[] }>({ url: `${ctx.baseUrl}/${entity}/entityInformation/fields`, headers: headers(ctx) })).body;
+  const body = await vendorSession(autotaskProfile, ctx).get<{ fields?: FieldInfo[] }>(`/${entity}/entityInformation/fields`);
   if (!body || !Array.isArray(body.fields)) throw new Error(`autotask ${entity}/entityInformation/fields: expected {fields}`);
   return body.fields;
 }
@@ -177,6 +175,6 @@ export function picklist(fields: FieldInfo[], name: string): Map<string, Picklis
 
 /** GET <Entity>/entityInformation: whether the API user can create, update and query the entity (read-only). */
 export async function entityInformation(ctx: SyncContext, entity: string): Promise<{ canCreate?: boolean; canUpdate?: boolean; canQuery?: boolean }> {
-  const body = (await ctx.http.request<{ info?: { canCreate?: boolean; canUpdate?: boolean; canQuery?: boolean } }>({ url: `${ctx.baseUrl}/${entity}/entityInformation`, headers: headers(ctx), retry: false })).body;
+  const body = await vendorSession(autotaskProfile, ctx).send<{ info?: { canCreate?: boolean; canUpdate?: boolean; canQuery?: boolean } }>({ path: `/${entity}/entityInformation`, read: false });
   return body?.info ?? {};
 }

@@ -3,7 +3,7 @@ import { createConnectWiseSimulator } from '../../simulators/connectwise/simulat
 import { loadConnectWiseFixtures } from '../../simulators/connectwise/fixtures';
 import type { CwRecord } from '../../simulators/connectwise/store';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';
-import type { FetchedRecord, StoredComparison, SyncContext, SyncResource } from '../types';
+import type { FetchedPage, FetchedRecord, StoredComparison, SyncContext, SyncResource } from '../types';
 import { completedPages } from '../read-dispatch';
 import { connectwiseConnector } from './connector';
 
@@ -262,6 +262,18 @@ describe('per-ticket calls (note count and description) only where they tell som
     const described = service.filter((r) => r.measured?.includes('description')).map((r) => r.sourceId);
     expect(described.sort()).toEqual(counted.filter((id) => id !== editedNow).sort());
     expect(calls().counts).toBe(counted.length);
+  });
+
+  it('a ticket page makes no per-ticket call before the sync completes it with the store\'s answer', async () => {
+    sim.faults.resetLog();
+    const it = connectwiseConnector.fetch('tickets', ctx())[Symbol.asyncIterator]();
+    const page = (await it.next()).value as FetchedPage<'tickets'>;
+    expect(calls()).toEqual({ counts: 0, descriptions: 0 });
+    expect(page.completion?.bookkeeping).toEqual(['_info']);
+    const ids = new Set(page.map((r) => r.sourceId));
+    await page.completion!.complete({ ...none(), settled: ids });
+    expect(calls()).toEqual({ counts: 0, descriptions: 0 });
+    await it.return?.();
   });
 
   it('past the allowance of 100 an unsettled ticket is taken as unchanged', async () => {
