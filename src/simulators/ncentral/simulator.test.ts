@@ -69,7 +69,7 @@ describe('N-central simulator: lists, limits and errors', () => {
     const pending = (ncentralFixtures.gamma.assets as { deviceId: number; scanPending?: boolean }[]).find((a) => a.scanPending)!;
     const res = await call(`/api/devices/${pending.deviceId}/assets`, bearer(t));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: null, errorMessage: expect.stringContaining('asset discovery has not completed') });
+    expect(res.body).toEqual({ data: {}, _links: {}, errorMessage: expect.stringContaining('asset discovery has not completed') });
     expect((await call('/api/devices/999999/assets', bearer(t))).status).toBe(404);
     expect((await call('/api/org-units/999999/active-issues', bearer(t))).status).toBe(404);
   });

@@ -33,7 +33,7 @@
  *
  * Errors: `{status, message}` (our reading; the server's Swagger page gives no error schema). "Known
  * issues": some errors of the core engine arrive as an error message in a 200 OK: the asset inventory
- * of a device whose asset discovery has not run answers 200 `{data: null, errorMessage}` here.
+ * of a device whose asset discovery has not run answers 200 `{data: {}, _links: {}, errorMessage}` here.
  *
  * A device has no online flag: an agent that stopped checking in shows as an active issue in state 7
  * (disconnected; npycentral's reading of notificationState), which `simulate` raises for device_offline.
@@ -295,7 +295,8 @@ export function createNcentralSimulator(opts: NcentralSimulatorOptions = {}): Nc
     if (!d) return fail(res, 404, `Device ${id} not found`);
     const a = s.assets.get(id);
     if (!a || a.scanPending) {
-      res.json({ data: null, errorMessage: `Unable to retrieve asset information for device ${id}: asset discovery has not completed.` });
+      // The usual envelope, empty, with the core engine's message attached.
+      res.json({ data: {}, _links: {}, errorMessage: `Unable to retrieve asset information for device ${id}: asset discovery has not completed.` });
       return;
     }
     res.json({
