@@ -57,6 +57,20 @@ describe('N-central connector: devices', () => {
   });
 });
 
+describe('N-central connector: one bad record', () => {
+  it('a device without an id, an issue without a task and a customer without a name are skipped; the rest sync', async () => {
+    sim.seed('sandbox-gamma', {
+      ...gamma,
+      devices: [...devices, { longName: 'NO-ID' }],
+      'active-issues': [...issues, { deviceId: devices[0].deviceId, serviceName: 'Broken', notificationState: 'bad' }],
+      customers: [...gamma.customers, { customerId: 999, customerName: '   ' }],
+    });
+    expect((await fetchAll('devices')).map((r) => r.sourceId)).toEqual(devices.map((d) => String(d.deviceId)));
+    expect(await fetchAll('incidents')).toHaveLength(issues.length);
+    expect(await fetchAll('companies')).toHaveLength(gamma.customers.length);
+  });
+});
+
 describe('N-central connector: companies, applications, incidents', () => {
   it('maps the customers (not the service organisation) as companies, with their external id', async () => {
     const records = await fetchAll('companies');
