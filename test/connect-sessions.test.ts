@@ -155,6 +155,29 @@ describe('connect sessions', () => {
     expect(devices.body.devices.length).toBeGreaterThan(0);
   }, 60_000);
 
+  it('N-central: the User-API Token is tested by its exchange, the read permissions are checked (a refusal named), and Connect syncs its devices', async () => {
+    const created = await open({ msp_name: 'N-central MSP', kinds: ['rmm'], requested_grants: ['rmm.device.events'] });
+    const page = ConnectPageClient.fromUrl(created.body.connect_url);
+    expect((await page.page()).html).toContain('User-API Token (JWT)');
+    const server = `${svc.url}/sandbox-vendors/ncentral`;
+    expect((await page.test('rmm', 'ncentral', server, { jwt: 'not-the-token' })).status).toBe(422);
+    const nc = svc.services.simulators!.ncentral;
+    nc.faults.inject({ status: 403, times: 1, pathIncludes: '/active-issues' });
+    expect((await page.test('rmm', 'ncentral', server, { jwt: 'sandbox-gamma-user-api-token' })).status).toBe(303);
+    nc.faults.clear();
+    const html = (await page.page()).html;
+    expect(html).toMatch(/Has it<\/span> the API user&#39;s role: Devices \(view\)/);
+    expect(html).toMatch(/Missing<\/span> <strong>the API user&#39;s role: Active Issues \(view\)<\/strong>/);
+    expect((await page.test('rmm', 'ncentral', server, { jwt: 'sandbox-gamma-user-api-token' })).status).toBe(303);
+    const done = await page.complete({ rmm: ['rmm.device.events'] });
+    await page.awaitFirstSync(ConnectPageClient.progressPath(done.html));
+    const session = (await svc.api(`/connect-sessions/${created.body.id}`)).body;
+    expect(session.state).toBe('completed');
+    expect(session.connections).toEqual([expect.objectContaining({ kind: 'rmm', connector: 'ncentral' })]);
+    const devices = await svc.api(`/tenants/${session.tenant_id}/devices?limit=5`);
+    expect(devices.body.devices.map((d: any) => d.source)).toEqual(Array(5).fill('ncentral'));
+  }, 60_000);
+
   it('a client-credentials NinjaOne connection: device write is off on the page, the MSP\'s PUT cannot grant it, and a deploy granted by internal tooling anyway is refused with the vendor\'s reason', async () => {
     const created = await open({ msp_name: 'No User MSP', kinds: ['rmm'], requested_grants: ['rmm.device.events', 'rmm.device.write'] });
     const page = ConnectPageClient.fromUrl(created.body.connect_url);

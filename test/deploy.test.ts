@@ -99,6 +99,17 @@ describe('deploy refusals send nothing', () => {
     await refusedWithNothingSent('2003', { package_name: 'Install 7-Zip' }, 404, 'not_found'); // a beta device, asked of alpha
     await refusedWithNothingSent('bad\u0000id', { package_name: 'Install 7-Zip' }, 404, 'not_found');
   });
+
+  it('an RMM whose connector does not declare deploy (N-central on gamma): 501 not_supported saying why, previews and commits alike, nothing run there', async () => {
+    const nc = svc.services.simulators!.ncentral;
+    nc.faults.resetLog();
+    for (const dryRun of [true, false]) {
+      const res = await deploy('3002', { package_name: 'Install 7-Zip', dry_run: dryRun, idempotency_key: newKey() }, svc.gammaId);
+      expect([res.status, res.body.code]).toEqual([501, 'not_supported']);
+      expect(res.body.message).toMatch(/does not declare device\.deploy\): .*scheduled-tasks\/direct/);
+    }
+    expect(nc.faults.countRequests('/scheduled-tasks')).toBe(0);
+  });
 });
 
 describe('deploy preview and commit', () => {

@@ -1,7 +1,7 @@
 /**
  * The isolation matrix (docs/architecture.md, Proof): every tenant-scoped operation of /openapi.json, over
  * REST, MCP and GraphQL, called on the sandbox-alpha tenant by four callers that must learn nothing of it:
- * another ISV (with a grant on a tenant of its own), the other sandbox tenant's MSP key, no key and a
+ * another ISV (with a grant on a tenant of its own), the other sandbox tenants' MSP keys, no key and a
  * revoked key. Only 401 or 404 may come back, as an Error envelope, and no answer may carry alpha's
  * data; an operation that names its tenant in the body and is for one kind of key only may answer the
  * other kind `role_required` first (decided before the tenant is read, so it tells nothing of it). The operations are read from the document, so every operation added later is in the matrix.
@@ -39,6 +39,7 @@ beforeAll(async () => {
   callers = [
     { name: 'another ISV', key: other.key, expect: 404, kind: 'isv' },
     { name: "the other tenant's MSP key", key: svc.betaMspKey, expect: 404, kind: 'msp' },
+    { name: "the N-central tenant's MSP key", key: svc.gammaMspKey, expect: 404, kind: 'msp' },
     { name: 'no key', key: null, expect: 401 },
     { name: 'a revoked key', key: revoked.key, expect: 401 },
   ];

@@ -177,7 +177,7 @@ describe('authentication and isolation', () => {
   it('a second ISV sees nothing of the sandbox tenants: not_found, same as a missing tenant', async () => {
     const other = await connect(otherKey);
     const missing = textJson(await call(other, 'list_tickets', { tenant_id: MISSING_TENANT }));
-    for (const tenant of [svc.alphaId, svc.betaId]) {
+    for (const tenant of [svc.alphaId, svc.betaId, svc.gammaId]) {
       for (const tool of ['list_tickets', 'list_devices', 'list_installed_applications']) {
         const result = await call(other, tool, { tenant_id: tenant });
         expect(result.isError).toBe(true);

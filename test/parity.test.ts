@@ -245,6 +245,17 @@ describe('REST and GraphQL answer alike', () => {
     expect((await expectParity('deploy_to_device', isv, { path: { ...B, device_id: device.source_id }, body: { package_name: 'Disk Space Monitor' } })).status).toBe(422);
   }, 60_000);
 
+  it('the third RMM (N-central on gamma): its lists, single reads and the deploy it does not make, alike', async () => {
+    const G = { tenant_id: svc.gammaId };
+    for (const name of ['list_devices', 'list_applications', 'list_incidents', 'list_packages']) await expectParity(name, isv, { path: G, query: { limit: 500 } });
+    const devices = (await svc.api(`/tenants/${svc.gammaId}/devices?limit=500`)).body.devices.filter((d: any) => d.source === 'ncentral');
+    expect(devices.length).toBeGreaterThan(0);
+    await expectParity('get_device', isv, { path: { ...G, record_id: devices[0].source_id } });
+    const deploy = { package_name: 'Install 7-Zip', idempotency_key: key() };
+    expect((await expectParity('deploy_to_device', isv, { path: { ...G, device_id: devices[0].source_id }, body: deploy })).status).toBe(501);
+    expect((await expectParity('deploy_to_device', isv, { path: { ...G, device_id: devices[0].source_id }, body: { ...deploy, dry_run: false } })).status).toBe(501);
+  }, 60_000);
+
   it('findings: route (preview, commit) and resolve (preview)', async () => {
     const finding = { kind: 'technical', title: 'Parity finding', severity: 'high', company_name: 'Contoso Ltd', idempotency_key: key() };
     await expectParity('route_finding', isv, { path: T(), body: finding });

@@ -93,6 +93,19 @@ describe.each([
 });
 
 describe('sandbox data as the fixtures promise', () => {
+  it('gamma holds the N-central records the sandbox describes', async () => {
+    const t = svc.gammaId;
+    const devices = (await readAll(t, 'devices', 'devices', 500)).filter((d) => d.source === 'ncentral');
+    expect(devices.length).toBeGreaterThanOrEqual(19);
+    expect(devices.some((d) => d.online === false)).toBe(true);
+    expect(devices.some((d) => d.needs_attention === true) && devices.some((d) => d.needs_attention === false)).toBe(true);
+    expect(devices.some((d) => d.patches_pending > 0) && devices.some((d) => d.patches_pending === 0)).toBe(true);
+    expect(new Set(devices.map((d) => d.company_source_id)).size).toBeGreaterThanOrEqual(4);
+    expect(devices.some((d) => /Windows/.test(d.os)) && devices.some((d) => /macOS/.test(d.os)) && devices.some((d) => /Ubuntu/.test(d.os))).toBe(true);
+    expect((await readAll(t, 'applications', 'applications', 500)).length).toBeGreaterThanOrEqual(80);
+    expect((await readAll(t, 'incidents', 'incidents', 500)).length).toBeGreaterThanOrEqual(6);
+  });
+
   it('alpha holds the PSA and RMM records the sandbox describes', async () => {
     const t = svc.alphaId;
     const tickets = await readAll(t, 'tickets', 'tickets', 500);

@@ -1,5 +1,5 @@
 /**
- * Both RMMs read their open alerts for the devices' alert flag and for the incidents. A sync that checks
+ * Every RMM reads its open alerts (N-central: its active issues) for the devices' alert flag and for the incidents. A sync that checks
  * both resources (a scheduled check claims them together: both are due every few seconds) reads the
  * alerts once and gives both the same answer; a sync of one resource reads them itself.
  */
@@ -12,13 +12,14 @@ beforeAll(async () => { svc = await startTestService(); }, 120_000);
 afterAll(async () => { await svc?.close(); });
 
 const cases = [
-  { connector: 'ninjaone', alertsPath: '/v2/alerts' },
-  { connector: 'dattormm', alertsPath: '/v2/account/alerts/open' },
+  { connector: 'ninjaone', alertsPath: '/v2/alerts', tenant: () => svc.betaId },
+  { connector: 'dattormm', alertsPath: '/v2/account/alerts/open', tenant: () => svc.betaId },
+  { connector: 'ncentral', alertsPath: '/active-issues', tenant: () => svc.gammaId },
 ] as const;
 
-describe.each(cases)('$connector', ({ connector, alertsPath }) => {
+describe.each(cases)('$connector', ({ connector, alertsPath, tenant }) => {
   it('a sync of devices and incidents reads the open alerts once, and both agree with them', async () => {
-    const [conn] = await svc.services.ds.getRepository(Connection).findBy({ tenantId: svc.betaId, connector });
+    const [conn] = await svc.services.ds.getRepository(Connection).findBy({ tenantId: tenant(), connector });
     expect(conn).toBeDefined();
     const sim = svc.services.simulators![connector];
     sim.faults.resetLog();
@@ -42,7 +43,7 @@ describe.each(cases)('$connector', ({ connector, alertsPath }) => {
   }, 60_000);
 
   it('a failed alerts read fails its sync as before, and the next sync reads them afresh', async () => {
-    const [conn] = await svc.services.ds.getRepository(Connection).findBy({ tenantId: svc.betaId, connector });
+    const [conn] = await svc.services.ds.getRepository(Connection).findBy({ tenantId: tenant(), connector });
     const sim = svc.services.simulators![connector];
     sim.faults.resetLog();
     // One refusal the client does not retry (a 400), on the first alerts read only.

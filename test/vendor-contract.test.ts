@@ -138,6 +138,7 @@ describe('the checker', () => {
   it('leaves vendors without a machine-readable description unchecked', () => {
     expect(contract.check(call('connectwise', 'POST', '/v4_6_release/apis/3.0/service/tickets'))).toBeNull();
     expect(contract.check(call('halopsa', 'POST', '/api/tickets'))).toBeNull();
+    expect(contract.check(call('ncentral', 'GET', '/api/devices'))).toBeNull();
   });
 });
 

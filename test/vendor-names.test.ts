@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..');
-const VENDOR = /connect\s?wise|auto\s?task|halo\s?psa|\bhalo\b|ninja\s?one|ninjarmm|pax8|datto|centrastage|kaseya|\bbms\b/i;
+const VENDOR = /connect\s?wise|auto\s?task|halo\s?psa|\bhalo\b|ninja\s?one|ninjarmm|pax8|datto|centrastage|kaseya|\bbms\b|n-?central|n-able/i;
 const ALLOWED = [/^src\/connectors\//, /^src\/simulators\//, /^fixtures\//];
 
 function files(dir: string): string[] {

@@ -18,6 +18,11 @@ export type LinkedRecord = 'ticket' | 'device' | 'company';
 
 export interface ConnectorCapabilities {
   writes: readonly WriteCapability[];
+  /**
+   * Why the connector does not make a write the interface has (its 501 `not_supported` says so): the
+   * vendor documents no way to do it, or none the interface's rules can hold to.
+   */
+  unsupported?: Partial<Record<WriteCapability, string>>;
   /** `live`: commits on any host; `fixture_only`: the limited connector, commits only on its fixture host. */
   commits: 'live' | 'fixture_only';
   /**

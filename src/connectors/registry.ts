@@ -19,6 +19,7 @@ import { ninjaOneCapabilities } from './ninjaone/capabilities';
 import { ninjaOneConnector } from './ninjaone/connector';
 import { ninjaOneWrites } from './ninjaone/writes';
 import { dattoRmmModule } from './dattormm/module';
+import { ncentralModule } from './ncentral/module';
 import { pax8Capabilities } from './pax8/capabilities';
 import { pax8Connector } from './pax8/connector';
 import { pax8Writes } from './pax8/writes';
@@ -39,6 +40,7 @@ const CONNECTORS: Record<string, ConnectorModule> = {
   halopsa: { read: haloPsaConnector, writes: haloPsaWrites, capabilities: haloPsaCapabilities },
   ninjaone: { read: ninjaOneConnector, writes: ninjaOneWrites, capabilities: ninjaOneCapabilities },
   dattormm: dattoRmmModule,
+  ncentral: ncentralModule,
   pax8: { read: pax8Connector, writes: pax8Writes, capabilities: pax8Capabilities },
   kaseyabms: { read: kaseyaBmsConnector, writes: kaseyaBmsWrites, capabilities: kaseyaBmsCapabilities },
 };
@@ -86,7 +88,9 @@ export function lookupWrite<K extends WriteName>(connector: string, name: K): { 
   const m = connectorModule(connector);
   const write = m.writes[name] as VendorWrites[K] | undefined;
   if (write && m.capabilities.writes.includes(capability)) return { write };
-  return { refused: 'not_supported', connector, write: name, capability, message: `The ${connector} connector does not make the ${name} write (it does not declare ${capability}).` };
+  const why = m.capabilities.unsupported?.[capability];
+  const message = `The ${connector} connector does not make the ${name} write (it does not declare ${capability})${why ? `: ${why}` : '.'}`;
+  return { refused: 'not_supported', connector, write: name, capability, message };
 }
 
 /** The write `name` of `connector`; its refusal thrown as 501 `not_supported`. */

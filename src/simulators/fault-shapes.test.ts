@@ -7,6 +7,7 @@ import { createAutotaskSimulator } from './autotask/simulator';
 import { createConnectWiseSimulator } from './connectwise/simulator';
 import { createHaloPsaSimulator } from './halopsa/simulator';
 import { startStandalone, type VendorSimulator } from './kit';
+import { createNcentralSimulator } from './ncentral/simulator';
 import { createNinjaOneSimulator } from './ninjaone/simulator';
 import { createPax8Simulator } from './pax8/simulator';
 import { createKaseyaBmsSimulator } from './kaseyabms/simulator';
@@ -42,6 +43,11 @@ const CASES: Record<string, Case> = {
     make: () => createNinjaOneSimulator({ controlToken: CONTROL }),
     path: '/v2/devices',
     shape: () => ({ error: expect.any(String), error_description: expect.any(String) }),
+  },
+  ncentral: {
+    make: () => createNcentralSimulator({ controlToken: CONTROL }),
+    path: '/api/devices',
+    shape: (status) => ({ status, message: expect.any(String) }),
   },
   pax8: {
     make: () => createPax8Simulator({ controlToken: CONTROL }),

@@ -7,6 +7,7 @@ import { createAutotaskSimulator } from './autotask/simulator';
 import { createHaloPsaSimulator } from './halopsa/simulator';
 import { createNinjaOneSimulator } from './ninjaone/simulator';
 import { createDattoRmmSimulator } from './dattormm/simulator';
+import { createNcentralSimulator } from './ncentral/simulator';
 import { createPax8Simulator } from './pax8/simulator';
 import { createKaseyaBmsSimulator } from './kaseyabms/simulator';
 
@@ -20,6 +21,7 @@ export function createSandboxSimulators(controlToken: string, now?: () => number
     halopsa: createHaloPsaSimulator({ controlToken }),
     ninjaone: createNinjaOneSimulator({ controlToken }),
     dattormm: createDattoRmmSimulator({ controlToken }),
+    ncentral: createNcentralSimulator({ controlToken }),
     pax8: createPax8Simulator({ controlToken }),
     kaseyabms: createKaseyaBmsSimulator({ controlToken, now }),
   };

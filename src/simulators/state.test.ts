@@ -13,6 +13,7 @@ import type { ConnectWiseSimulator } from './connectwise/simulator';
 import type { HaloPsaSimulator } from './halopsa/simulator';
 import type { NinjaOneSimulator } from './ninjaone/simulator';
 import type { DattoRmmSimulator } from './dattormm/simulator';
+import type { NcentralSimulator } from './ncentral/simulator';
 import type { Pax8Simulator } from './pax8/simulator';
 import type { KaseyaBmsSimulator } from './kaseyabms/simulator';
 
@@ -100,6 +101,17 @@ describe('a simulator restored from its exported state', () => {
     expect(exported(after, 'sandbox-beta')).toEqual(exported(before, 'sandbox-beta'));
     expect(after.list('sandbox-beta', 'devices').find((d) => d.uid === offline.target_id)!.online).toBe(false);
     expect(after.list('sandbox-beta', 'alerts').find((a) => a.alertUid === alert.alertUid)).toEqual(alert);
+  });
+
+  it('N-central: an offline device, a renamed customer and the active issues stay', () => {
+    const { before, after } = sandboxPair('ncentral', 'sandbox-gamma') as { before: NcentralSimulator; after: NcentralSimulator };
+    const offline = before.simulate!('sandbox-gamma', { kind: 'device_offline' });
+    before.simulate!('sandbox-gamma', { kind: 'company_renamed', target_id: '101', name: 'Harbourside Dental Partners' });
+
+    restart(before, after, 'sandbox-gamma');
+    expect(exported(after, 'sandbox-gamma')).toEqual(exported(before, 'sandbox-gamma'));
+    expect(after.list('sandbox-gamma', 'active-issues').some((i) => String(i.deviceId) === offline.target_id && i.notificationState === 7)).toBe(true);
+    expect(after.list('sandbox-gamma', 'customers').find((c) => c.customerId === 101)!.customerName).toBe('Harbourside Dental Partners');
   });
 
   it('Pax8: a company created with its contact stays under the same id', () => {

@@ -81,6 +81,7 @@ interface VendorConfig {
 const UNCHECKED: Record<string, string> = {
   connectwise: 'ConnectWise publishes no machine-readable API description to the public (its developer portal needs a partner login)',
   halopsa: 'HaloPSA publishes no public API description (its swagger is served by each customer instance)',
+  ncentral: 'N-central publishes no central API description (each server serves its own Swagger page at /api-explorer; no stored public copy found, fixtures/vendor-api/README.md)',
 };
 
 const VENDORS: Record<string, VendorConfig> = {

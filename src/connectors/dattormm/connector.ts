@@ -19,6 +19,7 @@
 import { parseVendorTime } from '../canonical';
 import type { FetchedRecord, ReadConnector, SyncContext } from '../types';
 import { fetchFrom, readOnce } from '../read-dispatch';
+import { softwareKeys } from '../software-keys';
 import { VendorHttpError } from '../vendor-http';
 import { dattoGet, pages } from './client';
 
@@ -105,24 +106,19 @@ async function deviceSoftware(ctx: SyncContext, deviceUid: string): Promise<Nati
 }
 
 function applicationRecords(deviceUid: string, rows: Native[]): FetchedRecord<'applications'>[] {
-  // Audit rows have no id of their own: device, name and version key them; the same name and version
-  // twice on one device (two install locations) get a #n suffix in audit order.
-  const seen = new Map<string, number>();
-  return rows.flatMap((row): FetchedRecord<'applications'>[] => {
+  const named = rows.flatMap((row) => {
     const name = text(row.name);
-    if (!name) return [];
-    const version = text(row.version);
-    const key = `${deviceUid}:${name}:${version ?? ''}`;
-    const n = (seen.get(key) ?? 0) + 1;
-    seen.set(key, n);
-    return [{
-      sourceId: n === 1 ? key : `${key}#${n}`,
-      native: row,
-      vendorUpdatedAt: null,
-      // The audit's Software has name and version only (OpenAPI schema Software).
-      fields: { name, publisher: null, version, deviceSourceId: deviceUid, installedAt: null },
-    }];
+    return name ? [{ row, name, version: text(row.version) }] : [];
   });
+  // Audit rows have no id of their own (software-keys.ts).
+  const keys = softwareKeys(deviceUid, named);
+  return named.map(({ row, name, version }, i) => ({
+    sourceId: keys[i],
+    native: row,
+    vendorUpdatedAt: null,
+    // The audit's Software has name and version only (OpenAPI schema Software).
+    fields: { name, publisher: null, version, deviceSourceId: deviceUid, installedAt: null },
+  }));
 }
 
 async function* fetchApplications(ctx: SyncContext): AsyncGenerator<FetchedRecord<'applications'>[]> {
