@@ -147,7 +147,11 @@ async function syncEverything(connector: ReadConnector, ctx: SyncContext, refuse
   }
 }
 
+/** The requests each drive below recorded, by operation: the mutation tests alter copies of them. */
+const recorded = new Map<string, Map<string, SimulatorRequest>>();
+
 function expectDocumented(report: ContractReport, vendor: string, mustCover: string[], refused: string[]): void {
+  recorded.set(vendor, report.samples);
   const covered = new Set(report.verdicts.filter((v) => v.vendor === vendor).map((v) => v.operation));
   // Never a pass by silence: the drive reached the operations it exists for.
   const missing = mustCover.filter((op) => !covered.has(op));
@@ -367,5 +371,118 @@ describe('every call the connectors make is in the vendor\'s document', () => {
       'Pax8 Partner Endpoints OpenAPI 1.0.0: GET /subscriptions',
       'Pax8 Partner Endpoints OpenAPI 1.0.0: POST /companies',
     ], refused);
+  });
+});
+
+
+type Kind = 'wrong type' | 'outside an enumeration' | 'undocumented path' | 'undocumented query parameter'
+  | 'undocumented body property' | 'bad format' | 'outside a bound' | 'read-only property' | 'wrong path value';
+
+interface Mutation {
+  vendor: string;
+  kind: Kind;
+  /** The recorded request it alters: the operation the connector's real call matched. */
+  of: string;
+  change: (call: SimulatorRequest) => void;
+  /** Every problem the altered call must have (exactly these). */
+  problems: string[];
+  /** The operation the altered call is still named by; null when its path left the document. */
+  operation?: string | null;
+}
+
+const AT = 'Autotask REST swagger v1.0';
+const NINJA = 'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft)';
+const DATTO = 'Datto RMM API OpenAPI (build 235)';
+const PAX8 = 'Pax8 Partner Endpoints OpenAPI 1.0.0';
+
+const body = (c: SimulatorRequest) => c.body as Record<string, any>;
+const setQuery = (name: string, ...values: string[]) => (c: SimulatorRequest) => {
+  c.query = { ...c.query, [name]: values };
+  c.queryKeys = [...new Set([...c.queryKeys, name])];
+};
+/** Replaces the path's segment at `index` (0 = the first after the simulator's mount). */
+const setSegment = (index: number, value: string) => (c: SimulatorRequest) => {
+  const segments = c.path.split('/');
+  segments[index + 1] = value;
+  c.path = segments.join('/');
+};
+
+/**
+ * Each mutation alters a copy of a request a connector really sent (recorded by the drives above) in one
+ * way the vendor's document refuses; the checker must name the document, the operation and the value.
+ * Autotask's swagger declares no enumeration a request can carry (its enums are the NodeType of .NET
+ * expression models, reachable only through the read-only SoapParentPropertyId), so it has none here.
+ */
+const MUTATIONS: Mutation[] = [
+  { vendor: 'autotask', kind: 'wrong type', of: `${AT}: POST /Tickets`, change: (c) => { body(c).companyID = '3'; }, problems: ['body /companyID must be integer, was "3"'] },
+  { vendor: 'autotask', kind: 'bad format', of: `${AT}: POST /TimeEntries`, change: (c) => { body(c).startDateTime = '2026-11-20 15:30'; }, problems: ['body /startDateTime must be a "date-time", was "2026-11-20 15:30"'] },
+  { vendor: 'autotask', kind: 'outside a bound', of: `${AT}: POST /Tickets`, change: (c) => { body(c).queueID = 2 ** 31; }, problems: ['body /queueID must be a "int32", was 2147483648'] },
+  { vendor: 'autotask', kind: 'undocumented path', of: `${AT}: POST /Contracts/{parentId}/Services`, change: (c) => { c.path = '/atservicesrest/v1.0/ContractServices'; }, problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'autotask', kind: 'undocumented query parameter', of: `${AT}: GET /Tickets/{id}`, change: setQuery('includeNotes', 'true'), problems: ['query parameter "includeNotes" is not documented'] },
+  { vendor: 'autotask', kind: 'undocumented body property', of: `${AT}: POST /Tickets`, change: (c) => { body(c).ticketExternalRef = 'm-1'; }, problems: ['body /ticketExternalRef is not in the document\'s schema'] },
+  { vendor: 'autotask', kind: 'undocumented body property', of: `${AT}: POST /Companies/query`, change: (c) => { body(c).filter[0].fieldName = 'id'; }, problems: ['body /filter/0/fieldName is not in the document\'s schema'] },
+  { vendor: 'autotask', kind: 'read-only property', of: `${AT}: POST /Projects/{parentId}/Tasks`, change: (c) => { body(c).soapParentPropertyId = {}; }, problems: ['body /soapParentPropertyId is read-only in the document\'s schema, a request does not send it'] },
+  { vendor: 'autotask', kind: 'wrong path value', of: `${AT}: GET /Tickets/{id}`, change: setSegment(3, 'T-7661'), problems: ['path /id must be integer, was "T-7661"'] },
+
+  { vendor: 'ninjaone', kind: 'wrong type', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).id = '301'; }, problems: ['body /id must be integer, was "301"'] },
+  { vendor: 'ninjaone', kind: 'outside an enumeration', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).type = 'SCRIPTS'; }, problems: ['body /type must be one of "ACTION", "SCRIPT", was "SCRIPTS"'] },
+  { vendor: 'ninjaone', kind: 'bad format', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).uid = 'install-7zip'; }, problems: ['body /uid must be a "uuid", was "install-7zip"'] },
+  { vendor: 'ninjaone', kind: 'undocumented path', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: setSegment(3, 'scripts'), problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'ninjaone', kind: 'undocumented query parameter', of: `${NINJA}: GET /v2/devices-detailed`, change: setQuery('updatedAfter', '1764547200'), problems: ['query parameter "updatedAfter" is not documented'] },
+  { vendor: 'ninjaone', kind: 'undocumented body property', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).timeout = 600; }, problems: ['body /timeout is not in the document\'s schema'] },
+  { vendor: 'ninjaone', kind: 'wrong type', of: `${NINJA}: GET /v2/device/{id}/activities`, change: setQuery('pageSize', 'all'), problems: ['query /pageSize must be integer, was "all"'] },
+  { vendor: 'ninjaone', kind: 'outside a bound', of: `${NINJA}: GET /v2/device/{id}/activities`, change: setQuery('pageSize', '5000'), problems: ['query /pageSize must be <= 1000, was 5000'] },
+  { vendor: 'ninjaone', kind: 'wrong path value', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: setSegment(2, 'HL-DC01'), problems: ['path /id must be integer, was "HL-DC01"'] },
+
+  { vendor: 'dattormm', kind: 'wrong type', of: `${DATTO}: PUT /v2/device/{deviceUid}/quickjob`, change: (c) => { body(c).jobComponent.variables = 'none'; }, problems: ['body /jobComponent/variables must be array, was "none"'] },
+  { vendor: 'dattormm', kind: 'wrong type', of: `${DATTO}: GET /v2/account/devices`, change: setQuery('max', 'all'), problems: ['query /max must be integer, was "all"'] },
+  { vendor: 'dattormm', kind: 'outside an enumeration', of: `${DATTO}: GET /v2/activity-logs`, change: setQuery('order', 'newest'), problems: ['query /order must be one of "asc", "desc", was "newest"'] },
+  { vendor: 'dattormm', kind: 'outside an enumeration', of: `${DATTO}: GET /v2/activity-logs`, change: setQuery('entities', 'device', 'site'), problems: ['query /entities/1 must be one of "device", "user", was "site"'] },
+  { vendor: 'dattormm', kind: 'bad format', of: `${DATTO}: GET /v2/account/devices`, change: setQuery('max', '3000000000'), problems: ['query /max must be a "int32", was 3000000000'] },
+  { vendor: 'dattormm', kind: 'wrong type', of: `${DATTO}: GET /v2/activity-logs`, change: setQuery('siteIds', 'HQ'), problems: ['query /siteIds/0 must be integer, was "HQ"'] },
+  { vendor: 'dattormm', kind: 'undocumented path', of: `${DATTO}: GET /v2/device/{deviceUid}`, change: setSegment(2, 'devices'), problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'dattormm', kind: 'undocumented query parameter', of: `${DATTO}: GET /v2/account/devices`, change: setQuery('lastModified', '2026-11-01T00:00:00Z'), problems: ['query parameter "lastModified" is not documented'] },
+  { vendor: 'dattormm', kind: 'undocumented body property', of: `${DATTO}: PUT /v2/device/{deviceUid}/quickjob`, change: (c) => { body(c).jobComponent.timeout = 600; }, problems: ['body /jobComponent/timeout is not in the document\'s schema'] },
+
+  { vendor: 'pax8', kind: 'wrong type', of: `${PAX8}: POST /companies`, change: (c) => { body(c).selfServiceAllowed = 'true'; }, problems: ['body /selfServiceAllowed must be boolean, was "true"'] },
+  { vendor: 'pax8', kind: 'wrong type', of: `${PAX8}: GET /products`, change: setQuery('page', 'first'), problems: ['query /page must be number, was "first"'] },
+  { vendor: 'pax8', kind: 'outside an enumeration', of: `${PAX8}: POST /companies`, change: (c) => { body(c).contacts[0].types[0].type = 'Owner'; }, problems: ['body /contacts/0/types/0/type must be one of "Admin", "Billing", "Technical", was "Owner"'] },
+  { vendor: 'pax8', kind: 'outside an enumeration', of: `${PAX8}: GET /companies`, change: setQuery('sort', 'revenue'), problems: ['query /sort must be one of "name", "city", "country", "stateOrProvince", "postalCode", was "revenue"'] },
+  { vendor: 'pax8', kind: 'bad format', of: `${PAX8}: POST /companies`, change: (c) => { body(c).contacts[0].email = 'ines at wideworldimporters'; }, problems: ['body /contacts/0/email must be a "email", was "ines at wideworldimporters"'] },
+  { vendor: 'pax8', kind: 'bad format', of: `${PAX8}: GET /companies/{companyId}/contacts`, change: setSegment(2, 'wide-world'), problems: ['path /companyId must be a "uuid", was "wide-world"'] },
+  { vendor: 'pax8', kind: 'bad format', of: `${PAX8}: POST /companies`, change: (c) => { body(c).address.country = 'USA'; }, problems: ['body /address/country must match pattern "^[A-Z]{2}$", was "USA"'] },
+  { vendor: 'pax8', kind: 'outside a bound', of: `${PAX8}: GET /subscriptions`, change: setQuery('size', '500'), problems: ['query /size must be <= 200, was 500'] },
+  { vendor: 'pax8', kind: 'undocumented path', of: `${PAX8}: GET /companies`, change: (c) => { c.path = '/v1/customers'; }, problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'pax8', kind: 'undocumented query parameter', of: `${PAX8}: GET /products`, change: setQuery('updatedSince', '2026-11-01'), problems: ['query parameter "updatedSince" is not documented'] },
+  { vendor: 'pax8', kind: 'undocumented body property', of: `${PAX8}: POST /companies`, change: (c) => { body(c).industry = 'Logistics'; }, problems: ['body /industry is not in the document\'s schema'] },
+  { vendor: 'pax8', kind: 'read-only property', of: `${PAX8}: POST /companies`, change: (c) => { body(c).status = 'Active'; }, problems: ['body /status is read-only in the document\'s schema, a request does not send it'] },
+];
+
+describe('mutations of recorded requests fail the check, naming the document, the operation and the value', () => {
+  it('covers every kind on every described vendor', () => {
+    const kinds: Kind[] = ['wrong type', 'undocumented path', 'undocumented query parameter', 'undocumented body property', 'bad format'];
+    for (const vendor of ['autotask', 'ninjaone', 'dattormm', 'pax8']) {
+      const has = new Set(MUTATIONS.filter((m) => m.vendor === vendor).map((m) => m.kind));
+      expect({ vendor, missing: [...kinds, ...(vendor === 'autotask' ? [] : ['outside an enumeration'])].filter((k) => !has.has(k as Kind)) }).toEqual({ vendor, missing: [] });
+    }
+  });
+
+  it.each(MUTATIONS.map((m) => [`${m.vendor}, ${m.kind}: ${m.problems[0]}`, m] as const))('%s', (_name, m) => {
+    const sample = recorded.get(m.vendor)?.get(m.of);
+    // The drive above must have sent the request this alters: a mutation of nothing cannot pass.
+    expect(sample).toBeDefined();
+    expect(contract.check(sample!)!.problems).toEqual([]);
+    const mutated = structuredClone(sample!);
+    m.change(mutated);
+    const verdict = contract.check(mutated)!;
+    expect(verdict.problems).toEqual(m.problems);
+    const line = describeFailures([verdict]);
+    if (m.operation === null) {
+      expect(verdict.operation).toBeNull();
+      expect(line.startsWith(`${verdict.documents.join(' / ')}: ${mutated.method} ${mutated.path} is not documented`)).toBe(true);
+    } else {
+      expect(verdict.operation).toBe(m.of);
+      expect(line).toBe(`${m.of} (sent ${mutated.method} ${mutated.path}): ${m.problems.join('; ')}`);
+    }
   });
 });

@@ -396,6 +396,11 @@ export interface ContractReport {
   verdicts: ContractVerdict[];
   failures: ContractVerdict[];
   unchecked: { vendor: string; reason: string; calls: string[] }[];
+  /**
+   * One copy of a request per documented operation it matched (the first seen), the call exactly as the
+   * simulator received it: what the mutation tests alter.
+   */
+  samples: Map<string, SimulatorRequest>;
 }
 
 /**
@@ -405,6 +410,7 @@ export interface ContractReport {
 export function recordVendorContract(contract = new VendorContract()): { stop: () => ContractReport } {
   const verdicts = new Map<string, ContractVerdict>();
   const unchecked = new Map<string, Set<string>>();
+  const samples = new Map<string, SimulatorRequest>();
   const unobserve = observeSimulatorRequests((call) => {
     const verdict = contract.check(call);
     if (!verdict) {
@@ -413,6 +419,7 @@ export function recordVendorContract(contract = new VendorContract()): { stop: (
       return;
     }
     verdicts.set(`${verdict.vendor} ${verdict.call} ${verdict.problems.join('|')}`, verdict);
+    if (verdict.operation && !samples.has(verdict.operation)) samples.set(verdict.operation, structuredClone(call));
   });
   return {
     stop: () => {
@@ -422,6 +429,7 @@ export function recordVendorContract(contract = new VendorContract()): { stop: (
         verdicts: all,
         failures: all.filter((v) => v.problems.length > 0),
         unchecked: [...unchecked].map(([vendor, calls]) => ({ vendor, reason: UNCHECKED[vendor] ?? 'no description', calls: [...calls] })),
+        samples,
       };
     },
   };
