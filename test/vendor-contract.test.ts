@@ -117,6 +117,11 @@ describe('the checker', () => {
       .toEqual(['no documented POST /ContractServiceAdjustments/query whose page this could be']);
   });
 
+  it('names the formats a document declares that no validator checks', () => {
+    // Pax8 types contact phone numbers as `format: phone`, which neither JSON Schema nor OpenAPI defines.
+    expect(contract.uncheckedFormats).toEqual({ 'Pax8 Partner Endpoints OpenAPI 1.0.0': ['phone'] });
+  });
+
   it('leaves vendors without a machine-readable description unchecked', () => {
     expect(contract.check(call('connectwise', 'POST', '/v4_6_release/apis/3.0/service/tickets'))).toBeNull();
     expect(contract.check(call('halopsa', 'POST', '/api/tickets'))).toBeNull();
@@ -376,7 +381,8 @@ describe('every call the connectors make is in the vendor\'s document', () => {
 
 
 type Kind = 'wrong type' | 'outside an enumeration' | 'undocumented path' | 'undocumented query parameter'
-  | 'undocumented body property' | 'bad format' | 'outside a bound' | 'read-only property' | 'wrong path value';
+  | 'undocumented body property' | 'bad format' | 'outside a bound' | 'read-only property' | 'wrong path value'
+  | 'missing header' | 'wrong media type';
 
 interface Mutation {
   vendor: string;
@@ -423,6 +429,7 @@ const MUTATIONS: Mutation[] = [
   { vendor: 'autotask', kind: 'undocumented body property', of: `${AT}: POST /Companies/query`, change: (c) => { body(c).filter[0].fieldName = 'id'; }, problems: ['body /filter/0/fieldName is not in the document\'s schema'] },
   { vendor: 'autotask', kind: 'read-only property', of: `${AT}: POST /Projects/{parentId}/Tasks`, change: (c) => { body(c).soapParentPropertyId = {}; }, problems: ['body /soapParentPropertyId is read-only in the document\'s schema, a request does not send it'] },
   { vendor: 'autotask', kind: 'wrong path value', of: `${AT}: GET /Tickets/{id}`, change: setSegment(3, 'T-7661'), problems: ['path /id must be integer, was "T-7661"'] },
+  { vendor: 'autotask', kind: 'missing header', of: `${AT}: POST /Tickets`, change: (c) => { c.headerNames = c.headerNames!.filter((h) => h !== 'apiintegrationcode'); }, problems: ['header "ApiIntegrationCode" is required'] },
 
   { vendor: 'ninjaone', kind: 'wrong type', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).id = '301'; }, problems: ['body /id must be integer, was "301"'] },
   { vendor: 'ninjaone', kind: 'outside an enumeration', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).type = 'SCRIPTS'; }, problems: ['body /type must be one of "ACTION", "SCRIPT", was "SCRIPTS"'] },
@@ -455,6 +462,7 @@ const MUTATIONS: Mutation[] = [
   { vendor: 'pax8', kind: 'undocumented path', of: `${PAX8}: GET /companies`, change: (c) => { c.path = '/v1/customers'; }, problems: ['not documented: no path in the document matches'], operation: null },
   { vendor: 'pax8', kind: 'undocumented query parameter', of: `${PAX8}: GET /products`, change: setQuery('updatedSince', '2026-11-01'), problems: ['query parameter "updatedSince" is not documented'] },
   { vendor: 'pax8', kind: 'undocumented body property', of: `${PAX8}: POST /companies`, change: (c) => { body(c).industry = 'Logistics'; }, problems: ['body /industry is not in the document\'s schema'] },
+  { vendor: 'pax8', kind: 'wrong media type', of: `${PAX8}: POST /companies`, change: (c) => { c.contentType = 'application/x-www-form-urlencoded'; }, problems: ['body is sent as "application/x-www-form-urlencoded", the operation takes "application/json"'] },
   { vendor: 'pax8', kind: 'read-only property', of: `${PAX8}: POST /companies`, change: (c) => { body(c).status = 'Active'; }, problems: ['body /status is read-only in the document\'s schema, a request does not send it'] },
 ];
 

@@ -330,6 +330,8 @@ export interface SimulatorRequest {
   queryKeys: string[];
   /** Each query parameter's values as sent, in order (a repeated key has several). */
   query?: Record<string, string[]>;
+  /** The names of the request's headers, in lower case (never their values: credentials travel there). */
+  headerNames?: string[];
   contentType: string | null;
   body: unknown;
   status: number;
@@ -364,7 +366,8 @@ export function reportSimulatorRequests(vendor: string) {
     const report = () => {
       if (reported) return;
       reported = true;
-      const seen: SimulatorRequest = { vendor, method, path, queryKeys, query, contentType, body: req.body, status: res.statusCode };
+      const headerNames = Object.keys(req.headers);
+      const seen: SimulatorRequest = { vendor, method, path, queryKeys, query, headerNames, contentType, body: req.body, status: res.statusCode };
       for (const observe of requestObservers) observe(seen);
     };
     res.once('finish', report);

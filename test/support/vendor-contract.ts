@@ -71,6 +71,8 @@ interface Operation {
   /** Every query parameter the operation documents. */
   knownQuery: string[];
   query: Parameter[];
+  /** Header parameters the operation requires (compared without regard to case, as HTTP does). */
+  requiredHeaders: string[];
   /** The body schema by media type, when the operation takes a body. */
   bodySchemas: Record<string, Json> | null;
   bodyRequired: boolean;
@@ -240,6 +242,8 @@ const mediaType = (contentType: string | null) => (contentType ?? '').split(';')
 
 export class VendorContract {
   private readonly operations = new Map<string, Operation[]>();
+  /** Per document title, the formats it declares that no validator checks (a value in them passes on its type alone). */
+  readonly uncheckedFormats: Record<string, string[]> = {};
 
   constructor() {
     for (const [vendor, config] of Object.entries(VENDORS)) {
@@ -249,6 +253,7 @@ export class VendorContract {
         const schemas = new RequestSchemas(spec, {
           id: `https://vendor-api.invalid/${doc.file}`, caseInsensitive: doc.caseInsensitive, corrections: corrections(doc, spec),
         });
+        if (schemas.uncheckedFormats.size > 0) this.uncheckedFormats[doc.title] = [...schemas.uncheckedFormats].sort();
         for (const [template, item] of Object.entries<Json>(schemas.spec.paths)) {
           for (const [method, op] of Object.entries<Json>(item)) {
             if (!['get', 'put', 'post', 'patch', 'delete'].includes(method)) continue;
@@ -291,6 +296,7 @@ export class VendorContract {
       requiredQuery: query.filter((p) => p.required).map((p) => p.name),
       knownQuery: query.map((p) => p.name),
       query,
+      requiredHeaders: params.filter((p) => p.in === 'header' && p.required === true).map((p) => p.name),
       bodySchemas,
       bodyRequired: bodyParam ? bodyParam.required === true : requestBody?.required === true,
     };
@@ -351,6 +357,8 @@ export class VendorContract {
     const sameName = (a: string, b: string) => (op.doc.caseInsensitive ? a.toLowerCase() === b.toLowerCase() : a === b);
     for (const q of op.requiredQuery) if (!call.queryKeys.some((k) => sameName(k, q))) problems.push(`query parameter "${q}" is required`);
     for (const k of new Set(call.queryKeys)) if (!op.knownQuery.some((q) => sameName(k, q))) problems.push(`query parameter "${k}" is not documented`);
+    // Header names are reported by the simulators' observer; a hand-made call without them is not judged on headers.
+    for (const h of call.headerNames ? op.requiredHeaders : []) if (!call.headerNames!.includes(h.toLowerCase())) problems.push(`header "${h}" is required`);
     for (const p of op.query) {
       const sent = Object.entries(call.query ?? {}).filter(([k]) => sameName(k, p.name)).flatMap(([, v]) => v);
       if (sent.length > 0) problems.push(...this.valueProblems(op, p, sent, 'query'));
@@ -378,11 +386,14 @@ export class VendorContract {
     if (empty) return op.bodyRequired ? ['a request body is required'] : [];
     const media = mediaType(call.contentType);
     const taken = Object.keys(op.bodySchemas!);
-    const key = taken.find((m) => m === media || m === '*/*' || (m.endsWith('/*') && media.startsWith(m.slice(0, -1))));
+    // A media range (`*/*`, `application/*`, `application/*+json`) takes every type it spells.
+    const range = (m: string) => new RegExp(`^${m.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}$`);
+    const key = taken.find((m) => m === media) ?? taken.find((m) => m.includes('*') && range(m).test(media));
     if (!key) return [`body is sent as "${media || 'no content type'}", the operation takes ${taken.map((m) => `"${m}"`).join(', ')}`];
     let value = body;
-    // A form body carries text: read each property by its declared type (OpenAPI 3 "Encoding Object").
-    if (key === 'application/x-www-form-urlencoded' && body && typeof body === 'object') {
+    // A form body carries text: read each property by its declared type (OpenAPI 3 "Encoding Object",
+    // "Special Considerations for multipart Content").
+    if ((key === 'application/x-www-form-urlencoded' || key === 'multipart/form-data') && body && typeof body === 'object') {
       const props = op.schemas.resolve(op.bodySchemas![key])?.properties ?? {};
       value = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'string' && props[k] ? coerce(v, props[k], (n) => op.schemas.resolve(n)) : v]));
     }
