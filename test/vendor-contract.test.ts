@@ -117,6 +117,10 @@ describe('the checker', () => {
       .toEqual(['no documented POST /ContractServiceAdjustments/query whose page this could be']);
   });
 
+  it('reads every operation of every document', () => {
+    expect(contract.compileAll()).toEqual([]);
+  });
+
   it('names the formats a document declares that no validator checks', () => {
     // Pax8 types contact phone numbers as `format: phone`, which neither JSON Schema nor OpenAPI defines.
     expect(contract.uncheckedFormats).toEqual({ 'Pax8 Partner Endpoints OpenAPI 1.0.0': ['phone'] });

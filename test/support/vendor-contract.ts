@@ -303,6 +303,24 @@ export class VendorContract {
   }
 
 
+  /**
+   * Compiles every schema a request can be held against (each operation's parameters and bodies), so a
+   * document the rewriting cannot read fails here rather than on the first call that reaches it. Returns
+   * the operations that would not compile, with why.
+   */
+  compileAll(): string[] {
+    const failures: string[] = [];
+    for (const ops of this.operations.values()) {
+      for (const op of ops) {
+        const schemas = [...op.pathParams, ...op.query].map((p) => p.schema).concat(Object.values(op.bodySchemas ?? {}));
+        for (const schema of schemas) {
+          try { op.schemas.validator(schema); } catch (err) { failures.push(`${op.label}: ${(err as Error).message}`); }
+        }
+      }
+    }
+    return failures;
+  }
+
   /** The documented operation a call claims (most literal path segments first), or why there is none. */
   match(vendor: string, method: string, wirePath: string): { operation: Operation | null; problem: string | null } {
     const candidates = (this.operations.get(vendor) ?? [])

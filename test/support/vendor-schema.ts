@@ -134,22 +134,27 @@ export class RequestSchemas {
         out.format = value;
       } else out[key] = value;
     }
-    if (this.dialect !== 'openapi-3.1') this.olderDialect(node, out);
     if (close) out.unevaluatedProperties = false;
-    return out;
+    return this.dialect === 'openapi-3.1' ? out : this.olderDialect(node, out);
   }
 
   /** Swagger 2.0 / OpenAPI 3.0 keywords whose meaning JSON Schema 2020-12 spells otherwise. */
-  private olderDialect(node: Json, out: Json): void {
+  private olderDialect(node: Json, out: Json): Json {
     for (const [bound, limit] of [['exclusiveMaximum', 'maximum'], ['exclusiveMinimum', 'minimum']] as const) {
       if (typeof node[bound] !== 'boolean') continue;
       delete out[bound];
       if (node[bound] && typeof node[limit] === 'number') { out[bound] = node[limit]; delete out[limit]; }
     }
-    if (node.nullable === true || node['x-nullable'] === true) {
-      if (typeof out.type === 'string') out.type = [out.type, 'null'];
-      if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
-    }
+    // Ajv reads `nullable` itself only beside a `type`: the rewrite spells it out and drops the keyword.
+    delete out.nullable;
+    delete out['x-nullable'];
+    if (node.nullable !== true && node['x-nullable'] !== true) return out;
+    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+    if (typeof out.type === 'string') out.type = [out.type, 'null'];
+    else if (Array.isArray(out.type)) out.type = [...new Set([...out.type, 'null'])];
+    // Without a type, the schema admits anything already (null included) unless it composes others.
+    else if (out.allOf || out.oneOf || out.anyOf || out.$ref) return { anyOf: [out, { type: 'null' }] };
+    return out;
   }
 
   private properties(props: Record<string, Json>): Record<string, Json> {
