@@ -277,6 +277,9 @@ describe('every call the connectors make is in the vendor\'s document', () => {
     const sim = createNinjaOneSimulator({ clients: { sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' } } });
     const fixtures = loadVendorFixtures('sandbox-alpha', 'ninjaone').resources;
     sim.seed('sandbox-alpha', fixtures);
+    // More devices and software rows than a page holds (1,000): the sync pages with `after` and the report cursor.
+    sim.grow('sandbox-alpha', 'devices', 1100);
+    sim.grow('sandbox-alpha', 'software', 1100);
     const server = await startStandalone(sim);
     // A user's approval on the consent page (a browser's calls, before the recording): the code the service exchanges.
     const { verifier, challenge } = pkcePair();
