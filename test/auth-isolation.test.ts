@@ -80,7 +80,7 @@ describe('tenant isolation', () => {
   });
 
   it.each(READS)('GET %s of a sandbox tenant is 404 for the second ISV, same as a missing tenant', async (path) => {
-    for (const tenant of [svc.alphaId, svc.betaId]) {
+    for (const tenant of [svc.alphaId, svc.betaId, svc.gammaId]) {
       const res = await svc.api(`/tenants/${tenant}/${path}`, { key: otherKey });
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('not_found');

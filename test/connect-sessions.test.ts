@@ -121,6 +121,23 @@ describe('connect sessions', () => {
     expect(halo.html).not.toMatch(/id="grant-psa-psa-ticket-create"[^>]*disabled/);
   }, 60_000);
 
+  it('Kaseya BMS: user name, password and company name are tested, and a role that may not modify tickets is named', async () => {
+    const created = await open({ msp_name: 'BMS MSP', kinds: ['psa'], requested_grants: ['psa.ticket.create'] });
+    const page = ConnectPageClient.fromUrl(created.body.connect_url);
+    const first = await page.page();
+    expect(first.html).toContain('https://api.bmsemea.kaseya.com');
+    const base = `${svc.url}/sandbox-vendors/kaseyabms`;
+    expect((await page.test('psa', 'kaseyabms', base, { username: 'sandbox', password: 'wrong', tenant: 'SANDBOX-GAMMA' })).status).toBe(422);
+    expect((await page.test('psa', 'kaseyabms', base, { username: 'sandbox-limited', password: 'sandbox-secret', tenant: 'SANDBOX-GAMMA' })).status).toBe(303);
+    const limited = await page.page();
+    expect(limited.html).toContain('Service Desk &gt; Tickets, Modify');
+    expect(limited.html).toMatch(/id="grant-psa-psa-ticket-create"[^>]*disabled/);
+    expect((await page.test('psa', 'kaseyabms', base, { username: 'sandbox', password: 'sandbox-secret', tenant: 'SANDBOX-GAMMA' })).status).toBe(303);
+    const full = await page.page();
+    expect(full.html).toMatch(/Has it<\/span> Security role: Service Desk &gt; Tickets, Modify/);
+    expect(full.html).not.toMatch(/id="grant-psa-psa-ticket-create"[^>]*disabled/);
+  }, 60_000);
+
   it('Datto RMM: the platform is picked from its six regions, the keys are tested, its permissions are checked, and Connect syncs its devices', async () => {
     const created = await open({ msp_name: 'Datto MSP', kinds: ['rmm'], requested_grants: ['rmm.device.events', 'rmm.device.write'] });
     const page = ConnectPageClient.fromUrl(created.body.connect_url);

@@ -16,7 +16,7 @@ const MCP_REQUESTS = Number(process.env.FUZZ_MCP_REQUESTS ?? 300);
 
 it('answers every fuzzed request of every operation without a 5xx, inside the envelope, as documented', async () => {
   const doc: any = await (await fetch(`${svc.url}/openapi.json`)).json();
-  const runner = new FuzzRunner(doc, { baseUrl: svc.url, tenantIds: [svc.alphaId, svc.betaId], isvKey: svc.key, mspKey: svc.alphaMspKey });
+  const runner = new FuzzRunner(doc, { baseUrl: svc.url, tenantIds: [svc.alphaId, svc.betaId, svc.gammaId], isvKey: svc.key, mspKey: svc.alphaMspKey });
   const report = await runner.run({ perOperation: PER_OPERATION, seed: Number(process.env.FUZZ_SEED ?? 1), concurrency: 3, percentPaths: 2, mcp: MCP_REQUESTS });
   const operations = Object.values(doc.paths as Record<string, object>).reduce((n, m) => n + Object.keys(m).length, 0);
   expect(report.requests).toBe(operations * PER_OPERATION);

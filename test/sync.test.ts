@@ -37,7 +37,7 @@ describe('vendor credentials at rest', () => {
   it('are AES-256-GCM sealed: no plaintext in the column, a fresh IV per value, and they open with the key', async () => {
     const rows: { connector: string; credentials_encrypted: string }[] =
       await svc.services.ds.query('SELECT connector, credentials_encrypted FROM connections');
-    expect(rows.length).toBe(6); // alpha three, beta three (HaloPSA, NinjaOne, Datto RMM)
+    expect(rows.length).toBe(7); // alpha three, beta three (HaloPSA, NinjaOne, Datto RMM), gamma one (Kaseya BMS)
     for (const r of rows) {
       expect(r.credentials_encrypted).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
       expect(r.credentials_encrypted).not.toMatch(/sandbox-secret|sandbox-private|sandbox-public/);
@@ -57,6 +57,7 @@ describe.each([
   ['ninjaone', () => svc.alphaId],
   ['pax8', () => svc.alphaId],
   ['halopsa', () => svc.betaId],
+  ['kaseyabms', () => svc.gammaId],
 ])('sync against the %s simulator', (vendor, tenant) => {
   afterEach(() => clearFaults(vendor));
 

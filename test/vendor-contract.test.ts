@@ -1,6 +1,6 @@
 /**
  * The vendor request-contract check (test/support/vendor-contract.ts): each connector whose vendor
- * publishes a machine-readable API description (Autotask, NinjaOne, Pax8, Datto RMM) makes its whole set of calls
+ * publishes a machine-readable API description (Autotask, NinjaOne, Pax8, Datto RMM, Kaseya BMS) makes its whole set of calls
  * against its simulator over HTTP (every resource synced fully and incrementally, the probe, every write,
  * every reconcile look-up), and each call must be an operation of the vendor's document, with that
  * operation's required query parameters and body properties. A failure names the document and the
@@ -32,6 +32,11 @@ import { clearPax8TokenCache } from '../src/connectors/pax8/token';
 import { autotaskCapabilities } from '../src/connectors/autotask/capabilities';
 import { ninjaOneCapabilities } from '../src/connectors/ninjaone/capabilities';
 import { exchangeCode, pkcePair } from '../src/connect/oauth';
+import { createKaseyaBmsSimulator } from '../src/simulators/kaseyabms/simulator';
+import { kaseyaBmsConnector } from '../src/connectors/kaseyabms/connector';
+import { kaseyaBmsWriter } from '../src/connectors/kaseyabms/writer';
+import { kaseyaBmsAgreementWriter } from '../src/connectors/kaseyabms/agreement-writer';
+import { kaseyaBmsCapabilities } from '../src/connectors/kaseyabms/capabilities';
 import { describeFailures, recordVendorContract, VendorContract, type ContractReport } from './support/vendor-contract';
 
 const contract = new VendorContract();
@@ -123,7 +128,21 @@ describe('the checker', () => {
 
   it('names the formats a document declares that no validator checks', () => {
     // Pax8 types contact phone numbers as `format: phone`, which neither JSON Schema nor OpenAPI defines.
-    expect(contract.uncheckedFormats).toEqual({ 'Pax8 Partner Endpoints OpenAPI 1.0.0': ['phone'] });
+    // BMS types time spans (a .NET TimeSpan) as `format: date-span`, likewise undefined.
+    expect(contract.uncheckedFormats).toEqual({ 'Pax8 Partner Endpoints OpenAPI 1.0.0': ['phone'], 'Kaseya BMS API 2.0 OpenAPI': ['date-span'] });
+  });
+
+  it('checks Kaseya BMS calls against BMS API 2.0: paths, query parameters and body properties', () => {
+    expect(contract.check(call('kaseyabms', 'GET', '/v2/servicedesk/tickets', { queryKeys: ['Filter.Details', 'PageSize', 'PageNumber'] }))!)
+      .toMatchObject({ operation: 'Kaseya BMS API 2.0 OpenAPI: GET /v2/servicedesk/tickets', problems: [] });
+    expect(contract.check(call('kaseyabms', 'GET', '/v2/servicedesk/tickets', { queryKeys: ['Filter.ModifiedOnFrom'] }))!.problems)
+      .toEqual(['query parameter "Filter.ModifiedOnFrom" is not documented']);
+    expect(contract.check(call('kaseyabms', 'POST', '/v2/servicedesk/tickets/7001/notes', { body: { Details: 'x', IsInternal: true, TypeId: 1, NoteDate: '2026-11-20T09:00:00Z', Marker: 'm' } }))!.problems)
+      .toEqual(['body /Marker is not in the document\'s schema']);
+    expect(contract.check(call('kaseyabms', 'POST', '/v2/servicedesk/tickets/7001/timelogs', { body: { StartDate: '2026-11-20', StartTime: '09:00:00', EndTime: '10:00:00', WorkTypeId: 1 } }))!.problems)
+      .toEqual(['body /RoleId is required']);
+    expect(contract.check(call('kaseyabms', 'DELETE', '/v2/servicedesk/tickets/7001/notes'))!.operation).toBeNull();
+    expect(contract.check(call('kaseyabms', 'GET', '/v2/servicedesk/tickets/abc'))!.problems).toEqual(['path /ticketId must be integer, was "abc"']);
   });
 
   it('leaves vendors without a machine-readable description unchecked', () => {
@@ -383,6 +402,48 @@ describe('every call the connectors make is in the vendor\'s document', () => {
       'Pax8 Partner Endpoints OpenAPI 1.0.0: GET /subscriptions',
       'Pax8 Partner Endpoints OpenAPI 1.0.0: POST /companies',
     ], refused);
+  });
+
+  it('Kaseya BMS: token, sync of every resource, the permission checks, every write and every reconcile look-up', async () => {
+    const sim = createKaseyaBmsSimulator();
+    sim.seed('sandbox-gamma', loadVendorFixtures('sandbox-gamma', 'kaseyabms').resources);
+    const server = await startStandalone(sim);
+    const recording = recordVendorContract(contract);
+    const refused: string[] = [];
+    try {
+      const base = { baseUrl: server.url, credentials: { username: 'sandbox', password: 'sandbox-secret', tenant: 'SANDBOX-GAMMA' }, http: new VendorHttpClient({ baseDelayMs: 5, maxRetries: 0 }) };
+      await syncEverything(kaseyaBmsConnector, { ...base, statusMapping: {}, since: null }, refused);
+      await attempt('permissions', () => kaseyaBmsCapabilities.connect.checkPermissions!({ ...base, statusMapping: {}, since: null }), refused);
+      const draft = {
+        marker: marker('bms'), summary: 'Contract check ticket', description: 'From the contract test', companyName: 'Northwind Logistics', companySourceId: '201',
+        boardSourceId: '1', statusSourceId: null, prioritySourceId: '3', projectSourceId: null, vendorNative: null,
+      };
+      let ref = '7001';
+      await attempt('create ticket', async () => { ref = (await kaseyaBmsWriter.createTicket(base, draft)).ticketRef; }, refused);
+      await attempt('find ticket', () => kaseyaBmsWriter.findTicketByMarker(base, draft.marker), refused);
+      await attempt('update ticket', () => kaseyaBmsWriter.updateTicket(base, ref, { summary: 'Renamed', statusSourceId: '2', boardSourceId: '2' }), refused);
+      const note = { marker: marker('bms'), text: 'A note', internal: true, resolution: false };
+      await attempt('note', () => kaseyaBmsWriter.addNote(base, ref, note), refused);
+      await attempt('find note', () => kaseyaBmsWriter.findNoteByMarker(base, ref, note.marker), refused);
+      const time = { marker: marker('bms'), ticketRef: ref, hours: 1.5, billable: true, memberRef: '12', start: new Date('2026-11-20T09:00:00Z') };
+      await attempt('time', () => kaseyaBmsWriter.createTimeEntry(base, time), refused);
+      await attempt('find time', () => kaseyaBmsWriter.findTimeEntryByMarker(base, time), refused);
+      await attempt('recurring service', () => kaseyaBmsAgreementWriter.addLine(base, {
+        marker: marker('bms'), agreementSourceId: '801', productSourceId: '33', quantity: 5, unitPrice: 26.4, unitCost: 22, effectiveDate: '2026-12-01', description: null,
+        product: { sourceId: '33', name: 'Microsoft 365 Business Premium', sku: null, unitPrice: null, unitCost: null, active: true },
+      }), refused);
+    } finally {
+      await server.close();
+    }
+    const doc = 'Kaseya BMS API 2.0 OpenAPI';
+    expectDocumented(recording.stop(), 'kaseyabms', [
+      'POST /v2/security/authenticate', 'GET /v2/security/userinfo', 'GET /v2/crm/accounts/summary', 'GET /v2/crm/contacts/summary',
+      'GET /v2/hr/employees/lookup', 'GET /v2/system/queues/lookup', 'GET /v2/system/statuses/lookup', 'GET /v2/system/priorities/lookup',
+      'GET /v2/servicedesk/tickets', 'GET /v2/finance/contracts/summary', 'GET /v2/admin/finance/services/lookup', 'GET /v2/project/projects/summary',
+      'GET /v2/crm/accounts/{accountId}/locations/lookup', 'POST /v2/servicedesk/tickets', 'PATCH /v2/servicedesk/tickets/{ticketId}',
+      'POST /v2/servicedesk/tickets/{ticketId}/notes', 'GET /v2/servicedesk/tickets/{ticketId}/notes', 'POST /v2/servicedesk/tickets/{ticketId}/timelogs',
+      'GET /v2/servicedesk/tickets/{ticketId}/timelogs', 'POST /v2/finance/contracts/recurringservices/{contractId}/services',
+    ].map((op) => `${doc}: ${op}`), refused);
   });
 });
 

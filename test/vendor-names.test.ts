@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..');
-const VENDOR = /connect\s?wise|auto\s?task|halo\s?psa|\bhalo\b|ninja\s?one|ninjarmm|pax8|datto|centrastage/i;
+const VENDOR = /connect\s?wise|auto\s?task|halo\s?psa|\bhalo\b|ninja\s?one|ninjarmm|pax8|datto|centrastage|kaseya|\bbms\b/i;
 const ALLOWED = [/^src\/connectors\//, /^src\/simulators\//, /^fixtures\//];
 
 function files(dir: string): string[] {
@@ -29,5 +29,5 @@ it('no source file outside the connector, simulator and fixture folders names a 
 });
 
 it('the scan would catch a vendor name (the pattern is not blind)', () => {
-  for (const name of ['ConnectWise', 'Autotask', 'HaloPSA', 'NinjaOne', 'Pax8', 'Datto RMM', 'DattoRMM']) expect(VENDOR.test(`// ${name} says`)).toBe(true);
+  for (const name of ['ConnectWise', 'Autotask', 'HaloPSA', 'NinjaOne', 'Pax8', 'Datto RMM', 'DattoRMM', 'Kaseya BMS', 'BMS']) expect(VENDOR.test(`// ${name} says`)).toBe(true);
 });

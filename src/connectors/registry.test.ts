@@ -14,9 +14,9 @@ describe('connector registry', () => {
         expect(vendorWrite(name, w)).toBe(connectorModule(name).writes[w]);
       }
     }
-    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'ticket.create'))).sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
+    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'ticket.create'))).sort()).toEqual(['autotask', 'connectwise', 'halopsa', 'kaseyabms']);
     expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'device.deploy')))).toEqual(['ninjaone', 'dattormm']);
-    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'agreement.line.add'))).sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
+    expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'agreement.line.add'))).sort()).toEqual(['autotask', 'connectwise', 'halopsa', 'kaseyabms']);
     expect(CONNECTOR_NAMES.filter((n) => !('refused' in lookupWrite(n, 'company.create')))).toEqual(['pax8']);
   });
 

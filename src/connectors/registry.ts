@@ -22,6 +22,9 @@ import { dattoRmmModule } from './dattormm/module';
 import { pax8Capabilities } from './pax8/capabilities';
 import { pax8Connector } from './pax8/connector';
 import { pax8Writes } from './pax8/writes';
+import { kaseyaBmsCapabilities } from './kaseyabms/capabilities';
+import { kaseyaBmsConnector } from './kaseyabms/connector';
+import { kaseyaBmsWrites } from './kaseyabms/writes';
 
 export interface ConnectorModule {
   read: ReadConnector;
@@ -37,6 +40,7 @@ const CONNECTORS: Record<string, ConnectorModule> = {
   ninjaone: { read: ninjaOneConnector, writes: ninjaOneWrites, capabilities: ninjaOneCapabilities },
   dattormm: dattoRmmModule,
   pax8: { read: pax8Connector, writes: pax8Writes, capabilities: pax8Capabilities },
+  kaseyabms: { read: kaseyaBmsConnector, writes: kaseyaBmsWrites, capabilities: kaseyaBmsCapabilities },
 };
 
 export const CONNECTOR_NAMES: readonly string[] = Object.keys(CONNECTORS);

@@ -8,13 +8,22 @@ import type { AddressInfo } from 'node:net';
 import { VendorHttpClient, VendorHttpError } from './vendor-http';
 import { VendorValidationError } from './vendor-errors';
 import { writerCall, type VendorDialect } from './writer-http';
+import { clearSessionTokens } from './vendor-session';
 import type { WriteContext } from './write-types';
 
 let server: http.Server;
 let base: string;
+let tokens = 0;
 const seen: { method: string; url: string; auth: string }[] = [];
 beforeAll(async () => {
   server = http.createServer((req, res) => {
+    // The token endpoint answers a stale token first, then a fresh one.
+    if (req.url === '/token') {
+      tokens += 1;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: tokens === 1 ? 'stale' : 'fresh', expires_in: 3600 }));
+      return;
+    }
     seen.push({ method: req.method ?? '', url: req.url ?? '', auth: String(req.headers.authorization ?? '') });
     const [, status] = /^\/(\d+)/.exec(req.url ?? '') ?? [];
     // A fresh token is accepted where a stale one is refused.
@@ -26,16 +35,17 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); });
-beforeEach(() => { seen.length = 0; });
+beforeEach(() => { seen.length = 0; tokens = 0; clearSessionTokens(); });
 
-const dialect = (renewsTokenOn401: boolean): VendorDialect => ({
+const dialect = (withTokens: boolean): VendorDialect => ({
   connector: 'halopsa',
-  headers: (_ctx, fresh) => ({ authorization: fresh ? 'Bearer fresh' : 'Bearer stale' }),
-  renewsTokenOn401,
+  profile: withTokens
+    ? { connector: 'halopsa', auth: { kind: 'oauth-client-credentials', tokenUrl: '/token', defaultLifetimeS: 3600 } }
+    : { connector: 'halopsa', auth: { kind: 'headers', headers: () => ({ authorization: 'Bearer stale' }) } },
   refusedStatuses: [400],
   problems: (body, fields, fallback) => [{ field: fields.summary ?? fallback, message: String((body as { message?: string }).message) }],
 });
-const ctx = (): WriteContext => ({ baseUrl: base, credentials: {}, http: new VendorHttpClient({ timeoutMs: 2000, maxRetries: 2, baseDelayMs: 1, maxDelayMs: 1 }) });
+const ctx = (): WriteContext => ({ baseUrl: base, credentials: { clientId: 'i', clientSecret: 's' }, http: new VendorHttpClient({ timeoutMs: 2000, maxRetries: 2, baseDelayMs: 1, maxDelayMs: 1 }) });
 
 it('sends a token vendor\'s call once more with a fresh token after a 401, a POST included', async () => {
   expect(await writerCall(dialect(true))(ctx(), { method: 'POST', path: '/401', body: {} }, {}, 'body')).toEqual({ id: 1 });

@@ -1,13 +1,14 @@
 /**
  * The one HTTP helper every writer sends its calls through (docs/architecture.md, Connectors). What differs
- * per vendor is data its client declares once, a `VendorDialect`: its auth headers, whether a 401 is
- * answered with one fresh token, and how its refusal of a request's content reads. The rest is the same
- * for every vendor: the URL under the connection's base, reads retried and writes sent once
- * (vendor-http.ts), and a refusal turned into field problems named after our request
+ * per vendor is data its client declares once, a `VendorDialect`: its vendor profile (auth, token rule and
+ * throttling signals: vendor-session.ts, which also renews a token refused with a 401 and resends once), and
+ * how its refusal of a request's content reads. The rest is the same for every vendor: the URL under the
+ * connection's base, reads retried and writes sent once (vendor-http.ts), and a refusal turned into field problems named after our request
  * (VendorValidationError, 422 `validation`), while throttling and outages stay VendorHttpError.
  */
 import type { ConnectorName } from '../../entities/tenancy';
 import { VendorHttpError } from './vendor-http';
+import { vendorSession, type VendorProfile } from './vendor-session';
 import { VendorValidationError, type FieldMap } from './vendor-errors';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from './write-types';
 
@@ -24,10 +25,8 @@ export interface WriterRequest {
 /** How a vendor is spoken to by its writers, declared once beside its client. */
 export interface VendorDialect {
   connector: ConnectorName;
-  /** The vendor's auth headers; `fresh`: the last token was refused (401), take a new one. */
-  headers(ctx: WriteContext, fresh: boolean): Record<string, string> | Promise<Record<string, string>>;
-  /** A 401 comes before the vendor does anything, so a token vendor's call is sent once more with a fresh token. */
-  renewsTokenOn401: boolean;
+  /** How the vendor is spoken to: auth, token rule, throttling signals (the connector's one profile). */
+  profile: VendorProfile;
   /** The statuses with which the vendor refuses a request's content (a call may name its own). */
   refusedStatuses: readonly number[];
   /** The vendor's refusal body as problems (vendor field names mapped through `fields`, else `fallback`); [] when it is not one. */
@@ -49,21 +48,10 @@ export function refusal(d: VendorDialect, err: unknown, fields: FieldMap, fallba
 /** The call function of a vendor's writers; `statuses`: the refusals of these calls, when they differ from the vendor's usual. */
 export function writerCall(d: VendorDialect, statuses = d.refusedStatuses): WriterCall {
   return async <T>(ctx: WriteContext, req: WriterRequest, fields: FieldMap, fallback: string): Promise<T> => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const res = await ctx.http.request<T>({
-          method: req.method,
-          url: `${ctx.baseUrl}${req.path}`,
-          headers: await d.headers(ctx, attempt > 0),
-          query: req.query,
-          json: req.body,
-          retry: req.read ?? req.method === 'GET',
-        });
-        return res.body;
-      } catch (err) {
-        if (d.renewsTokenOn401 && attempt === 0 && err instanceof VendorHttpError && err.status === 401) continue;
-        throw refusal(d, err, fields, fallback, statuses);
-      }
+    try {
+      return await vendorSession(d.profile, ctx).send<T>({ method: req.method, path: req.path, query: req.query, json: req.body, read: req.read });
+    } catch (err) {
+      throw refusal(d, err, fields, fallback, statuses);
     }
   };
 }

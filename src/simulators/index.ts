@@ -8,6 +8,7 @@ import { createHaloPsaSimulator } from './halopsa/simulator';
 import { createNinjaOneSimulator } from './ninjaone/simulator';
 import { createDattoRmmSimulator } from './dattormm/simulator';
 import { createPax8Simulator } from './pax8/simulator';
+import { createKaseyaBmsSimulator } from './kaseyabms/simulator';
 
 export type SandboxSimulators = Record<string, VendorSimulator>;
 
@@ -20,6 +21,7 @@ export function createSandboxSimulators(controlToken: string, now?: () => number
     ninjaone: createNinjaOneSimulator({ controlToken }),
     dattormm: createDattoRmmSimulator({ controlToken }),
     pax8: createPax8Simulator({ controlToken }),
+    kaseyabms: createKaseyaBmsSimulator({ controlToken, now }),
   };
 }
 

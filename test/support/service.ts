@@ -16,9 +16,11 @@ export interface TestService extends RunningServer {
   key: string;
   alphaId: string;
   betaId: string;
+  gammaId: string;
   /** The fixed development MSP keys of the sandbox tenants. */
   alphaMspKey: string;
   betaMspKey: string;
+  gammaMspKey: string;
   /** Holds every answer against /openapi.json; `seen` lists the (operation, status) pairs met. */
   openapi: OpenApiChecker;
   /** fetch against the service with the sandbox key (override headers to change it). */
@@ -54,6 +56,7 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
   });
   const alpha = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-alpha')!;
   const beta = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-beta')!;
+  const gamma = running.sandbox!.tenants.find((t) => t.slug === 'sandbox-gamma')!;
   const key = running.sandbox!.apiKey!;
   // A service whose document cannot be read is closed before the error, so it leaves nothing registered behind.
   const doc = await openApiOf(running.url).catch(async (err: unknown) => { await running.close(); throw err; });
@@ -88,7 +91,7 @@ export async function startTestService(overrides: Partial<AppConfig> = {}, opts:
   // A queue prefix of the harness's own goes with the service; one a test passed (shared by several
   // processes) is the test's to forget once all of them have closed.
   const served = overrides.queuePrefix !== undefined ? running : forgettingItsQueue(running, config);
-  return { ...served, config, key, alphaId: alpha.id, betaId: beta.id, alphaMspKey: alpha.mspKey, betaMspKey: beta.mspKey, openapi, api, graphql };
+  return { ...served, config, key, alphaId: alpha.id, betaId: beta.id, gammaId: gamma.id, alphaMspKey: alpha.mspKey, betaMspKey: beta.mspKey, gammaMspKey: gamma.mspKey, openapi, api, graphql };
 }
 
 /**

@@ -197,6 +197,11 @@ const VENDORS: Record<string, VendorConfig> = {
     ],
     elsewhere: [],
   },
+  kaseyabms: {
+    // BMS API 2.0 (api.bms.kaseya.com/swagger/v2/swagger.json), its token operations included.
+    documents: [{ title: 'Kaseya BMS API 2.0 OpenAPI', file: 'kaseyabms/bms-api-2.0.json', wirePrefix: '' }],
+    elsewhere: [],
+  },
 };
 
 const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'vendor-api');

@@ -16,6 +16,7 @@
 import type { SyncContext } from '../types';
 import { fieldNamedIn } from '../vendor-errors';
 import type { VendorDialect } from '../writer-http';
+import type { VendorProfile } from '../vendor-session';
 import { autotaskErrorMessages } from './errors';
 
 export const AUTOTASK_PAGE_SIZE = 500;
@@ -62,14 +63,16 @@ export function autotaskHeaders(credentials: Record<string, string>): Record<str
 
 const headers = (ctx: SyncContext) => autotaskHeaders(ctx.credentials);
 
+/** Autotask's API user: the same three headers on every call, nothing to renew. */
+export const autotaskProfile: VendorProfile = { connector: 'autotask', auth: { kind: 'headers', headers: autotaskHeaders } };
+
 /**
  * How Autotask's writers call it (writer-http.ts): its refusal is a 500 or 400 whose body carries an
  * `errors` list (errors.ts); one without the list is a fault, not a refusal.
  */
 export const autotaskDialect: VendorDialect = {
   connector: 'autotask',
-  headers: (ctx) => autotaskHeaders(ctx.credentials),
-  renewsTokenOn401: false,
+  profile: autotaskProfile,
   refusedStatuses: [500, 400],
   problems: (body, fields, fallback) => autotaskErrorMessages(body).map((message) => ({ field: fieldNamedIn(message, fields, fallback), message })),
 };

@@ -5,6 +5,7 @@
 import type { SyncContext } from '../types';
 import { fieldNamedIn, requestField } from '../vendor-errors';
 import type { VendorDialect } from '../writer-http';
+import type { VendorProfile } from '../vendor-session';
 import type { FieldProblem } from '../write-types';
 
 export const CW_MAX_PAGE_SIZE = 1000;
@@ -22,14 +23,16 @@ export function cwHeaders(credentials: Record<string, string>): Record<string, s
   return { authorization: `Basic ${basic}`, clientId };
 }
 
+/** ConnectWise's API-member keys: the same headers on every call, nothing to renew. */
+export const cwProfile: VendorProfile = { connector: 'connectwise', auth: { kind: 'headers', headers: cwHeaders } };
+
 /**
  * How ConnectWise's writers call it (writer-http.ts): Basic auth with the clientId header, and its
  * refusal of an object, 400 `{code: "InvalidObject", message, errors: [{field, message}]}`.
  */
 export const cwDialect: VendorDialect = {
   connector: 'connectwise',
-  headers: (ctx) => cwHeaders(ctx.credentials),
-  renewsTokenOn401: false,
+  profile: cwProfile,
   refusedStatuses: [400],
   problems(raw, fields, fallback) {
     const body = (raw ?? {}) as { message?: unknown; errors?: { field?: unknown; message?: unknown }[] };

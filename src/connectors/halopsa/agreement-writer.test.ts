@@ -70,7 +70,7 @@ describe('halopsa agreement lines on the fixture host', () => {
     expect(vendorWrite('halopsa', 'agreement.line.add').preview(d)).toEqual(halo.previewAdd(d));
     expect(capabilitiesOf('halopsa').commits).toBe('fixture_only');
     const writers = CONNECTOR_NAMES.filter((n) => { try { vendorWrite(n, 'agreement.line.add'); return true; } catch { return false; } });
-    expect(writers.sort()).toEqual(['autotask', 'connectwise', 'halopsa']);
+    expect(writers.sort()).toEqual(['autotask', 'connectwise', 'halopsa', 'kaseyabms']);
     expect(() => vendorWrite('ninjaone', 'agreement.line.add')).toThrow();
   });
 

@@ -19,21 +19,21 @@
  *   create example marks its one contact primary for Admin, Billing and Technical: we do the same for
  *   the first contact of the draft; further contacts are sent without types.
  *
- * Retries: the create is a write, so the shared client does not retry it (`retry: false`). A 429 is a
- * refusal before any processing (rate limiting), so it alone is waited out (Retry-After, else the
- * client's backoff) and resent, within the client's own limits. A 503, a timeout or a dropped
+ * Retries: the create is a write, so the shared client does not retry it. A 429 is a refusal before any
+ * processing (rate limiting), so it alone is waited out (Retry-After, else the client's backoff) and
+ * resent, within the client's own limits (the profile's `resendThrottledWrites`). A 503, a timeout or a dropped
  * connection may follow a create Pax8 did make: those are thrown as they are, and whoever retries
  * must call findCompany first. A 401 gets one new token and one resend (not processed either).
  */
 import type {
   DistributorCompany, DistributorCompanyDraft, DistributorCompanyWriter, DistributorContactDraft,
 } from '../distributor-write-types';
-import { backoffDelay, VendorHttpError } from '../vendor-http';
+import { vendorSession } from '../vendor-session';
 import { fieldNamedIn, type FieldMap } from '../vendor-errors';
-import { refusal, writerCall, type VendorDialect } from '../writer-http';
+import { writerCall, type VendorDialect } from '../writer-http';
 import type { FieldProblem, VendorRequestPreview, WriteContext } from '../write-types';
-import { PAX8_PAGE_SIZE } from './connector';
-import { pax8AccessToken } from './token';
+import { PAX8_PAGE_SIZE, PAX8_PAGING } from './connector';
+import { pax8Profile } from './token';
 
 /**
  * Reconcile bound: GET /companies has no name (or externalId) filter, only page, size, sort and
@@ -163,8 +163,7 @@ export function pax8CompanyBody(d: DistributorCompanyDraft): Record<string, unkn
  */
 const pax8Dialect: VendorDialect = {
   connector: 'pax8',
-  headers: async (ctx, fresh) => ({ authorization: `Bearer ${await pax8AccessToken(ctx, fresh)}` }),
-  renewsTokenOn401: true,
+  profile: pax8Profile,
   refusedStatuses: [422, 400],
   problems(raw) {
     const body = (raw ?? {}) as { message?: unknown; details?: unknown };
@@ -192,53 +191,13 @@ function fieldOfMessage(message: string): string {
   return fieldNamedIn(message, FIELDS, 'body');
 }
 
-/**
- * POST /companies once; a 429 (refused before processing) waited out and resent within the shared
- * client's limits; a 401 answered with one fresh token. Everything else is thrown (see the header).
- */
+/** POST /companies once; a 429 (refused before processing) waited out and resent, a 401 renewed (the profile). */
 async function postCompany(ctx: WriteContext, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const { maxRetries, maxRetryAfterMs, baseDelayMs, maxDelayMs, sleep, random } = ctx.http.opts;
-  let fresh = false;
-  let throttled = 0;
-  for (;;) {
-    try {
-      const res = await ctx.http.request<unknown>({
-        method: 'POST', url: `${ctx.baseUrl}/companies`, headers: await pax8Dialect.headers(ctx, fresh), json: body, retry: false,
-      });
-      const created = res.body as Record<string, unknown> | null;
-      if (!created || typeof created !== 'object' || typeof created.id !== 'string' || !created.id) {
-        throw new Error('pax8 POST /companies: the answer has no company id');
-      }
-      return created;
-    } catch (err) {
-      if (!(err instanceof VendorHttpError)) throw err;
-      if (err.status === 401 && !fresh) {
-        fresh = true;
-        continue;
-      }
-      if (err.outcome === 'throttled' && throttled < maxRetries && (err.retryAfterMs ?? 0) <= maxRetryAfterMs) {
-        await sleep(err.retryAfterMs ?? backoffDelay(throttled, baseDelayMs, maxDelayMs, random));
-        throttled += 1;
-        continue;
-      }
-      throw refusal(pax8Dialect, err, FIELDS, 'body');
-    }
+  const created = await call<Record<string, unknown> | null>(ctx, { method: 'POST', path: '/companies', body }, FIELDS, 'body');
+  if (!created || typeof created !== 'object' || typeof created.id !== 'string' || !created.id) {
+    throw new Error('pax8 POST /companies: the answer has no company id');
   }
-}
-
-interface Pax8Page {
-  content: Record<string, unknown>[];
-  page: { totalPages: number; number: number };
-}
-
-/** GET a page of companies (a read: the shared client retries 429/503); one new token after a 401. */
-async function companyPage(ctx: WriteContext, page: number): Promise<Pax8Page> {
-  const body = await call<unknown>(ctx, { method: 'GET', path: '/companies', query: { page, size: PAX8_PAGE_SIZE } }, FIELDS, 'body');
-  const b = body as Partial<Pax8Page> | null;
-  if (!b || !Array.isArray(b.content) || typeof b.page?.totalPages !== 'number') {
-    throw new Error('pax8 GET /companies: expected {content, page} in the answer');
-  }
-  return b as Pax8Page;
+  return created;
 }
 
 /** Same company: exact name, and the externalId when the draft has one, else phone and website. Deleted companies never match. */
@@ -249,15 +208,16 @@ function matches(native: Record<string, unknown>, d: DistributorCompanyDraft): b
 }
 
 async function findCompany(ctx: WriteContext, d: DistributorCompanyDraft): Promise<DistributorCompany | null> {
-  for (let page = 0; page < PAX8_RECONCILE_MAX_PAGES; page++) {
-    const body = await companyPage(ctx, page);
-    const hit = body.content.find((c) => matches(c, d));
+  const pages = vendorSession(pax8Profile, ctx).pages<Record<string, unknown>>({ path: '/companies' }, {
+    ...PAX8_PAGING,
+    maxPages: PAX8_RECONCILE_MAX_PAGES,
+    limitError: () => new Error(`pax8 reconcile: more than ${PAX8_RECONCILE_MAX_PAGES * PAX8_PAGE_SIZE} companies to search; not concluding the company is absent.`),
+  });
+  for await (const companies of pages) {
+    const hit = companies.find((c) => matches(c, d));
     if (hit) return { companyRef: String(hit.id), native: hit };
-    if (page + 1 >= body.page.totalPages || body.content.length === 0) return null;
   }
-  throw new Error(
-    `pax8 reconcile: more than ${PAX8_RECONCILE_MAX_PAGES * PAX8_PAGE_SIZE} companies to search; not concluding the company is absent.`,
-  );
+  return null;
 }
 
 export const pax8CompanyWriter: DistributorCompanyWriter = {

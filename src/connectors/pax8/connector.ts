@@ -13,42 +13,17 @@ import { parseVendorTime } from '../canonical';
 import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../types';
 import { unsupportedResource } from '../read-dispatch';
 import { VendorHttpError } from '../vendor-http';
-import { pax8AccessToken } from './token';
+import { vendorSession, type Paging } from '../vendor-session';
+import { pax8Profile } from './token';
 
 export const PAX8_PAGE_SIZE = 200;
 
-interface Pax8Page {
-  content: Record<string, unknown>[];
-  page: { totalPages: number; number: number };
-}
+/** Pax8's lists: `{content, page: {totalPages, number}}`, `page` from 0, `size` up to 200. */
+export const PAX8_PAGING: Paging = { style: 'page-number', items: 'content', page: 'page', size: 'size', pageSize: PAX8_PAGE_SIZE, first: 0, totalPages: 'page.totalPages' };
 
-/** GET with the bearer token; a 401 with a cached token gets one retry with a new token. */
-async function pax8Get(ctx: SyncContext, path: string, query: Record<string, number>): Promise<unknown> {
-  const get = async (token: string) =>
-    (await ctx.http.request({ url: `${ctx.baseUrl}${path}`, query, headers: { authorization: `Bearer ${token}` } })).body;
-  try {
-    return await get(await pax8AccessToken(ctx));
-  } catch (err) {
-    if (!(err instanceof VendorHttpError) || err.status !== 401) throw err;
-    return get(await pax8AccessToken(ctx, true));
-  }
-}
-
-function asPage(body: unknown, path: string): Pax8Page {
-  const b = body as Partial<Pax8Page> | null;
-  if (!b || !Array.isArray(b.content) || typeof b.page?.totalPages !== 'number') {
-    throw new Error(`pax8 ${path}: expected {content, page} in the answer`);
-  }
-  return b as Pax8Page;
-}
-
-/** Every page of a Pax8 list, in order. Stops at totalPages (or at an empty page, whichever first). */
-async function* listPages(ctx: SyncContext, path: string): AsyncGenerator<Record<string, unknown>[]> {
-  for (let page = 0; ; page++) {
-    const body = asPage(await pax8Get(ctx, path, { page, size: PAX8_PAGE_SIZE }), path);
-    if (body.content.length) yield body.content;
-    if (page + 1 >= body.page.totalPages || body.content.length === 0) return;
-  }
+/** Every page of a Pax8 list, in order: `page` (0-based) and `size`, until `page.totalPages` (or an empty page). */
+function listPages(ctx: SyncContext, path: string): AsyncGenerator<Record<string, unknown>[]> {
+  return vendorSession(pax8Profile, ctx).pages({ path }, PAX8_PAGING);
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
@@ -176,7 +151,7 @@ export const pax8Connector: ReadConnector = {
   incremental: [],
   // The client-credentials token, then GET /companies?page=0&size=1 (Partner API v1).
   async probe(ctx: SyncContext): Promise<void> {
-    await pax8Get(ctx, '/companies', { page: 0, size: 1 });
+    await vendorSession(pax8Profile, ctx).get('/companies', { page: 0, size: 1 });
   },
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     switch (resource) {
