@@ -1,10 +1,12 @@
 /**
  * The vendor request-contract check (test/support/vendor-contract.ts): each connector whose vendor
- * publishes a machine-readable API description (Autotask, NinjaOne, Pax8, Datto RMM, Kaseya BMS) makes its whole set of calls
- * against its simulator over HTTP (every resource synced fully and incrementally, the probe, every write,
- * every reconcile look-up), and each call must be an operation of the vendor's document, with that
- * operation's required query parameters and body properties. A failure names the document and the
- * operation. ConnectWise and HaloPSA have no such document (fixtures/vendor-api/README.md).
+ * publishes a machine-readable API description (Autotask, NinjaOne, Pax8, Datto RMM, Kaseya BMS) makes its
+ * whole set of calls against its simulator over HTTP (every resource synced fully and incrementally, the
+ * probe, every write, every reconcile look-up), and each call must be an operation of the vendor's
+ * document: its path, its parameters and properties by name, and every value by the schema's type,
+ * format, enumeration and bounds. A failure names the document, the operation and the value's JSON
+ * pointer. The mutation table at the end alters copies of those recorded calls one way each and requires
+ * the check to refuse every one. ConnectWise and HaloPSA have no such document (fixtures/vendor-api/README.md).
  */
 import { startStandalone, type SimulatorRequest } from '../src/simulators/kit';
 import { AUTOTASK_DEMO_INSTANCE, loadAutotaskDemoFixtures } from '../src/simulators/autotask/demo-fixtures';
@@ -468,6 +470,7 @@ const AT = 'Autotask REST swagger v1.0';
 const NINJA = 'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft)';
 const DATTO = 'Datto RMM API OpenAPI (build 235)';
 const PAX8 = 'Pax8 Partner Endpoints OpenAPI 1.0.0';
+const BMS = 'Kaseya BMS API 2.0 OpenAPI';
 
 const body = (c: SimulatorRequest) => c.body as Record<string, any>;
 const setQuery = (name: string, ...values: string[]) => (c: SimulatorRequest) => {
@@ -532,12 +535,25 @@ const MUTATIONS: Mutation[] = [
   { vendor: 'pax8', kind: 'undocumented body property', of: `${PAX8}: POST /companies`, change: (c) => { body(c).industry = 'Logistics'; }, problems: ['body /industry is not in the document\'s schema'] },
   { vendor: 'pax8', kind: 'wrong media type', of: `${PAX8}: POST /companies`, change: (c) => { c.contentType = 'application/x-www-form-urlencoded'; }, problems: ['body is sent as "application/x-www-form-urlencoded", the operation takes "application/json"'] },
   { vendor: 'pax8', kind: 'read-only property', of: `${PAX8}: POST /companies`, change: (c) => { body(c).status = 'Active'; }, problems: ['body /status is read-only in the document\'s schema, a request does not send it'] },
+
+  { vendor: 'kaseyabms', kind: 'wrong type', of: `${BMS}: POST /v2/servicedesk/tickets`, change: (c) => { body(c).AccountId = '201'; }, problems: ['body /AccountId must be integer, was "201"'] },
+  { vendor: 'kaseyabms', kind: 'wrong type', of: `${BMS}: GET /v2/servicedesk/tickets`, change: setQuery('PageSize', 'all'), problems: ['query /PageSize must be integer, was "all"'] },
+  { vendor: 'kaseyabms', kind: 'outside an enumeration', of: `${BMS}: PATCH /v2/servicedesk/tickets/{ticketId}`, change: (c) => { (c.body as Record<string, unknown>[])[0].OperationType = 9; }, problems: ['body /0/OperationType must be one of 0, 1, 2, 3, 4, 5, 6, was 9'] },
+  { vendor: 'kaseyabms', kind: 'bad format', of: `${BMS}: POST /v2/servicedesk/tickets/{ticketId}/notes`, change: (c) => { body(c).NoteDate = '2026-12-07 09:57'; }, problems: ['body /NoteDate must be a "date-time", was "2026-12-07 09:57"'] },
+  { vendor: 'kaseyabms', kind: 'bad format', of: `${BMS}: GET /v2/crm/accounts/summary`, change: setQuery('Filter.ModifiedOnFrom', 'yesterday'), problems: ['query /Filter.ModifiedOnFrom must be a "date-time", was "yesterday"'] },
+  { vendor: 'kaseyabms', kind: 'outside a bound', of: `${BMS}: POST /v2/servicedesk/tickets`, change: (c) => { body(c).PriorityId = 0; }, problems: ['body /PriorityId must be >= 1, was 0'] },
+  { vendor: 'kaseyabms', kind: 'undocumented path', of: `${BMS}: POST /v2/servicedesk/tickets/{ticketId}/notes`, change: setSegment(2, 'ticket'), problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'kaseyabms', kind: 'undocumented query parameter', of: `${BMS}: GET /v2/servicedesk/tickets`, change: setQuery('Filter.ModifiedOnFrom', '2026-11-01T00:00:00Z'), problems: ['query parameter "Filter.ModifiedOnFrom" is not documented'] },
+  { vendor: 'kaseyabms', kind: 'undocumented body property', of: `${BMS}: POST /v2/servicedesk/tickets/{ticketId}/notes`, change: (c) => { body(c).Marker = 'm-1'; }, problems: ['body /Marker is not in the document\'s schema'] },
+  { vendor: 'kaseyabms', kind: 'undocumented body property', of: `${BMS}: POST /v2/finance/contracts/recurringservices/{contractId}/services`, change: (c) => { (c.body as Record<string, unknown>[])[0].Marker = 'm-1'; }, problems: ['body /0/Marker is not in the document\'s schema'] },
+  { vendor: 'kaseyabms', kind: 'wrong path value', of: `${BMS}: POST /v2/servicedesk/tickets/{ticketId}/notes`, change: setSegment(3, 'T-7001'), problems: ['path /ticketId must be integer, was "T-7001"'] },
+  { vendor: 'kaseyabms', kind: 'wrong media type', of: `${BMS}: POST /v2/security/authenticate`, change: (c) => { c.contentType = 'application/x-www-form-urlencoded'; }, problems: ['body is sent as "application/x-www-form-urlencoded", the operation takes "multipart/form-data"'] },
 ];
 
 describe('mutations of recorded requests fail the check, naming the document, the operation and the value', () => {
   it('covers every kind on every described vendor', () => {
     const kinds: Kind[] = ['wrong type', 'undocumented path', 'undocumented query parameter', 'undocumented body property', 'bad format'];
-    for (const vendor of ['autotask', 'ninjaone', 'dattormm', 'pax8']) {
+    for (const vendor of ['autotask', 'ninjaone', 'dattormm', 'pax8', 'kaseyabms']) {
       const has = new Set(MUTATIONS.filter((m) => m.vendor === vendor).map((m) => m.kind));
       expect({ vendor, missing: [...kinds, ...(vendor === 'autotask' ? [] : ['outside an enumeration'])].filter((k) => !has.has(k as Kind)) }).toEqual({ vendor, missing: [] });
     }
