@@ -33,11 +33,6 @@ async function mcp(name: string, args: Record<string, unknown>): Promise<any> {
   return body.result.structuredContent ?? JSON.parse(body.result.content[0].text);
 }
 
-async function sync(): Promise<void> {
-  const res = await svc.api(gamma('/sync'), { method: 'POST', json: {} });
-  expect(res.body.ok).toBe(true);
-}
-
 const ticketsAtBms = () => bms.list(GAMMA, 'tickets');
 const openTicket = () => ticketsAtBms().find((t) => t.StatusId === 2)!;
 

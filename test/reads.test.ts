@@ -43,12 +43,12 @@ async function readAll(tenantId: string, path: string, items: string, limit: num
 }
 
 describe('GET /tenants', () => {
-  it('lists both sandbox tenants with their connections', async () => {
+  it('lists the three sandbox tenants with their connections', async () => {
     const res = await svc.api('/tenants');
     expect(res.status).toBe(200);
     S.TenantList.parse(res.body);
     const slugs = res.body.tenants.map((t: any) => t.slug).sort();
-    expect(slugs).toEqual(['sandbox-alpha', 'sandbox-beta']);
+    expect(slugs).toEqual(['sandbox-alpha', 'sandbox-beta', 'sandbox-gamma']);
     const alpha = res.body.tenants.find((t: any) => t.slug === 'sandbox-alpha');
     expect(alpha.sandbox).toBe(true);
     expect(alpha.connections.map((c: any) => c.connector).sort()).toEqual(['connectwise', 'ninjaone', 'pax8']);

@@ -2,7 +2,7 @@
  * The read side's `fetch` as a table: one fetcher per resource a connector syncs, and a refusal naming
  * the connector for any other. Connector-neutral (the RMM connectors share it).
  */
-import type { FetchedRecord, SyncContext, SyncResource } from './types';
+import type { FetchedPage, FetchedRecord, PageCompletion, StoredComparison, SyncContext, SyncResource } from './types';
 
 export type Fetchers = { [R in SyncResource]?: (ctx: SyncContext) => AsyncIterable<FetchedRecord<R>[]> };
 
@@ -26,4 +26,24 @@ export function fetchFrom(connector: string, fetchers: Fetchers) {
  */
 export function readOnce<T>(ctx: SyncContext, key: string, read: () => Promise<T>): Promise<T> {
   return ctx.shared ? ctx.shared(key, read) : read();
+}
+
+/** A page that the sync completes with the store's answer before preparing it (PageCompletion). */
+export function pageToComplete<R extends SyncResource>(records: FetchedRecord<R>[], completion: PageCompletion): FetchedPage<R> {
+  return Object.assign(records, { completion });
+}
+
+/**
+ * The pages of a fetch, each completed (PageCompletion) with `compare`'s answer, or as if nothing were
+ * stored: what the sync pipeline does, for readers outside a sync (tests, tools).
+ */
+export async function* completedPages<R extends SyncResource>(
+  pages: AsyncIterable<FetchedRecord<R>[]>,
+  compare?: (records: FetchedRecord<R>[], bookkeeping: readonly string[]) => Promise<StoredComparison>,
+): AsyncGenerator<FetchedRecord<R>[]> {
+  for await (const page of pages) {
+    const completion = (page as FetchedPage<R>).completion;
+    if (completion) await completion.complete(compare ? await compare(page, completion.bookkeeping) : null);
+    yield page;
+  }
 }

@@ -73,17 +73,27 @@ export interface SyncContext {
    */
   baseline?: boolean;
   /**
-   * How each of `records` stands against its stored copy (record-writer.ts `compareStored`), so a connector
-   * spends per-record calls only where they can tell something; `bookkeeping` are the native keys that
-   * moving alone does not make a change (the connector's `bookkeepingFields`).
-   */
-  compareStored?: (records: FetchedRecord[], bookkeeping: readonly string[]) => Promise<StoredComparison>;
-  /**
    * A read the resources of one sync share (sync.service.ts): the first resource to ask runs `read`, the
    * later ones in that sync get its answer. Use through `readOnce` (read-dispatch.ts).
    */
   shared?: <T>(key: string, read: () => Promise<T>) => Promise<T>;
 }
+
+/**
+ * What a page still needs once the sync knows how its records stand against the store: a connector that
+ * spends per-record calls only where they can tell something (ConnectWise's note counts) returns its page
+ * with this, and the sync pipeline compares the page with the store (record-writer.ts `compareStored`)
+ * and completes it before preparing it, so no connector reads the store in the middle of a fetch.
+ */
+export interface PageCompletion {
+  /** The native keys that moving alone does not make a change (the connector's `bookkeepingFields`). */
+  bookkeeping: readonly string[];
+  /** Fills what the page lacks; `stored` null: nothing to compare with (every record is taken as new). */
+  complete(stored: StoredComparison | null): Promise<void>;
+}
+
+/** A page of a fetch: its records, and what completes them where the connector needs the store's answer. */
+export type FetchedPage<R extends SyncResource = SyncResource> = FetchedRecord<R>[] & { readonly completion?: PageCompletion };
 
 /**
  * Source ids of a page by how each record stands against the store; a record in none of the sets is new.

@@ -45,6 +45,8 @@ export interface VendorRequest {
    * 429 refuses a request before any processing (the write cannot have landed). 503 and no answer stay unsent.
    */
   resendThrottled?: boolean;
+  /** The vendor's own waits before each retry where it documents them (seconds 2, 5, 10: [2000, 5000, 10000]; the last repeats), instead of the jittered backoff; Retry-After still wins. */
+  backoffScheduleMs?: readonly number[];
 }
 
 export interface VendorResponse<T = unknown> {
@@ -206,6 +208,12 @@ export class VendorHttpClient {
     return inVendorCallSpan(req.method ?? 'GET', url, this.budget?.connector, () => this.send<T>(req, url));
   }
 
+  private backoff(req: VendorRequest, attempt: number): number {
+    const schedule = req.backoffScheduleMs;
+    if (schedule?.length) return schedule[Math.min(attempt, schedule.length - 1)];
+    return backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random);
+  }
+
   private async send<T>(req: VendorRequest, url: URL): Promise<VendorResponse<T>> {
     const method = req.method ?? 'GET';
     const retry = req.retry ?? method === 'GET';
@@ -249,7 +257,7 @@ export class VendorHttpClient {
         if (!retry && !notSent) this.fence?.unknown(sentAt);
         const e = new VendorHttpError(`vendor request failed: ${(err as Error).message}`, 0, null, null, attempt + 1, true, notSent);
         if (retry && attempt < this.opts.maxRetries) {
-          await this.opts.sleep(backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random));
+          await this.opts.sleep(this.backoff(req, attempt));
           continue;
         }
         throw e;
@@ -263,7 +271,7 @@ export class VendorHttpClient {
       const retryAfterMs = parseRetryAfterMs(res.headers.get('retry-after'));
       const retryable = retry ? res.status === 429 || res.status === 503 : req.resendThrottled === true && res.status === 429;
       if (retryable && attempt < this.opts.maxRetries && (retryAfterMs ?? 0) <= this.opts.maxRetryAfterMs) {
-        const backoff = backoffDelay(attempt, this.opts.baseDelayMs, this.opts.maxDelayMs, this.opts.random);
+        const backoff = this.backoff(req, attempt);
         await this.opts.sleep(Math.max(retryAfterMs ?? 0, retryAfterMs != null ? 0 : backoff));
         continue;
       }

@@ -225,6 +225,33 @@ describe('throttling', () => {
     expect(seen).toHaveLength(2);
   });
 
+  it('the vendor\'s documented waits replace the jittered backoff where no Retry-After is given', async () => {
+    let throttle = 3;
+    handler = () => (throttle-- > 0 ? { status: 429 } : { body: {} });
+    const waits: number[] = [];
+    const client = new VendorHttpClient({ timeoutMs: 10_000, maxRetries: 5, sleep: async (ms) => { waits.push(ms); } });
+    const p: VendorProfile = { connector: 'acme', auth: { kind: 'none' }, throttling: { backoffMs: [2000, 5000] } };
+    await vendorSession(p, { baseUrl: `${base}/api`, credentials: {}, http: client }).get('/x');
+    expect(waits).toEqual([2000, 5000, 5000]);
+  });
+
+  it('a refusal inside a 2xx is thrown as the status it stands for, and a 401 in it renews the token', async () => {
+    let issued = 0;
+    handler = (r) => {
+      if (r.path === '/api/token') { issued += 1; return { body: { access_token: `t${issued}`, expires_in: 3600 } }; }
+      if (r.headers.authorization !== `Bearer t${issued}` || issued < 2) return { body: { Success: false, Error: 'token expired', Code: 401 } };
+      return r.path === '/api/bad' ? { body: { Success: false, Error: 'Title is required', Code: 400 } } : { body: { Success: true, Result: 1 } };
+    };
+    const p: VendorProfile = {
+      ...clientCredentials,
+      errorInBody: (b) => { const e = b as { Success?: boolean; Error?: string; Code?: number }; return e?.Success === false ? { status: e.Code ?? 400, message: String(e.Error) } : null; },
+    };
+    const s = vendorSession(p, ctxOf({ clientId: 'i', clientSecret: 's' }));
+    await expect(s.get('/ok')).resolves.toEqual({ Success: true, Result: 1 });
+    expect(calls('/api/token')).toHaveLength(2);
+    await expect(s.send({ method: 'POST', path: '/bad', json: {} })).rejects.toMatchObject({ status: 400, body: { Error: 'Title is required' } });
+  });
+
   it('a pace runs before every request', async () => {
     handler = () => ({ body: {} });
     let paced = 0;
@@ -312,6 +339,7 @@ describe('paging', () => {
     handler = (r) => ({ body: rows(Number(r.query.get('page')) * 10, 2) });
     const paging: Paging = { style: 'page-number', items: null, page: 'page', size: 'size', pageSize: 2, first: 0, maxPages: 2, limitError: () => new Error('too many') };
     await expect(all(paging)).rejects.toThrow('too many');
+    expect(seen).toHaveLength(2);
     seen = [];
     for await (const page of vendorSession(none, ctxOf({})).pages({ path: '/list' }, paging)) { expect(page).toHaveLength(2); break; }
     expect(seen).toHaveLength(1);

@@ -130,7 +130,15 @@ export interface VendorProfile {
     pace?: (ctx: SessionContext) => Promise<void>;
     /** The vendor's 429 refuses before any processing, so a write answered 429 is resent (vendor-http limits). */
     resendThrottledWrites?: boolean;
+    /** The waits the vendor documents before each retry of a 429/503 (the last repeats); Retry-After still wins. */
+    backoffMs?: readonly number[];
   };
+  /**
+   * A refusal the vendor answers inside a 2xx (an envelope's `Success: false`, an error message with 200 OK):
+   * the status it stands for and its message, or null for a real answer. It is thrown as that status's
+   * VendorHttpError (with the body), so writers' refusals and throttling read it as any other.
+   */
+  errorInBody?: (body: unknown) => { status: number; message: string } | null;
 }
 
 /** One request of a session; `path` is under the connection's base URL, `url` absolute (a next-page link). */
@@ -142,7 +150,7 @@ export interface SessionRequest {
   json?: unknown;
   form?: Record<string, string>;
   headers?: Record<string, string>;
-  /** Safe to repeat (a read, Autotask's POST <Entity>/query included); default: GET only. */
+  /** Safe to repeat (a read, Autotask's POST <Entity>/query included); default: GET only. False: sent once (a probe answers at once). */
   read?: boolean;
 }
 
@@ -410,12 +418,16 @@ async function sessionRequest<T>(profile: VendorProfile, ctx: SessionContext, re
     await profile.throttling?.pace?.(ctx);
     const auth = await authHeaders(profile, ctx);
     try {
-      return await ctx.http.request<T>({
+      const res = await ctx.http.request<T>({
         method, url, query: req.url ? undefined : req.query, json: req.json, form: req.form,
         headers: { ...req.headers, ...auth },
         retry: req.read ?? method === 'GET',
         resendThrottled: profile.throttling?.resendThrottledWrites,
+        backoffScheduleMs: profile.throttling?.backoffMs,
       });
+      const refused = profile.errorInBody?.(res.body);
+      if (refused) throw new VendorHttpError(`${profile.connector} answered ${res.status} with a refusal: ${refused.message}`, refused.status, res.body, null, res.attempts);
+      return res;
     } catch (err) {
       const renew = tokens && tries === 0 && err instanceof VendorHttpError && err.status === 401;
       if (!renew) throw err;
@@ -442,12 +454,14 @@ function onOrigin(link: string, ctx: SessionContext, how: OffOrigin, where: stri
   return new URL(`${target.pathname}${target.search}`, base.origin).href;
 }
 
-/** The `rel="next"` target of a Link header. */
-export function linkNext(header: string | null): string | null {
+/** The URL of the `rel` link (default `next`) in an RFC 8288 Link header, or null. */
+export function linkNext(header: string | null, rel = 'next'): string | null {
   if (!header) return null;
-  for (const part of header.split(',')) {
-    const m = /<([^>]+)>\s*;(.*)/.exec(part.trim());
-    if (m && /\brel\s*=\s*"?next"?/i.test(m[2])) return m[1];
+  for (const part of header.split(/,(?=\s*<)/)) {
+    const m = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
+    if (!m) continue;
+    const rels = /\brel\s*=\s*"?([^";]+)"?/i.exec(m[2])?.[1].split(/\s+/) ?? [];
+    if (rels.includes(rel)) return m[1];
   }
   return null;
 }

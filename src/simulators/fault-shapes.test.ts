@@ -9,6 +9,7 @@ import { createHaloPsaSimulator } from './halopsa/simulator';
 import { startStandalone, type VendorSimulator } from './kit';
 import { createNinjaOneSimulator } from './ninjaone/simulator';
 import { createPax8Simulator } from './pax8/simulator';
+import { createKaseyaBmsSimulator } from './kaseyabms/simulator';
 
 const CONTROL = 'control-token';
 
@@ -46,6 +47,12 @@ const CASES: Record<string, Case> = {
     make: () => createPax8Simulator({ controlToken: CONTROL }),
     path: '/v1/companies',
     shape: (status, path) => ({ type: expect.any(String), message: expect.any(String), instance: path, status, details: [] }),
+  },
+  kaseyabms: {
+    make: () => createKaseyaBmsSimulator({ controlToken: CONTROL }),
+    path: '/v2/servicedesk/tickets',
+    // BMS API 2.0's envelope (ErrorInfo), with the fault's own status.
+    shape: (status) => ({ Success: false, Error: { Code: status, Message: expect.any(String), Details: null, StackStrace: null, SubErrors: [] }, Result: null }),
   },
 };
 

@@ -14,6 +14,7 @@ import type { HaloPsaSimulator } from './halopsa/simulator';
 import type { NinjaOneSimulator } from './ninjaone/simulator';
 import type { DattoRmmSimulator } from './dattormm/simulator';
 import type { Pax8Simulator } from './pax8/simulator';
+import type { KaseyaBmsSimulator } from './kaseyabms/simulator';
 
 /** What a graceful close stores and the next start reads: JSON, as the jsonb column keeps it. */
 function restart(from: VendorSimulator, to: VendorSimulator, instance: string): void {
@@ -62,6 +63,18 @@ describe('a simulator restored from its exported state', () => {
     expect(after.get('sandbox-beta', 'tickets', ticket.id)).toEqual(before.get('sandbox-beta', 'tickets', ticket.id));
     const next = after.create('sandbox-beta', 'tickets', { summary: 'After', client_id: client.id });
     expect(next.id).toBe(ticket.id + 1);
+  });
+
+  it('Kaseya BMS: tickets, notes and changes stay, and the next note continues the note ids', () => {
+    const { before, after } = sandboxPair('kaseyabms', 'sandbox-gamma') as { before: KaseyaBmsSimulator; after: KaseyaBmsSimulator };
+    const ticket = before.list('sandbox-gamma', 'tickets')[0];
+    const note = before.addNote('sandbox-gamma', ticket.Id, 'Before the restart');
+    const closed = before.simulate!('sandbox-gamma', { kind: 'ticket_close', target_id: String(ticket.Id) });
+
+    restart(before, after, 'sandbox-gamma');
+    expect(exported(after, 'sandbox-gamma')).toEqual(exported(before, 'sandbox-gamma'));
+    expect(after.get('sandbox-gamma', 'tickets', Number(closed.target_id))!.CompletedDate).not.toBeNull();
+    expect(after.addNote('sandbox-gamma', ticket.Id, 'After').Id).toBe(note.Id + 1);
   });
 
   it('NinjaOne: devices, alerts and the activity log stay; a removed device id is not issued again', () => {

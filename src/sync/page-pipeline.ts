@@ -2,8 +2,9 @@
  * The life of a page of vendor records, in one module (docs/architecture.md, Sync). A resource's read is
  * its pages, each through the same steps, in this order:
  *
- *  1. fetch    the connector's next page (connectors/*), prepared (stored form, hashes, row values:
- *              RecordWriter.prepare) while the page before it is written;
+ *  1. fetch    the connector's next page (connectors/*), completed where the connector asks for the store's
+ *              answer first (PageCompletion: compareStored, then its per-record calls), and prepared (stored
+ *              form, hashes, row values: RecordWriter.prepare) while the page before it is written;
  *  2. compare  a full re-read's page against the store: a page the store holds as fetched (a quiet RMM list
  *              every few seconds) ends here, with no transaction and no reaction (comparePage);
  *  3. plan     what its write will do, worked out before the transaction (RecordWriter.expect), and what each
@@ -26,7 +27,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from 'pino';
 import type { Connection } from '../../entities';
-import type { FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../connectors/types';
+import type { FetchedPage, FetchedRecord, ReadConnector, SyncContext, SyncResource } from '../connectors/types';
 import type { AuditService } from '../audit/audit.service';
 import type { AfterCommit, CommittedChanges } from '../shared/committed-changes';
 import { PageRefusedError, type ExpectedPageWrite, type PageWriteResult, type PreparedPage, type RecordWriter } from './record-writer';
@@ -127,11 +128,6 @@ export class PagePipeline {
   ) {
     this.transactions = new Transactions(ds);}
 
-  /** The record store's answer to a connector's "how do these stand?" (SyncContext.compareStored), for one resource's read. */
-  compareStored(resource: SyncResource, scope: { tenantId: string; connectionId: string }, started: Date): NonNullable<SyncContext['compareStored']> {
-    return (records, bookkeeping) => this.writer.compareStored(resource, scope, records, bookkeeping, started);
-  }
-
   /**
    * Every page of one resource through its steps, then the deletion pass; `counts` is filled as pages
    * commit. A failure is thrown once what committed pages owe has run.
@@ -145,7 +141,12 @@ export class PagePipeline {
     try {
       const scope = { tenantId: connection.tenantId, connectionId: connection.id };
       // Step 1, fetch: the next page is fetched and prepared while this one is written (the vendor, the page's own work and the store side by side).
-      const pages = prefetch(read.connector.fetch(resource, read.ctx), (page) => this.writer.prepare(resource, scope, page as FetchedRecord[], read.started));
+      // A page the connector completes with the store's answer (PageCompletion) is compared first, outside any transaction.
+      const pages = prefetch(read.connector.fetch(resource, read.ctx), async (page) => {
+        const completion = (page as FetchedPage).completion;
+        if (completion) await completion.complete(await this.writer.compareStored(resource, scope, page, completion.bookkeeping, read.started));
+        return this.writer.prepare(resource, scope, page as FetchedRecord[], read.started);
+      });
       for await (const prepared of pages) await this.runPage(pass, prepared);
       await pass.announced;
       await this.deletionPass(pass);

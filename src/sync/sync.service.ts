@@ -255,10 +255,7 @@ export class SyncService {
     const incremental = !opts.full && connector.incremental.includes(resource) && state.watermark != null;
     const baseline = state.lastSyncedAt == null;
     const started = new Date();
-    const ctx: SyncContext = {
-      ...run.ctx, since: incremental ? state.watermark : null, baseline,
-      compareStored: this.pages.compareStored(resource, { tenantId: connection.tenantId, connectionId: connection.id }, started),
-    };
+    const ctx: SyncContext = { ...run.ctx, since: incremental ? state.watermark : null, baseline };
     if (due && incremental && await this.nothingChanged(connector, resource, ctx, state, connection.id).catch(() => false)) {
       // Confirmed current by one cheap call: nothing is read, the store is as fresh as this check.
       Object.assign(state, { checkedAt: started, lastStatus: 'ok', lastError: null, quietChecks: (state.quietChecks ?? 0) + 1 });

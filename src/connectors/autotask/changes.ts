@@ -5,7 +5,8 @@
  * the query's first page of 500.
  */
 import type { SyncContext, SyncResource } from '../types';
-import { autotaskHeaders } from './client';
+import { vendorSession } from '../vendor-session';
+import { autotaskProfile } from './client';
 
 const ENTITIES: Partial<Record<SyncResource, string>> = { tickets: 'Tickets', companies: 'Companies' };
 
@@ -14,10 +15,10 @@ export function autotaskChangedSince(resource: SyncResource, ctx: SyncContext): 
   if (!entity || !ctx.since) return null;
   const since = ctx.since;
   return (async () => {
-    const res = await ctx.http.request<{ queryCount?: unknown }>({
-      method: 'POST', url: `${ctx.baseUrl}/${entity}/query/count`, headers: autotaskHeaders(ctx.credentials), retry: true,
+    const body = await vendorSession(autotaskProfile, ctx).send<{ queryCount?: unknown }>({
+      method: 'POST', path: `/${entity}/query/count`, read: true,
       json: { filter: [{ op: 'gt', field: 'lastActivityDate', value: since.toISOString() }] },
     });
-    return typeof res.body?.queryCount !== 'number' || res.body.queryCount > 0;
+    return typeof body?.queryCount !== 'number' || body.queryCount > 0;
   })();
 }

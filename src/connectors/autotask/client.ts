@@ -16,7 +16,7 @@
 import type { SyncContext } from '../types';
 import { fieldNamedIn } from '../vendor-errors';
 import type { VendorDialect } from '../writer-http';
-import type { VendorProfile } from '../vendor-session';
+import { vendorSession, type VendorProfile } from '../vendor-session';
 import { autotaskErrorMessages } from './errors';
 
 export const AUTOTASK_PAGE_SIZE = 500;
@@ -44,11 +44,6 @@ export interface FieldInfo {
   isPickList?: boolean;
   picklistValues?: PicklistValue[] | null;
   [k: string]: unknown;
-}
-
-interface QueryPage {
-  items: Native[];
-  pageDetails?: { nextPageUrl?: string | null };
 }
 
 /** Matches every record: Autotask refuses a query without a condition, and ids start at 0. */
@@ -96,10 +91,9 @@ export class WrongZoneError extends Error {
 
 /** The zone of the connection's API user: GET zoneInformation?user=<username>. */
 export async function zoneInformation(ctx: SyncContext): Promise<ZoneInformation> {
-  const h = headers(ctx);
-  const body = (await ctx.http.request<Partial<ZoneInformation>>({
-    url: `${ctx.baseUrl}/zoneInformation`, query: { user: h.UserName }, headers: h, retry: false,
-  })).body;
+  const body = await vendorSession(autotaskProfile, ctx).send<Partial<ZoneInformation>>({
+    path: '/zoneInformation', query: { user: headers(ctx).UserName }, read: false,
+  });
   if (!body || typeof body.url !== 'string' || !body.url) throw new Error('autotask zoneInformation: expected {url} in the answer');
   return body as ZoneInformation;
 }
@@ -120,40 +114,26 @@ export async function probeQuery(ctx: SyncContext): Promise<void> {
   if (expected.toLowerCase() !== ctx.baseUrl.replace(/\/+$/, '').toLowerCase()) {
     throw new WrongZoneError(zone.zoneName ?? null, expected);
   }
-  await ctx.http.request({
-    method: 'POST', url: `${ctx.baseUrl}/Companies/query`, headers: headers(ctx), retry: false,
-    json: { filter: [{ op: 'eq', field: 'id', value: -1 }], MaxRecords: 1 },
+  await vendorSession(autotaskProfile, ctx).send({
+    method: 'POST', path: '/Companies/query', json: { filter: [{ op: 'eq', field: 'id', value: -1 }], MaxRecords: 1 },
   });
 }
 
-function asPage(body: unknown, what: string): QueryPage {
-  const b = body as Partial<QueryPage> | null;
-  if (!b || !Array.isArray(b.items)) throw new Error(`autotask ${what}: expected {items, pageDetails} in the answer`);
-  return b as QueryPage;
-}
-
-/** Every page of a query, in Autotask's (id) order. */
-export async function* queryPages(
+/**
+ * Every page of a query, in Autotask's (id) order: the POST, then each `pageDetails.nextPageUrl` as given
+ * (it carries the paging state and the search), kept on the connection's origin so the secret goes nowhere else.
+ */
+export function queryPages(
   ctx: SyncContext,
   entity: string,
   filter: FilterItem[],
   includeFields?: string[],
 ): AsyncGenerator<Native[]> {
   const search = { filter, MaxRecords: AUTOTASK_PAGE_SIZE, ...(includeFields ? { IncludeFields: includeFields } : {}) };
-  let page = asPage(
-    (await ctx.http.request({ method: 'POST', url: `${ctx.baseUrl}/${entity}/query`, headers: headers(ctx), json: search, retry: true })).body,
-    `${entity}/query`,
+  return vendorSession(autotaskProfile, ctx).pages<Native>(
+    { method: 'POST', path: `/${entity}/query`, json: search, read: true },
+    { style: 'next-url', items: 'items', next: 'pageDetails.nextPageUrl', offOrigin: 'rebase' },
   );
-  const followed = new Set<string>();
-  for (;;) {
-    if (page.items.length) yield page.items;
-    const next = page.pageDetails?.nextPageUrl;
-    if (!next) return;
-    // A next page pointing back at one already read would loop forever.
-    if (followed.has(next)) throw new Error(`autotask ${entity}/query: nextPageUrl repeats`);
-    followed.add(next);
-    page = asPage((await ctx.http.request({ url: next, headers: headers(ctx) })).body, `${entity}/query/next`);
-  }
 }
 
 /** All records whose `field` is one of `values` (chunked under Autotask's condition limit). */
@@ -169,7 +149,7 @@ export async function queryIn(ctx: SyncContext, entity: string, field: string, v
 
 /** GET <Entity>/entityInformation/fields: field information with the database's picklists. */
 export async function entityFields(ctx: SyncContext, entity: string): Promise<FieldInfo[]> {
-  const body = (await ctx.http.request<{ fields?: FieldInfo[] }>({ url: `${ctx.baseUrl}/${entity}/entityInformation/fields`, headers: headers(ctx) })).body;
+  const body = await vendorSession(autotaskProfile, ctx).get<{ fields?: FieldInfo[] }>(`/${entity}/entityInformation/fields`);
   if (!body || !Array.isArray(body.fields)) throw new Error(`autotask ${entity}/entityInformation/fields: expected {fields}`);
   return body.fields;
 }
@@ -195,6 +175,6 @@ export function picklist(fields: FieldInfo[], name: string): Map<string, Picklis
 
 /** GET <Entity>/entityInformation: whether the API user can create, update and query the entity (read-only). */
 export async function entityInformation(ctx: SyncContext, entity: string): Promise<{ canCreate?: boolean; canUpdate?: boolean; canQuery?: boolean }> {
-  const body = (await ctx.http.request<{ info?: { canCreate?: boolean; canUpdate?: boolean; canQuery?: boolean } }>({ url: `${ctx.baseUrl}/${entity}/entityInformation`, headers: headers(ctx), retry: false })).body;
+  const body = await vendorSession(autotaskProfile, ctx).send<{ info?: { canCreate?: boolean; canUpdate?: boolean; canQuery?: boolean } }>({ path: `/${entity}/entityInformation`, read: false });
   return body?.info ?? {};
 }

@@ -6,7 +6,8 @@
  * call per list instead of the list's first page.
  */
 import type { SyncContext, SyncResource } from '../types';
-import { cwDate, cwHeaders } from './client';
+import { cwDate, cwProfile } from './client';
+import { vendorSession } from '../vendor-session';
 
 const LISTS: Partial<Record<SyncResource, readonly string[]>> = {
   tickets: ['/service/tickets', '/project/tickets'], companies: ['/company/companies'], contacts: ['/company/contacts'],
@@ -19,9 +20,9 @@ export function connectwiseChangedSince(resource: SyncResource, ctx: SyncContext
   const conditions = `lastUpdated > ${cwDate(ctx.since)}`;
   return (async () => {
     for (const path of lists) {
-      const res = await ctx.http.request<{ count?: unknown }>({ url: `${ctx.baseUrl}${path}/count`, headers: cwHeaders(ctx.credentials), query: { conditions } });
+      const body = await vendorSession(cwProfile, ctx).get<{ count?: unknown } | null>(`${path}/count`, { conditions });
       // An answer without a number is taken as a change: the incremental read then decides.
-      if (typeof res.body?.count !== 'number' || res.body.count > 0) return true;
+      if (typeof body?.count !== 'number' || body.count > 0) return true;
     }
     return false;
   })();

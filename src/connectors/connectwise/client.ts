@@ -1,11 +1,12 @@
 /**
  * Reading ConnectWise lists: API-member Basic auth plus the clientId header, the largest page
- * ConnectWise allows (1000), and the RFC 5988 `Link` header's rel="next" to walk the pages.
+ * ConnectWise allows (1000), and the RFC 5988 `Link` header's rel="next" to walk the pages (through the
+ * vendor session, vendor-session.ts).
  */
 import type { SyncContext } from '../types';
 import { fieldNamedIn, requestField } from '../vendor-errors';
 import type { VendorDialect } from '../writer-http';
-import type { VendorProfile } from '../vendor-session';
+import { vendorSession, type VendorProfile } from '../vendor-session';
 import type { FieldProblem } from '../write-types';
 
 export const CW_MAX_PAGE_SIZE = 1000;
@@ -48,18 +49,6 @@ export const cwDialect: VendorDialect = {
   },
 };
 
-/** The URL of the `rel` link in an RFC 5988 Link header, or null. */
-export function linkUrl(header: string | null, rel: string): string | null {
-  if (!header) return null;
-  for (const part of header.split(/,(?=\s*<)/)) {
-    const m = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
-    if (!m) continue;
-    const rels = /\brel\s*=\s*"?([^";]+)"?/i.exec(m[2])?.[1].split(/\s+/) ?? [];
-    if (rels.includes(rel)) return m[1];
-  }
-  return null;
-}
-
 /** ConnectWise condition dates: `[2026-01-01T00:00:00Z]` (whole seconds, as its timestamps are). */
 export function cwDate(d: Date): string {
   return `[${new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString().replace(/\.000Z$/, 'Z')}]`;
@@ -67,39 +56,13 @@ export function cwDate(d: Date): string {
 
 /**
  * Every page of a list, in id order. `path` is relative to ctx.baseUrl (e.g. `/service/tickets`).
- * Each yielded array is one vendor page, exactly as received.
+ * Each yielded array is one vendor page, exactly as received. The `Link` header's next link carries
+ * every query parameter already; one to another origin keeps its path on ours (a proxy that reports
+ * its inner host name still works, and credentials never follow a link to another host).
  */
-export async function* cwPages(ctx: SyncContext, path: string, conditions?: string, fields?: string): AsyncGenerator<CwNative[]> {
-  const headers = cwHeaders(ctx.credentials);
-  let url: string | null = `${ctx.baseUrl}${path}`;
-  let query: Record<string, string | number> | undefined = {
-    pageSize: CW_MAX_PAGE_SIZE,
-    page: 1,
-    orderBy: 'id asc',
-    ...(conditions ? { conditions } : {}),
-    ...(fields ? { fields } : {}),
-  };
-  // A Link header that loops back on itself would never end; a list is never this long.
-  for (let pages = 0; url && pages < 100_000; pages++) {
-    const res: { headers: Headers; body: unknown } = await ctx.http.request<unknown>({ url, headers, query });
-    if (!Array.isArray(res.body)) throw new Error(`connectwise ${path}: expected a JSON array, got ${typeof res.body}`);
-    if (res.body.length) yield res.body as CwNative[];
-    const next = linkUrl(res.headers.get('link'), 'next');
-    // The next link carries every query parameter already.
-    url = next && next !== url ? sameOrigin(next, ctx.baseUrl) : null;
-    query = undefined;
-  }
-}
-
-/**
- * The next-page link on the connection's own origin: credentials never follow a link to another
- * host, and a proxy that reports its inner host name still works.
- */
-function sameOrigin(link: string, baseUrl: string): string {
-  const target = new URL(link, baseUrl);
-  const base = new URL(baseUrl);
-  if (target.origin === base.origin) return target.toString();
-  return new URL(`${target.pathname}${target.search}`, base.origin).toString();
+export function cwPages(ctx: SyncContext, path: string, conditions?: string, fields?: string): AsyncGenerator<CwNative[]> {
+  const query = { pageSize: CW_MAX_PAGE_SIZE, page: 1, orderBy: 'id asc', ...(conditions ? { conditions } : {}), ...(fields ? { fields } : {}) };
+  return vendorSession(cwProfile, ctx).pages<CwNative>({ path, query }, { style: 'link-header', items: null, offOrigin: 'rebase' });
 }
 
 /** Every record of a list (for parents whose children are fetched per parent). */

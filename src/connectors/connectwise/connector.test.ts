@@ -3,7 +3,8 @@ import { createConnectWiseSimulator } from '../../simulators/connectwise/simulat
 import { loadConnectWiseFixtures } from '../../simulators/connectwise/fixtures';
 import type { CwRecord } from '../../simulators/connectwise/store';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';
-import type { FetchedRecord, SyncContext, SyncResource } from '../types';
+import type { FetchedPage, FetchedRecord, StoredComparison, SyncContext, SyncResource } from '../types';
+import { completedPages } from '../read-dispatch';
 import { connectwiseConnector } from './connector';
 
 const INSTANCE = 'sandbox-alpha';
@@ -35,10 +36,11 @@ function ctx(over: Partial<SyncContext> = {}): SyncContext {
 /** A fetched record whose native payload the test reads freely. */
 type Got<R extends SyncResource> = FetchedRecord<R> & { native: CwRecord };
 
-async function fetchAll<R extends SyncResource>(resource: R, c = ctx()): Promise<{ records: Got<R>[]; pages: number }> {
+/** Every page, completed as the sync completes it (with `compare` as the store's answer). */
+async function fetchAll<R extends SyncResource>(resource: R, c = ctx(), compare?: (records: FetchedRecord[], bookkeeping: readonly string[]) => Promise<StoredComparison>): Promise<{ records: Got<R>[]; pages: number }> {
   const records: Got<R>[] = [];
   let pages = 0;
-  for await (const page of connectwiseConnector.fetch(resource, c)) {
+  for await (const page of completedPages(connectwiseConnector.fetch(resource, c), compare)) {
     records.push(...(page as Got<R>[]));
     pages++;
   }
@@ -239,12 +241,10 @@ describe('per-ticket calls (note count and description) only where they tell som
     const unsettled = new Set(ids.slice(6));
     let bookkeeping: readonly string[] = [];
     sim.faults.resetLog();
-    const { records } = await fetchAll('tickets', ctx({
-      since, compareStored: async (_records, keys) => {
-        bookkeeping = keys;
-        return { ...none(), settled, unsettled, touched: new Set([touched]), edited: new Set([edited, editedNow]), editedUnsettled: new Set([editedNow]) };
-      },
-    }));
+    const { records } = await fetchAll('tickets', ctx({ since }), async (_records, keys) => {
+      bookkeeping = keys;
+      return { ...none(), settled, unsettled, touched: new Set([touched]), edited: new Set([edited, editedNow]), editedUnsettled: new Set([editedNow]) };
+    });
     expect(bookkeeping).toEqual(['_info']);
     const service = records.filter((r) => r.native.recordType === 'ServiceTicket');
     const counted = service.filter((r) => r.measured?.includes('noteCount')).map((r) => r.sourceId);
@@ -264,13 +264,25 @@ describe('per-ticket calls (note count and description) only where they tell som
     expect(calls().counts).toBe(counted.length);
   });
 
+  it('a ticket page makes no per-ticket call before the sync completes it with the store\'s answer', async () => {
+    sim.faults.resetLog();
+    const it = connectwiseConnector.fetch('tickets', ctx())[Symbol.asyncIterator]();
+    const page = (await it.next()).value as FetchedPage<'tickets'>;
+    expect(calls()).toEqual({ counts: 0, descriptions: 0 });
+    expect(page.completion?.bookkeeping).toEqual(['_info']);
+    const ids = new Set(page.map((r) => r.sourceId));
+    await page.completion!.complete({ ...none(), settled: ids });
+    expect(calls()).toEqual({ counts: 0, descriptions: 0 });
+    await it.return?.();
+  });
+
   it('past the allowance of 100 an unsettled ticket is taken as unchanged', async () => {
     sim.grow(INSTANCE, 'tickets', 150);
     const all = (await fetchAll('tickets')).records.filter((r) => r.native.recordType === 'ServiceTicket');
     const since = new Date(Math.min(...all.map((r) => r.vendorUpdatedAt!.getTime())));
     sim.faults.resetLog();
     const unsettled = new Set(all.map((r) => r.sourceId));
-    await fetchAll('tickets', ctx({ since, compareStored: async () => ({ ...none(), unsettled }) }));
+    await fetchAll('tickets', ctx({ since }), async () => ({ ...none(), unsettled }));
     expect(unsettled.size).toBeGreaterThan(100);
     expect(calls().counts).toBe(100);
   });
@@ -278,7 +290,7 @@ describe('per-ticket calls (note count and description) only where they tell som
   it('the baseline makes no per-ticket call: descriptions and counts are left unmeasured', async () => {
     sim.grow(INSTANCE, 'tickets', 1500);
     sim.faults.resetLog();
-    const { records } = await fetchAll('tickets', ctx({ baseline: true, compareStored: async () => none() }));
+    const { records } = await fetchAll('tickets', ctx({ baseline: true }), async () => none());
     expect(records.length).toBeGreaterThan(1500);
     expect(calls()).toEqual({ counts: 0, descriptions: 0 });
     for (const r of records) {

@@ -42,7 +42,9 @@
  */
 import type { FetchedRecord, ReadConnector, RecordFieldsByResource, StoredComparison, SyncContext, SyncResource } from '../types';
 import { connectwiseCapabilities } from './capabilities';
-import { cwAll, cwDate, cwHeaders, cwPages, type CwNative } from './client';
+import { cwAll, cwDate, cwPages, cwProfile, type CwNative } from './client';
+import { vendorSession } from '../vendor-session';
+import { pageToComplete } from '../read-dispatch';
 import {
   mapAddition, mapAgreement, mapBoard, mapCatalogItem, mapCompany, mapContact, mapMember, mapPriority, mapProject, mapStatus, mapTicket,
   vendorUpdatedAt,
@@ -98,6 +100,9 @@ function measuredField(rec: FetchedRecord<'tickets'>, field: string, filled: boo
   rec[list] = [...(rec[list] ?? []), field];
 }
 
+/** Project ticket notes are not counted (a project ticket is not watched for notes). */
+const countsNotes = (path: string) => path === '/service/tickets';
+
 /** What a ticket's per-ticket calls read: its description and note count, or its note count only. */
 type Reads = 'both' | 'count';
 
@@ -108,10 +113,8 @@ type Reads = 'both' | 'count';
  * field that is not bookkeeping moved) gets none: its event is ticket.updated whatever its notes did, and
  * its count and description stay as stored.
  */
-async function ticketsToRead(ctx: SyncContext, page: Page<'tickets'>, counted: boolean, allowance: { sameSecond: number }): Promise<Map<FetchedRecord<'tickets'>, Reads>> {
+function ticketsToRead(page: Page<'tickets'>, stored: StoredComparison, counted: boolean, allowance: { sameSecond: number }): Map<FetchedRecord<'tickets'>, Reads> {
   const out = new Map<FetchedRecord<'tickets'>, Reads>();
-  if (ctx.baseline) return out;
-  const stored = ctx.compareStored ? await ctx.compareStored(page, connectwiseCapabilities.bookkeepingFields) : NOTHING_STORED;
   const spend = () => allowance.sameSecond > 0 && allowance.sameSecond-- > 0;
   for (const r of page) {
     const id = r.sourceId;
@@ -128,18 +131,16 @@ async function ticketsToRead(ctx: SyncContext, page: Page<'tickets'>, counted: b
  * note, both ticket kinds) and, for a service ticket, its note count; what is not read is marked unmeasured
  * (the store keeps its own).
  */
-async function readTickets(ctx: SyncContext, path: string, page: Page<'tickets'>, allowance: { sameSecond: number }): Promise<void> {
-  const headers = cwHeaders(ctx.credentials);
-  // Project ticket notes are not counted (a project ticket is not watched for notes).
-  const counted = path === '/service/tickets';
-  const wanted = await ticketsToRead(ctx, page, counted, allowance);
+async function readTickets(ctx: SyncContext, path: string, page: Page<'tickets'>, wanted: Map<FetchedRecord<'tickets'>, Reads>): Promise<void> {
+  const session = vendorSession(cwProfile, ctx);
+  const counted = countsNotes(path);
   const calls: (() => Promise<void>)[] = [];
   for (const rec of page) {
     const reads = wanted.get(rec);
     if (reads === 'both') {
       calls.push(async () => {
-        const res = await ctx.http.request<unknown>({
-          url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes`, headers,
+        const res = await session.request<unknown>({
+          path: `${path}/${rec.sourceId}/notes`,
           query: { conditions: 'detailDescriptionFlag = true', orderBy: 'id asc', pageSize: 1, page: 1 },
         });
         const notes = Array.isArray(res.body) ? (res.body as CwNative[]) : null;
@@ -149,7 +150,7 @@ async function readTickets(ctx: SyncContext, path: string, page: Page<'tickets'>
     } else measuredField(rec, 'description', false);
     if (reads && counted) {
       calls.push(async () => {
-        const res = await ctx.http.request<{ count?: unknown }>({ url: `${ctx.baseUrl}${path}/${rec.sourceId}/notes/count`, headers });
+        const res = await session.request<{ count?: unknown }>({ path: `${path}/${rec.sourceId}/notes/count` });
         const count = res.body?.count;
         const filled = typeof count === 'number' && Number.isFinite(count);
         if (filled) rec.fields.noteCount = count;
@@ -169,8 +170,17 @@ async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {
   for (const path of ['/service/tickets', '/project/tickets']) {
     for await (const page of cwPages(ctx, path, conditions)) {
       const mapped = toPage<'tickets'>(page, (t) => mapTicket(t, ctx.statusMapping));
-      await readTickets(ctx, path, mapped, allowance);
-      yield mapped;
+      if (ctx.baseline) {
+        // The baseline makes no per-ticket call (see the header): nothing to complete.
+        await readTickets(ctx, path, mapped, new Map());
+        yield mapped;
+        continue;
+      }
+      // The pipeline compares the page with the store, then completes it (types.ts, PageCompletion).
+      yield pageToComplete(mapped, {
+        bookkeeping: connectwiseCapabilities.bookkeepingFields,
+        complete: (stored) => readTickets(ctx, path, mapped, ticketsToRead(mapped, stored ?? NOTHING_STORED, countsNotes(path), allowance)),
+      });
     }
   }
 }
@@ -222,7 +232,7 @@ export const connectwiseConnector: ReadConnector = {
   changedSince: connectwiseChangedSince,
   // GET /service/boards (Service > Boards, REST API 3.0) with pageSize=1: any API member may read it.
   async probe(ctx: SyncContext): Promise<void> {
-    await ctx.http.request({ url: `${ctx.baseUrl}/service/boards`, headers: cwHeaders(ctx.credentials), query: { pageSize: 1 }, retry: false });
+    await vendorSession(cwProfile, ctx).send({ path: '/service/boards', query: { pageSize: 1 }, read: false });
   },
   fetch<R extends SyncResource>(resource: R, ctx: SyncContext): AsyncIterable<FetchedRecord<R>[]> {
     return fetchResource(resource, ctx) as AsyncIterable<FetchedRecord<R>[]>;

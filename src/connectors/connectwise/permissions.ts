@@ -7,7 +7,8 @@
  */
 import type { PermissionFinding, PermissionNeed } from '../capabilities';
 import type { SyncContext } from '../types';
-import { cwHeaders, CW_MAX_PAGE_SIZE } from './client';
+import { cwProfile, CW_MAX_PAGE_SIZE } from './client';
+import { vendorSession } from '../vendor-session';
 
 type Level = 'addLevel' | 'editLevel' | 'inquireLevel';
 
@@ -26,14 +27,14 @@ export const CONNECTWISE_PERMISSIONS: readonly PermissionNeed[] = NEEDS.map(({ i
 interface RoleSetting { moduleName?: string; moduleFunctionName?: string; addLevel?: string; editLevel?: string; inquireLevel?: string }
 
 export async function checkConnectWisePermissions(ctx: SyncContext): Promise<PermissionFinding[]> {
-  const headers = cwHeaders(ctx.credentials);
-  const me = await ctx.http.request<{ identifier?: string; securityRole?: { id?: number; name?: string } }>({ url: `${ctx.baseUrl}/system/myAccount`, headers, retry: false });
-  const role = me.body?.securityRole;
+  const session = vendorSession(cwProfile, ctx);
+  const me = await session.send<{ identifier?: string; securityRole?: { id?: number; name?: string } } | null>({ path: '/system/myAccount', read: false });
+  const role = me?.securityRole;
   if (role?.id == null) return NEEDS.map((n) => ({ id: n.id, ok: null, detail: 'ConnectWise did not name the API member\'s security role.' }));
-  const settings = await ctx.http.request<RoleSetting[]>({
-    url: `${ctx.baseUrl}/system/securityRoles/${encodeURIComponent(String(role.id))}/settings`, headers, query: { pageSize: CW_MAX_PAGE_SIZE }, retry: false,
+  const settings = await session.send<RoleSetting[]>({
+    path: `/system/securityRoles/${encodeURIComponent(String(role.id))}/settings`, query: { pageSize: CW_MAX_PAGE_SIZE }, read: false,
   });
-  const rows = Array.isArray(settings.body) ? settings.body : [];
+  const rows = Array.isArray(settings) ? settings : [];
   return NEEDS.map((n) => {
     const row = rows.find((r) => r.moduleName === n.module && r.moduleFunctionName === n.fn);
     const level = row?.[n.level] ?? 'None';

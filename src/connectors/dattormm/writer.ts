@@ -25,7 +25,8 @@ import { createHash } from 'node:crypto';
 import { DeployUnreconciledError, type DeployDraft, type DeployOutcome, type DeviceWriter } from '../device-write-types';
 import { hasMarker, markerLine, markerSearchText } from '../write-support';
 import type { VendorRequestPreview, WriteContext } from '../write-types';
-import { dattoGet, dattoWrite, sameOrigin, type PageDetails } from './client';
+import { dattoGet, dattoPaging, dattoProfile, dattoWrite } from './client';
+import { vendorSession } from '../vendor-session';
 
 type Native = Record<string, unknown>;
 
@@ -61,17 +62,15 @@ export async function findJobActivity(ctx: WriteContext, dev: Native, marker: st
     entities: 'device', categories: 'job', from: activityTime(since), searchQuery: markerSearchText(marker), size: ACTIVITY_PAGE, order: 'desc',
   };
   if (typeof dev.siteId === 'number') query.siteIds = dev.siteId;
-  let url: string | undefined;
-  for (let page = 0; page < RECONCILE_PAGES; page++) {
-    const body = await dattoGet<{ activities?: Native[]; pageDetails?: PageDetails }>(ctx, '/v2/activity-logs', query, url);
-    const activities = Array.isArray(body?.activities) ? body.activities : [];
+  const pages = vendorSession(dattoProfile, ctx).pages<Native>({ path: '/v2/activity-logs', query }, dattoPaging('activities', {
+    maxPages: RECONCILE_PAGES,
+    limitError: () => new DeployUnreconciledError(`dattormm: more than ${RECONCILE_PAGES * ACTIVITY_PAGE} job activities since the deploy was first tried; not sending it again`),
+  }));
+  for await (const activities of pages) {
     const hit = activities.find((a) => (dev.id == null || a.deviceId === dev.id) && hasMarker(a.details, marker));
     if (hit) return hit;
-    const next = body?.pageDetails?.nextPageUrl;
-    if (!next || activities.length === 0) return null;
-    url = sameOrigin(ctx.baseUrl, next);
   }
-  throw new DeployUnreconciledError(`dattormm: more than ${RECONCILE_PAGES * ACTIVITY_PAGE} job activities since the deploy was first tried; not sending it again`);
+  return null;
 }
 
 export const dattoRmmWriter: DeviceWriter = {

@@ -30,8 +30,9 @@ async function authServer(ctx: HaloAuthContext): Promise<string> {
   if (known) return known;
   let found: string | null = null;
   try {
-    const res = await ctx.http.request<Record<string, unknown>>({ url: `${ctx.baseUrl}/api/authinfo`, retry: false });
-    const body = res.body && typeof res.body === 'object' ? res.body : {};
+    // Before any token: the discovery call carries no credentials.
+    const res = await vendorSession({ connector: 'halopsa', auth: { kind: 'none' } }, ctx).send<Record<string, unknown> | null>({ path: '/api/authinfo', read: false });
+    const body = res && typeof res === 'object' ? res : {};
     const candidate = [body.auth_url, body.authUrl, body.auth_server].find((v) => typeof v === 'string' && /^https?:\/\//i.test(v));
     found = typeof candidate === 'string' ? candidate.replace(/\/$/, '') : null;
   } catch {

@@ -14,7 +14,7 @@
 import type { FieldMap } from '../vendor-errors';
 import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker } from '../write-support';
 import type {
-  CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview, WriteConnector, WriteContext,
+  CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, WriteConnector, WriteContext,
 } from '../write-types';
 import { BMS_PAGE_SIZE, bmsWrite, type BmsRecord } from './client';
 

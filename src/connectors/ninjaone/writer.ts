@@ -30,7 +30,8 @@ import { DeployUnreconciledError, type DeployDraft, type DeployOutcome, type Dev
 import type { VendorRequestPreview, WriteContext } from '../write-types';
 import { VendorValidationError } from '../vendor-errors';
 import { VendorHttpError } from '../vendor-http';
-import { ninjaGet, ninjaPost } from './client';
+import { ninjaGet, ninjaPost, ninjaProfile } from './client';
+import { vendorSession } from '../vendor-session';
 
 type Native = Record<string, unknown>;
 
@@ -81,21 +82,21 @@ export const ninjaOneWriter: DeviceWriter = {
 
   async findDeploy(ctx, d, since): Promise<DeployOutcome | null> {
     const sinceSeconds = since.getTime() / 1000;
-    let olderThan: number | undefined;
-    for (let page = 0; page < RECONCILE_PAGES; page++) {
-      const body = await ninjaGet<{ activities?: Native[] }>(ctx, `/v2/device/${encodeURIComponent(d.deviceRef)}/activities`, {
-        activityType: 'ACTION', pageSize: ACTIVITY_PAGE, olderThan,
-      });
-      const activities = Array.isArray(body?.activities) ? body.activities : [];
+    const pages = vendorSession(ninjaProfile, ctx).pages<Native>(
+      { path: `/v2/device/${encodeURIComponent(d.deviceRef)}/activities`, query: { activityType: 'ACTION' } },
+      {
+        style: 'after-id', items: 'activities', after: 'olderThan', size: 'pageSize', pageSize: ACTIVITY_PAGE, id: 'id', down: true,
+        maxPages: RECONCILE_PAGES,
+        limitError: () => new DeployUnreconciledError(`ninjaone: more than ${RECONCILE_PAGES * ACTIVITY_PAGE} device activities since the deploy was first tried; not sending it again`),
+      },
+    );
+    // A short page is the whole log (the iterator ends); a page reaching back before the window covers it.
+    for await (const activities of pages) {
       const run = activities.find((a) => a.sourceName === d.packageName && Number(a.activityTime) >= sinceSeconds);
       if (run) return { queued: run.statusCode === 'START_REQUESTED' && (await offline(ctx, d.deviceRef)), native: run };
       const oldest = activities.reduce((min, a) => Math.min(min, Number(a.activityTime)), Infinity);
-      // A short page is the whole log; a page reaching back before the window covers it.
-      if (activities.length < ACTIVITY_PAGE || oldest < sinceSeconds) return null;
-      const ids = activities.map((a) => Number(a.id)).filter(Number.isFinite);
-      if (ids.length === 0) break;
-      olderThan = Math.min(...ids);
+      if (oldest < sinceSeconds) return null;
     }
-    throw new DeployUnreconciledError(`ninjaone: more than ${RECONCILE_PAGES * ACTIVITY_PAGE} device activities since the deploy was first tried; not sending it again`);
+    return null;
   },
 };

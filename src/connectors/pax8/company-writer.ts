@@ -158,8 +158,8 @@ export function pax8CompanyBody(d: DistributorCompanyDraft): Record<string, unkn
 // --- vendor calls ------------------------------------------------------------------------------
 
 /**
- * How this writer calls Pax8 (writer-http.ts): the cached bearer token (token.ts), one fresh token after
- * a 401, and its refusal of a body (422, or 400 for wrong JSON types) as field problems named after our request.
+ * How this writer calls Pax8 (writer-http.ts): its profile (token.ts: the session's bearer token, one fresh
+ * token after a 401, a 429 waited out and resent), and its refusal of a body (422, or 400 for wrong JSON types) as field problems named after our request.
  */
 const pax8Dialect: VendorDialect = {
   connector: 'pax8',
