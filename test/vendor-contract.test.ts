@@ -1,10 +1,12 @@
 /**
  * The vendor request-contract check (test/support/vendor-contract.ts): each connector whose vendor
- * publishes a machine-readable API description (Autotask, NinjaOne, Pax8, Datto RMM, Kaseya BMS) makes its whole set of calls
- * against its simulator over HTTP (every resource synced fully and incrementally, the probe, every write,
- * every reconcile look-up), and each call must be an operation of the vendor's document, with that
- * operation's required query parameters and body properties. A failure names the document and the
- * operation. ConnectWise and HaloPSA have no such document (fixtures/vendor-api/README.md).
+ * publishes a machine-readable API description (Autotask, NinjaOne, Pax8, Datto RMM, Kaseya BMS) makes its
+ * whole set of calls against its simulator over HTTP (every resource synced fully and incrementally, the
+ * probe, every write, every reconcile look-up), and each call must be an operation of the vendor's
+ * document: its path, its parameters and properties by name, and every value by the schema's type,
+ * format, enumeration and bounds. A failure names the document, the operation and the value's JSON
+ * pointer. The mutation table at the end alters copies of those recorded calls one way each and requires
+ * the check to refuse every one. ConnectWise and HaloPSA have no such document (fixtures/vendor-api/README.md).
  */
 import { startStandalone, type SimulatorRequest } from '../src/simulators/kit';
 import { AUTOTASK_DEMO_INSTANCE, loadAutotaskDemoFixtures } from '../src/simulators/autotask/demo-fixtures';
@@ -73,18 +75,18 @@ describe('the checker', () => {
     expect(contract.check(call('autotask', 'GET', '/atservicesrest/v1.0/Tickets/query'))!.problems).toEqual(['query parameter "search" is required']);
     expect(contract.check(call('autotask', 'POST', '/atservicesrest/v1.0/Tickets'))!.problems).toEqual(['a request body is required']);
     expect(contract.check(call('autotask', 'GET', '/atservicesrest/v1.0/ContractServices/undefined'))!.problems)
-      .toEqual(['path parameter {id} must be an integer, was "undefined"']);
-    expect(contract.check(call('ninjaone', 'GET', '/v2/device/abc'))!.problems).toEqual(['path parameter {id} must be an integer, was "abc"']);
+      .toEqual(['path /id must be integer, was "undefined"']);
+    expect(contract.check(call('ninjaone', 'GET', '/v2/device/abc'))!.problems).toEqual(['path /id must be integer, was "abc"']);
     expect(contract.check(call('ninjaone', 'GET', '/v2/devices-detailed', { queryKeys: ['pageSize', 'after', 'updatedAfter'] }))!.problems)
       .toEqual(['query parameter "updatedAfter" is not documented']);
     expect(contract.check(call('dattormm', 'GET', '/api/v2/account/devices', { queryKeys: ['max', 'lastModified'] }))!.problems)
       .toEqual(['query parameter "lastModified" is not documented']);
     expect(contract.check(call('dattormm', 'PUT', '/api/v2/device/abc/quickjob', { body: { jobName: 'x' } }))!.problems)
-      .toEqual(['body property "jobComponent" is required']);
+      .toEqual(['body /jobComponent is required']);
     expect(contract.check(call('dattormm', 'GET', '/api/v2/jobs'))!.operation).toBeNull();
     // Property names: the model's own, or one the entity's help page documents (cited in the checker).
     expect(contract.check(call('autotask', 'POST', '/atservicesrest/v1.0/Tickets', { body: { title: 'x', companyID: 3, ticketExternalRef: 'm' } }))!.problems)
-      .toEqual(['body property "ticketExternalRef" is not in the document\'s schema']);
+      .toEqual(['body /ticketExternalRef is not in the document\'s schema']);
     expect(contract.check(call('autotask', 'PATCH', '/atservicesrest/v1.0/Contracts/1/Services', { body: { id: 5, adjustedPrice: 95 } }))!.problems).toEqual([]);
 
     const company = {
@@ -97,7 +99,7 @@ describe('the checker', () => {
     const { website: _w, ...noWebsite } = company;
     const contactWithoutEmail = { firstName: 'Ines', lastName: 'Moreau', phone: '503-555-0191' };
     expect(contract.check(call('pax8', 'POST', '/v1/companies', { body: { ...noWebsite, contacts: [contactWithoutEmail] } }))!.problems)
-      .toEqual(['body property "website" is required', 'body.contacts[0] property "email" is required']);
+      .toEqual(['body /website is required', 'body /contacts/0/email is required']);
   });
 
   it('checks the token requests against the vendors\' authentication documents', () => {
@@ -105,7 +107,7 @@ describe('the checker', () => {
     expect(contract.check(call('pax8', 'POST', '/v1/token', { body: pax8Token }))!)
       .toMatchObject({ operation: 'Pax8 Authentication OpenAPI 1.0.0: POST /token', problems: [] });
     expect(contract.check(call('pax8', 'POST', '/v1/token', { body: { ...pax8Token, audience: undefined } }))!.problems)
-      .toEqual(['body property "audience" is required']);
+      .toEqual(['body /audience is required']);
     const ninjaToken = { grant_type: 'client_credentials', client_id: 'c', client_secret: 's', scope: 'monitoring management control' };
     expect(contract.check(call('ninjaone', 'POST', '/ws/oauth/token', { body: ninjaToken, contentType: 'application/x-www-form-urlencoded' }))!)
       .toMatchObject({ operation: 'NinjaOne API docs, OAuth token endpoint: POST /ws/oauth/token', problems: [] });
@@ -122,17 +124,27 @@ describe('the checker', () => {
       .toEqual(['no documented POST /ContractServiceAdjustments/query whose page this could be']);
   });
 
+  it('reads every operation of every document', () => {
+    expect(contract.compileAll()).toEqual([]);
+  });
+
+  it('names the formats a document declares that no validator checks', () => {
+    // Pax8 types contact phone numbers as `format: phone`, which neither JSON Schema nor OpenAPI defines.
+    // BMS types time spans (a .NET TimeSpan) as `format: date-span`, likewise undefined.
+    expect(contract.uncheckedFormats).toEqual({ 'Pax8 Partner Endpoints OpenAPI 1.0.0': ['phone'], 'Kaseya BMS API 2.0 OpenAPI': ['date-span'] });
+  });
+
   it('checks Kaseya BMS calls against BMS API 2.0: paths, query parameters and body properties', () => {
     expect(contract.check(call('kaseyabms', 'GET', '/v2/servicedesk/tickets', { queryKeys: ['Filter.Details', 'PageSize', 'PageNumber'] }))!)
       .toMatchObject({ operation: 'Kaseya BMS API 2.0 OpenAPI: GET /v2/servicedesk/tickets', problems: [] });
     expect(contract.check(call('kaseyabms', 'GET', '/v2/servicedesk/tickets', { queryKeys: ['Filter.ModifiedOnFrom'] }))!.problems)
       .toEqual(['query parameter "Filter.ModifiedOnFrom" is not documented']);
-    expect(contract.check(call('kaseyabms', 'POST', '/v2/servicedesk/tickets/7001/notes', { body: { Details: 'x', IsInternal: true, TypeId: 1, NoteDate: '2026-11-20T09:00:00', Marker: 'm' } }))!.problems)
-      .toEqual(['body property "Marker" is not in the document\'s schema']);
+    expect(contract.check(call('kaseyabms', 'POST', '/v2/servicedesk/tickets/7001/notes', { body: { Details: 'x', IsInternal: true, TypeId: 1, NoteDate: '2026-11-20T09:00:00Z', Marker: 'm' } }))!.problems)
+      .toEqual(['body /Marker is not in the document\'s schema']);
     expect(contract.check(call('kaseyabms', 'POST', '/v2/servicedesk/tickets/7001/timelogs', { body: { StartDate: '2026-11-20', StartTime: '09:00:00', EndTime: '10:00:00', WorkTypeId: 1 } }))!.problems)
-      .toEqual(['body property "RoleId" is required']);
+      .toEqual(['body /RoleId is required']);
     expect(contract.check(call('kaseyabms', 'DELETE', '/v2/servicedesk/tickets/7001/notes'))!.operation).toBeNull();
-    expect(contract.check(call('kaseyabms', 'GET', '/v2/servicedesk/tickets/abc'))!.problems).toEqual(['path parameter {ticketId} must be an integer, was "abc"']);
+    expect(contract.check(call('kaseyabms', 'GET', '/v2/servicedesk/tickets/abc'))!.problems).toEqual(['path /ticketId must be integer, was "abc"']);
   });
 
   it('leaves vendors without a machine-readable description unchecked', () => {
@@ -166,7 +178,11 @@ async function syncEverything(connector: ReadConnector, ctx: SyncContext, refuse
   }
 }
 
+/** The requests each drive below recorded, by operation: the mutation tests alter copies of them. */
+const recorded = new Map<string, Map<string, SimulatorRequest>>();
+
 function expectDocumented(report: ContractReport, vendor: string, mustCover: string[], refused: string[]): void {
+  recorded.set(vendor, report.samples);
   const covered = new Set(report.verdicts.filter((v) => v.vendor === vendor).map((v) => v.operation));
   // Never a pass by silence: the drive reached the operations it exists for.
   const missing = mustCover.filter((op) => !covered.has(op));
@@ -283,6 +299,9 @@ describe('every call the connectors make is in the vendor\'s document', () => {
     const sim = createNinjaOneSimulator({ clients: { sandbox: { secret: 'sandbox-secret', instance: 'sandbox-alpha' } } });
     const fixtures = loadVendorFixtures('sandbox-alpha', 'ninjaone').resources;
     sim.seed('sandbox-alpha', fixtures);
+    // More devices and software rows than a page holds (1,000): the sync pages with `after` and the report cursor.
+    sim.grow('sandbox-alpha', 'devices', 1100);
+    sim.grow('sandbox-alpha', 'software', 1100);
     const server = await startStandalone(sim);
     // A user's approval on the consent page (a browser's calls, before the recording): the code the service exchanges.
     const { verifier, challenge } = pkcePair();
@@ -428,5 +447,135 @@ describe('every call the connectors make is in the vendor\'s document', () => {
       'POST /v2/servicedesk/tickets/{ticketId}/notes', 'GET /v2/servicedesk/tickets/{ticketId}/notes', 'POST /v2/servicedesk/tickets/{ticketId}/timelogs',
       'GET /v2/servicedesk/tickets/{ticketId}/timelogs', 'POST /v2/finance/contracts/recurringservices/{contractId}/services',
     ].map((op) => `${doc}: ${op}`), refused);
+  });
+});
+
+
+type Kind = 'wrong type' | 'outside an enumeration' | 'undocumented path' | 'undocumented query parameter'
+  | 'undocumented body property' | 'bad format' | 'outside a bound' | 'read-only property' | 'wrong path value'
+  | 'missing header' | 'wrong media type';
+
+interface Mutation {
+  vendor: string;
+  kind: Kind;
+  /** The recorded request it alters: the operation the connector's real call matched. */
+  of: string;
+  change: (call: SimulatorRequest) => void;
+  /** Every problem the altered call must have (exactly these). */
+  problems: string[];
+  /** The operation the altered call is still named by; null when its path left the document. */
+  operation?: string | null;
+}
+
+const AT = 'Autotask REST swagger v1.0';
+const NINJA = 'NinjaOne Public API 2.0 OpenAPI (2.0.9-draft)';
+const DATTO = 'Datto RMM API OpenAPI (build 235)';
+const PAX8 = 'Pax8 Partner Endpoints OpenAPI 1.0.0';
+const BMS = 'Kaseya BMS API 2.0 OpenAPI';
+
+const body = (c: SimulatorRequest) => c.body as Record<string, any>;
+const setQuery = (name: string, ...values: string[]) => (c: SimulatorRequest) => {
+  c.query = { ...c.query, [name]: values };
+  c.queryKeys = [...new Set([...c.queryKeys, name])];
+};
+/** Replaces the path's segment at `index` (0 = the first after the simulator's mount). */
+const setSegment = (index: number, value: string) => (c: SimulatorRequest) => {
+  const segments = c.path.split('/');
+  segments[index + 1] = value;
+  c.path = segments.join('/');
+};
+
+/**
+ * Each mutation alters a copy of a request a connector really sent (recorded by the drives above) in one
+ * way the vendor's document refuses; the checker must name the document, the operation and the value.
+ * Autotask's swagger declares no enumeration a request can carry (its enums are the NodeType of .NET
+ * expression models, reachable only through the read-only SoapParentPropertyId), so it has none here.
+ */
+const MUTATIONS: Mutation[] = [
+  { vendor: 'autotask', kind: 'wrong type', of: `${AT}: POST /Tickets`, change: (c) => { body(c).companyID = '3'; }, problems: ['body /companyID must be integer, was "3"'] },
+  { vendor: 'autotask', kind: 'bad format', of: `${AT}: POST /TimeEntries`, change: (c) => { body(c).startDateTime = '2026-11-20 15:30'; }, problems: ['body /startDateTime must be a "date-time", was "2026-11-20 15:30"'] },
+  { vendor: 'autotask', kind: 'outside a bound', of: `${AT}: POST /Tickets`, change: (c) => { body(c).queueID = 2 ** 31; }, problems: ['body /queueID must be a "int32", was 2147483648'] },
+  { vendor: 'autotask', kind: 'undocumented path', of: `${AT}: POST /Contracts/{parentId}/Services`, change: (c) => { c.path = '/atservicesrest/v1.0/ContractServices'; }, problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'autotask', kind: 'undocumented query parameter', of: `${AT}: GET /Tickets/{id}`, change: setQuery('includeNotes', 'true'), problems: ['query parameter "includeNotes" is not documented'] },
+  { vendor: 'autotask', kind: 'undocumented body property', of: `${AT}: POST /Tickets`, change: (c) => { body(c).ticketExternalRef = 'm-1'; }, problems: ['body /ticketExternalRef is not in the document\'s schema'] },
+  { vendor: 'autotask', kind: 'undocumented body property', of: `${AT}: POST /Companies/query`, change: (c) => { body(c).filter[0].fieldName = 'id'; }, problems: ['body /filter/0/fieldName is not in the document\'s schema'] },
+  { vendor: 'autotask', kind: 'read-only property', of: `${AT}: POST /Projects/{parentId}/Tasks`, change: (c) => { body(c).soapParentPropertyId = {}; }, problems: ['body /soapParentPropertyId is read-only in the document\'s schema, a request does not send it'] },
+  { vendor: 'autotask', kind: 'wrong path value', of: `${AT}: GET /Tickets/{id}`, change: setSegment(3, 'T-7661'), problems: ['path /id must be integer, was "T-7661"'] },
+  { vendor: 'autotask', kind: 'missing header', of: `${AT}: POST /Tickets`, change: (c) => { c.headerNames = c.headerNames!.filter((h) => h !== 'apiintegrationcode'); }, problems: ['header "ApiIntegrationCode" is required'] },
+
+  { vendor: 'ninjaone', kind: 'wrong type', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).id = '301'; }, problems: ['body /id must be integer, was "301"'] },
+  { vendor: 'ninjaone', kind: 'outside an enumeration', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).type = 'SCRIPTS'; }, problems: ['body /type must be one of "ACTION", "SCRIPT", was "SCRIPTS"'] },
+  { vendor: 'ninjaone', kind: 'bad format', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).uid = 'install-7zip'; }, problems: ['body /uid must be a "uuid", was "install-7zip"'] },
+  { vendor: 'ninjaone', kind: 'undocumented path', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: setSegment(3, 'scripts'), problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'ninjaone', kind: 'undocumented query parameter', of: `${NINJA}: GET /v2/devices-detailed`, change: setQuery('updatedAfter', '1764547200'), problems: ['query parameter "updatedAfter" is not documented'] },
+  { vendor: 'ninjaone', kind: 'undocumented body property', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: (c) => { body(c).timeout = 600; }, problems: ['body /timeout is not in the document\'s schema'] },
+  { vendor: 'ninjaone', kind: 'wrong type', of: `${NINJA}: GET /v2/device/{id}/activities`, change: setQuery('pageSize', 'all'), problems: ['query /pageSize must be integer, was "all"'] },
+  { vendor: 'ninjaone', kind: 'outside a bound', of: `${NINJA}: GET /v2/device/{id}/activities`, change: setQuery('pageSize', '5000'), problems: ['query /pageSize must be <= 1000, was 5000'] },
+  { vendor: 'ninjaone', kind: 'wrong path value', of: `${NINJA}: POST /v2/device/{id}/script/run`, change: setSegment(2, 'HL-DC01'), problems: ['path /id must be integer, was "HL-DC01"'] },
+
+  { vendor: 'dattormm', kind: 'wrong type', of: `${DATTO}: PUT /v2/device/{deviceUid}/quickjob`, change: (c) => { body(c).jobComponent.variables = 'none'; }, problems: ['body /jobComponent/variables must be array, was "none"'] },
+  { vendor: 'dattormm', kind: 'wrong type', of: `${DATTO}: GET /v2/account/devices`, change: setQuery('max', 'all'), problems: ['query /max must be integer, was "all"'] },
+  { vendor: 'dattormm', kind: 'outside an enumeration', of: `${DATTO}: GET /v2/activity-logs`, change: setQuery('order', 'newest'), problems: ['query /order must be one of "asc", "desc", was "newest"'] },
+  { vendor: 'dattormm', kind: 'outside an enumeration', of: `${DATTO}: GET /v2/activity-logs`, change: setQuery('entities', 'device', 'site'), problems: ['query /entities/1 must be one of "device", "user", was "site"'] },
+  { vendor: 'dattormm', kind: 'bad format', of: `${DATTO}: GET /v2/account/devices`, change: setQuery('max', '3000000000'), problems: ['query /max must be a "int32", was 3000000000'] },
+  { vendor: 'dattormm', kind: 'wrong type', of: `${DATTO}: GET /v2/activity-logs`, change: setQuery('siteIds', 'HQ'), problems: ['query /siteIds/0 must be integer, was "HQ"'] },
+  { vendor: 'dattormm', kind: 'undocumented path', of: `${DATTO}: GET /v2/device/{deviceUid}`, change: setSegment(2, 'devices'), problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'dattormm', kind: 'undocumented query parameter', of: `${DATTO}: GET /v2/account/devices`, change: setQuery('lastModified', '2026-11-01T00:00:00Z'), problems: ['query parameter "lastModified" is not documented'] },
+  { vendor: 'dattormm', kind: 'undocumented body property', of: `${DATTO}: PUT /v2/device/{deviceUid}/quickjob`, change: (c) => { body(c).jobComponent.timeout = 600; }, problems: ['body /jobComponent/timeout is not in the document\'s schema'] },
+
+  { vendor: 'pax8', kind: 'wrong type', of: `${PAX8}: POST /companies`, change: (c) => { body(c).selfServiceAllowed = 'true'; }, problems: ['body /selfServiceAllowed must be boolean, was "true"'] },
+  { vendor: 'pax8', kind: 'wrong type', of: `${PAX8}: GET /products`, change: setQuery('page', 'first'), problems: ['query /page must be number, was "first"'] },
+  { vendor: 'pax8', kind: 'outside an enumeration', of: `${PAX8}: POST /companies`, change: (c) => { body(c).contacts[0].types[0].type = 'Owner'; }, problems: ['body /contacts/0/types/0/type must be one of "Admin", "Billing", "Technical", was "Owner"'] },
+  { vendor: 'pax8', kind: 'outside an enumeration', of: `${PAX8}: GET /companies`, change: setQuery('sort', 'revenue'), problems: ['query /sort must be one of "name", "city", "country", "stateOrProvince", "postalCode", was "revenue"'] },
+  { vendor: 'pax8', kind: 'bad format', of: `${PAX8}: POST /companies`, change: (c) => { body(c).contacts[0].email = 'ines at wideworldimporters'; }, problems: ['body /contacts/0/email must be a "email", was "ines at wideworldimporters"'] },
+  { vendor: 'pax8', kind: 'bad format', of: `${PAX8}: GET /companies/{companyId}/contacts`, change: setSegment(2, 'wide-world'), problems: ['path /companyId must be a "uuid", was "wide-world"'] },
+  { vendor: 'pax8', kind: 'bad format', of: `${PAX8}: POST /companies`, change: (c) => { body(c).address.country = 'USA'; }, problems: ['body /address/country must match pattern "^[A-Z]{2}$", was "USA"'] },
+  { vendor: 'pax8', kind: 'outside a bound', of: `${PAX8}: GET /subscriptions`, change: setQuery('size', '500'), problems: ['query /size must be <= 200, was 500'] },
+  { vendor: 'pax8', kind: 'undocumented path', of: `${PAX8}: GET /companies`, change: (c) => { c.path = '/v1/customers'; }, problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'pax8', kind: 'undocumented query parameter', of: `${PAX8}: GET /products`, change: setQuery('updatedSince', '2026-11-01'), problems: ['query parameter "updatedSince" is not documented'] },
+  { vendor: 'pax8', kind: 'undocumented body property', of: `${PAX8}: POST /companies`, change: (c) => { body(c).industry = 'Logistics'; }, problems: ['body /industry is not in the document\'s schema'] },
+  { vendor: 'pax8', kind: 'wrong media type', of: `${PAX8}: POST /companies`, change: (c) => { c.contentType = 'application/x-www-form-urlencoded'; }, problems: ['body is sent as "application/x-www-form-urlencoded", the operation takes "application/json"'] },
+  { vendor: 'pax8', kind: 'read-only property', of: `${PAX8}: POST /companies`, change: (c) => { body(c).status = 'Active'; }, problems: ['body /status is read-only in the document\'s schema, a request does not send it'] },
+
+  { vendor: 'kaseyabms', kind: 'wrong type', of: `${BMS}: POST /v2/servicedesk/tickets`, change: (c) => { body(c).AccountId = '201'; }, problems: ['body /AccountId must be integer, was "201"'] },
+  { vendor: 'kaseyabms', kind: 'wrong type', of: `${BMS}: GET /v2/servicedesk/tickets`, change: setQuery('PageSize', 'all'), problems: ['query /PageSize must be integer, was "all"'] },
+  { vendor: 'kaseyabms', kind: 'outside an enumeration', of: `${BMS}: PATCH /v2/servicedesk/tickets/{ticketId}`, change: (c) => { (c.body as Record<string, unknown>[])[0].OperationType = 9; }, problems: ['body /0/OperationType must be one of 0, 1, 2, 3, 4, 5, 6, was 9'] },
+  { vendor: 'kaseyabms', kind: 'bad format', of: `${BMS}: POST /v2/servicedesk/tickets/{ticketId}/notes`, change: (c) => { body(c).NoteDate = '2026-12-07 09:57'; }, problems: ['body /NoteDate must be a "date-time", was "2026-12-07 09:57"'] },
+  { vendor: 'kaseyabms', kind: 'bad format', of: `${BMS}: GET /v2/crm/accounts/summary`, change: setQuery('Filter.ModifiedOnFrom', 'yesterday'), problems: ['query /Filter.ModifiedOnFrom must be a "date-time", was "yesterday"'] },
+  { vendor: 'kaseyabms', kind: 'outside a bound', of: `${BMS}: POST /v2/servicedesk/tickets`, change: (c) => { body(c).PriorityId = 0; }, problems: ['body /PriorityId must be >= 1, was 0'] },
+  { vendor: 'kaseyabms', kind: 'undocumented path', of: `${BMS}: POST /v2/servicedesk/tickets/{ticketId}/notes`, change: setSegment(2, 'ticket'), problems: ['not documented: no path in the document matches'], operation: null },
+  { vendor: 'kaseyabms', kind: 'undocumented query parameter', of: `${BMS}: GET /v2/servicedesk/tickets`, change: setQuery('Filter.ModifiedOnFrom', '2026-11-01T00:00:00Z'), problems: ['query parameter "Filter.ModifiedOnFrom" is not documented'] },
+  { vendor: 'kaseyabms', kind: 'undocumented body property', of: `${BMS}: POST /v2/servicedesk/tickets/{ticketId}/notes`, change: (c) => { body(c).Marker = 'm-1'; }, problems: ['body /Marker is not in the document\'s schema'] },
+  { vendor: 'kaseyabms', kind: 'undocumented body property', of: `${BMS}: POST /v2/finance/contracts/recurringservices/{contractId}/services`, change: (c) => { (c.body as Record<string, unknown>[])[0].Marker = 'm-1'; }, problems: ['body /0/Marker is not in the document\'s schema'] },
+  { vendor: 'kaseyabms', kind: 'wrong path value', of: `${BMS}: POST /v2/servicedesk/tickets/{ticketId}/notes`, change: setSegment(3, 'T-7001'), problems: ['path /ticketId must be integer, was "T-7001"'] },
+  { vendor: 'kaseyabms', kind: 'wrong media type', of: `${BMS}: POST /v2/security/authenticate`, change: (c) => { c.contentType = 'application/x-www-form-urlencoded'; }, problems: ['body is sent as "application/x-www-form-urlencoded", the operation takes "multipart/form-data"'] },
+];
+
+describe('mutations of recorded requests fail the check, naming the document, the operation and the value', () => {
+  it('covers every kind on every described vendor', () => {
+    const kinds: Kind[] = ['wrong type', 'undocumented path', 'undocumented query parameter', 'undocumented body property', 'bad format'];
+    for (const vendor of ['autotask', 'ninjaone', 'dattormm', 'pax8', 'kaseyabms']) {
+      const has = new Set(MUTATIONS.filter((m) => m.vendor === vendor).map((m) => m.kind));
+      expect({ vendor, missing: [...kinds, ...(vendor === 'autotask' ? [] : ['outside an enumeration'])].filter((k) => !has.has(k as Kind)) }).toEqual({ vendor, missing: [] });
+    }
+  });
+
+  it.each(MUTATIONS.map((m) => [`${m.vendor}, ${m.kind}: ${m.problems[0]}`, m] as const))('%s', (_name, m) => {
+    const sample = recorded.get(m.vendor)?.get(m.of);
+    // The drive above must have sent the request this alters: a mutation of nothing cannot pass.
+    expect(sample).toBeDefined();
+    expect(contract.check(sample!)!.problems).toEqual([]);
+    const mutated = structuredClone(sample!);
+    m.change(mutated);
+    const verdict = contract.check(mutated)!;
+    expect(verdict.problems).toEqual(m.problems);
+    const line = describeFailures([verdict]);
+    if (m.operation === null) {
+      expect(verdict.operation).toBeNull();
+      expect(line.startsWith(`${verdict.documents.join(' / ')}: ${mutated.method} ${mutated.path} is not documented`)).toBe(true);
+    } else {
+      expect(verdict.operation).toBe(m.of);
+      expect(line).toBe(`${m.of} (sent ${mutated.method} ${mutated.path}): ${m.problems.join('; ')}`);
+    }
   });
 });

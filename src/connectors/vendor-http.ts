@@ -4,6 +4,7 @@
  * with a VendorHttpError that carries the vendor's status, body and Retry-After so the caller can
  * answer 429 `rate_limited` / 503 `vendor_unavailable` truthfully.
  */
+import { randomUUID } from 'node:crypto';
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import { parseRetryAfterMs } from '../shared/request';
 import type { BudgetGate, BudgetLease } from '../budget/budget';
@@ -33,6 +34,8 @@ export interface VendorRequest {
   json?: unknown;
   /** application/x-www-form-urlencoded body */
   form?: Record<string, string>;
+  /** multipart/form-data body of text fields (RFC 7578), for an operation that documents only that */
+  multipart?: Record<string, string>;
   /** text/plain body (a token some vendors take as the whole body) */
   text?: string;
   /** Retry 429/503 on a non-GET too. Writes pass false unless they are safe to repeat. */
@@ -68,6 +71,13 @@ export type VendorOutcome = 'not_sent' | 'throttled' | 'unavailable' | 'refused'
 
 /** Errors of a connection that never opened: the request cannot have reached the vendor. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Text fields as one multipart/form-data body (RFC 7578 section 4): a part per field, then the closing boundary. */
+function multipartBody(fields: Record<string, string>, boundary: string): string {
+  const quoted = (name: string) => name.replace(/[\r\n"]/g, (c) => encodeURIComponent(c));
+  const parts = Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`);
+  return `${parts.join('')}--${boundary}--\r\n`;
+}
 
 /** The vendor's own error body: a JSON object (gateways and proxies answer HTML, text or nothing). */
 function isVendorErrorBody(body: unknown): boolean {
@@ -216,6 +226,10 @@ export class VendorHttpClient {
     } else if (req.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(req.form).toString();
+    } else if (req.multipart) {
+      const boundary = `----vendor-http-${randomUUID()}`;
+      headers['content-type'] = `multipart/form-data; boundary=${boundary}`;
+      body = multipartBody(req.multipart, boundary);
     } else if (req.text !== undefined) {
       headers['content-type'] = 'text/plain';
       body = req.text;

@@ -142,6 +142,19 @@ describe('tokens', () => {
     expect(JSON.parse(calls('/api/token')[0].body)).toEqual({ grant_type: 'client_credentials', client_id: 'i', client_secret: 's', audience: 'aud' });
   });
 
+  it('a grant sent as multipart/form-data, read back by the platform\'s own multipart parser', async () => {
+    handler = tokenVendor();
+    const multipart: VendorProfile = {
+      connector: 'acme',
+      auth: { kind: 'password-grant', username: 'user', password: 'pass', tokenUrl: '/token', encoding: 'multipart', clientless: true, paramNames: { grant_type: 'GrantType' }, defaultLifetimeS: 3600 },
+    };
+    await vendorSession(multipart, ctxOf({ user: 'u', pass: 'p "quoted"' })).get('/x');
+    const token = calls('/api/token')[0];
+    expect(token.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    const form = await new Response(token.body, { headers: { 'content-type': token.headers['content-type']! } }).formData();
+    expect(Object.fromEntries(form)).toEqual({ GrantType: 'password', username: 'u', password: 'p "quoted"' });
+  });
+
   it('a refresh token the vendor rotates is used from then on and announced once', async () => {
     let n = 0;
     handler = (r) => {

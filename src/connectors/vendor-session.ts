@@ -57,8 +57,11 @@ export const OAUTH_TOKEN_FIELDS: TokenFields = { access: 'access_token', expires
 /** What the OAuth kinds share: where and how the grant is sent, and how the answer reads. */
 export interface OAuthGrant {
   tokenUrl: UrlRule;
-  /** How the grant's parameters travel: a form (RFC 6749) or a JSON body. Default form. */
-  encoding?: 'form' | 'json';
+  /**
+   * How the grant's parameters travel: a form (RFC 6749), a JSON body, or multipart/form-data where the
+   * vendor's description documents only that. Default form.
+   */
+  encoding?: 'form' | 'json' | 'multipart';
   /** Credential names of the client; defaults `clientId`, `clientSecret`. */
   clientId?: string;
   clientSecret?: string;
@@ -283,7 +286,7 @@ async function oauthToken(ctx: SessionContext, profile: VendorProfile, a: Extrac
     url: await resolveUrl(a.tokenUrl, ctx),
     query: a.query?.(ctx),
     headers: a.basicClient ? { authorization: basicHeader(a.basicClient.username, a.basicClient.password) } : {},
-    ...(a.encoding === 'json' ? { json: sent } : { form: sent }),
+    ...(a.encoding === 'json' ? { json: sent } : a.encoding === 'multipart' ? { multipart: sent } : { form: sent }),
     // Asking for a token changes nothing at the vendor: throttling is retried like a read.
     retry,
   }).catch((err: unknown) => { throw err instanceof VendorHttpError && a.refused ? a.refused(err, grant) : err; });

@@ -328,6 +328,10 @@ export interface SimulatorRequest {
   method: string;
   path: string;
   queryKeys: string[];
+  /** Each query parameter's values as sent, in order (a repeated key has several). */
+  query?: Record<string, string[]>;
+  /** The names of the request's headers, in lower case (never their values: credentials travel there). */
+  headerNames?: string[];
   contentType: string | null;
   body: unknown;
   status: number;
@@ -351,7 +355,10 @@ export function reportSimulatorRequests(vendor: string) {
     if (requestObservers.size === 0 || req.path.startsWith('/_control')) return next();
     const method = req.method;
     const path = req.path;
-    const queryKeys = [...new URL(req.originalUrl, 'http://simulator.invalid').searchParams.keys()];
+    const searchParams = new URL(req.originalUrl, 'http://simulator.invalid').searchParams;
+    const queryKeys = [...searchParams.keys()];
+    const query: Record<string, string[]> = {};
+    for (const [k, v] of searchParams) (query[k] ??= []).push(v);
     const contentType = req.headers['content-type'] ?? null;
     // The simulator's body parser runs inside its router on this same request object: read it once answered
     // (or once the connection closed without an answer: an injected drop still reached the vendor).
@@ -359,7 +366,8 @@ export function reportSimulatorRequests(vendor: string) {
     const report = () => {
       if (reported) return;
       reported = true;
-      const seen: SimulatorRequest = { vendor, method, path, queryKeys, contentType, body: req.body, status: res.statusCode };
+      const headerNames = Object.keys(req.headers);
+      const seen: SimulatorRequest = { vendor, method, path, queryKeys, query, headerNames, contentType, body: req.body, status: res.statusCode };
       for (const observe of requestObservers) observe(seen);
     };
     res.once('finish', report);

@@ -1,10 +1,12 @@
 /**
  * The vendor request-contract check: every call a connector sends to a simulator is matched against the
  * vendor's own published API description (fixtures/vendor-api, sources in its README.md): the operation
- * whose path template and method match, that operation's required query parameters and required body
- * properties, and the path parameters' types. A call no document describes is a failure that names the
- * document; a described one is named by its operation ("Autotask REST swagger v1.0: POST
- * /Contracts/{parentId}/Services").
+ * whose path template and method match, its query parameters (names, then each value against the
+ * parameter's schema), its path values, the body's media type and the body against the operation's schema
+ * (types, formats, enumerations, required and undocumented properties; test/support/vendor-schema.ts).
+ * A call no document describes is a failure that names the document; a described one is named by its
+ * operation ("Autotask REST swagger v1.0: POST /Contracts/{parentId}/Services"), each problem by the JSON
+ * pointer of the offending value (`body /type must be one of ...`, `query /pageSize must be integer`).
  *
  * ConnectWise and HaloPSA publish no machine-readable description (README.md): their calls are reported
  * as unchecked, never as passing.
@@ -12,6 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { observeSimulatorRequests, type SimulatorRequest } from '../../src/simulators/kit';
+import { coerce, RequestSchemas } from './vendor-schema';
 
 type Json = any;
 
@@ -35,7 +38,23 @@ interface VendorDocument {
    * Properties the vendor documents for a schema (by its name in the document) outside the document, each
    * with the page that does: a body may send them although the schema does not list them.
    */
-  propertiesDocumentedElsewhere?: Record<string, { names: string[]; source: string }>;
+  propertiesDocumentedElsewhere?: Record<string, { names: string[]; source: string; types?: Record<string, Json> }>;
+  /**
+   * Schemas the document gets wrong, replaced at their JSON pointer in the document, each with the page of
+   * the vendor's that documents the value it takes.
+   */
+  corrections?: Record<string, { schema: Json; source: string }>;
+}
+
+/** A query or path parameter as the check reads it. */
+interface Parameter {
+  name: string;
+  in: 'query' | 'path';
+  /** Its schema (OpenAPI 3: `schema`; Swagger 2.0: the parameter's own type keywords). */
+  schema: Json;
+  required: boolean;
+  /** How several values travel: `multi` (the key repeated) or the separator of one value. */
+  arrays: 'multi' | ',' | ' ' | '\t' | '|';
 }
 
 interface Operation {
@@ -46,12 +65,16 @@ interface Operation {
   label: string;
   regex: RegExp;
   literalSegments: number;
-  pathParams: { name: string; integer: boolean }[];
+  schemas: RequestSchemas;
+  pathParams: Parameter[];
   requiredQuery: string[];
   /** Every query parameter the operation documents. */
   knownQuery: string[];
-  /** JSON body schema (resolved), when the operation takes one. */
-  bodySchema: Json | null;
+  query: Parameter[];
+  /** Header parameters the operation requires (compared without regard to case, as HTTP does). */
+  requiredHeaders: string[];
+  /** The body schema by media type, when the operation takes a body. */
+  bodySchemas: Record<string, Json> | null;
   bodyRequired: boolean;
 }
 
@@ -97,6 +120,15 @@ const VENDORS: Record<string, VendorConfig> = {
           source: 'autotask.net/help/developerhelp/Content/APIs/REST/Entities/ContractServicesEntity.htm ("On Update(), all fields are Read-Only except for adjustedPrice and invoiceDescription")',
         },
       },
+      corrections: {
+        // The swagger types a filter's value as its server-side ValueItem class (an object); on the wire it is
+        // the value itself, or a list of them for the list operators `in` / `notIn` ("Making basic query calls
+        // to the REST API", autotask.net/help/developerhelp/Content/APIs/REST/API_Calls/REST_Basic_Query_Calls.htm).
+        '/definitions/Filter/properties/value': {
+          source: 'autotask.net/help/developerhelp/Content/APIs/REST/API_Calls/REST_Basic_Query_Calls.htm',
+          schema: { anyOf: [{ type: ['string', 'number', 'boolean'] }, { type: 'array', items: { type: ['string', 'number', 'boolean'] } }] },
+        },
+      },
     }],
     elsewhere: [{
       // The next page of a query is the URL Autotask answered in pageDetails.nextPageUrl: "Paginating
@@ -136,7 +168,17 @@ const VENDORS: Record<string, VendorConfig> = {
     }],
   },
   dattormm: {
-    documents: [{ title: 'Datto RMM API OpenAPI (build 235)', file: 'dattormm/openapi-v2.json', wirePrefix: '/api' }],
+    documents: [{
+      title: 'Datto RMM API OpenAPI (build 235)', file: 'dattormm/openapi-v2.json', wirePrefix: '/api',
+      corrections: {
+        // The document puts the item enumeration on the array itself as well (which no array can equal);
+        // its own description says the parameter takes several of those values.
+        '/paths/~1v2~1activity-logs/get/parameters/6/schema': {
+          source: 'the parameter\'s description in the same document ("Filters the returned activity logs based on their type. It can take multiple values separated by comma")',
+          schema: { type: 'array', items: { type: 'string', enum: ['device', 'user'] } },
+        },
+      },
+    }],
     elsewhere: [{
       // The token endpoint is outside the OpenAPI (it declares no security scheme). Datto RMM's help page
       // "Datto RMM API" (rmm.datto.com/help/en/Content/2SETUP/APIv2.htm): the password grant of the public
@@ -176,45 +218,52 @@ export interface ContractVerdict {
   problems: string[];
 }
 
-function resolve(spec: Json, node: Json, depth = 0): Json {
-  if (!node || typeof node !== 'object' || depth > 20) return node;
-  if (typeof node.$ref === 'string') {
-    const target = node.$ref.slice(2).split('/').reduce((o: Json, s: string) => (o == null ? o : o[s]), spec);
-    return resolve(spec, target, depth + 1);
-  }
-  return node;
+/** Swagger 2.0 keeps a parameter's schema keywords on the parameter itself. */
+const PARAMETER_SCHEMA_KEYWORDS = ['type', 'format', 'enum', 'items', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
+  'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf', 'x-nullable'];
+
+function parameter(p: Json): Parameter {
+  const schema = p.schema ?? Object.fromEntries(PARAMETER_SCHEMA_KEYWORDS.filter((k) => p[k] !== undefined).map((k) => [k, p[k]]));
+  // OpenAPI 3 "Style Values": a query is `form`, exploded by default (key repeated); a path `simple` (comma).
+  // Swagger 2.0: `collectionFormat`, csv by default.
+  const style = p.style ?? (p.in === 'query' ? 'form' : 'simple');
+  const explode = p.explode ?? style === 'form';
+  const oas3 = ({ form: explode ? 'multi' : ',', simple: ',', spaceDelimited: ' ', pipeDelimited: '|' } as Record<string, Parameter['arrays']>)[style] ?? ',';
+  const swagger = ({ multi: 'multi', csv: ',', ssv: ' ', tsv: '\t', pipes: '|' } as Record<string, Parameter['arrays']>)[p.collectionFormat ?? 'csv'];
+  return { name: p.name, in: p.in, schema, required: p.required === true, arrays: p.schema || p.style ? oas3 : swagger ?? ',' };
 }
 
-/** A schema's own properties and required names, with allOf merged. */
-function objectShape(spec: Json, schema: Json, depth = 0): { properties: Record<string, Json>; required: string[]; open: boolean } {
-  const s = resolve(spec, schema);
-  const out = { properties: {} as Record<string, Json>, required: [] as string[], open: false };
-  if (!s || typeof s !== 'object' || depth > 10) return { ...out, open: true };
-  for (const part of s.allOf ?? []) {
-    const p = objectShape(spec, part, depth + 1);
-    Object.assign(out.properties, p.properties);
-    out.required.push(...p.required);
-    out.open ||= p.open;
+/** The corrections a document's entry asks for, as JSON pointers into the document. */
+function corrections(doc: VendorDocument, spec: Json): Record<string, Json> {
+  const out: Record<string, Json> = Object.fromEntries(Object.entries(doc.corrections ?? {}).map(([k, v]) => [k, v.schema]));
+  const schemas = spec.definitions ? '/definitions' : '/components/schemas';
+  for (const [model, extra] of Object.entries(doc.propertiesDocumentedElsewhere ?? {})) {
+    for (const name of extra.names) out[`${schemas}/${model}/properties/${name}`] = extra.types?.[name] ?? {};
   }
-  Object.assign(out.properties, s.properties ?? {});
-  out.required.push(...(s.required ?? []));
-  // A schema without properties, or one that admits others, names no closed set.
-  if ((!s.properties && !s.allOf) || (s.additionalProperties !== undefined && s.additionalProperties !== false)) out.open = true;
   return out;
 }
 
+/** The media type of a Content-Type header, without its parameters. */
+const mediaType = (contentType: string | null) => (contentType ?? '').split(';')[0].trim().toLowerCase();
+
 export class VendorContract {
   private readonly operations = new Map<string, Operation[]>();
+  /** Per document title, the formats it declares that no validator checks (a value in them passes on its type alone). */
+  readonly uncheckedFormats: Record<string, string[]> = {};
 
   constructor() {
     for (const [vendor, config] of Object.entries(VENDORS)) {
       const ops: Operation[] = [];
       for (const doc of config.documents) {
         const spec = JSON.parse(fs.readFileSync(path.join(FIXTURES, doc.file), 'utf8'));
-        for (const [template, item] of Object.entries<Json>(spec.paths)) {
+        const schemas = new RequestSchemas(spec, {
+          id: `https://vendor-api.invalid/${doc.file}`, caseInsensitive: doc.caseInsensitive, corrections: corrections(doc, spec),
+        });
+        if (schemas.uncheckedFormats.size > 0) this.uncheckedFormats[doc.title] = [...schemas.uncheckedFormats].sort();
+        for (const [template, item] of Object.entries<Json>(schemas.spec.paths)) {
           for (const [method, op] of Object.entries<Json>(item)) {
             if (!['get', 'put', 'post', 'patch', 'delete'].includes(method)) continue;
-            ops.push(this.operation(doc, spec, method.toUpperCase(), template, [...(item.parameters ?? []), ...(op.parameters ?? [])], op));
+            ops.push(this.operation(doc, schemas.spec, schemas, method.toUpperCase(), template, [...(item.parameters ?? []), ...(op.parameters ?? [])], op));
           }
         }
       }
@@ -222,33 +271,60 @@ export class VendorContract {
     }
   }
 
-  private operation(doc: VendorDocument, spec: Json, method: string, template: string, rawParams: Json[], op: Json): Operation {
-    const params = rawParams.map((p) => resolve(spec, p));
+  private operation(doc: VendorDocument, spec: Json, schemas: RequestSchemas, method: string, template: string, rawParams: Json[], op: Json): Operation {
+    // An operation's parameter overrides the path item's of the same name and location.
+    const params = [...new Map(rawParams.map((p) => schemas.resolve(p)).map((p) => [`${p.in} ${p.name}`, p])).values()];
     const segments = template.split('/').filter(Boolean);
     const pattern = segments.map((s) => (/^\{.+\}$/.test(s) ? '([^/]+)' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
     const prefix = doc.wirePrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     const pathParams = segments.filter((s) => /^\{.+\}$/.test(s)).map((s) => {
       const name = s.slice(1, -1);
       const p = params.find((x) => x.in === 'path' && x.name === name);
-      const type = p?.type ?? resolve(spec, p?.schema)?.type;
-      return { name, integer: type === 'integer' };
+      return parameter(p ?? { name, in: 'path', required: true, type: 'string' });
     });
-    // Swagger 2.0: an `in: body` parameter; OpenAPI 3: requestBody with a JSON schema.
+    // Swagger 2.0: an `in: body` parameter and the media types of `consumes`; OpenAPI 3: requestBody.content.
     const bodyParam = params.find((p) => p.in === 'body');
-    const requestBody = resolve(spec, op.requestBody);
-    const jsonSchema = requestBody?.content?.['application/json']?.schema;
+    const requestBody = schemas.resolve(op.requestBody);
+    const consumes: string[] = op.consumes ?? spec.consumes ?? ['application/json'];
+    const bodySchemas = bodyParam
+      ? Object.fromEntries(consumes.map((m) => [m.toLowerCase(), bodyParam.schema]))
+      : requestBody?.content
+        ? Object.fromEntries(Object.entries<Json>(requestBody.content).map(([m, c]) => [m.toLowerCase(), c.schema ?? {}]))
+        : null;
     const label = template.startsWith(doc.labelDrops ?? '\0') ? template.slice(doc.labelDrops!.length) : template;
+    const query = params.filter((p) => p.in === 'query').map(parameter);
     return {
-      doc, spec, method, template,
+      doc, spec, method, template, schemas,
       label: `${doc.title}: ${method} ${label}`,
       regex: new RegExp(`^${prefix}/${pattern}$`, doc.caseInsensitive ? 'i' : ''),
       literalSegments: segments.filter((s) => !/^\{.+\}$/.test(s)).length,
       pathParams,
-      requiredQuery: params.filter((p) => p.in === 'query' && p.required).map((p) => p.name),
-      knownQuery: params.filter((p) => p.in === 'query').map((p) => p.name),
-      bodySchema: bodyParam ? bodyParam.schema : jsonSchema ?? null,
+      requiredQuery: query.filter((p) => p.required).map((p) => p.name),
+      knownQuery: query.map((p) => p.name),
+      query,
+      requiredHeaders: params.filter((p) => p.in === 'header' && p.required === true).map((p) => p.name),
+      bodySchemas,
       bodyRequired: bodyParam ? bodyParam.required === true : requestBody?.required === true,
     };
+  }
+
+
+  /**
+   * Compiles every schema a request can be held against (each operation's parameters and bodies), so a
+   * document the rewriting cannot read fails here rather than on the first call that reaches it. Returns
+   * the operations that would not compile, with why.
+   */
+  compileAll(): string[] {
+    const failures: string[] = [];
+    for (const ops of this.operations.values()) {
+      for (const op of ops) {
+        const schemas = [...op.pathParams, ...op.query].map((p) => p.schema).concat(Object.values(op.bodySchemas ?? {}));
+        for (const schema of schemas) {
+          try { op.schemas.validator(schema); } catch (err) { failures.push(`${op.label}: ${(err as Error).message}`); }
+        }
+      }
+    }
+    return failures;
   }
 
   /** The documented operation a call claims (most literal path segments first), or why there is none. */
@@ -298,53 +374,68 @@ export class VendorContract {
     const problems: string[] = [];
     const values = op.regex.exec(call.path)!.slice(1);
     op.pathParams.forEach((p, i) => {
-      if (p.integer && !/^-?\d+$/.test(decodeURIComponent(values[i] ?? ''))) problems.push(`path parameter {${p.name}} must be an integer, was "${values[i]}"`);
+      let text = values[i] ?? '';
+      try { text = decodeURIComponent(text); } catch { problems.push(`path /${p.name} is not a valid percent-encoded value, was "${text}"`); return; }
+      problems.push(...this.valueProblems(op, p, [text], 'path'));
     });
     const sameName = (a: string, b: string) => (op.doc.caseInsensitive ? a.toLowerCase() === b.toLowerCase() : a === b);
     for (const q of op.requiredQuery) if (!call.queryKeys.some((k) => sameName(k, q))) problems.push(`query parameter "${q}" is required`);
     for (const k of new Set(call.queryKeys)) if (!op.knownQuery.some((q) => sameName(k, q))) problems.push(`query parameter "${k}" is not documented`);
-    if (op.bodySchema) {
-      const body = call.body;
-      const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
-      if (empty) {
-        if (op.bodyRequired) problems.push('a request body is required');
-      } else {
-        problems.push(...this.requiredProperties(op, op.bodySchema, body, 'body'));
-      }
+    // Header names are reported by the simulators' observer; a hand-made call without them is not judged on headers.
+    for (const h of call.headerNames ? op.requiredHeaders : []) if (!call.headerNames!.includes(h.toLowerCase())) problems.push(`header "${h}" is required`);
+    for (const p of op.query) {
+      const sent = Object.entries(call.query ?? {}).filter(([k]) => sameName(k, p.name)).flatMap(([, v]) => v);
+      if (sent.length > 0) problems.push(...this.valueProblems(op, p, sent, 'query'));
     }
+    if (op.bodySchemas) problems.push(...this.bodyProblems(op, call));
     return problems;
   }
 
-  /** Required properties of the body and of each object inside it the schema describes. */
-  private requiredProperties(op: Operation, schema: Json, value: unknown, at: string, depth = 0): string[] {
-    if (depth > 6 || !value || typeof value !== 'object') return [];
-    const s = resolve(op.spec, schema);
-    if (Array.isArray(value)) return s?.items ? value.flatMap((v, i) => this.requiredProperties(op, s.items, v, `${at}[${i}]`, depth + 1)) : [];
-    const shape = objectShape(op.spec, s);
-    const keys = Object.keys(value as object);
-    const find = (name: string) => keys.find((k) => (op.doc.caseInsensitive ? k.toLowerCase() === name.toLowerCase() : k === name));
-    const problems: string[] = [];
-    for (const name of shape.required) if (find(name) === undefined || (value as Record<string, unknown>)[find(name)!] == null) problems.push(`${at} property "${name}" is required`);
-    if (!shape.open) {
-      const ref = typeof schema?.$ref === 'string' ? schema.$ref.split('/').pop() : undefined;
-      const named = [...Object.keys(shape.properties), ...((ref && op.doc.propertiesDocumentedElsewhere?.[ref]?.names) || [])];
-      for (const k of keys) {
-        if (!named.some((n) => (op.doc.caseInsensitive ? n.toLowerCase() === k.toLowerCase() : n === k))) problems.push(`${at} property "${k}" is not in the document's schema`);
-      }
+  /** A parameter's values (text, as sent) read by its declared type, then held against its schema. */
+  private valueProblems(op: Operation, p: Parameter, sent: string[], where: 'query' | 'path'): string[] {
+    const schema = op.schemas.resolve(p.schema) ?? {};
+    const isArray = [schema.type].flat().includes('array');
+    if (!isArray && sent.length > 1) return [`${where} /${p.name} is sent ${sent.length} times, the document takes one value`];
+    const items = isArray ? (p.arrays === 'multi' ? sent : sent.flatMap((s) => s.split(p.arrays))) : [];
+    const value = isArray
+      ? items.map((t) => coerce(t, schema.items ?? {}, (n) => op.schemas.resolve(n)))
+      : coerce(sent[0], schema, (n) => op.schemas.resolve(n));
+    return op.schemas.problems(p.schema, value, `${where} /${p.name}`).map((m) => m.replace(`${where} /${p.name} /`, `${where} /${p.name}/`));
+  }
+
+  /** The body's media type is one the operation takes, and the body matches that media type's schema. */
+  private bodyProblems(op: Operation, call: SimulatorRequest): string[] {
+    const body = call.body;
+    const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+    if (empty) return op.bodyRequired ? ['a request body is required'] : [];
+    const media = mediaType(call.contentType);
+    const taken = Object.keys(op.bodySchemas!);
+    // A media range (`*/*`, `application/*`, `application/*+json`) takes every type it spells.
+    const range = (m: string) => new RegExp(`^${m.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}$`);
+    const key = taken.find((m) => m === media) ?? taken.find((m) => m.includes('*') && range(m).test(media));
+    if (!key) return [`body is sent as "${media || 'no content type'}", the operation takes ${taken.map((m) => `"${m}"`).join(', ')}`];
+    let value = body;
+    // A form body carries text: read each property by its declared type (OpenAPI 3 "Encoding Object",
+    // "Special Considerations for multipart Content").
+    if ((key === 'application/x-www-form-urlencoded' || key === 'multipart/form-data') && body && typeof body === 'object') {
+      const props = op.schemas.resolve(op.bodySchemas![key])?.properties ?? {};
+      value = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'string' && props[k] ? coerce(v, props[k], (n) => op.schemas.resolve(n)) : v]));
     }
-    for (const [name, sub] of Object.entries(shape.properties)) {
-      const k = find(name);
-      if (k !== undefined) problems.push(...this.requiredProperties(op, sub, (value as Record<string, unknown>)[k], `${at}.${name}`, depth + 1));
-    }
-    return problems;
+    return op.schemas.problems(op.bodySchemas![key], value, 'body');
   }
 }
+
 
 /** What a recording saw: the verdict of each distinct call, and the calls of vendors the check cannot read. */
 export interface ContractReport {
   verdicts: ContractVerdict[];
   failures: ContractVerdict[];
   unchecked: { vendor: string; reason: string; calls: string[] }[];
+  /**
+   * One copy of a request per documented operation it matched (the first seen), the call exactly as the
+   * simulator received it: what the mutation tests alter.
+   */
+  samples: Map<string, SimulatorRequest>;
 }
 
 /**
@@ -354,6 +445,7 @@ export interface ContractReport {
 export function recordVendorContract(contract = new VendorContract()): { stop: () => ContractReport } {
   const verdicts = new Map<string, ContractVerdict>();
   const unchecked = new Map<string, Set<string>>();
+  const samples = new Map<string, SimulatorRequest>();
   const unobserve = observeSimulatorRequests((call) => {
     const verdict = contract.check(call);
     if (!verdict) {
@@ -362,6 +454,7 @@ export function recordVendorContract(contract = new VendorContract()): { stop: (
       return;
     }
     verdicts.set(`${verdict.vendor} ${verdict.call} ${verdict.problems.join('|')}`, verdict);
+    if (verdict.operation && !samples.has(verdict.operation)) samples.set(verdict.operation, structuredClone(call));
   });
   return {
     stop: () => {
@@ -371,6 +464,7 @@ export function recordVendorContract(contract = new VendorContract()): { stop: (
         verdicts: all,
         failures: all.filter((v) => v.problems.length > 0),
         unchecked: [...unchecked].map(([vendor, calls]) => ({ vendor, reason: UNCHECKED[vendor] ?? 'no description', calls: [...calls] })),
+        samples,
       };
     },
   };

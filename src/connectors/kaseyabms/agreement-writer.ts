@@ -31,7 +31,8 @@ function lineBody(d: AgreementLineDraft): Record<string, unknown>[] {
     Units: d.quantity,
     UnitCost: d.unitCost ?? d.product?.unitCost ?? 0,
     UnitPrice: d.unitPrice ?? d.product?.unitPrice,
-    EffectiveDate: `${d.effectiveDate}T00:00:00`,
+    // `format: date-time` (RFC 3339) needs the zone; midnight UTC of the effective day.
+    EffectiveDate: `${d.effectiveDate}T00:00:00Z`,
     SortOrder: 0,
   }];
 }

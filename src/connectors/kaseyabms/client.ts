@@ -1,7 +1,7 @@
 /**
  * How Kaseya BMS ("BMS API 2.0") is spoken to, declared for the vendor session (vendor-session.ts keeps
  * the token, renews it and resends once after a 401, and pages):
- * - auth: POST /v2/security/authenticate, a form of GrantType `password`, UserName, Password and Tenant
+ * - auth: POST /v2/security/authenticate, a multipart/form-data form (the only body the document gives it) of GrantType `password`, UserName, Password and Tenant
  *   (the company name under My Settings), answering TokenOutputDto (`Result.AccessToken`, its expiry as
  *   `Result.AccessTokenExpireOn`); then `Authorization: Bearer` (the document's one security scheme,
  *   `bearerAuth`). Help page "V2 BMS Rest APIs" (help.bms.kaseya.com): username, password, company name.
@@ -53,6 +53,8 @@ export const bmsProfile: VendorProfile = {
   auth: {
     kind: 'password-grant',
     tokenUrl: '/v2/security/authenticate',
+    // BMS API 2.0 documents the sign-in's body as multipart/form-data only.
+    encoding: 'multipart',
     username: 'username',
     password: 'password',
     // The user signs in with its own name and password: BMS has no API client id.

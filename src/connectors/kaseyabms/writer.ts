@@ -108,8 +108,11 @@ function titleProblems(title: string | undefined): FieldProblem[] {
 
 const noteField = (n: NoteDraft) => (n.resolution ? 'evidence' : 'note.text');
 
-/** The day a commit stamps on a new ticket or note (BMS requires OpenDate and NoteDate). */
-const today = (ctx: { now?: () => number } | null) => new Date(ctx?.now?.() ?? Date.now()).toISOString().slice(0, 19);
+/**
+ * The time a commit stamps on a new ticket or note (BMS requires OpenDate and NoteDate), in UTC with its
+ * zone: the document types both `format: date-time`, RFC 3339's, which a time without an offset is not.
+ */
+const today = (ctx: { now?: () => number } | null) => `${new Date(ctx?.now?.() ?? Date.now()).toISOString().slice(0, 19)}Z`;
 
 // ---- HTTP ----
 
