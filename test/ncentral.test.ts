@@ -4,21 +4,18 @@
  * events after a simulated change and their webhook delivery, and device deploy answered 501
  * `not_supported` with the reason (N-central's REST API lists no repository to check a package against).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { NcentralSimulator } from '../src/simulators/ncentral/simulator';
 import type { NcActiveIssue, NcCustomer, NcDevice, NcDeviceAssets } from '../src/simulators/ncentral/types';
 import { startTestService, type TestService } from './support/service';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-deliveries';
 
 let svc: TestService;
 let nc: NcentralSimulator;
 let mcp: Client;
-let receiver: http.Server;
-let receiverUrl = '';
-const received: { path: string; body: any }[] = [];
+let receiver: WebhookReceiver;
 const GAMMA = 'sandbox-gamma';
 
 beforeAll(async () => {
@@ -26,21 +23,11 @@ beforeAll(async () => {
   nc = svc.services.simulators!.ncentral as NcentralSimulator;
   mcp = new Client({ name: 'ncentral', version: '1.0.0' });
   await mcp.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/`), { requestInit: { headers: { 'X-API-Key': svc.key } } }));
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') });
-      res.writeHead(200).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startWebhookReceiver();
 }, 120_000);
 afterAll(async () => {
   await mcp?.close().catch(() => undefined);
-  receiver?.closeAllConnections();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await receiver?.close();
   await svc?.close();
 });
 
@@ -135,7 +122,7 @@ describe('sandbox-gamma: N-central lists over REST, MCP and GraphQL', () => {
 
 describe('sandbox-gamma: events after a simulated change', () => {
   it('a device going offline gives device.updated and attention needed, delivered to the webhook', async () => {
-    const hook = await svc.api(`/tenants/${svc.gammaId}/ticket-events/webhook`, { method: 'POST', json: { url: `${receiverUrl}/nc-hook` } });
+    const hook = await svc.api(`/tenants/${svc.gammaId}/ticket-events/webhook`, { method: 'POST', json: { url: `${receiver.url}/nc-hook` } });
     expect(hook.status).toBe(201);
     const target = devicesOf().find((d) => expectedState(d).online && !expectedState(d).needs_attention)!;
     const res = await svc.api('/sandbox/simulate', { method: 'POST', json: { tenant_id: svc.gammaId, change: { kind: 'device_offline', target_id: String(target.deviceId) } } });
@@ -146,8 +133,8 @@ describe('sandbox-gamma: events after a simulated change', () => {
     expect(updated[0].summary).toBe(`Device ${target.longName} went offline`);
     expect(res.body.events.some((e: any) => e.kind === 'health' && e.type === 'attention_needed')).toBe(true);
     const eventId = updated[0].id;
-    for (let i = 0; i < 200 && !received.some((r) => JSON.stringify(r.body).includes(eventId)); i++) await new Promise((r) => setTimeout(r, 50));
-    const delivery = received.find((r) => JSON.stringify(r.body).includes(eventId));
+    for (let i = 0; i < 200 && !receiver.received.some((r) => JSON.stringify(r.body).includes(eventId)); i++) await new Promise((r) => setTimeout(r, 50));
+    const delivery = receiver.received.find((r) => JSON.stringify(r.body).includes(eventId));
     expect(delivery?.path).toBe('/nc-hook');
     expect(JSON.stringify(delivery!.body)).toContain('device.updated');
   });

@@ -2,33 +2,20 @@
  * POST /sandbox/simulate (docs/architecture.md, Sandbox): each change kind made in the simulator as the MSP would, synced,
  * answered with the events it produced; a webhook on a loopback receiver gets the delivery.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Tenant } from '../entities';
 import { startTestService, type TestService } from './support/service';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-deliveries';
 
 let svc: TestService;
-let receiver: http.Server;
-let receiverUrl = '';
-const received: { path: string; body: any }[] = [];
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   svc = await startTestService({ webhookAllowLoopback: true });
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') });
-      res.writeHead(200).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startWebhookReceiver();
 }, 120_000);
 afterAll(async () => {
-  receiver?.closeAllConnections();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await receiver?.close();
   await svc?.close();
 });
 
@@ -37,7 +24,7 @@ const simulate = (change: Record<string, unknown>, tenantId = svc.alphaId, key?:
 
 describe('POST /sandbox/simulate', () => {
   it('a ticket status change gives ticket.updated, and the webhook receives it', async () => {
-    const hook = await svc.api(`/tenants/${svc.alphaId}/ticket-events/webhook`, { method: 'POST', json: { url: `${receiverUrl}/hook` } });
+    const hook = await svc.api(`/tenants/${svc.alphaId}/ticket-events/webhook`, { method: 'POST', json: { url: `${receiver.url}/hook` } });
     expect(hook.status).toBe(201);
     const res = await simulate({ kind: 'ticket_status' });
     expect(res.status).toBe(200);
@@ -45,8 +32,8 @@ describe('POST /sandbox/simulate', () => {
     expect(res.body.events[0]).toMatchObject({ kind: 'ticket.updated', vendor_id: res.body.target_id, previous_status: 'new', new_status: 'in_progress' });
     const eventId = res.body.events[0].id;
     // The delivery is a job: wait for it to arrive (bounded), then look at what arrived.
-    for (let i = 0; i < 200 && !received.some((r) => JSON.stringify(r.body).includes(eventId)); i++) await new Promise((r) => setTimeout(r, 50));
-    const delivery = received.find((r) => JSON.stringify(r.body).includes(eventId));
+    for (let i = 0; i < 200 && !receiver.received.some((r) => JSON.stringify(r.body).includes(eventId)); i++) await new Promise((r) => setTimeout(r, 50));
+    const delivery = receiver.received.find((r) => JSON.stringify(r.body).includes(eventId));
     expect(delivery?.path).toBe('/hook');
     expect(JSON.stringify(delivery!.body)).toContain('ticket.updated');
   });
