@@ -22,6 +22,7 @@ import { fetchFrom, readOnce } from '../read-dispatch';
 import { softwareKeys } from '../software-keys';
 import { VendorHttpError } from '../vendor-http';
 import { dattoGet, pages } from './client';
+import { osFamilyFromText } from '../os-family';
 
 type Native = Record<string, unknown>;
 
@@ -199,12 +200,7 @@ async function* fetchPackages(ctx: SyncContext): AsyncGenerator<FetchedRecord<'p
  * writes it ("Microsoft Windows 11 Pro 10.0.22631", "macOS Sonoma 14.5", "Ubuntu 22.04.4 LTS").
  */
 export function deviceOsFamily(native: Record<string, unknown>): string | null {
-  const os = text(native.operatingSystem);
-  if (!os) return null;
-  if (/windows/i.test(os)) return 'windows';
-  if (/mac\s?os|os x/i.test(os)) return 'mac';
-  if (/linux|ubuntu|debian|centos|red hat|rhel|fedora|suse|rocky|alma/i.test(os)) return 'linux';
-  return null;
+  return osFamilyFromText(text(native.operatingSystem));
 }
 
 export const dattoRmmConnector: ReadConnector = {

@@ -32,6 +32,7 @@ import { softwareKeys } from '../software-keys';
 import type { FetchedRecord, ReadConnector, SyncContext } from '../types';
 import { VendorHttpError } from '../vendor-http';
 import { engineError, ncGet, ncPages, NCENTRAL_PAGE_SIZE } from './client';
+import { osFamilyFromText } from '../os-family';
 
 type Native = Record<string, unknown>;
 
@@ -216,11 +217,7 @@ async function* fetchCompanies(ctx: SyncContext): AsyncGenerator<FetchedRecord<'
  * N-central writes them ("winnt", "Microsoft Windows 11 Pro 64-bit"; "mac", "macOS 14 Sonoma"; "linux").
  */
 export function deviceOsFamily(native: Record<string, unknown>): string | null {
-  const os = `${text(native.osId) ?? ''} ${text(native.supportedOs) ?? ''}`;
-  if (/win/i.test(os)) return 'windows';
-  if (/mac\s?os|os x|\bmac\b/i.test(os)) return 'mac';
-  if (/linux|ubuntu|debian|centos|red hat|rhel|fedora|suse|rocky|alma/i.test(os)) return 'linux';
-  return null;
+  return osFamilyFromText(`${text(native.osId) ?? ''} ${text(native.supportedOs) ?? ''}`);
 }
 
 export const ncentralConnector: ReadConnector = {
