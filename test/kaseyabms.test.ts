@@ -3,10 +3,9 @@
  * lists, a ticket create previewed and committed once per key, a note, a close, time, a recurring-service
  * add preview, events after a change the MSP makes in BMS, and a signed webhook delivery of one.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { KaseyaBmsSimulator } from '../src/simulators/kaseyabms/simulator';
 import { startTestService, type TestService } from './support/service';
+import { startWebhookReceiver } from './support/webhook-deliveries';
 
 let svc: TestService;
 let bms: KaseyaBmsSimulator;
@@ -134,27 +133,77 @@ describe('agreement lines', () => {
 
 describe('events and webhooks', () => {
   it('a change the MSP makes in BMS gives ticket events after the sync, and a webhook delivers one', async () => {
-    const received: string[] = [];
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => { body += c; });
-      req.on('end', () => { received.push(body); res.writeHead(200).end('{}'); });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const receiver = await startWebhookReceiver();
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bms`;
-      const hook = await svc.api(gamma('/ticket-events/webhook'), { method: 'POST', json: { url } });
+      const hook = await svc.api(gamma('/ticket-events/webhook'), { method: 'POST', json: { url: `${receiver.url}/bms` } });
       expect(hook.status).toBe(201);
       const sim = await svc.api('/sandbox/simulate', { method: 'POST', json: { tenant_id: svc.gammaId, change: { kind: 'ticket_status' } } });
       expect(sim.status).toBe(200);
       const target = sim.body.target_id;
       const events = (await svc.api(gamma('/connections/events?limit=500'))).body.events.filter((e: any) => e.vendor === 'kaseyabms' && e.vendor_id === target);
       expect(events.map((e: any) => e.kind)).toContain('ticket.updated');
-      for (let i = 0; i < 100 && !received.some((b) => b.includes(target)); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(received.some((b) => b.includes(target))).toBe(true);
+      const delivered = () => receiver.received.some((r) => JSON.stringify(r.body).includes(target));
+      for (let i = 0; i < 100 && !delivered(); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(delivered()).toBe(true);
+      const gql = await isvGraphql('query($t: ID!) { list_events(tenant_id: $t, kind: "ticket", limit: 500) { events { kind subject_ref } } }', { t: svc.gammaId });
+      expect(gql.errors).toBeUndefined();
+      expect(gql.data.list_events.events.some((e: any) => e.kind === 'ticket.updated')).toBe(true);
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await receiver.close();
     }
+  });
+});
+
+/** The ISV's key on the graph (the writes are the ISV's role). */
+async function isvGraphql(query: string, variables: Record<string, unknown>): Promise<any> {
+  const res = await fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': svc.key }, body: JSON.stringify({ query, variables }) });
+  return res.json();
+}
+
+describe('the same writes over GraphQL and MCP', () => {
+  const ticketBody = (summary: string) => ({ company_name: 'Lakeside Veterinary Clinic', summary, priority: 'high' });
+  it('GraphQL: a note, time and a close on a created ticket, and an agreement-line add preview that sends nothing', async () => {
+    const made = await svc.api(gamma('/tickets'), { method: 'POST', json: { ...ticketBody('Printer jam (GraphQL)'), dry_run: false, idempotency_key: newKey() } });
+    expect(made.status).toBe(201);
+    const ref = String(made.body.ticket_ref);
+    const t = bms.get(GAMMA, 'tickets', Number(ref))!;
+    const write = (input: Record<string, unknown>) => isvGraphql(
+      'mutation($t: ID!, $i: TicketWriteBody!) { write_ticket(tenant_id: $t, input: $i) { __typename ... on TicketWriteResult { action created } } }', { t: svc.gammaId, i: input });
+    const notes = () => bms.list(GAMMA, 'notes').filter((n) => n.TicketId === t.Id).length;
+    const notesBefore = notes();
+    const note = await write({ ticket_ref: ref, action: 'note', note: { text: 'Ordered a fuser.' }, dry_run: false, idempotency_key: newKey() });
+    expect(note.errors).toBeUndefined();
+    expect(note.data.write_ticket).toMatchObject({ __typename: 'TicketWriteResult', action: 'note', created: true });
+    expect(notes()).toBe(notesBefore + 1);
+
+    const time = await isvGraphql('mutation($t: ID!, $i: CreateTimeEntryBody!) { create_time_entry(tenant_id: $t, input: $i) { __typename ... on TimeEntryResult { hours } } }',
+      { t: svc.gammaId, i: { ticket_ref: ref, hours: 0.5, billable: true, member: '12', dry_run: false, idempotency_key: newKey() } });
+    expect(time.errors).toBeUndefined();
+    expect(time.data.create_time_entry).toMatchObject({ __typename: 'TimeEntryResult', hours: 0.5 });
+    expect(bms.list(GAMMA, 'timelogs').filter((e) => e.TicketId === t.Id).pop()).toMatchObject({ Timespent: 0.5, UserId: 12 });
+
+    const close = await write({ ticket_ref: ref, action: 'close', evidence: 'Fuser replaced.', dry_run: false, idempotency_key: newKey() });
+    expect(close.errors).toBeUndefined();
+    expect(bms.get(GAMMA, 'tickets', t.Id)!.CompletedDate).not.toBeNull();
+
+    const line = await isvGraphql('mutation($t: ID!, $a: ID!, $i: AgreementLinesBody!) { write_agreement_lines(tenant_id: $t, agreement_source_id: $a, input: $i) { __typename ... on AgreementLinesPreview { verb dry_run } } }',
+      { t: svc.gammaId, a: '801', i: { verb: 'add', product_source_id: '33', quantity: 2, unit_price: 26.4, effective_date: '2026-12-01' } });
+    expect(line.errors).toBeUndefined();
+    expect(line.data.write_agreement_lines).toMatchObject({ __typename: 'AgreementLinesPreview', verb: 'add', dry_run: true });
+    expect(bms.list(GAMMA, 'recurring_services')).toHaveLength(0);
+  });
+
+  it('MCP: a finding routed to a BMS ticket is previewed, committed once, and a replay answers the first commit', async () => {
+    const before = ticketsAtBms().length;
+    const finding = { tenant_id: svc.gammaId, kind: 'technical', title: 'Backup job failed three nights running', severity: 'high', company_name: 'Lakeside Veterinary Clinic', idempotency_key: newKey() };
+    const preview = await mcp('route_finding', finding);
+    expect(preview.dry_run).toBe(true);
+    expect(ticketsAtBms()).toHaveLength(before);
+    const first = await mcp('route_finding', { ...finding, dry_run: false });
+    const again = await mcp('route_finding', { ...finding, dry_run: false });
+    expect(first.idempotent_replay).toBe(false);
+    expect(again.idempotent_replay).toBe(true);
+    expect(ticketsAtBms()).toHaveLength(before + 1);
+    expect(ticketsAtBms().filter((t) => t.Title === finding.title)).toHaveLength(1);
   });
 });
