@@ -137,6 +137,13 @@ describe('sandbox-gamma: events after a simulated change', () => {
     const delivery = receiver.received.find((r) => JSON.stringify(r.body).includes(eventId));
     expect(delivery?.path).toBe('/nc-hook');
     expect(JSON.stringify(delivery!.body)).toContain('device.updated');
+    const res2 = await fetch(`${svc.url}/graphql`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': svc.key },
+      body: JSON.stringify({ query: 'query ($t: ID!) { list_events(tenant_id: $t, kind: "device", limit: 500) { events { id kind } } }', variables: { t: svc.gammaId } }),
+    });
+    const graph: any = await res2.json();
+    expect(graph.errors).toBeUndefined();
+    expect(graph.data.list_events.events.find((e: any) => e.id === eventId)).toMatchObject({ kind: 'device.updated' });
   });
 
   it('an agent check-in alone is not a change', async () => {
