@@ -19,13 +19,13 @@ const uniqueName = (rows: any[], name: (r: any) => string, usable: (r: any) => b
   return name(rows.find((r) => usable(r) && counts.get(name(r)) === 1));
 };
 
-interface Psa { connector: string; slug: string; tenant: () => string; otherTenant: () => string; company: () => string }
+interface Psa { connector: string; slug: string; createPath: string; tenant: () => string; otherTenant: () => string; company: () => string }
 const PSAS: Psa[] = [
-  { connector: 'connectwise', slug: 'sandbox-alpha', tenant: () => svc.alphaId, otherTenant: () => svc.betaId,
+  { connector: 'connectwise', slug: 'sandbox-alpha', createPath: '/service/tickets', tenant: () => svc.alphaId, otherTenant: () => svc.betaId,
     company: () => uniqueName(sim('connectwise').list('sandbox-alpha', 'companies'), (c) => c.name) },
-  { connector: 'halopsa', slug: 'sandbox-beta', tenant: () => svc.betaId, otherTenant: () => svc.gammaId,
+  { connector: 'halopsa', slug: 'sandbox-beta', createPath: '/api/Tickets', tenant: () => svc.betaId, otherTenant: () => svc.gammaId,
     company: () => uniqueName(sim('halopsa').list('sandbox-beta', 'clients'), (c) => c.name, (c) => c.inactive !== true) },
-  { connector: 'kaseyabms', slug: 'sandbox-gamma', tenant: () => svc.gammaId, otherTenant: () => svc.alphaId,
+  { connector: 'kaseyabms', slug: 'sandbox-gamma', createPath: '/v2/servicedesk/tickets', tenant: () => svc.gammaId, otherTenant: () => svc.alphaId,
     company: () => uniqueName(sim('kaseyabms').list('sandbox-gamma', 'accounts'), (a) => a.AccountName, (a) => a.IsActive !== false) },
 ];
 let seq = 0;
@@ -68,6 +68,19 @@ describe.each(PSAS)('ticket create rules on $connector', (p) => {
     expect(replay.body.ticket_ref).toBe(done[0].body.ticket_ref);
     expect(tickets()).toBe(before + 1);
   });
+
+  it('a create the vendor made while its answer was lost ends with one ticket, found again by its marker', async () => {
+    const control = (path: string, body?: unknown) => fetch(`${svc.url}/sandbox-vendors/${p.connector}/_control/faults${path}`, {
+      method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.config.adminToken}` }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    await control('', { status: 200, times: 1, pathIncludes: p.createPath, method: 'POST', afterHandler: 'drop' });
+    try {
+      const before = tickets();
+      const res = await post({ company_name: p.company(), summary: `Answer lost on ${p.connector}`, dry_run: false, idempotency_key: newKey(p) });
+      expect(res.status).toBe(201);
+      expect(res.body.results[0].reconciled).toBe(true);
+      expect(tickets()).toBe(before + 1);
+    } finally { await control(''); }
+  }, 60_000);
 
   it('an unknown company is refused with its field before any write', async () => {
     const before = tickets();
