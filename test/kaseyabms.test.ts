@@ -131,6 +131,24 @@ describe('agreement lines', () => {
   });
 });
 
+describe('project writes', () => {
+  it('a note or an item on a BMS project is 501 not_supported saying why, over REST and GraphQL, and nothing is sent', async () => {
+    const project = bms.list(GAMMA, 'projects')[0];
+    const state = () => JSON.stringify(['projects', 'tickets', 'notes'].map((r) => bms.list(GAMMA, r as 'projects')));
+    const before = state();
+    for (const [path, json] of [['notes', { text: 'Cut-over on Saturday' }], ['items', { summary: 'Migrate the file server' }]] as const) {
+      const res = await svc.api(gamma(`/projects/${project.Id}/${path}`), { method: 'POST', json: { ...json, dry_run: false, idempotency_key: newKey() } });
+      expect(res.status).toBe(501);
+      expect(res.body.code).toBe('not_supported');
+      expect(res.body.message).toMatch(/POST \/v2\/project\/tasks is GetTasksList/);
+    }
+    const gql = await isvGraphql('mutation($t: ID!, $p: ID!, $i: ProjectNoteBody!) { add_project_note(tenant_id: $t, project_source_id: $p, input: $i) { __typename } }',
+      { t: svc.gammaId, p: String(project.Id), i: { text: 'Cut-over on Saturday', dry_run: false, idempotency_key: newKey() } });
+    expect(gql.errors?.[0]?.extensions?.code).toBe('not_supported');
+    expect(state()).toBe(before);
+  });
+});
+
 describe('events and webhooks', () => {
   it('a change the MSP makes in BMS gives ticket events after the sync, and a webhook delivers one', async () => {
     const receiver = await startWebhookReceiver();

@@ -2,6 +2,7 @@
  * The write rules every PSA connector keeps, one table over the sandbox tenants' PSAs: a ticket create
  * without its grant is refused before anything is sent; a preview sends nothing; a commit lands once per
  * idempotency key, also when the same key arrives twice at once, and a replay answers the first commit;
+ * a throttled create lands once; text no vendor holds is refused before anything is sent;
  * a vendor rule (an unknown company) is refused with its field before any write; a ticket of one tenant
  * is not found through another.
  */
@@ -19,13 +20,17 @@ const uniqueName = (rows: any[], name: (r: any) => string, usable: (r: any) => b
   return name(rows.find((r) => usable(r) && counts.get(name(r)) === 1));
 };
 
-interface Psa { connector: string; slug: string; createPath: string; tenant: () => string; otherTenant: () => string; company: () => string }
+interface Psa {
+  connector: string; slug: string; createPath: string; tenant: () => string; otherTenant: () => string; company: () => string;
+  /** The longest ticket summary the vendor documents (null: it documents none). */
+  summaryMax: number | null;
+}
 const PSAS: Psa[] = [
-  { connector: 'connectwise', slug: 'sandbox-alpha', createPath: '/service/tickets', tenant: () => svc.alphaId, otherTenant: () => svc.betaId,
+  { connector: 'connectwise', slug: 'sandbox-alpha', createPath: '/service/tickets', summaryMax: 100, tenant: () => svc.alphaId, otherTenant: () => svc.betaId,
     company: () => uniqueName(sim('connectwise').list('sandbox-alpha', 'companies'), (c) => c.name) },
-  { connector: 'halopsa', slug: 'sandbox-beta', createPath: '/api/Tickets', tenant: () => svc.betaId, otherTenant: () => svc.gammaId,
+  { connector: 'halopsa', slug: 'sandbox-beta', createPath: '/api/Tickets', summaryMax: null, tenant: () => svc.betaId, otherTenant: () => svc.gammaId,
     company: () => uniqueName(sim('halopsa').list('sandbox-beta', 'clients'), (c) => c.name, (c) => c.inactive !== true) },
-  { connector: 'kaseyabms', slug: 'sandbox-gamma', createPath: '/v2/servicedesk/tickets', tenant: () => svc.gammaId, otherTenant: () => svc.alphaId,
+  { connector: 'kaseyabms', slug: 'sandbox-gamma', createPath: '/v2/servicedesk/tickets', summaryMax: 255, tenant: () => svc.gammaId, otherTenant: () => svc.alphaId,
     company: () => uniqueName(sim('kaseyabms').list('sandbox-gamma', 'accounts'), (a) => a.AccountName, (a) => a.IsActive !== false) },
 ];
 let seq = 0;
@@ -69,9 +74,32 @@ describe.each(PSAS)('ticket create rules on $connector', (p) => {
     expect(tickets()).toBe(before + 1);
   });
 
+  const control = (path: string, body?: unknown) => fetch(`${svc.url}/sandbox-vendors/${p.connector}/_control/faults${path}`, {
+    method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.config.adminToken}` }, ...(body ? { body: JSON.stringify(body) } : {}) });
+
+  it('a create throttled twice (429 with Retry-After) lands one ticket once the vendor lets it through', async () => {
+    expect((await control('', { status: 429, times: 2, retryAfterSeconds: 1, pathIncludes: p.createPath, method: 'POST' })).status).toBe(204);
+    try {
+      const before = tickets();
+      const res = await post({ company_name: p.company(), summary: `Throttled on ${p.connector}`, dry_run: false, idempotency_key: newKey(p) });
+      expect(res.status).toBe(201);
+      expect(res.body.results[0].ticket_ref).toEqual(expect.any(String));
+      expect(tickets()).toBe(before + 1);
+    } finally { await control(''); }
+  }, 60_000);
+
+  it('text no vendor can hold (NUL, a lone surrogate, past the length limits) is refused naming summary, and nothing is sent', async () => {
+    const before = tickets();
+    const tooLong = p.summaryMax == null ? [] : ['x'.repeat(p.summaryMax + 1)];
+    for (const summary of ['Printer\u0000jams', 'Printer \ud800 jams', 'x'.repeat(1_001), ...tooLong]) {
+      const res = await post({ company_name: p.company(), summary, dry_run: false, idempotency_key: newKey(p) });
+      expect(res.status).toBe(422);
+      expect(JSON.stringify(res.body)).toContain('summary');
+    }
+    expect(tickets()).toBe(before);
+  });
+
   it('a create the vendor made while its answer was lost ends with one ticket, found again by its marker', async () => {
-    const control = (path: string, body?: unknown) => fetch(`${svc.url}/sandbox-vendors/${p.connector}/_control/faults${path}`, {
-      method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.config.adminToken}` }, ...(body ? { body: JSON.stringify(body) } : {}) });
     await control('', { status: 200, times: 1, pathIncludes: p.createPath, method: 'POST', afterHandler: 'drop' });
     try {
       const before = tickets();

@@ -12,6 +12,12 @@ export const kaseyaBmsCapabilities: ConnectorCapabilities = {
   pageSize: BMS_PAGE_SIZE,
   credentials: ['username', 'password', 'tenant'],
   projectWrite: null,
+  unsupported: {
+    // The whole Project section of BMS API 2.0: projects read (summary, by id, lookup), project statuses
+    // (configuration), tasks read (POST /v2/project/tasks is GetTasksList, a search, as are searchselect and
+    // relateditems). No operation creates a task or a note on a project.
+    'project.write': 'BMS API 2.0 documents projects and their tasks only to read (POST /v2/project/tasks is GetTasksList, a search) and no operation that adds a task or a note to a project',
+  },
   // BMS's ticket list has no note count; LastActivityUpdate moves with a note (and with every other change).
   notes: { counted: 'never', stampField: 'LastActivityUpdate' },
   bookkeepingFields: ['ModifiedOn', 'ModifiedBy', 'LastActivityUpdate'],
