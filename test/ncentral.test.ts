@@ -171,3 +171,26 @@ describe('sandbox-gamma: device deploy', () => {
     expect(graph.errors?.[0]?.extensions?.code ?? graph.errors?.[0]?.message).toMatch(/not_supported|N-central/);
   });
 });
+
+describe('sandbox-gamma: an engine error in a 200 OK on a list', () => {
+  it('fails the resource (devices, companies) and deletes nothing: the stored devices stay', async () => {
+    const before = (await readAll('devices')).filter((d) => d.source === 'ncentral').map((d) => d.source_id).sort();
+    expect(before.length).toBeGreaterThan(0);
+    for (const path of ['/api/devices', '/api/customers']) {
+      nc.faults.inject({ status: 200, times: 1000, pathIncludes: path, method: 'GET' });
+      try {
+        const res = await svc.api(`/tenants/${svc.gammaId}/sync`, { method: 'POST', json: {} });
+        expect(res.status).toBe(200);
+        expect(res.body.ok).toBe(false);
+        const status = await svc.api(`/tenants/${svc.gammaId}/status`);
+        const conn = status.body.connections.find((c: any) => c.connector === 'ncentral');
+        const resource = path === '/api/devices' ? 'devices' : 'companies';
+        expect(conn.resources.find((r: any) => r.resource === resource)).toMatchObject({ last_status: 'failed', last_error: expect.stringMatching(/Injected core engine error/) });
+      } finally {
+        nc.faults.clear();
+      }
+      expect((await readAll('devices')).filter((d) => d.source === 'ncentral').map((d) => d.source_id).sort()).toEqual(before);
+    }
+    expect((await svc.api(`/tenants/${svc.gammaId}/sync`, { method: 'POST', json: {} })).body.ok).toBe(true);
+  });
+});

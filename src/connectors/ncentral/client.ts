@@ -45,9 +45,23 @@ export function ncGet<T>(ctx: NcContext, path: string, query: Query = {}): Promi
   return session(ctx).get<T>(path, query);
 }
 
-/** Every page of a list. */
+/**
+ * The profile lists are read with: a page answered 200 with an `errorMessage` fails the list (thrown as a
+ * 502 with the body), so an engine error never reads as an empty page. A sync of N-central is a full
+ * read whose deletion pass would otherwise delete every device or customer such a page left out. The
+ * tokens are the same (held by connector, base URL and credentials).
+ */
+const ncentralListProfile: VendorProfile = {
+  ...ncentralProfile,
+  errorInBody: (body) => {
+    const message = engineError(body);
+    return message ? { status: 502, message } : null;
+  },
+};
+
+/** Every page of a list; a page carrying an engine error throws. */
 export function ncPages<T>(ctx: NcContext, path: string, query: Query = {}): AsyncGenerator<T[]> {
-  return session(ctx).pages<T>({ path, query }, PAGING);
+  return vendorSession(ncentralListProfile, ctx).pages<T>({ path, query }, PAGING);
 }
 
 /**
