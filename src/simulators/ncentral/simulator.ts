@@ -33,7 +33,8 @@
  *
  * Errors: `{status, message}` (our reading; the server's Swagger page gives no error schema). "Known
  * issues": some errors of the core engine arrive as an error message in a 200 OK: the asset inventory
- * of a device whose asset discovery has not run answers 200 `{data: {}, _links: {}, errorMessage}` here.
+ * of a device whose asset discovery has not run answers 200 `{data: {}, _links: {}, errorMessage}` here,
+ * and an injected fault of status 200 answers a list's envelope, empty, with `errorMessage`.
  *
  * A device has no online flag: an agent that stopped checking in shows as an active issue in state 7
  * (disconnected; npycentral's reading of notificationState), which `simulate` raises for device_offline.
@@ -179,7 +180,11 @@ class NcServer {
 }
 
 export function createNcentralSimulator(opts: NcentralSimulatorOptions = {}): NcentralSimulator {
-  const faults = new FaultInjector((status) => ({ status, message: status === 429 ? 'Too many requests' : status === 503 ? 'Service Unavailable' : 'Injected fault' }));
+  // An injected 200 is the core engine's error attached to a 200 OK ("REST API known issues"): a list's
+  // envelope, empty, with `errorMessage`.
+  const faults = new FaultInjector((status) => (status === 200
+    ? { data: [], pageNumber: 1, pageSize: PAGE_DEFAULT, itemCount: 0, totalItems: 0, totalPages: 0, errorMessage: 'Injected core engine error' }
+    : { status, message: status === 429 ? 'Too many requests' : status === 503 ? 'Service Unavailable' : 'Injected fault' }));
   const clock = new VendorClock();
   const jwts = opts.jwts ?? DEFAULT_JWTS;
   const accessTtl = opts.accessTtlSeconds ?? ACCESS_TTL_S;
@@ -303,7 +308,7 @@ export function createNcentralSimulator(opts: NcentralSimulatorOptions = {}): Nc
       data: {
         os: { reportedos: a.reportedos, osarchitecture: '64-bit', version: '' },
         device: { longname: d.longName, deviceid: String(d.deviceId), deviceclass: d.deviceClass, uri: d.uri, deleted: 'false' },
-        application: { list: a.applications.map((x) => ({ _index: x._index, displayname: x.displayname })) },
+        application: { list: a.applications.map((x) => (x && typeof x === 'object' ? { _index: x._index, displayname: x.displayname } : x)) },
         _extra: { application: { list: a.applications }, patch: { list: a.patches }, customer: { customerid: String(d.customerId), customername: d.customerName } },
       },
       _links: {},
