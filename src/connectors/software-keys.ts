@@ -15,3 +15,30 @@ export function softwareKeys(deviceId: string, rows: readonly { name: string; ve
     return n === 1 ? key : `${key}#${n}`;
   });
 }
+
+/** What one inventory row says of an installed application, in the connector's reading of its fields. */
+export interface SoftwareRow {
+  name: string | null;
+  version: string | null;
+  publisher: string | null;
+  installedAt: string | null;
+}
+
+/**
+ * One device's inventory rows as application records: a row without a name (or not an object) is
+ * skipped, the rest keyed by softwareKeys in inventory order. `read` picks the fields of a row.
+ */
+export function softwareRecords<Row extends Record<string, unknown>>(deviceId: string, rows: readonly unknown[], read: (row: Row) => SoftwareRow): {
+  sourceId: string; native: Row; vendorUpdatedAt: null;
+  fields: { name: string; publisher: string | null; version: string | null; deviceSourceId: string; installedAt: string | null };
+}[] {
+  const named = rows.flatMap((row) => {
+    if (!row || typeof row !== 'object' || Array.isArray(row)) return [];
+    const r = read(row as Row);
+    return r.name ? [{ row: row as Row, ...r, name: r.name }] : [];
+  });
+  const keys = softwareKeys(deviceId, named);
+  return named.map(({ row, name, version, publisher, installedAt }, i) => ({
+    sourceId: keys[i], native: row, vendorUpdatedAt: null, fields: { name, publisher, version, deviceSourceId: deviceId, installedAt },
+  }));
+}

@@ -45,6 +45,7 @@ import { connectwiseCapabilities } from './capabilities';
 import { cwAll, cwDate, cwPages, cwProfile, type CwNative } from './client';
 import { vendorSession } from '../vendor-session';
 import { pageToComplete } from '../read-dispatch';
+import { mapLimit } from '../map-limit';
 import {
   mapAddition, mapAgreement, mapBoard, mapCatalogItem, mapCompany, mapContact, mapMember, mapPriority, mapProject, mapStatus, mapTicket,
   vendorUpdatedAt,
@@ -158,10 +159,8 @@ async function readTickets(ctx: SyncContext, path: string, page: Page<'tickets'>
       });
     } else measuredField(rec, 'noteCount', false);
   }
-  let next = 0;
-  const worker = async () => { while (next < calls.length) await calls[next++](); };
   // As many at once as the connection's budget admits (its concurrent limit); the budget keeps the total there.
-  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? PER_TICKET_CONCURRENCY, calls.length) }, worker));
+  await mapLimit(calls, ctx.concurrency ?? PER_TICKET_CONCURRENCY, (call) => call());
 }
 
 async function* tickets(ctx: SyncContext): AsyncGenerator<Page<'tickets'>> {

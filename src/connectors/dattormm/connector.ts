@@ -19,7 +19,8 @@
 import { parseVendorTime } from '../canonical';
 import type { FetchedRecord, ReadConnector, SyncContext } from '../types';
 import { fetchFrom, readOnce } from '../read-dispatch';
-import { softwareKeys } from '../software-keys';
+import { mapLimit } from '../map-limit';
+import { softwareRecords } from '../software-keys';
 import { VendorHttpError } from '../vendor-http';
 import { dattoGet, pages } from './client';
 import { osFamilyFromText } from '../os-family';
@@ -106,20 +107,9 @@ async function deviceSoftware(ctx: SyncContext, deviceUid: string): Promise<Nati
   return rows;
 }
 
+/** A device's audit rows (no id of their own: software-keys.ts); the audit's Software has name and version only (OpenAPI schema Software). */
 function applicationRecords(deviceUid: string, rows: Native[]): FetchedRecord<'applications'>[] {
-  const named = rows.flatMap((row) => {
-    const name = text(row.name);
-    return name ? [{ row, name, version: text(row.version) }] : [];
-  });
-  // Audit rows have no id of their own (software-keys.ts).
-  const keys = softwareKeys(deviceUid, named);
-  return named.map(({ row, name, version }, i) => ({
-    sourceId: keys[i],
-    native: row,
-    vendorUpdatedAt: null,
-    // The audit's Software has name and version only (OpenAPI schema Software).
-    fields: { name, publisher: null, version, deviceSourceId: deviceUid, installedAt: null },
-  }));
+  return softwareRecords<Native>(deviceUid, rows, (row) => ({ name: text(row.name), version: text(row.version), publisher: null, installedAt: null }));
 }
 
 async function* fetchApplications(ctx: SyncContext): AsyncGenerator<FetchedRecord<'applications'>[]> {
@@ -127,14 +117,7 @@ async function* fetchApplications(ctx: SyncContext): AsyncGenerator<FetchedRecor
   for await (const page of pages<Native>(ctx, '/v2/account/devices', 'devices')) {
     // Only computers have a software audit (deviceClass `device`); the rest would answer 400.
     const uids = page.filter((d) => d.deleted !== true && (d.deviceClass ?? 'device') === 'device').map((d) => text(d.uid)).filter((u): u is string => u != null);
-    const audits: (Native[] | null)[] = new Array(uids.length).fill(null);
-    let next = 0;
-    await Promise.all(Array.from({ length: Math.min(width, uids.length) }, async () => {
-      while (next < uids.length) {
-        const i = next++;
-        audits[i] = await deviceSoftware(ctx, uids[i]);
-      }
-    }));
+    const audits = await mapLimit(uids, width, (uid) => deviceSoftware(ctx, uid));
     const mapped = uids.flatMap((uid, i) => applicationRecords(uid, audits[i] ?? []));
     if (mapped.length > 0) yield mapped;
   }

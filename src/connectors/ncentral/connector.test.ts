@@ -69,6 +69,16 @@ describe('N-central connector: one bad record', () => {
     expect(await fetchAll('incidents')).toHaveLength(issues.length);
     expect(await fetchAll('companies')).toHaveLength(gamma.customers.length);
   });
+
+  it('a null or malformed patch or application row in an inventory is skipped; the device and its other rows sync', async () => {
+    const inv = assets.find((a) => !a.scanPending && a.applications.length > 0 && a.patches.length > 0)!;
+    const broken = { ...inv, patches: [null, 'junk', ...inv.patches], applications: [null, 7, { displayname: 42 }, ...inv.applications] };
+    sim.seed('sandbox-gamma', { ...gamma, assets: assets.map((a) => (a === inv ? broken : a)) });
+    const device = (await fetchAll('devices')).find((r) => r.sourceId === String(inv.deviceId))!;
+    expect(device.fields.patchesPending).toBe(inv.patches.filter((p) => p.installationresult !== 'Installed').length);
+    const apps = (await fetchAll('applications')).filter((r) => r.fields.deviceSourceId === String(inv.deviceId));
+    expect(apps.map((r) => r.fields.name)).toEqual(inv.applications.map((x) => x.displayname));
+  });
 });
 
 describe('N-central connector: companies, applications, incidents', () => {
@@ -124,7 +134,21 @@ describe('N-central connector: auth, limits and errors', () => {
     const c = { ...ctx(), concurrency: 3 };
     expect((await fetchAll('applications', c)).length).toBeGreaterThan(0);
     const stats = sim.limitStats();
-    expect(stats.peakInFlight.assets).toBeLessThanOrEqual(3);
+    // The simulator admits at most 3 at once: what shows the connector kept under it is that nothing was
+    // refused past the limit, and that every device's inventory was still read (the injected 429 and its retry aside).
+    expect(stats.throttled).toBe(0);
+    expect(sim.faults.countRequests('/assets', 'GET')).toBe(devices.length + 1);
+  });
+
+  it('fails a list a page of which answers an engine error in a 200 OK, rather than read it as empty', async () => {
+    for (const path of ['/api/devices', '/api/customers']) {
+      sim.faults.inject({ status: 200, times: 1, pathIncludes: path, method: 'GET' });
+      const resource = path === '/api/devices' ? 'devices' : 'companies';
+      const err = await fetchAll(resource).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(VendorHttpError);
+      expect((err as VendorHttpError).message).toMatch(/Injected core engine error/);
+      sim.faults.clear();
+    }
   });
 
   it('checks each read permission with one read', async () => {

@@ -28,7 +28,8 @@
  */
 import { parseVendorTime } from '../canonical';
 import { fetchFrom, readOnce } from '../read-dispatch';
-import { softwareKeys } from '../software-keys';
+import { mapLimit } from '../map-limit';
+import { softwareRecords } from '../software-keys';
 import type { FetchedRecord, ReadConnector, SyncContext } from '../types';
 import { VendorHttpError } from '../vendor-http';
 import { engineError, ncGet, ncPages, NCENTRAL_PAGE_SIZE } from './client';
@@ -82,16 +83,6 @@ async function inventory(ctx: SyncContext, deviceId: string): Promise<Inventory>
   }
 }
 
-/** `fn` over `items`, at most `width` at once, answers in order. */
-async function mapLimit<T, U>(items: readonly T[], width: number, fn: (t: T) => Promise<U>): Promise<U[]> {
-  const out: U[] = new Array(items.length);
-  const queue = items.map((item, i) => ({ item, i }));
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
-    for (let job = queue.shift(); job; job = queue.shift()) out[job.i] = await fn(job.item);
-  }));
-  return out;
-}
-
 /** Every device's asset inventory by device id, read once for the devices' patch state and the applications. */
 function inventories(ctx: SyncContext): Promise<Map<string, Inventory>> {
   return readOnce(ctx, 'ncentral:assets', async () => {
@@ -102,9 +93,10 @@ function inventories(ctx: SyncContext): Promise<Map<string, Inventory>> {
   });
 }
 
+/** The rows of an inventory list that are objects: a null or malformed row is skipped, never fails the device. */
 const listOf = (v: unknown): Native[] => {
   const list = (v as Native | undefined)?.list;
-  return Array.isArray(list) ? (list as Native[]) : [];
+  return Array.isArray(list) ? list.filter((r): r is Native => !!r && typeof r === 'object' && !Array.isArray(r)) : [];
 };
 
 /** Patches of an inventory not installed (npycentral Patch.installationresult: "Installed" once installed). */
@@ -152,18 +144,10 @@ async function* fetchDevices(ctx: SyncContext): AsyncGenerator<FetchedRecord<'de
   }
 }
 
+/** A device's installed software (inventory rows have no id of their own: software-keys.ts). */
 function applicationRecords(deviceId: string, inv: Native): FetchedRecord<'applications'>[] {
-  const named = listOf((inv._extra as Native | undefined)?.application).flatMap((row) => {
-    const name = text(row.displayname);
-    return name ? [{ row, name, version: text(row.version) }] : [];
-  });
-  // Inventory rows have no id of their own (software-keys.ts).
-  const keys = softwareKeys(deviceId, named);
-  return named.map(({ row, name, version }, i) => ({
-    sourceId: keys[i],
-    native: row,
-    vendorUpdatedAt: null,
-    fields: { name, publisher: text(row.publisher), version, deviceSourceId: deviceId, installedAt: text(row.installationdate) },
+  return softwareRecords<Native>(deviceId, listOf((inv._extra as Native | undefined)?.application), (row) => ({
+    name: text(row.displayname), version: text(row.version), publisher: text(row.publisher), installedAt: text(row.installationdate),
   }));
 }
 
