@@ -26,36 +26,42 @@ function record<R extends SyncResource>(native: BmsRecord, updated: unknown, fie
   return { sourceId: String(native.Id), native, vendorUpdatedAt: parseBmsTime(updated), fields };
 }
 
+/** A row BMS keys by its integer `Id`; anything else (null, not an object, no id) has nothing to key it by. */
+const keyed = (r: unknown): r is BmsRecord => !!r && typeof r === 'object' && !Array.isArray(r) && Number.isInteger((r as BmsRecord).Id);
+
+/** Each list's pages as records: a row without an id is skipped, the rest of the page goes on. */
+async function* recordsOf<R extends SyncResource>(rows: AsyncIterable<BmsRecord[]>, map: (r: BmsRecord) => Fetched<R>): AsyncGenerator<Fetched<R>[]> {
+  for await (const page of rows) {
+    const mapped = page.filter(keyed).map(map);
+    if (mapped.length > 0) yield mapped;
+  }
+}
+
 /** BMS's date-time filters take ISO 8601. */
 const sinceQuery = (ctx: SyncContext, filter: string): Record<string, string> => (ctx.since ? { [filter]: ctx.since.toISOString() } : {});
 
 async function lookupList(ctx: SyncContext, path: string): Promise<BmsRecord[]> {
   const rows = await bmsGet<unknown>(ctx, path);
   if (!Array.isArray(rows)) throw new Error(`Kaseya BMS ${path} did not answer a list`);
-  return rows.filter((r): r is BmsRecord => !!r && typeof r === 'object' && Number.isInteger(r.Id));
+  return rows.filter(keyed);
 }
 
 async function* tickets(ctx: SyncContext): AsyncGenerator<Fetched<'tickets'>[]> {
   const statuses = statusIndex(await lookupList(ctx, '/v2/system/statuses/lookup'));
-  for await (const page of bmsPages(ctx, '/v2/servicedesk/tickets', sinceQuery(ctx, 'Filter.LastActivityUpdateFrom'))) {
-    yield page.map((t) => record<'tickets'>(t, t.LastActivityUpdate ?? t.ModifiedOn, ticketFields(t, statuses, ctx.statusMapping)));
-  }
+  yield* recordsOf(bmsPages(ctx, '/v2/servicedesk/tickets', sinceQuery(ctx, 'Filter.LastActivityUpdateFrom')),
+    (t) => record<'tickets'>(t, t.LastActivityUpdate ?? t.ModifiedOn, ticketFields(t, statuses, ctx.statusMapping)));
 }
 
 async function* companies(ctx: SyncContext): AsyncGenerator<Fetched<'companies'>[]> {
-  for await (const page of bmsPages(ctx, '/v2/crm/accounts/summary', sinceQuery(ctx, 'Filter.ModifiedOnFrom'))) {
-    yield page.map((a) => record<'companies'>(a, a.ModifiedOn, companyFields(a)));
-  }
+  yield* recordsOf(bmsPages(ctx, '/v2/crm/accounts/summary', sinceQuery(ctx, 'Filter.ModifiedOnFrom')), (a) => record<'companies'>(a, a.ModifiedOn, companyFields(a)));
 }
 
 async function* contacts(ctx: SyncContext): AsyncGenerator<Fetched<'contacts'>[]> {
-  for await (const page of bmsPages(ctx, '/v2/crm/contacts/summary', sinceQuery(ctx, 'Filter.ModifiedOnFrom'))) {
-    yield page.map((c) => record<'contacts'>(c, c.ModifiedOn, contactFields(c)));
-  }
+  yield* recordsOf(bmsPages(ctx, '/v2/crm/contacts/summary', sinceQuery(ctx, 'Filter.ModifiedOnFrom')), (c) => record<'contacts'>(c, c.ModifiedOn, contactFields(c)));
 }
 
 async function* members(ctx: SyncContext): AsyncGenerator<Fetched<'members'>[]> {
-  for await (const page of bmsPages(ctx, '/v2/hr/employees/lookup')) yield page.map((e) => record<'members'>(e, null, memberFields(e)));
+  yield* recordsOf(bmsPages(ctx, '/v2/hr/employees/lookup'), (e) => record<'members'>(e, null, memberFields(e)));
 }
 
 async function* boards(ctx: SyncContext): AsyncGenerator<Fetched<'boards'>[]> {
@@ -75,7 +81,7 @@ async function accountIdsByName(ctx: SyncContext): Promise<Map<string, string>> 
   const ids = new Map<string, string>();
   const seen = new Set<string>();
   for await (const page of bmsPages(ctx, '/v2/crm/accounts/summary')) {
-    for (const a of page) {
+    for (const a of page.filter(keyed)) {
       if (typeof a.AccountName !== 'string') continue;
       // Two accounts of one name name no company: the contract stays without one.
       if (seen.has(a.AccountName)) ids.delete(a.AccountName);
@@ -88,17 +94,15 @@ async function accountIdsByName(ctx: SyncContext): Promise<Map<string, string>> 
 
 async function* agreements(ctx: SyncContext): AsyncGenerator<Fetched<'agreements'>[]> {
   const accountIds = await accountIdsByName(ctx);
-  for await (const page of bmsPages(ctx, '/v2/finance/contracts/summary')) {
-    yield page.map((c) => record<'agreements'>(c, null, agreementFields(c, accountIds)));
-  }
+  yield* recordsOf(bmsPages(ctx, '/v2/finance/contracts/summary'), (c) => record<'agreements'>(c, null, agreementFields(c, accountIds)));
 }
 
 async function* products(ctx: SyncContext): AsyncGenerator<Fetched<'products'>[]> {
-  for await (const page of bmsPages(ctx, '/v2/admin/finance/services/lookup')) yield page.map((s) => record<'products'>(s, null, productFields(s)));
+  yield* recordsOf(bmsPages(ctx, '/v2/admin/finance/services/lookup'), (s) => record<'products'>(s, null, productFields(s)));
 }
 
 async function* projects(ctx: SyncContext): AsyncGenerator<Fetched<'projects'>[]> {
-  for await (const page of bmsPages(ctx, '/v2/project/projects/summary')) yield page.map((p) => record<'projects'>(p, p.CreatedOn, projectFields(p)));
+  yield* recordsOf(bmsPages(ctx, '/v2/project/projects/summary'), (p) => record<'projects'>(p, p.CreatedOn, projectFields(p)));
 }
 
 const FETCHERS: { [R in SyncResource]?: (ctx: SyncContext) => AsyncGenerator<Fetched<R>[]> } = {

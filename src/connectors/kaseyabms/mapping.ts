@@ -18,6 +18,8 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !=
 const idStr = (v: unknown): string | null => (typeof v === 'number' && v > 0 ? String(v) : str(v));
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const dateOnly = (v: unknown): string | null => parseBmsTime(v)?.toISOString().slice(0, 10) ?? null;
+/** The entries of a list member that are objects (a null or malformed entry is passed over). */
+const objects = (v: unknown): BmsRecord[] => (Array.isArray(v) ? v.filter((x): x is BmsRecord => !!x && typeof x === 'object' && !Array.isArray(x)) : []);
 
 /** Statuses by id, read once per sync: whether each completes a ticket. */
 export interface BmsStatuses { completes(id: unknown): boolean }
@@ -60,8 +62,8 @@ export function companyFields(a: BmsRecord): RecordFieldsByResource['companies']
 }
 
 export function contactFields(c: BmsRecord): RecordFieldsByResource['contacts'] {
-  const emails = Array.isArray(c.Emails) ? (c.Emails as BmsRecord[]) : [];
-  const phones = Array.isArray(c.Phones) ? (c.Phones as BmsRecord[]) : [];
+  const emails = objects(c.Emails);
+  const phones = objects(c.Phones);
   const email = emails.find((e) => e.IsDefault) ?? emails[0];
   const phone = phones.find((p) => p.IsDefault) ?? phones[0];
   return {
@@ -99,7 +101,8 @@ const BILLING_CYCLES: Record<string, { cycle: string; months: number }> = {
 
 /** A contract; the summary names its account only by name, so `accountIds` (name -> id, from the accounts) gives the company. */
 export function agreementFields(c: BmsRecord, accountIds: ReadonlyMap<string, string>): RecordFieldsByResource['agreements'] {
-  const period = typeof c.BillingCycle === 'string' ? BILLING_CYCLES[c.BillingCycle.toLowerCase()] : undefined;
+  const cycle = typeof c.BillingCycle === 'string' ? c.BillingCycle.toLowerCase() : '';
+  const period = Object.hasOwn(BILLING_CYCLES, cycle) ? BILLING_CYCLES[cycle] : undefined;
   const price = num(c.ContractBillingPrice);
   const status = typeof c.Status === 'string' ? c.Status.toLowerCase() : '';
   return {
