@@ -70,3 +70,12 @@ export function timeEntryHoursProblems(hours: number): FieldProblem[] {
   if (Math.round(hours * 3600 / TIME_ENTRY_RESOLUTION_SECONDS) >= 1) return [];
   return [{ field: 'hours', message: `hours must come to at least ${TIME_ENTRY_RESOLUTION_SECONDS} second once rounded to the vendor's precision; ${hours} rounds to nothing.` }];
 }
+
+/**
+ * A time entry's span as the PSA writers send it: its start to the whole second, its end `hours` later
+ * (to the millisecond). A vendor with a rule of its own on the span (Kaseya BMS: one day) adjusts this one.
+ */
+export function timeEntrySpan(start: Date, hours: number): { start: Date; end: Date } {
+  const from = Math.floor(start.getTime() / 1000) * 1000;
+  return { start: new Date(from), end: new Date(from + Math.round(hours * 3_600_000)) };
+}

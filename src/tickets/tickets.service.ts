@@ -217,9 +217,11 @@ export class TicketsService {
         const { c } = await this.linked(access, body.ticket_ref, Grant.TimeCreate);
         let memberRef: string | null = null;
         if (body.member) memberRef = (await this.refs.hasList(c, 'members')) ? await this.refs.member(c, body.member) : body.member;
+        // The work ends now and began `hours` before: hours so many that no date holds that start are refused, nothing sent.
+        const start = new Date(Date.now() - body.hours * 3_600_000);
+        if (Number.isNaN(start.getTime())) throw fieldError('hours', `hours: ${body.hours} hours before now is no date a vendor can record.`);
         const entry: TimeEntryWrite = {
-          marker, ticketRef: body.ticket_ref, hours: body.hours, billable: body.billable, memberRef,
-          start: new Date(Date.now() - body.hours * 3_600_000).toISOString(),
+          marker, ticketRef: body.ticket_ref, hours: body.hours, billable: body.billable, memberRef, start: start.toISOString(),
         };
         const write: PlannedWrite = { connection: c, name: 'time.create', input: entry };
         checkWrite(write);

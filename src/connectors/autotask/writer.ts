@@ -15,7 +15,7 @@ import { VendorHttpError } from '../vendor-http';
 import { VendorValidationError, type FieldMap } from '../vendor-errors';
 import { writerCall } from '../writer-http';
 import {
-  defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker,
+  defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, timeEntrySpan, vendorId, withMarker,
 } from '../write-support';
 import type {
   CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
@@ -157,8 +157,7 @@ const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
  * the preview names where it comes from).
  */
 function timeEntryBody(t: TimeEntryDraft, roleId: number | string): Body {
-  const start = new Date(Math.floor(t.start.getTime() / 1000) * 1000);
-  const end = new Date(start.getTime() + Math.round(t.hours * 3_600_000));
+  const { start, end } = timeEntrySpan(t.start, t.hours);
   return defined({
     resourceID: t.memberRef ? vendorId(t.memberRef) : undefined,
     ticketID: vendorId(t.ticketRef),

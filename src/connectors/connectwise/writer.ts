@@ -19,7 +19,7 @@
 import type { FieldMap } from '../vendor-errors';
 import { writerCall } from '../writer-http';
 import {
-  defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, vendorId, withMarker,
+  defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, timeEntrySpan, vendorId, withMarker,
 } from '../write-support';
 import type {
   FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft,
@@ -95,8 +95,7 @@ function noteBody(n: NoteDraft): Body {
 
 /** POST /time/entries against a service ticket; the entry spans `hours` from `start`. */
 function timeEntryBody(t: TimeEntryDraft): Body {
-  const start = new Date(Math.floor(t.start.getTime() / 1000) * 1000);
-  const end = new Date(start.getTime() + Math.round(t.hours * 3_600_000));
+  const { start, end } = timeEntrySpan(t.start, t.hours);
   return defined({
     chargeToType: 'ServiceTicket',
     chargeToId: vendorId(t.ticketRef),

@@ -9,7 +9,6 @@
  *   `Success: false` with `Error.Message`, at 200 (resultOf turns it into an error here).
  * - paging: `PageSize` and `PageNumber` (from 1); paged answers carry `TotalRecords`.
  */
-import type { SyncContext } from '../types';
 import { VendorValidationError, fieldNamedIn, type FieldMap } from '../vendor-errors';
 import { vendorSession, type Query, type SessionContext, type VendorProfile } from '../vendor-session';
 import { writerCall, type VendorDialect, type WriterRequest } from '../writer-http';
@@ -97,7 +96,7 @@ export async function bmsGet<T>(ctx: SessionContext, path: string, query: Query 
 }
 
 /** Every page of a BMS list, in BMS's order; a refusal in the envelope stops it with BMS's message. */
-export async function* bmsPages(ctx: SyncContext, path: string, query: Query = {}): AsyncGenerator<BmsRecord[]> {
+export async function* bmsPages(ctx: SessionContext, path: string, query: Query = {}): AsyncGenerator<BmsRecord[]> {
   const pages = vendorSession(bmsProfile, ctx).pages<BmsRecord>(
     { path, query },
     { style: 'page-number', items: 'Result', page: 'PageNumber', size: 'PageSize', pageSize: BMS_PAGE_SIZE, first: 1, totalItems: 'TotalRecords' },
@@ -112,7 +111,7 @@ export async function* bmsPages(ctx: SyncContext, path: string, query: Query = {
 }
 
 /** Asks once more for the first page, to read BMS's message of a refused list. */
-async function refusalOf(ctx: SyncContext, path: string, query: Query): Promise<Error | null> {
+async function refusalOf(ctx: SessionContext, path: string, query: Query): Promise<Error | null> {
   const body = await vendorSession(bmsProfile, ctx).get<unknown>(path, { ...query, PageNumber: 1, PageSize: 1 }).catch(() => null);
   return envelopeError(body);
 }

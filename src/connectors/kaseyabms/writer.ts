@@ -12,11 +12,11 @@
  * Refusals come back at HTTP 200 as `Success: false` and become field problems (client.ts, bmsWrite).
  */
 import type { FieldMap } from '../vendor-errors';
-import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, vendorId, withMarker } from '../write-support';
+import { defined, hasMarker, isNumericId, markerLine, markerSearchText, quoted, resolvedAtCommit, timeEntrySpan, vendorId, withMarker } from '../write-support';
 import type {
   CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, WriteConnector, WriteContext,
 } from '../write-types';
-import { BMS_PAGE_SIZE, bmsWrite, type BmsRecord } from './client';
+import { BMS_PAGE_SIZE, bmsPages, bmsWrite, type BmsRecord } from './client';
 
 /**
  * Ids a ticket and a time log must name and our draft has no field for: BMS's default "New" status and
@@ -78,10 +78,33 @@ function noteBody(n: NoteDraft, noteDate: string): Body {
 
 const hhmmss = (d: Date) => d.toISOString().slice(11, 19);
 
+const DAY_MS = 86_400_000;
+/** The last time a BMS time log can end on its StartDate: 23:59:59 (EndTime is a time of that day). */
+const LAST_SECOND_MS = DAY_MS - 1000;
+/** The most hours one time log holds: a day. */
+const MAX_HOURS = 24;
+
+/**
+ * The span a time log is sent as, on one UTC day: the entry's own span when it ends on the day it starts;
+ * one that crosses a midnight (the service derives the start as the time of the post minus the hours,
+ * so any entry posted shortly after 00:00 UTC does) is placed on the day it starts, ending at 23:59:59,
+ * so it stays on one day and in the past. `Timespent` carries the hours either way. Null when the hours
+ * cannot fit one day.
+ */
+function oneDaySpan(t: TimeEntryDraft): { start: Date; end: Date } | null {
+  if (!(t.hours <= MAX_HOURS)) return null;
+  const span = timeEntrySpan(t.start, t.hours);
+  const last = Math.floor(span.start.getTime() / DAY_MS) * DAY_MS + LAST_SECOND_MS;
+  if (span.end.getTime() <= last) return span;
+  const length = Math.min(span.end.getTime() - span.start.getTime(), LAST_SECOND_MS);
+  return { start: new Date(last - length), end: new Date(last) };
+}
+
 /** POST /v2/servicedesk/tickets/{ticketId}/timelogs (TicketTimeEntryInputDto): a span on one day, in UTC. */
 function timeEntryBody(t: TimeEntryDraft): Body {
-  const start = new Date(Math.floor(t.start.getTime() / 1000) * 1000);
-  const end = new Date(start.getTime() + Math.round(t.hours * 3_600_000));
+  const span = oneDaySpan(t);
+  if (!span) throw new Error(`A Kaseya BMS time log holds at most ${MAX_HOURS} hours`);
+  const { start, end } = span;
   return defined({
     StartDate: start.toISOString().slice(0, 10),
     StartTime: hhmmss(start),
@@ -124,9 +147,19 @@ async function mainLocation(ctx: WriteContext, accountId: string): Promise<numbe
   return main.Id as number;
 }
 
+/** Every note or time log of a ticket, every page (a ticket past one page still has the record just made found). */
 async function notesOf(ctx: WriteContext, ticketRef: string, what: 'notes' | 'timelogs'): Promise<BmsRecord[]> {
-  const rows = await bmsWrite<unknown>(ctx, { method: 'GET', path: `/v2/servicedesk/tickets/${ticketRef}/${what}` }, {}, 'ticket_ref');
-  return (Array.isArray(rows) ? rows : []).filter((r): r is BmsRecord => !!r && typeof r === 'object');
+  const out: BmsRecord[] = [];
+  for await (const page of bmsPages(ctx, `/v2/servicedesk/tickets/${ticketRef}/${what}`)) {
+    out.push(...page.filter((r): r is BmsRecord => !!r && typeof r === 'object'));
+  }
+  return out;
+}
+
+/** The id BMS answered a created record with, or a throw: a ref of "undefined" would stand for nothing. */
+function createdId(rec: BmsRecord | null | undefined, what: string): string {
+  if (!rec || !Number.isInteger(rec.Id)) throw new Error(`Kaseya BMS answered a ${what} create without the ${what}`);
+  return String(rec.Id);
 }
 
 // ---- The connector ----
@@ -153,11 +186,10 @@ export const kaseyaBmsWriter: WriteConnector = {
 
   checkTimeEntry(t) {
     const problems: FieldProblem[] = idProblems([['member', t.memberRef], ['ticket_ref', t.ticketRef]]);
-    const start = Math.floor(t.start.getTime() / 1000) * 1000;
-    const end = start + Math.round(t.hours * 3_600_000);
-    // A BMS time log is a start and end time on one StartDate.
-    if (new Date(start).toISOString().slice(0, 10) !== new Date(end - 1).toISOString().slice(0, 10)) {
-      problems.push({ field: 'hours', message: 'A Kaseya BMS time log starts and ends on the same day (UTC); split the time at midnight.' });
+    // A BMS time log is a start and end time on one StartDate: a span crossing midnight is moved onto
+    // its first day (oneDaySpan); more than a day cannot be.
+    if (!oneDaySpan(t)) {
+      problems.push({ field: 'hours', message: `A Kaseya BMS time log is on one day: at most ${MAX_HOURS} hours; split the time into entries of a day or less.` });
     }
     return problems;
   },
@@ -205,7 +237,7 @@ export const kaseyaBmsWriter: WriteConnector = {
   async addNote(ctx, ticketRef, n) {
     const field = noteField(n);
     const note = await bmsWrite<BmsRecord>(ctx, { method: 'POST', path: `/v2/servicedesk/tickets/${ticketRef}/notes`, body: noteBody(n, today(ctx)) }, noteFields(field), field);
-    return { noteRef: String(note?.Id) };
+    return { noteRef: createdId(note, 'note') };
   },
 
   async findNoteByMarker(ctx, ticketRef, marker) {
@@ -215,7 +247,7 @@ export const kaseyaBmsWriter: WriteConnector = {
 
   async createTimeEntry(ctx, t) {
     const entry = await bmsWrite<BmsRecord>(ctx, { method: 'POST', path: `/v2/servicedesk/tickets/${t.ticketRef}/timelogs`, body: timeEntryBody(t) }, TIME_FIELDS, 'hours');
-    return { timeEntryRef: String(entry?.Id) };
+    return { timeEntryRef: createdId(entry, 'time log') };
   },
 
   async findTimeEntryByMarker(ctx, t) {
