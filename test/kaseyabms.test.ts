@@ -103,6 +103,48 @@ describe('ticket writes', () => {
     expect(bms.get(GAMMA, 'tickets', t.Id)!.CompletedDate).not.toBeNull();
   });
 
+  it('time of more hours than any date before now can hold is a 422 naming hours, and nothing is sent', async () => {
+    const made = await svc.api(gamma('/tickets'), { method: 'POST', json: { ...body('Clock far back'), dry_run: false, idempotency_key: newKey() } });
+    expect(made.status).toBe(201);
+    const ref = String(made.body.ticket_ref);
+    const before = bms.list(GAMMA, 'timelogs').length;
+    const res = await svc.api(gamma('/time-entries'), { method: 'POST', json: { ticket_ref: ref, hours: 1e10, billable: true, member: '12', dry_run: false, idempotency_key: newKey() } });
+    expect(res.status).toBe(422);
+    expect(res.body.details.field).toBe('hours');
+    expect(bms.list(GAMMA, 'timelogs')).toHaveLength(before);
+  });
+
+  it('a note whose answer is lost, on a ticket past one page of notes, is found again by its marker: one note, reconciled', async () => {
+    const made = await svc.api(gamma('/tickets'), { method: 'POST', json: { ...body('Many notes'), dry_run: false, idempotency_key: newKey() } });
+    expect(made.status).toBe(201);
+    const ref = String(made.body.ticket_ref);
+    // 60 notes straight at BMS (its default page is 50).
+    const base = `${svc.url}/sandbox-vendors/kaseyabms`;
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ GrantType: 'password', UserName: 'sandbox', Password: 'sandbox-secret', Tenant: 'SANDBOX-GAMMA' })) form.append(k, v);
+    const token = ((await (await fetch(`${base}/v2/security/authenticate`, { method: 'POST', body: form })).json()) as any).Result.AccessToken;
+    for (let i = 0; i < 60; i++) {
+      const res = await fetch(`${base}/v2/servicedesk/tickets/${ref}/notes`, {
+        method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ Details: `Earlier note ${i}`, IsInternal: false, TypeId: 1, NoteDate: '2026-11-20T09:00:00Z' }),
+      });
+      expect(((await res.json()) as any).Success).toBe(true);
+    }
+    const notes = () => bms.list(GAMMA, 'notes').filter((n) => n.TicketId === Number(ref));
+    const before = notes().length;
+    expect(before).toBeGreaterThanOrEqual(60);
+    const control = (spec?: unknown) => fetch(`${base}/_control/faults`, {
+      method: spec ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.config.adminToken}` }, ...(spec ? { body: JSON.stringify(spec) } : {}) });
+    expect((await control({ status: 200, times: 1, pathIncludes: `/tickets/${ref}/notes`, method: 'POST', afterHandler: 'drop' })).status).toBe(204);
+    try {
+      const res = await svc.api(gamma('/tickets/write'), { method: 'POST', json: { ticket_ref: ref, action: 'note', note: { text: 'Answer lost on the way back.' }, dry_run: false, idempotency_key: newKey() } });
+      expect(res.status).toBe(201);
+      expect(res.body.reconciled).toBe(true);
+      expect(notes()).toHaveLength(before + 1);
+      expect(notes().filter((n) => String(n.Details).startsWith('Answer lost on the way back.'))).toHaveLength(1);
+    } finally { await control(); }
+  }, 60_000);
+
   it('GraphQL creates the same way, and a refusal in BMS\'s envelope is a 422 naming the field', async () => {
     const gql = await fetch(`${svc.url}/graphql`, {
       method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': svc.key },
@@ -128,6 +170,15 @@ describe('agreement lines', () => {
     // BMS API 2.0 reads no recurring service back, so no line is ever synced to rewrite or end.
     expect(rewrite.status).toBe(422);
     expect(rewrite.body.details.field).toBe('line_source_id');
+  });
+
+  it('an add of more units than BMS\'s int32 holds is refused naming quantity, and nothing is sent', async () => {
+    const res = await svc.api(gamma('/agreements/801/lines'), {
+      method: 'POST', json: { verb: 'add', product_source_id: '33', quantity: 2_147_483_648, unit_price: 26.4, effective_date: '2026-12-01', dry_run: false, idempotency_key: newKey() },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.details.field).toBe('quantity');
+    expect(bms.list(GAMMA, 'recurring_services')).toHaveLength(0);
   });
 });
 

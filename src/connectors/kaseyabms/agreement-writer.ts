@@ -22,6 +22,9 @@ const LINE_FIELDS: FieldMap = {
   effectivedate: 'effective_date', contract: 'agreement_source_id',
 };
 
+/** The largest Units BMS binds (RecurringServicePostInputDto.Units: integer, int32). */
+const INT32_MAX = 2_147_483_647;
+
 const path = (d: AgreementLineDraft) => `/v2/finance/contracts/recurringservices/${d.agreementSourceId}/services`;
 
 function lineBody(d: AgreementLineDraft): Record<string, unknown>[] {
@@ -52,6 +55,7 @@ export const kaseyaBmsAgreementWriter: AgreementLineWriter = {
     if (!d.product) problems.push({ field: 'product_source_id', message: `Service ${d.productSourceId} is not in the Kaseya BMS service catalogue.` });
     // RecurringServicePostInputDto.Units is an int32.
     if (!Number.isInteger(d.quantity) || d.quantity < 1) problems.push({ field: 'quantity', message: 'Kaseya BMS counts recurring service units in whole numbers of at least 1.' });
+    else if (d.quantity > INT32_MAX) problems.push({ field: 'quantity', message: `Kaseya BMS holds at most ${INT32_MAX} recurring service units (an int32).` });
     if (d.unitPrice == null && d.product?.unitPrice == null) {
       problems.push({ field: 'unit_price', message: 'Kaseya BMS\'s service lookup carries no price: give unit_price.' });
     }
