@@ -5,7 +5,7 @@
  * `LastActivityUpdate` (the ticket list's change filter).
  */
 import { invalid } from './envelope';
-import { checkBody } from './schema';
+import { checkBody, memberProblem } from './schema';
 import { type BmsInstance, type BmsRecord, type BmsResource } from './store';
 
 /** A status whose TypeId is this is a completed one (the sandbox's basic status "Completed"). */
@@ -106,6 +106,9 @@ export function patchTicket(inst: BmsInstance, t: BmsRecord, body: unknown): Bms
     const member = typeof o.path === 'string' ? o.path.replace(/^\//, '') : '';
     if (o.op !== 'replace') throw invalid(`The operation '${String(o.op)}' is not supported.`);
     if (!PATCHABLE.has(member)) throw invalid(`The target location specified by path segment '${member}' was not found.`);
+    // The value is bound to the TicketInputDto member it replaces, with the member's type and range.
+    const problem = memberProblem('TicketInputDto', member, o.value);
+    if (problem) throw invalid('One or more validation errors occurred.', [problem]);
     next[member] = o.value;
   }
   if (typeof next.Title !== 'string' || !next.Title.trim()) throw invalid('The Title field is required.');
@@ -147,7 +150,7 @@ export function addNote(inst: BmsInstance, t: BmsRecord, body: unknown, user: st
   return note;
 }
 
-const minutes = (span: string) => { const [h, m] = span.split(':').map(Number); return h * 60 + m; };
+const seconds = (span: string) => { const [h, m, sec = 0] = span.split(':').map(Number); return h * 3600 + m * 60 + sec; };
 
 /** POST /v2/servicedesk/tickets/{ticketId}/timelogs (TicketTimeEntryInputDto): the span must end after it starts. */
 export function addTimeLog(inst: BmsInstance, t: BmsRecord, body: unknown, user: string): BmsRecord {
@@ -156,12 +159,12 @@ export function addTimeLog(inst: BmsInstance, t: BmsRecord, body: unknown, user:
   named(inst, 'worktypes', b.WorkTypeId, 'Work type');
   named(inst, 'roles', b.RoleId, 'Role');
   const who = b.UserId != null ? named(inst, 'employees', b.UserId, 'User') : employeeOf(inst, user);
-  const spent = minutes(b.EndTime) - minutes(b.StartTime);
+  const spent = seconds(b.EndTime) - seconds(b.StartTime);
   if (spent <= 0) throw invalid('The end time must be later than the start time.');
   const at = inst.stamp();
   const entry: BmsRecord = {
     Id: inst.nextId('timelogs'), TicketId: t.Id, CreatedOn: at, ModifiedOn: at, StartDate: `${String(b.StartDate).slice(0, 10)}T00:00:00`,
-    StartTime: b.StartTime, EndTime: b.EndTime, Timespent: b.Timespent ?? Math.round((spent / 60) * 100) / 100, Notes: b.Notes ?? null,
+    StartTime: b.StartTime, EndTime: b.EndTime, Timespent: b.Timespent ?? Math.round((spent / 3600) * 100) / 100, Notes: b.Notes ?? null,
     InternalNotes: b.InternalNotes ?? null, UserId: who?.Id ?? 0, EmployeeName: who?.Name ?? null, Approved: false, Billed: false, Posted: false,
     WorkTypeId: b.WorkTypeId, RoleId: b.RoleId, WorkTypeName: inst.get('worktypes', b.WorkTypeId)?.Name ?? null, RoleName: inst.get('roles', b.RoleId)?.Name ?? null,
   };

@@ -40,6 +40,11 @@ export function inputSchema(method: string, template: string): Json {
 
 const TYPE_NAMES: Record<string, string> = { integer: 'Int32', number: 'Double', boolean: 'Boolean', string: 'String' };
 
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+/** A TimeSpan of one day as the document's `date-span` carries a time of day: hh:mm[:ss], hours 0-23, minutes and seconds 0-59. */
+const TIME_OF_DAY = /^([01]?\d|2[0-3]):[0-5]\d(:[0-5]\d)?$/;
+
 function typeProblem(s: Json, v: unknown, where: string): string | null {
   if (v === null) return s.nullable || s.$ref ? null : `The value null is not valid for ${where}.`;
   const t = deref(s);
@@ -48,10 +53,20 @@ function typeProblem(s: Json, v: unknown, where: string): string | null {
       : t.type === 'number' ? typeof v === 'number' && Number.isFinite(v)
         : t.type === 'boolean' ? typeof v === 'boolean'
           : t.type === 'string' ? typeof v === 'string' && (t.format !== 'date-time' && t.format !== 'date' || !Number.isNaN(Date.parse(v)))
-            && (t.format !== 'date-span' || /^\d{1,2}:\d{2}(:\d{2})?$/.test(v))
+            && (t.format !== 'date-span' || TIME_OF_DAY.test(v))
             : t.type === 'array' ? Array.isArray(v) : t.type === 'object' || t.properties ? typeof v === 'object' && !Array.isArray(v) : true
   );
   if (!ok) return `Error converting value ${JSON.stringify(v)} to type '${TYPE_NAMES[t.type] ?? t.type}'. Path '${where}'.`;
+  // Json.NET binds an int32 member only within its range; [Range] then checks the document's bounds.
+  if (t.type === 'integer' && t.format !== 'int64' && ((v as number) < INT32_MIN || (v as number) > INT32_MAX)) {
+    return `JSON integer ${String(v)} is too large or small for an Int32. Path '${where}'.`;
+  }
+  if (typeof v === 'number' && ((t.minimum !== undefined && v < t.minimum) || (t.maximum !== undefined && v > t.maximum))) {
+    return `The field ${where.split('.').pop()} must be between ${t.minimum ?? '-∞'} and ${t.maximum ?? '∞'}.`;
+  }
+  if (typeof v === 'string' && t.minLength !== undefined && v.length < t.minLength) {
+    return `The field ${where.split('.').pop()} must be a string with a minimum length of ${t.minLength}.`;
+  }
   if (t.enum && !t.enum.includes(v)) return `Requested value '${String(v)}' was not found. Path '${where}'.`;
   if (t.properties && typeof v === 'object') return objectProblems(t, v as BmsRecord, `${where}.`)[0] ?? null;
   if (t.type === 'array') for (const [i, x] of (v as unknown[]).entries()) { const p = typeProblem(t.items, x, `${where}[${i}]`); if (p) return p; }
@@ -64,9 +79,20 @@ function objectProblems(s: Json, body: BmsRecord, prefix = ''): string[] {
   for (const k of Object.keys(body)) {
     if (!(k in props)) problems.push(`Could not find member '${k}' on object of type '${prefix ? 'object' : 'input'}'. Path '${prefix}${k}'.`);
   }
-  for (const k of s.required ?? []) if (body[k] === undefined || body[k] === null || body[k] === '') problems.push(`The ${k} field is required.`);
+  // [Required] refuses null, and a string that is empty or only white space.
+  const absent = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+  for (const k of s.required ?? []) if (absent(body[k])) problems.push(`The ${k} field is required.`);
   for (const [k, v] of Object.entries(body)) if (k in props) { const p = typeProblem(props[k], v, `${prefix}${k}`); if (p) problems.push(p); }
   return problems;
+}
+
+/**
+ * What is wrong with `value` as member `member` of the input DTO `schemaName` (a JSON Patch value is bound
+ * to the member it replaces), or null.
+ */
+export function memberProblem(schemaName: string, member: string, value: unknown): string | null {
+  const prop = schemaNamed(schemaName).properties?.[member];
+  return prop ? typeProblem(prop, value, member) : `Could not find member '${member}' on object of type '${schemaName}'.`;
 }
 
 /** Refuses a body its operation's schema would not bind (an object, or an array of them), as a BMS validation error. */

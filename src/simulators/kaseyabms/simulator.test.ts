@@ -73,6 +73,11 @@ describe('writes', () => {
     [{ AccountId: '201' }, "Error converting value \"201\" to type 'Int32'"],
     [{ LocationId: 3003 }, 'Location 3003 does not belong to account 201.'],
     [{ StatusId: 99 }, 'Status 99 does not exist.'],
+    [{ AccountId: 0 }, 'The field AccountId must be between 1 and 2147483647.'],
+    [{ PriorityId: -3 }, 'The field PriorityId must be between 1 and 2147483647.'],
+    [{ AccountId: 2147483648 }, 'JSON integer 2147483648 is too large or small for an Int32.'],
+    [{ Title: '   ' }, 'The Title field is required.'],
+    [{ Details: ' \t\n' }, 'The Details field is required.'],
   ])('refuses %j in the envelope at 200', async (over, message) => {
     const before = sim.list('sandbox-gamma', 'tickets').length;
     const res = await api('POST', '/v2/servicedesk/tickets', ticket(over));
@@ -80,6 +85,21 @@ describe('writes', () => {
     expect(res.body.Success).toBe(false);
     expect([res.body.Error.Message, ...res.body.Error.SubErrors].join(' ')).toContain(message);
     expect(sim.list('sandbox-gamma', 'tickets')).toHaveLength(before);
+  });
+
+  it.each([
+    [{ op: 'replace', path: '/Details', value: 5 }, "Error converting value 5 to type 'String'. Path 'Details'."],
+    [{ op: 'replace', path: '/DueDate', value: 'junk' }, "Error converting value \"junk\" to type 'String'. Path 'DueDate'."],
+    [{ op: 'replace', path: '/StatusId', value: 'open' }, "Error converting value \"open\" to type 'Int32'. Path 'StatusId'."],
+    [{ op: 'replace', path: '/QueueId', value: 0 }, 'The field QueueId must be between 1 and 2147483647.'],
+    [{ op: 'replace', path: '/Title', value: null }, 'The value null is not valid for Title.'],
+  ])('a JSON Patch value is bound to its TicketInputDto member: %j is refused in the envelope', async (op, message) => {
+    const before = sim.get('sandbox-gamma', 'tickets', 7001);
+    const res = await api('PATCH', '/v2/servicedesk/tickets/7001', [op]);
+    expect(res.status).toBe(200);
+    expect(res.body.Success).toBe(false);
+    expect([res.body.Error.Message, ...res.body.Error.SubErrors].join(' ')).toContain(message);
+    expect(sim.get('sandbox-gamma', 'tickets', 7001)).toEqual(before);
   });
 
   it('a JSON Patch replaces documented members only; a completed status stamps CompletedDate', async () => {
@@ -91,6 +111,14 @@ describe('writes', () => {
   it('a time log must end after it starts; the limited user may not write', async () => {
     const log = { StartDate: '2026-11-20', StartTime: '10:00:00', EndTime: '09:00:00', WorkTypeId: 1, RoleId: 1 };
     expect((await api('POST', '/v2/servicedesk/tickets/7002/timelogs', log)).body.Error.Message).toBe('The end time must be later than the start time.');
+    // Seconds count: half a minute is a span.
+    expect((await api('POST', '/v2/servicedesk/tickets/7002/timelogs', { ...log, StartTime: '10:00:00', EndTime: '10:00:30' })).body.Success).toBe(true);
+    // A time of day: hours past 23, minutes or seconds past 59 are no date-span BMS binds.
+    for (const [StartTime, EndTime] of [['24:00:00', '24:30:00'], ['10:60:00', '11:00:00'], ['10:00:00', '10:30:60'], ['-1:00', '02:00']]) {
+      const res = await api('POST', '/v2/servicedesk/tickets/7002/timelogs', { ...log, StartTime, EndTime });
+      expect(res.body.Success).toBe(false);
+      expect([res.body.Error.Message, ...res.body.Error.SubErrors].join(' ')).toMatch(/Error converting value/);
+    }
     const limited = (await signIn('sandbox-limited', 'sandbox-secret')).Result.AccessToken;
     const refused = await api('POST', '/v2/servicedesk/tickets/7002/notes', { Details: 'x', IsInternal: true, TypeId: 1, NoteDate: '2026-11-20T09:00:00' }, limited);
     expect(refused.body).toMatchObject({ Success: false, Error: { Code: 403 } });
@@ -101,6 +129,8 @@ describe('writes', () => {
     expect((await api('POST', '/v2/finance/contracts/recurringservices/801/services', [line])).body.Result).toMatchObject({ ServiceId: 33, ContractId: 801, TotalPrice: 52.8 });
     expect((await api('POST', '/v2/finance/contracts/recurringservices/803/services', [line])).body.Success).toBe(false);
     expect((await api('POST', '/v2/finance/contracts/recurringservices/801/services', [{ ...line, Units: 1.5 }])).body.Success).toBe(false);
+    const huge = await api('POST', '/v2/finance/contracts/recurringservices/801/services', [{ ...line, Units: 2147483648 }]);
+    expect(huge.body.Error.SubErrors.join(' ')).toContain('JSON integer 2147483648 is too large or small for an Int32.');
   });
 });
 
