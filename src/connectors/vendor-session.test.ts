@@ -210,6 +210,28 @@ describe('tokens', () => {
     };
     await expect(vendorSession(p, ctxOf({ clientId: 'i', clientSecret: 's', refreshToken: 'r' })).get('/x')).rejects.toThrow('revoked refresh_token invalid_grant');
   });
+
+  it('an expiry time without a zone is UTC, whatever the server\'s zone', async () => {
+    // A server two hours east of UTC: Date.parse reads a date-time without a zone as local time.
+    const parse = Date.parse;
+    jest.spyOn(Date, 'parse').mockImplementation((t: string) => (/(Z|[+-]\d{2}:?\d{2})$/i.test(t) || !t.includes('T') ? parse(t) : parse(`${t}Z`) - 2 * 3_600_000));
+    handler = (r) => (r.path === '/api/token'
+      ? { body: { Result: { AccessToken: `t${calls('/api/token').length}`, AccessTokenExpireOn: '2026-01-05T13:00:00' } } }
+      : { body: { ok: true } });
+    const p: VendorProfile = {
+      connector: 'acme',
+      auth: { kind: 'oauth-client-credentials', tokenUrl: '/token', defaultLifetimeS: 60, answer: { access: 'Result.AccessToken', expiresAt: 'Result.AccessTokenExpireOn' } },
+    };
+    const s = vendorSession(p, ctxOf({ clientId: 'i', clientSecret: 's' }));
+    await s.get('/a');
+    // Expires at 13:00 UTC, an hour after the fixed clock's 12:00 UTC: renewed a minute before.
+    now = NOW + 3_539_000;
+    await s.get('/b');
+    expect(calls('/api/token')).toHaveLength(1);
+    now = NOW + 3_540_000;
+    await s.get('/c');
+    expect(calls('/api/token')).toHaveLength(2);
+  });
 });
 
 describe('throttling', () => {

@@ -239,11 +239,23 @@ function need(ctx: SessionContext, profile: VendorProfile, ...names: string[]): 
 
 const basicHeader = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
+/** An ISO date and time with no zone (`2026-01-05T13:00:00`, fractions allowed). */
+const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
+/**
+ * An expiry time in ms: a time with no zone is UTC (Kaseya BMS's `AccessTokenExpireOn` may carry none),
+ * never the server's local time, which Date.parse would read it as.
+ */
+function expiryTime(value: unknown): number {
+  const text = String(value ?? '').trim();
+  return Date.parse(ZONELESS.test(text) ? `${text.replace(' ', 'T')}Z` : text);
+}
+
 function readToken(profile: VendorProfile, body: unknown, fields: TokenFields, defaultLifetimeS: number): Token {
   const access = dig(body, fields.access);
   if (typeof access !== 'string' || !access) throw new Error(`${profile.connector} token endpoint answered without ${fields.access}`);
   const num = (p?: string) => { const v = p ? Number(dig(body, p)) : NaN; return Number.isFinite(v) && v > 0 ? v : null; };
-  const until = fields.expiresAt ? Date.parse(String(dig(body, fields.expiresAt) ?? '')) : NaN;
+  const until = fields.expiresAt ? expiryTime(dig(body, fields.expiresAt)) : NaN;
   const left = Number.isFinite(until) && until > Date.now() ? (until - Date.now()) / 1000 : null;
   const refresh = fields.refresh ? dig(body, fields.refresh) : undefined;
   return {
