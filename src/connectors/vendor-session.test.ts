@@ -10,7 +10,8 @@ import { clearSessionTokens, linkNext, renewAt, vendorSession, type Paging, type
 import { onCredentialRotated } from './credential-rotation';
 
 interface Seen { method: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders; body: string }
-type Handler = (req: Seen) => { status?: number; body?: unknown; headers?: Record<string, string> };
+/** `wait`: the answer is held until it settles (a token request still under way). */
+type Handler = (req: Seen) => { status?: number; body?: unknown; headers?: Record<string, string>; wait?: Promise<void> };
 
 let server: http.Server;
 let base: string;
@@ -26,8 +27,10 @@ beforeAll(async () => {
       const s: Seen = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body };
       seen.push(s);
       const out = handler(s);
-      res.writeHead(out.status ?? 200, { 'content-type': 'application/json', ...out.headers });
-      res.end(out.body === undefined ? '' : JSON.stringify(out.body));
+      void Promise.resolve(out.wait).then(() => {
+        res.writeHead(out.status ?? 200, { 'content-type': 'application/json', ...out.headers });
+        res.end(out.body === undefined ? '' : JSON.stringify(out.body));
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -209,6 +212,42 @@ describe('tokens', () => {
       auth: { kind: 'oauth-refresh-token', tokenUrl: '/token', defaultLifetimeS: 3600, refused: (err, grant) => new Error(`revoked ${grant} ${(err.body as { error: string }).error}`) },
     };
     await expect(vendorSession(p, ctxOf({ clientId: 'i', clientSecret: 's', refreshToken: 'r' })).get('/x')).rejects.toThrow('revoked refresh_token invalid_grant');
+  });
+
+  it('a failed token request is not kept: the next call asks again', async () => {
+    let refuse = true;
+    handler = (r) => {
+      if (r.path === '/api/token') return refuse ? { status: 400, body: { error: 'invalid_client' } } : { body: { access_token: 't1', expires_in: 3600 } };
+      return r.headers.authorization === 'Bearer t1' ? { body: { ok: true } } : { status: 401 };
+    };
+    const s = vendorSession(clientCredentials, ctxOf({ clientId: 'id', clientSecret: 'secret' }));
+    await expect(Promise.all([s.get('/a'), s.get('/b')])).rejects.toMatchObject({ status: 400 });
+    expect(calls('/api/token')).toHaveLength(1);
+    refuse = false;
+    await expect(s.get('/a')).resolves.toEqual({ ok: true });
+    expect(calls('/api/token')).toHaveLength(2);
+  });
+
+  it('grant() while a renewal is under way sends no token request of its own (a refresh token may be single-use)', async () => {
+    let release!: () => void;
+    const answered = new Promise<void>((r) => { release = r; });
+    let n = 0;
+    handler = (r) => {
+      if (r.path === '/api/token') { n += 1; return { wait: answered, body: { access_token: `a${n}`, refresh_token: `r${n + 1}`, expires_in: 3600, scope: 'monitoring management' } }; }
+      return { body: { ok: true } };
+    };
+    const p: VendorProfile = { connector: 'acme', auth: { kind: 'oauth-refresh-token', tokenUrl: '/token', defaultLifetimeS: 3600 } };
+    const ctx = ctxOf({ clientId: 'i', clientSecret: 's', refreshToken: 'r1' });
+    const sync = vendorSession(p, ctx).get('/devices');
+    for (let i = 0; i < 200 && calls('/api/token').length === 0; i += 1) await new Promise((r) => setTimeout(r, 5));
+    expect(calls('/api/token')).toHaveLength(1);
+    const granted = vendorSession(p, ctx).grant();
+    // Time for a token request of the grant's own to reach the vendor, were it sent.
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    await expect(sync).resolves.toEqual({ ok: true });
+    await expect(granted).resolves.toMatchObject({ scope: 'monitoring management' });
+    expect(calls('/api/token').map((t) => new URLSearchParams(t.body).get('refresh_token'))).toEqual(['r1']);
   });
 
   it('an expiry time without a zone is UTC, whatever the server\'s zone', async () => {

@@ -201,7 +201,8 @@ export function renewAt(lifetimeS: number, now = Date.now()): number {
 }
 
 const held = new Map<string, Token>();
-const asking = new Map<string, Promise<Token>>();
+/** The token request under way per connection, with its raw answer (what `grant()` returns). */
+const asking = new Map<string, Promise<{ token: Token; body: unknown }>>();
 /** Refresh tokens a vendor answered with, by the connection credential they replace. */
 const rotated = new Map<string, string>();
 
@@ -351,19 +352,29 @@ async function newToken(profile: VendorProfile, ctx: SessionContext, last: Token
   throw new Error(`${profile.connector}: auth ${a.kind} has no token`);
 }
 
+/**
+ * The single flight: the token request under way for the connection, else a new one that every later
+ * caller shares until it ends. A failed request is forgotten with it, so the next caller asks again.
+ */
+function tokenRequest(profile: VendorProfile, ctx: SessionContext, key: string, retry = true): Promise<{ token: Token; body: unknown }> {
+  const under = asking.get(key);
+  if (under) return under;
+  const pending = newToken(profile, ctx, held.get(key), retry).then((r) => {
+    held.set(key, r.token);
+    return r;
+  }).finally(() => {
+    if (asking.get(key) === pending) asking.delete(key);
+  });
+  asking.set(key, pending);
+  return pending;
+}
+
 /** The connection's token: the held one while it is fresh, else one request shared by every caller. */
 async function currentToken(profile: VendorProfile, ctx: SessionContext): Promise<string> {
   const key = tokenKey(profile, ctx);
   const t = held.get(key);
   if (t && t.renewAt > Date.now()) return t.access;
-  let pending = asking.get(key);
-  if (!pending) {
-    pending = newToken(profile, ctx, t).then((r) => r.token).finally(() => asking.delete(key));
-    asking.set(key, pending);
-  }
-  const fresh = await pending;
-  held.set(key, fresh);
-  return fresh.access;
+  return (await tokenRequest(profile, ctx, key)).token.access;
 }
 
 /** The vendor refused `token` (401): the next caller renews it, unless another already has. */
@@ -388,7 +399,11 @@ export interface VendorSession {
   pages<T = Record<string, unknown>>(first: SessionRequest, paging: Paging): AsyncGenerator<T[]>;
   /** The auth headers a request of this connection carries now. */
   authHeaders(): Promise<Record<string, string>>;
-  /** A new token asked for once (not retried), kept for later calls; its raw answer (granted scopes). */
+  /**
+   * A new token asked for once (not retried), kept for later calls; its raw answer (granted scopes). It
+   * goes through the single flight: while a renewal is under way its answer is the grant's, so a
+   * single-use refresh token is never sent twice.
+   */
   grant(): Promise<unknown>;
 }
 
@@ -401,11 +416,7 @@ export function vendorSession(profile: VendorProfile, ctx: SessionContext): Vend
     get: async (path, query) => (await sessionRequest(profile, ctx, { path, query })).body as never,
     pages: (first, paging) => sessionPages(s, first, paging),
     authHeaders: () => authHeaders(profile, ctx),
-    async grant() {
-      const r = await newToken(profile, ctx, held.get(tokenKey(profile, ctx)), false);
-      held.set(tokenKey(profile, ctx), r.token);
-      return r.body;
-    },
+    grant: async () => (await tokenRequest(profile, ctx, tokenKey(profile, ctx), false)).body,
   };
   return s;
 }
