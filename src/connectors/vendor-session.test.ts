@@ -1,7 +1,8 @@
 /**
  * The vendor session (vendor-session.ts) over real loopback HTTP: each auth kind's token request, the
  * one token per connection asked for once however many callers wait, one renewal rule, a 401 renewed and
- * resent once (reads and writes), every paging style, and the throttling signals a profile declares.
+ * resent once (reads and writes), every paging style and how each fails where a vendor does not move on,
+ * and the throttling signals a profile declares.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -394,6 +395,40 @@ describe('paging', () => {
     expect(await all({ style: 'cursor', items: 'results', param: 'cursor', size: 'pageSize', pageSize: 2, cursor: 'cursor.name', offset: 'cursor.offset' })).toEqual([[0, 1], [10, 11], [20]]);
     handler = (r) => ({ body: { results: rows(0, 2), cursor: { name: `c${r.query.get('cursor') ?? ''}x`, offset: 0 } } });
     await expect(all({ style: 'cursor', items: 'results', param: 'cursor', size: 'pageSize', pageSize: 2, cursor: 'cursor.name', offset: 'cursor.offset' })).rejects.toThrow(/did not advance/);
+  });
+
+  it('a cursor that comes back fails, offset or not', async () => {
+    handler = () => ({ body: { results: rows(0, 2), cursor: { name: 'same' } } });
+    await expect(all({ style: 'cursor', items: 'results', param: 'cursor', size: 'pageSize', pageSize: 2, cursor: 'cursor.name', maxPages: 50 })).rejects.toThrow(/acme GET \/list: cursor did not advance/);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('a numbered page that repeats one already read fails (the vendor ignores the page parameter and sends no totals)', async () => {
+    handler = () => ({ body: { list: rows(1, 2) } });
+    await expect(all({ style: 'page-number', items: 'list', page: 'page', size: 'size', pageSize: 2, first: 1, maxPages: 50 })).rejects.toThrow(/acme GET \/list: page 2 repeats a page already read/);
+    expect(seen).toHaveLength(2);
+    seen = [];
+    // A vendor that comes back to its first page after the last.
+    handler = (r) => ({ body: { list: rows((Number(r.query.get('offset')) / 2) % 3, 2) } });
+    await expect(all({ style: 'offset', items: 'list', offset: 'offset', size: 'limit', pageSize: 2, maxPages: 50 })).rejects.toThrow(/page 4 repeats/);
+    expect(seen).toHaveLength(4);
+  });
+
+  it('an empty page that still carries a next link is followed to the rows after it', async () => {
+    handler = (r) => {
+      const p = Number(r.query.get('p') ?? 1);
+      const next = p < 3 ? `${base}/api/list?p=${p + 1}` : null;
+      return { body: { items: p === 2 ? [] : rows(p * 10, 2), next }, headers: next ? { link: `<${next}>; rel="next"` } : undefined };
+    };
+    expect(await all({ style: 'next-url', items: 'items', next: 'next' })).toEqual([[10, 11], [30, 31]]);
+    seen = [];
+    expect(await all({ style: 'link-header', items: 'items' })).toEqual([[10, 11], [30, 31]]);
+    expect(seen).toHaveLength(3);
+  });
+
+  it('rows that are no record are dropped, and the page still counts as full', async () => {
+    handler = (r) => ({ body: Number(r.query.get('page')) === 1 ? [{ id: 1 }, null, 7, { id: 2 }] : [{ id: 3 }] });
+    expect(await all({ style: 'page-number', items: null, page: 'page', size: 'size', pageSize: 4, first: 1 })).toEqual([[1, 2], [3]]);
   });
 
   it('stops at maxPages with the caller\'s error when more remain; a caller may stop early', async () => {
