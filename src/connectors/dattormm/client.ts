@@ -117,11 +117,13 @@ export async function dattoWrite<T>(ctx: DattoContext, method: 'PUT' | 'POST', p
 }
 
 /**
- * How a Datto RMM list pages, its rows under `field`: `max=250` on the first request, then each
- * `nextPageUrl` (on the connection's own origin only), at most totalCount/max + 1 pages.
+ * How a Datto RMM list pages, its rows under `field`: each `nextPageUrl` (on the connection's own origin
+ * only), at most totalCount/pageSize + 1 pages. `pageSize` must be the size the first request asks for
+ * (`max`, or the activity log's `size`); default DATTO_PAGE_SIZE.
  */
-export function dattoPaging(field: string, bound?: Pick<Paging, 'maxPages' | 'limitError'>): Paging {
-  return { style: 'next-url', items: field, next: 'pageDetails.nextPageUrl', total: 'pageDetails.totalCount', pageSize: DATTO_PAGE_SIZE, offOrigin: 'refuse', ...bound };
+export function dattoPaging(field: string, opts: { pageSize?: number } & Pick<Paging, 'maxPages' | 'limitError'> = {}): Paging {
+  const { pageSize = DATTO_PAGE_SIZE, ...bound } = opts;
+  return { style: 'next-url', items: field, next: 'pageDetails.nextPageUrl', total: 'pageDetails.totalCount', pageSize, offOrigin: 'refuse', ...bound };
 }
 
 /** Pages of a list answered as `{pageDetails, <field>: [...]}` (see dattoPaging). */
