@@ -409,8 +409,6 @@ export interface VendorSession {
   get<T = unknown>(path: string, query?: Query): Promise<T>;
   /** Every page of a list: `first` is the first request (a POST query too), `paging` how it goes on. */
   pages<T = Record<string, unknown>>(first: SessionRequest, paging: Paging): AsyncGenerator<T[]>;
-  /** The auth headers a request of this connection carries now. */
-  authHeaders(): Promise<Record<string, string>>;
   /**
    * A new token asked for once (not retried), kept for later calls; its raw answer (granted scopes). It
    * goes through the single flight: while a renewal is under way its answer is the grant's, so a
@@ -427,7 +425,6 @@ export function vendorSession(profile: VendorProfile, ctx: SessionContext): Vend
     send: async (req) => (await sessionRequest(profile, ctx, req)).body as never,
     get: async (path, query) => (await sessionRequest(profile, ctx, { path, query })).body as never,
     pages: (first, paging) => sessionPages(s, first, paging),
-    authHeaders: () => authHeaders(profile, ctx),
     grant: async () => (await tokenRequest(profile, ctx, tokenKey(profile, ctx), false)).body,
   };
   return s;

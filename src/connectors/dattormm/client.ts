@@ -21,14 +21,10 @@
  * accountCutOffRatio, slidingTimeWindowSizeSeconds) now and then, which also sees other integrations of
  * the account. Requests wait while either count is at our ceiling (PACE_SHARE of the cut-off).
  */
-import type { SyncContext } from '../types';
-import { vendorSession, type Paging, type VendorProfile } from '../vendor-session';
+import { vendorSession, type Paging, type SessionContext, type VendorProfile } from '../vendor-session';
 
 /** `max` of every list: 250 (the value `GET /v2/system/pagination` reports, docs/vendors.md). */
 export const DATTO_PAGE_SIZE = 250;
-
-/** What every call needs: the read side's SyncContext and the write side's WriteContext both fit. */
-export type DattoContext = Pick<SyncContext, 'baseUrl' | 'credentials' | 'http'>;
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -60,7 +56,7 @@ const RATE_CHECK_EVERY = 50;
 interface Pace { sent: number[]; windowMs: number; limit: number; cutOff: number; sinceCheck: number; checkedAt: number; accountAhead: number }
 const paces = new Map<string, Pace>();
 
-function paceOf(ctx: DattoContext): Pace {
+function paceOf(ctx: SessionContext): Pace {
   const key = `${ctx.baseUrl}\n${ctx.credentials.apiKey ?? ''}`;
   let p = paces.get(key);
   if (!p) paces.set(key, (p = { sent: [], windowMs: 60_000, limit: 600, cutOff: 0.9, sinceCheck: RATE_CHECK_EVERY, checkedAt: 0, accountAhead: 0 }));
@@ -71,7 +67,7 @@ const ceiling = (p: Pace) => Math.max(1, Math.floor(p.limit * p.cutOff * PACE_SH
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until one more request keeps this connection, and the account as last reported, under the ceiling. */
-async function paced(ctx: DattoContext): Promise<void> {
+async function paced(ctx: SessionContext): Promise<void> {
   const p = paceOf(ctx);
   if (p.sinceCheck >= RATE_CHECK_EVERY || Date.now() - p.checkedAt > p.windowMs) await checkRate(ctx, p);
   for (let i = 0; i < 10_000; i++) {
@@ -88,7 +84,7 @@ async function paced(ctx: DattoContext): Promise<void> {
 }
 
 /** `GET /v2/system/request_rate` (OpenAPI operation `get`, RateStatusResponse): the account's count and limits. */
-async function checkRate(ctx: DattoContext, p: Pace): Promise<void> {
+async function checkRate(ctx: SessionContext, p: Pace): Promise<void> {
   p.sinceCheck = 0;
   p.checkedAt = Date.now();
   p.sent.push(Date.now());
@@ -107,12 +103,12 @@ async function checkRate(ctx: DattoContext, p: Pace): Promise<void> {
 // --- requests --------------------------------------------------------------------------------------
 
 /** An authenticated, paced GET of `<baseUrl><path>`. */
-export async function dattoGet<T>(ctx: DattoContext, path: string, query: Query = {}): Promise<T> {
+export async function dattoGet<T>(ctx: SessionContext, path: string, query: Query = {}): Promise<T> {
   return vendorSession(dattoProfile, ctx).get<T>(path, query);
 }
 
 /** A write (PUT/POST), sent once: the vendor.write job decides what is retried (after a look-up). */
-export async function dattoWrite<T>(ctx: DattoContext, method: 'PUT' | 'POST', path: string, json: unknown): Promise<T> {
+export async function dattoWrite<T>(ctx: SessionContext, method: 'PUT' | 'POST', path: string, json: unknown): Promise<T> {
   return vendorSession(dattoProfile, ctx).send<T>({ method, path, json });
 }
 
@@ -127,6 +123,6 @@ export function dattoPaging(field: string, opts: { pageSize?: number } & Pick<Pa
 }
 
 /** Pages of a list answered as `{pageDetails, <field>: [...]}` (see dattoPaging). */
-export function pages<T>(ctx: DattoContext, path: string, field: string, query: Query = {}): AsyncGenerator<T[]> {
+export function pages<T>(ctx: SessionContext, path: string, field: string, query: Query = {}): AsyncGenerator<T[]> {
   return vendorSession(dattoProfile, ctx).pages<T>({ path, query: { ...query, max: DATTO_PAGE_SIZE } }, dattoPaging(field));
 }
