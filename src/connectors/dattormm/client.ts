@@ -1,6 +1,7 @@
 /**
- * Datto RMM API v2 access for the connector: OAuth tokens, authenticated requests paced under the
- * account's request rate, and page-based paging.
+ * Datto RMM API v2 access for the connector, declared for the vendor session (vendor-session.ts keeps the
+ * token and pages the lists): the vendor profile (password grant), requests paced under the account's
+ * request rate, and how a list pages (its `nextPageUrl`).
  *
  * Tokens (Datto RMM API help, "Datto RMM API", rmm.datto.com/help/en/Content/2SETUP/APIv2.htm; the same
  * request in the public clients listed in docs/vendors.md): `POST <platform origin>/auth/oauth/token`
