@@ -30,7 +30,7 @@ import { dattoRmmConnector } from '../src/connectors/dattormm/connector';
 import { dattoRmmWriter } from '../src/connectors/dattormm/writer';
 import { checkPermissions } from '../src/connectors/dattormm/permissions';
 import { pax8CompanyWriter } from '../src/connectors/pax8/company-writer';
-import { clearPax8TokenCache } from '../src/connectors/pax8/token';
+import { clearSessionTokens } from '../src/connectors/vendor-session';
 import { autotaskCapabilities } from '../src/connectors/autotask/capabilities';
 import { ninjaOneCapabilities } from '../src/connectors/ninjaone/capabilities';
 import { exchangeCode, pkcePair } from '../src/connect/oauth';
@@ -380,7 +380,7 @@ describe('every call the connectors make is in the vendor\'s document', () => {
     // More companies than a page holds (200): the sync and the reconcile look-up page.
     sim.grow('sandbox-alpha', 'companies', 250);
     const server = await startStandalone(sim);
-    clearPax8TokenCache();
+    clearSessionTokens();
     const recording = recordVendorContract(contract);
     const refused: string[] = [];
     try {

@@ -1,7 +1,8 @@
 /**
  * The vendor session (vendor-session.ts) over real loopback HTTP: each auth kind's token request, the
  * one token per connection asked for once however many callers wait, one renewal rule, a 401 renewed and
- * resent once (reads and writes), every paging style, and the throttling signals a profile declares.
+ * resent once (reads and writes), every paging style and how each fails where a vendor does not move on,
+ * and the throttling signals a profile declares.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +11,8 @@ import { clearSessionTokens, linkNext, renewAt, vendorSession, type Paging, type
 import { onCredentialRotated } from './credential-rotation';
 
 interface Seen { method: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders; body: string }
-type Handler = (req: Seen) => { status?: number; body?: unknown; headers?: Record<string, string> };
+/** `wait`: the answer is held until it settles (a token request still under way). */
+type Handler = (req: Seen) => { status?: number; body?: unknown; headers?: Record<string, string>; wait?: Promise<void> };
 
 let server: http.Server;
 let base: string;
@@ -26,8 +28,10 @@ beforeAll(async () => {
       const s: Seen = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body };
       seen.push(s);
       const out = handler(s);
-      res.writeHead(out.status ?? 200, { 'content-type': 'application/json', ...out.headers });
-      res.end(out.body === undefined ? '' : JSON.stringify(out.body));
+      void Promise.resolve(out.wait).then(() => {
+        res.writeHead(out.status ?? 200, { 'content-type': 'application/json', ...out.headers });
+        res.end(out.body === undefined ? '' : JSON.stringify(out.body));
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -210,6 +214,64 @@ describe('tokens', () => {
     };
     await expect(vendorSession(p, ctxOf({ clientId: 'i', clientSecret: 's', refreshToken: 'r' })).get('/x')).rejects.toThrow('revoked refresh_token invalid_grant');
   });
+
+  it('a failed token request is not kept: the next call asks again', async () => {
+    let refuse = true;
+    handler = (r) => {
+      if (r.path === '/api/token') return refuse ? { status: 400, body: { error: 'invalid_client' } } : { body: { access_token: 't1', expires_in: 3600 } };
+      return r.headers.authorization === 'Bearer t1' ? { body: { ok: true } } : { status: 401 };
+    };
+    const s = vendorSession(clientCredentials, ctxOf({ clientId: 'id', clientSecret: 'secret' }));
+    await expect(Promise.all([s.get('/a'), s.get('/b')])).rejects.toMatchObject({ status: 400 });
+    expect(calls('/api/token')).toHaveLength(1);
+    refuse = false;
+    await expect(s.get('/a')).resolves.toEqual({ ok: true });
+    expect(calls('/api/token')).toHaveLength(2);
+  });
+
+  it('grant() while a renewal is under way sends no token request of its own (a refresh token may be single-use)', async () => {
+    let release!: () => void;
+    const answered = new Promise<void>((r) => { release = r; });
+    let n = 0;
+    handler = (r) => {
+      if (r.path === '/api/token') { n += 1; return { wait: answered, body: { access_token: `a${n}`, refresh_token: `r${n + 1}`, expires_in: 3600, scope: 'monitoring management' } }; }
+      return { body: { ok: true } };
+    };
+    const p: VendorProfile = { connector: 'acme', auth: { kind: 'oauth-refresh-token', tokenUrl: '/token', defaultLifetimeS: 3600 } };
+    const ctx = ctxOf({ clientId: 'i', clientSecret: 's', refreshToken: 'r1' });
+    const sync = vendorSession(p, ctx).get('/devices');
+    for (let i = 0; i < 200 && calls('/api/token').length === 0; i += 1) await new Promise((r) => setTimeout(r, 5));
+    expect(calls('/api/token')).toHaveLength(1);
+    const granted = vendorSession(p, ctx).grant();
+    // Time for a token request of the grant's own to reach the vendor, were it sent.
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    await expect(sync).resolves.toEqual({ ok: true });
+    await expect(granted).resolves.toMatchObject({ scope: 'monitoring management' });
+    expect(calls('/api/token').map((t) => new URLSearchParams(t.body).get('refresh_token'))).toEqual(['r1']);
+  });
+
+  it('an expiry time without a zone is UTC, whatever the server\'s zone', async () => {
+    // A server two hours east of UTC: Date.parse reads a date-time without a zone as local time.
+    const parse = Date.parse;
+    jest.spyOn(Date, 'parse').mockImplementation((t: string) => (/(Z|[+-]\d{2}:?\d{2})$/i.test(t) || !t.includes('T') ? parse(t) : parse(`${t}Z`) - 2 * 3_600_000));
+    handler = (r) => (r.path === '/api/token'
+      ? { body: { Result: { AccessToken: `t${calls('/api/token').length}`, AccessTokenExpireOn: '2026-01-05T13:00:00' } } }
+      : { body: { ok: true } });
+    const p: VendorProfile = {
+      connector: 'acme',
+      auth: { kind: 'oauth-client-credentials', tokenUrl: '/token', defaultLifetimeS: 60, answer: { access: 'Result.AccessToken', expiresAt: 'Result.AccessTokenExpireOn' } },
+    };
+    const s = vendorSession(p, ctxOf({ clientId: 'i', clientSecret: 's' }));
+    await s.get('/a');
+    // Expires at 13:00 UTC, an hour after the fixed clock's 12:00 UTC: renewed a minute before.
+    now = NOW + 3_539_000;
+    await s.get('/b');
+    expect(calls('/api/token')).toHaveLength(1);
+    now = NOW + 3_540_000;
+    await s.get('/c');
+    expect(calls('/api/token')).toHaveLength(2);
+  });
 });
 
 describe('throttling', () => {
@@ -333,6 +395,40 @@ describe('paging', () => {
     expect(await all({ style: 'cursor', items: 'results', param: 'cursor', size: 'pageSize', pageSize: 2, cursor: 'cursor.name', offset: 'cursor.offset' })).toEqual([[0, 1], [10, 11], [20]]);
     handler = (r) => ({ body: { results: rows(0, 2), cursor: { name: `c${r.query.get('cursor') ?? ''}x`, offset: 0 } } });
     await expect(all({ style: 'cursor', items: 'results', param: 'cursor', size: 'pageSize', pageSize: 2, cursor: 'cursor.name', offset: 'cursor.offset' })).rejects.toThrow(/did not advance/);
+  });
+
+  it('a cursor that comes back fails, offset or not', async () => {
+    handler = () => ({ body: { results: rows(0, 2), cursor: { name: 'same' } } });
+    await expect(all({ style: 'cursor', items: 'results', param: 'cursor', size: 'pageSize', pageSize: 2, cursor: 'cursor.name', maxPages: 50 })).rejects.toThrow(/acme GET \/list: cursor did not advance/);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('a numbered page that repeats one already read fails (the vendor ignores the page parameter and sends no totals)', async () => {
+    handler = () => ({ body: { list: rows(1, 2) } });
+    await expect(all({ style: 'page-number', items: 'list', page: 'page', size: 'size', pageSize: 2, first: 1, maxPages: 50 })).rejects.toThrow(/acme GET \/list: page 2 repeats a page already read/);
+    expect(seen).toHaveLength(2);
+    seen = [];
+    // A vendor that comes back to its first page after the last.
+    handler = (r) => ({ body: { list: rows((Number(r.query.get('offset')) / 2) % 3, 2) } });
+    await expect(all({ style: 'offset', items: 'list', offset: 'offset', size: 'limit', pageSize: 2, maxPages: 50 })).rejects.toThrow(/page 4 repeats/);
+    expect(seen).toHaveLength(4);
+  });
+
+  it('an empty page that still carries a next link is followed to the rows after it', async () => {
+    handler = (r) => {
+      const p = Number(r.query.get('p') ?? 1);
+      const next = p < 3 ? `${base}/api/list?p=${p + 1}` : null;
+      return { body: { items: p === 2 ? [] : rows(p * 10, 2), next }, headers: next ? { link: `<${next}>; rel="next"` } : undefined };
+    };
+    expect(await all({ style: 'next-url', items: 'items', next: 'next' })).toEqual([[10, 11], [30, 31]]);
+    seen = [];
+    expect(await all({ style: 'link-header', items: 'items' })).toEqual([[10, 11], [30, 31]]);
+    expect(seen).toHaveLength(3);
+  });
+
+  it('rows that are no record are dropped, and the page still counts as full', async () => {
+    handler = (r) => ({ body: Number(r.query.get('page')) === 1 ? [{ id: 1 }, null, 7, { id: 2 }] : [{ id: 3 }] });
+    expect(await all({ style: 'page-number', items: null, page: 'page', size: 'size', pageSize: 4, first: 1 })).toEqual([[1, 2], [3]]);
   });
 
   it('stops at maxPages with the caller\'s error when more remain; a caller may stop early', async () => {

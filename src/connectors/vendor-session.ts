@@ -6,7 +6,8 @@
  *   a rotated secret gets its own), asked for by one caller at a time (single flight), renewed by ONE
  *   rule (`renewAt`: a minute before it expires, or a tenth of its life when that is shorter);
  * - 401 -> renew -> resend once (a 401 comes before the vendor does anything, so a write may be resent);
- * - paging, as an async iterator of pages (each a non-empty array of rows, exactly as received);
+ * - paging, as an async iterator of pages (each a non-empty array of the records received; a row that is
+ *   no record, a null, is dropped here), every style bounded: a vendor that does not move on fails;
  * - 429/503 through vendor-http.ts (retries of reads, Retry-After, the budget and the write fence), plus
  *   the throttling signals a profile declares (a pace before every request; writes resent after a 429
  *   where the vendor's 429 refuses before any processing).
@@ -27,6 +28,7 @@
  * refresh token, renewed at /api/auth/refresh) is one more auth kind, `jwt-exchange`.
  */
 import { createHash } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
 import type { ConnectorName } from '../../entities/tenancy';
 import type { SyncContext } from './types';
 import { VendorHttpError, type VendorRequest, type VendorResponse } from './vendor-http';
@@ -160,29 +162,39 @@ export type OffOrigin = 'refuse' | 'rebase';
 interface PagingCommon {
   /** Dotted path of the rows in the answer; null: the answer is the array. */
   items: string | null;
-  /** At most this many pages; when more remain, `limitError()` is thrown (default: a plain Error). */
+  /**
+   * At most this many pages; when more remain, `limitError()` is thrown (default: a plain Error). Default:
+   * ten million rows in pages of the style's size, at most 100,000 pages.
+   */
   maxPages?: number;
   limitError?: () => unknown;
 }
 
 export type Paging = PagingCommon & (
-  /** RFC 8288 `Link: <...>; rel="next"` (ConnectWise); the link carries the query. */
+  /** RFC 8288 `Link: <...>; rel="next"` (ConnectWise); the link carries the query; followed past an empty page. */
   | { style: 'link-header'; offOrigin?: OffOrigin }
   /**
    * A next-page URL in the body (`next`, a dotted path: Autotask's and Datto RMM's
-   * `pageDetails.nextPageUrl`), fetched with GET; `total` bounds the pages at total/pageSize + 1.
+   * `pageDetails.nextPageUrl`), fetched with GET, past an empty page too; `total` bounds the pages at
+   * total/pageSize + 1.
    */
   | { style: 'next-url'; next: string; total?: string; pageSize?: number; offOrigin?: OffOrigin }
-  /** A page number and size (`first`: 0 or 1), until a short page, `totalPages` or `totalItems`. */
+  /**
+   * A page number and size (`first`: 0 or 1), until an empty or short page, `totalPages` or `totalItems`;
+   * a page that repeats one already read (the vendor ignores `page`) throws.
+   */
   | { style: 'page-number'; page: string; size: string; pageSize: number; first: 0 | 1; totalPages?: string; totalItems?: string }
-  /** An offset and size, until a short page or `total`. */
+  /** An offset and size, until an empty or short page or `total`; a page that repeats one already read throws. */
   | { style: 'offset'; offset: string; size: string; pageSize: number; total?: string }
   /**
    * The last id of a page as the next page's parameter (NinjaOne's `after`), until a short page; `down`:
    * ids descend and the smallest is sent (NinjaOne's `olderThan`). The id must move, else it throws.
    */
   | { style: 'after-id'; after: string; size: string; pageSize: number; id: string; down?: boolean }
-  /** A server cursor named in the body (`cursor`, dotted) sent back as `param`, until a short page or none. */
+  /**
+   * A server cursor named in the body (`cursor`, dotted) sent back as `param`, until a short page or none;
+   * a cursor state (name, and `offset` where given) that comes back throws.
+   */
   | { style: 'cursor'; param: string; size: string; pageSize: number; cursor: string; offset?: string }
 );
 
@@ -201,7 +213,8 @@ export function renewAt(lifetimeS: number, now = Date.now()): number {
 }
 
 const held = new Map<string, Token>();
-const asking = new Map<string, Promise<Token>>();
+/** The token request under way per connection, with its raw answer (what `grant()` returns). */
+const asking = new Map<string, Promise<{ token: Token; body: unknown }>>();
 /** Refresh tokens a vendor answered with, by the connection credential they replace. */
 const rotated = new Map<string, string>();
 
@@ -239,11 +252,23 @@ function need(ctx: SessionContext, profile: VendorProfile, ...names: string[]): 
 
 const basicHeader = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
+/** An ISO date and time with no zone (`2026-01-05T13:00:00`, fractions allowed). */
+const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
+/**
+ * An expiry time in ms: a time with no zone is UTC (Kaseya BMS's `AccessTokenExpireOn` may carry none),
+ * never the server's local time, which Date.parse would read it as.
+ */
+function expiryTime(value: unknown): number {
+  const text = String(value ?? '').trim();
+  return Date.parse(ZONELESS.test(text) ? `${text.replace(' ', 'T')}Z` : text);
+}
+
 function readToken(profile: VendorProfile, body: unknown, fields: TokenFields, defaultLifetimeS: number): Token {
   const access = dig(body, fields.access);
   if (typeof access !== 'string' || !access) throw new Error(`${profile.connector} token endpoint answered without ${fields.access}`);
   const num = (p?: string) => { const v = p ? Number(dig(body, p)) : NaN; return Number.isFinite(v) && v > 0 ? v : null; };
-  const until = fields.expiresAt ? Date.parse(String(dig(body, fields.expiresAt) ?? '')) : NaN;
+  const until = fields.expiresAt ? expiryTime(dig(body, fields.expiresAt)) : NaN;
   const left = Number.isFinite(until) && until > Date.now() ? (until - Date.now()) / 1000 : null;
   const refresh = fields.refresh ? dig(body, fields.refresh) : undefined;
   return {
@@ -339,19 +364,29 @@ async function newToken(profile: VendorProfile, ctx: SessionContext, last: Token
   throw new Error(`${profile.connector}: auth ${a.kind} has no token`);
 }
 
+/**
+ * The single flight: the token request under way for the connection, else a new one that every later
+ * caller shares until it ends. A failed request is forgotten with it, so the next caller asks again.
+ */
+function tokenRequest(profile: VendorProfile, ctx: SessionContext, key: string, retry = true): Promise<{ token: Token; body: unknown }> {
+  const under = asking.get(key);
+  if (under) return under;
+  const pending = newToken(profile, ctx, held.get(key), retry).then((r) => {
+    held.set(key, r.token);
+    return r;
+  }).finally(() => {
+    if (asking.get(key) === pending) asking.delete(key);
+  });
+  asking.set(key, pending);
+  return pending;
+}
+
 /** The connection's token: the held one while it is fresh, else one request shared by every caller. */
 async function currentToken(profile: VendorProfile, ctx: SessionContext): Promise<string> {
   const key = tokenKey(profile, ctx);
   const t = held.get(key);
   if (t && t.renewAt > Date.now()) return t.access;
-  let pending = asking.get(key);
-  if (!pending) {
-    pending = newToken(profile, ctx, t).then((r) => r.token).finally(() => asking.delete(key));
-    asking.set(key, pending);
-  }
-  const fresh = await pending;
-  held.set(key, fresh);
-  return fresh.access;
+  return (await tokenRequest(profile, ctx, key)).token.access;
 }
 
 /** The vendor refused `token` (401): the next caller renews it, unless another already has. */
@@ -374,9 +409,11 @@ export interface VendorSession {
   get<T = unknown>(path: string, query?: Query): Promise<T>;
   /** Every page of a list: `first` is the first request (a POST query too), `paging` how it goes on. */
   pages<T = Record<string, unknown>>(first: SessionRequest, paging: Paging): AsyncGenerator<T[]>;
-  /** The auth headers a request of this connection carries now. */
-  authHeaders(): Promise<Record<string, string>>;
-  /** A new token asked for once (not retried), kept for later calls; its raw answer (granted scopes). */
+  /**
+   * A new token asked for once (not retried), kept for later calls; its raw answer (granted scopes). It
+   * goes through the single flight: while a renewal is under way its answer is the grant's, so a
+   * single-use refresh token is never sent twice.
+   */
   grant(): Promise<unknown>;
 }
 
@@ -388,12 +425,7 @@ export function vendorSession(profile: VendorProfile, ctx: SessionContext): Vend
     send: async (req) => (await sessionRequest(profile, ctx, req)).body as never,
     get: async (path, query) => (await sessionRequest(profile, ctx, { path, query })).body as never,
     pages: (first, paging) => sessionPages(s, first, paging),
-    authHeaders: () => authHeaders(profile, ctx),
-    async grant() {
-      const r = await newToken(profile, ctx, held.get(tokenKey(profile, ctx)), false);
-      held.set(tokenKey(profile, ctx), r.token);
-      return r.body;
-    },
+    grant: async () => (await tokenRequest(profile, ctx, tokenKey(profile, ctx), false)).body,
   };
   return s;
 }
@@ -440,10 +472,25 @@ async function sessionRequest<T>(profile: VendorProfile, ctx: SessionContext, re
 
 // --- paging ---------------------------------------------------------------------------------------
 
-function rowsOf<T>(body: unknown, paging: Paging, where: string): T[] {
+/** The rows of a page as the vendor sent them (nulls and other non-records included). */
+function rowsOf(body: unknown, paging: Paging, where: string): unknown[] {
   const rows = paging.items == null ? body : dig(body, paging.items);
   if (!Array.isArray(rows)) throw new Error(`${where} answered without ${paging.items ?? 'a list'}`);
-  return rows as T[];
+  return rows;
+}
+
+const isRecord = (row: unknown): boolean => row != null && typeof row === 'object' && !Array.isArray(row);
+
+/**
+ * Rows that are no record (null, a number, a string, a list) are dropped here, in one place, so no
+ * connector's mapper stops a whole resource on one; how many is told on the current span (the sync's
+ * trace), naming the call.
+ */
+function dropNonRecords(rows: unknown[], connector: string, where: string): unknown[] {
+  const kept = rows.filter(isRecord);
+  const dropped = rows.length - kept.length;
+  if (dropped > 0) trace.getActiveSpan()?.addEvent('vendor rows dropped', { 'msp.connector': connector, 'msp.vendor.call': where, 'msp.vendor.rows_dropped': dropped });
+  return kept;
 }
 
 function onOrigin(link: string, ctx: SessionContext, how: OffOrigin, where: string): string {
@@ -472,19 +519,51 @@ const numAt = (body: unknown, path?: string): number | null => {
   return Number.isFinite(v) ? v : null;
 };
 
+/** Rows a list may hold before its paging is taken for a vendor that never ends it. */
+const MAX_LIST_ROWS = 10_000_000;
+/** Pages of a list whose style names no page size (each link is kept besides, so a repeat fails at once). */
+const MAX_PAGES = 100_000;
+
+/** The bound of a style when the caller names none: MAX_LIST_ROWS in pages of its size, at most MAX_PAGES. */
+function defaultMaxPages(paging: Paging): number {
+  const size = 'pageSize' in paging ? paging.pageSize : undefined;
+  return size && size > 0 ? Math.min(MAX_PAGES, Math.ceil(MAX_LIST_ROWS / size) + 1) : MAX_PAGES;
+}
+
+/** What a page of a numbered style looks like: its size and first and last rows, hashed. */
+function pageFingerprint(rows: unknown[]): string {
+  const text = `${rows.length}\n${JSON.stringify(rows[0]) ?? ''}\n${JSON.stringify(rows[rows.length - 1]) ?? ''}`;
+  return `page:${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+}
+
+interface PagingState {
+  /** What the list has shown so far: next-page links, cursor states, numbered pages' fingerprints. */
+  seen: Set<string>;
+  /** The last id (after-id) or cursor offset sent. */
+  mark: number | null;
+}
+
 /**
- * The request after a page, or null at the end. `state` carries what a style remembers (links seen,
- * the page number, the last id or cursor offset), so a vendor that does not move on fails, never loops.
+ * The request after a page, or null at the end. `raw` is the page's rows as sent (its size decides a
+ * short page), `rows` the records kept of them. `state` carries what a style remembers, so a vendor that
+ * does not move on fails, never loops: a link or cursor state that comes back, a numbered page (page
+ * number, offset) that repeats one already read (a vendor ignoring the parameter), an id that does not move.
+ * Link styles decide on the link alone: an empty page that still links to a next one is followed.
  */
-function nextRequest(first: SessionRequest, paging: Paging, res: VendorResponse<unknown>, rows: unknown[], n: number, state: { seen: Set<string>; mark: number | null }, ctx: SessionContext, where: string): SessionRequest | null {
-  const short = 'pageSize' in paging && paging.pageSize != null && rows.length < paging.pageSize;
-  if (rows.length === 0) return null;
+function nextRequest(first: SessionRequest, paging: Paging, res: VendorResponse<unknown>, raw: unknown[], rows: unknown[], n: number, state: PagingState, ctx: SessionContext, where: string): SessionRequest | null {
+  const short = 'pageSize' in paging && paging.pageSize != null && raw.length < paging.pageSize;
   const follow = (link: string | null, how: OffOrigin | undefined): SessionRequest | null => {
     if (!link) return null;
     const url = onOrigin(link, ctx, how ?? 'refuse', where);
     if (state.seen.has(url)) throw new Error(`${where}: the next page repeats one already read`);
     state.seen.add(url);
     return { url, headers: first.headers };
+  };
+  /** A numbered page like one already read: the vendor does not take the page parameter. */
+  const notRepeated = () => {
+    const print = pageFingerprint(raw);
+    if (state.seen.has(print)) throw new Error(`${where}: page ${n} repeats a page already read (the vendor does not move to the next page)`);
+    state.seen.add(print);
   };
   switch (paging.style) {
     case 'link-header':
@@ -498,16 +577,18 @@ function nextRequest(first: SessionRequest, paging: Paging, res: VendorResponse<
     case 'page-number': {
       const pages = numAt(res.body, paging.totalPages);
       const items = numAt(res.body, paging.totalItems);
-      if (short || (pages != null && n >= pages) || (items != null && n * paging.pageSize >= items)) return null;
+      if (raw.length === 0 || short || (pages != null && n >= pages) || (items != null && n * paging.pageSize >= items)) return null;
+      notRepeated();
       return { ...first, query: { ...first.query, [paging.page]: paging.first + n, [paging.size]: paging.pageSize } };
     }
     case 'offset': {
       const total = numAt(res.body, paging.total);
-      if (short || (total != null && n * paging.pageSize >= total)) return null;
+      if (raw.length === 0 || short || (total != null && n * paging.pageSize >= total)) return null;
+      notRepeated();
       return { ...first, query: { ...first.query, [paging.offset]: n * paging.pageSize, [paging.size]: paging.pageSize } };
     }
     case 'after-id': {
-      if (short) return null;
+      if (raw.length === 0 || short) return null;
       const ids = rows.map((r) => Number(dig(r, paging.id))).filter(Number.isFinite);
       const mark = ids.length ? (paging.down ? Math.min(...ids) : Number(dig(rows[rows.length - 1], paging.id))) : NaN;
       if (!Number.isFinite(mark) || (state.mark != null && (paging.down ? mark >= state.mark : mark <= state.mark))) throw new Error(`${where}: paging did not advance`);
@@ -516,12 +597,16 @@ function nextRequest(first: SessionRequest, paging: Paging, res: VendorResponse<
     }
     case 'cursor': {
       const name = dig(res.body, paging.cursor);
-      if (short || typeof name !== 'string' || !name) return null;
+      if (raw.length === 0 || short || typeof name !== 'string' || !name) return null;
       const offset = numAt(res.body, paging.offset);
       if (offset != null) {
         if (state.mark != null && offset <= state.mark) throw new Error(`${where}: cursor did not advance`);
         state.mark = offset;
       }
+      // The cursor's whole state (its name, and its offset where it has one) must be new.
+      const cursorState = `cursor:${name}\n${offset ?? ''}`;
+      if (state.seen.has(cursorState)) throw new Error(`${where}: cursor did not advance (the vendor sent back a cursor already read)`);
+      state.seen.add(cursorState);
       return { ...first, query: { ...first.query, [paging.param]: name, [paging.size]: paging.pageSize } };
     }
   }
@@ -538,16 +623,23 @@ function firstRequest(first: SessionRequest, paging: Paging): SessionRequest {
   }
 }
 
+/** The call a list's errors name: connector, method and path (never a query, which may carry a secret). */
+function callName(connector: string, first: SessionRequest): string {
+  const path = first.path ?? (first.url ? new URL(first.url).pathname : '');
+  return `${connector} ${first.method ?? 'GET'} ${path}`;
+}
+
 async function* sessionPages<T>(s: VendorSession, first: SessionRequest, paging: Paging): AsyncGenerator<T[]> {
-  const where = `${s.profile.connector} ${first.method ?? 'GET'} ${first.path ?? first.url ?? ''}`;
-  const state = { seen: new Set<string>(), mark: null as number | null };
-  const cap = paging.maxPages ?? 100_000;
+  const where = callName(s.profile.connector, first);
+  const state: PagingState = { seen: new Set<string>(), mark: null };
+  const cap = paging.maxPages ?? defaultMaxPages(paging);
   let req: SessionRequest | null = firstRequest(first, paging);
   for (let n = 1; req; n += 1) {
     if (n > cap) throw paging.limitError ? paging.limitError() : new Error(`${where}: more than ${cap} pages`);
     const res: VendorResponse<unknown> = await s.request<unknown>(req);
-    const rows = rowsOf<T>(res.body, paging, where);
-    if (rows.length > 0) yield rows;
-    req = nextRequest(first, paging, res, rows, n, state, s.ctx, where);
+    const raw = rowsOf(res.body, paging, where);
+    const rows = dropNonRecords(raw, s.profile.connector, where);
+    if (rows.length > 0) yield rows as T[];
+    req = nextRequest(first, paging, res, raw, rows, n, state, s.ctx, where);
   }
 }

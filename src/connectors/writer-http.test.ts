@@ -1,7 +1,8 @@
 /**
  * The writers' one call helper (writer-http.ts) over real loopback HTTP: a token vendor's call is sent once
  * more with a fresh token after a 401 (and only once), a vendor without tokens is not; a refusal of the
- * vendor's kind becomes field problems, anything else stays a VendorHttpError; writes are sent once.
+ * vendor's kind becomes field problems, anything else stays a VendorHttpError; a write answered 503 is
+ * sent once, a read is retried.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,6 +51,8 @@ const ctx = (): WriteContext => ({ baseUrl: base, credentials: { clientId: 'i', 
 it('sends a token vendor\'s call once more with a fresh token after a 401, a POST included', async () => {
   expect(await writerCall(dialect(true))(ctx(), { method: 'POST', path: '/401', body: {} }, {}, 'body')).toEqual({ id: 1 });
   expect(seen.map((s) => s.auth)).toEqual(['Bearer stale', 'Bearer fresh']);
+  // One token at first, one more after the 401: the resend asks for no third.
+  expect(tokens).toBe(2);
 });
 
 it('does not renew for a vendor without tokens: the 401 stays a VendorHttpError', async () => {

@@ -1,10 +1,17 @@
 /**
  * The one HTTP helper every writer sends its calls through (docs/architecture.md, Connectors). What differs
  * per vendor is data its client declares once, a `VendorDialect`: its vendor profile (auth, token rule and
- * throttling signals: vendor-session.ts, which also renews a token refused with a 401 and resends once), and
- * how its refusal of a request's content reads. The rest is the same for every vendor: the URL under the
- * connection's base, reads retried and writes sent once (vendor-http.ts), and a refusal turned into field problems named after our request
- * (VendorValidationError, 422 `validation`), while throttling and outages stay VendorHttpError.
+ * throttling signals: vendor-session.ts) and how its refusal of a request's content reads. The rest is the
+ * same for every vendor: the URL under the connection's base, reads retried (vendor-http.ts), and a refusal
+ * turned into field problems named after our request (VendorValidationError, 422 `validation`), while
+ * throttling and outages stay VendorHttpError.
+ *
+ * A write is resent in two cases only, both answers the vendor gives before it acts, so the write still
+ * lands once: a 401 to a token (vendor-session.ts renews the token and resends once; authentication comes
+ * before any processing), and a 429 where the profile declares that the vendor's 429 refuses before any
+ * processing (`resendThrottledWrites`, Pax8; within the read retries' limits). Anything else (a 503, a
+ * timeout, no answer) is not resent here: the vendor.write job decides, after looking for the write's
+ * marker at the vendor (the writer's reconcile), and never sends after its fence's deadline.
  */
 import type { ConnectorName } from '../../entities/tenancy';
 import { VendorHttpError } from './vendor-http';

@@ -1,5 +1,6 @@
 /**
- * The Autotask REST calls the connector makes, over ctx.http (which retries 429/503 with Retry-After).
+ * The Autotask REST calls the connector makes, through the vendor session (vendor-session.ts; reads are
+ * retried on 429/503 with Retry-After by vendor-http.ts).
  *
  * - Auth: headers ApiIntegrationCode, UserName, Secret on every call (credentials {username, secret,
  *   integrationCode}). ctx.baseUrl is the zone's `.../atservicesrest/v1.0`. Autotask hosts each
@@ -9,7 +10,8 @@
  *   created or its settings change: src/tenants/connection-checks.ts) asks it and refuses a base URL
  *   that is not the user's zone, naming the right one; syncs do not ask again.
  * - Queries: POST <Entity>/query with {filter, MaxRecords: 500} (Autotask's largest page), then GET of
- *   pageDetails.nextPageUrl as given (it carries the paging state and the search) until it is null.
+ *   each pageDetails.nextPageUrl (it carries the paging state and the search; its path and query are kept
+ *   on the connection's origin), past an empty page too, until there is none; a link already read fails.
  *   Queries are reads, so they are retried like GETs.
  * - Requests are sequential: Autotask allows 3 concurrent requests per entity endpoint and integration.
  */

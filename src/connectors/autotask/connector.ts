@@ -5,7 +5,8 @@
  *   `GET Tickets/entityInformation/fields` (sourceId = picklist value, native = the picklist value).
  * - members: Resources (memberRef = resource id, what TimeEntries.resourceID takes).
  * - companies, contacts, tickets, projects, agreements (Contracts), agreement_lines (ContractServices):
- *   `POST <Entity>/query` with MaxRecords 500, then `nextPageUrl` until null (see client.ts).
+ *   `POST <Entity>/query` with MaxRecords 500, then each `nextPageUrl` through the vendor session until
+ *   there is none (see client.ts).
  * - products: Services, the recurring services contracts bill (ContractServices.serviceID).
  * - Incremental: tickets and companies with `lastActivityDate gte <since>` (Autotask bumps it on every
  *   change, note and time entry); everything else is read in full.

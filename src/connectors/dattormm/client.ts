@@ -1,6 +1,7 @@
 /**
- * Datto RMM API v2 access for the connector: OAuth tokens, authenticated requests paced under the
- * account's request rate, and page-based paging.
+ * Datto RMM API v2 access for the connector, declared for the vendor session (vendor-session.ts keeps the
+ * token and pages the lists): the vendor profile (password grant), requests paced under the account's
+ * request rate, and how a list pages (its `nextPageUrl`).
  *
  * Tokens (Datto RMM API help, "Datto RMM API", rmm.datto.com/help/en/Content/2SETUP/APIv2.htm; the same
  * request in the public clients listed in docs/vendors.md): `POST <platform origin>/auth/oauth/token`
@@ -21,14 +22,10 @@
  * accountCutOffRatio, slidingTimeWindowSizeSeconds) now and then, which also sees other integrations of
  * the account. Requests wait while either count is at our ceiling (PACE_SHARE of the cut-off).
  */
-import type { SyncContext } from '../types';
-import { vendorSession, type Paging, type VendorProfile } from '../vendor-session';
+import { vendorSession, type Paging, type SessionContext, type VendorProfile } from '../vendor-session';
 
 /** `max` of every list: 250 (the value `GET /v2/system/pagination` reports, docs/vendors.md). */
 export const DATTO_PAGE_SIZE = 250;
-
-/** What every call needs: the read side's SyncContext and the write side's WriteContext both fit. */
-export type DattoContext = Pick<SyncContext, 'baseUrl' | 'credentials' | 'http'>;
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -60,7 +57,7 @@ const RATE_CHECK_EVERY = 50;
 interface Pace { sent: number[]; windowMs: number; limit: number; cutOff: number; sinceCheck: number; checkedAt: number; accountAhead: number }
 const paces = new Map<string, Pace>();
 
-function paceOf(ctx: DattoContext): Pace {
+function paceOf(ctx: SessionContext): Pace {
   const key = `${ctx.baseUrl}\n${ctx.credentials.apiKey ?? ''}`;
   let p = paces.get(key);
   if (!p) paces.set(key, (p = { sent: [], windowMs: 60_000, limit: 600, cutOff: 0.9, sinceCheck: RATE_CHECK_EVERY, checkedAt: 0, accountAhead: 0 }));
@@ -71,7 +68,7 @@ const ceiling = (p: Pace) => Math.max(1, Math.floor(p.limit * p.cutOff * PACE_SH
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until one more request keeps this connection, and the account as last reported, under the ceiling. */
-async function paced(ctx: DattoContext): Promise<void> {
+async function paced(ctx: SessionContext): Promise<void> {
   const p = paceOf(ctx);
   if (p.sinceCheck >= RATE_CHECK_EVERY || Date.now() - p.checkedAt > p.windowMs) await checkRate(ctx, p);
   for (let i = 0; i < 10_000; i++) {
@@ -88,7 +85,7 @@ async function paced(ctx: DattoContext): Promise<void> {
 }
 
 /** `GET /v2/system/request_rate` (OpenAPI operation `get`, RateStatusResponse): the account's count and limits. */
-async function checkRate(ctx: DattoContext, p: Pace): Promise<void> {
+async function checkRate(ctx: SessionContext, p: Pace): Promise<void> {
   p.sinceCheck = 0;
   p.checkedAt = Date.now();
   p.sent.push(Date.now());
@@ -107,24 +104,26 @@ async function checkRate(ctx: DattoContext, p: Pace): Promise<void> {
 // --- requests --------------------------------------------------------------------------------------
 
 /** An authenticated, paced GET of `<baseUrl><path>`. */
-export async function dattoGet<T>(ctx: DattoContext, path: string, query: Query = {}): Promise<T> {
+export async function dattoGet<T>(ctx: SessionContext, path: string, query: Query = {}): Promise<T> {
   return vendorSession(dattoProfile, ctx).get<T>(path, query);
 }
 
 /** A write (PUT/POST), sent once: the vendor.write job decides what is retried (after a look-up). */
-export async function dattoWrite<T>(ctx: DattoContext, method: 'PUT' | 'POST', path: string, json: unknown): Promise<T> {
+export async function dattoWrite<T>(ctx: SessionContext, method: 'PUT' | 'POST', path: string, json: unknown): Promise<T> {
   return vendorSession(dattoProfile, ctx).send<T>({ method, path, json });
 }
 
 /**
- * How a Datto RMM list pages, its rows under `field`: `max=250` on the first request, then each
- * `nextPageUrl` (on the connection's own origin only), at most totalCount/max + 1 pages.
+ * How a Datto RMM list pages, its rows under `field`: each `nextPageUrl` (on the connection's own origin
+ * only), at most totalCount/pageSize + 1 pages. `pageSize` must be the size the first request asks for
+ * (`max`, or the activity log's `size`); default DATTO_PAGE_SIZE.
  */
-export function dattoPaging(field: string, bound?: Pick<Paging, 'maxPages' | 'limitError'>): Paging {
-  return { style: 'next-url', items: field, next: 'pageDetails.nextPageUrl', total: 'pageDetails.totalCount', pageSize: DATTO_PAGE_SIZE, offOrigin: 'refuse', ...bound };
+export function dattoPaging(field: string, opts: { pageSize?: number } & Pick<Paging, 'maxPages' | 'limitError'> = {}): Paging {
+  const { pageSize = DATTO_PAGE_SIZE, ...bound } = opts;
+  return { style: 'next-url', items: field, next: 'pageDetails.nextPageUrl', total: 'pageDetails.totalCount', pageSize, offOrigin: 'refuse', ...bound };
 }
 
 /** Pages of a list answered as `{pageDetails, <field>: [...]}` (see dattoPaging). */
-export function pages<T>(ctx: DattoContext, path: string, field: string, query: Query = {}): AsyncGenerator<T[]> {
+export function pages<T>(ctx: SessionContext, path: string, field: string, query: Query = {}): AsyncGenerator<T[]> {
   return vendorSession(dattoProfile, ctx).pages<T>({ path, query: { ...query, max: DATTO_PAGE_SIZE } }, dattoPaging(field));
 }

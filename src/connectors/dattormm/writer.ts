@@ -63,6 +63,7 @@ export async function findJobActivity(ctx: WriteContext, dev: Native, marker: st
   };
   if (typeof dev.siteId === 'number') query.siteIds = dev.siteId;
   const pages = vendorSession(dattoProfile, ctx).pages<Native>({ path: '/v2/activity-logs', query }, dattoPaging('activities', {
+    pageSize: ACTIVITY_PAGE,
     maxPages: RECONCILE_PAGES,
     limitError: () => new DeployUnreconciledError(`dattormm: more than ${RECONCILE_PAGES * ACTIVITY_PAGE} job activities since the deploy was first tried; not sending it again`),
   }));

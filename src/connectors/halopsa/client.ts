@@ -3,7 +3,7 @@
  * client-credentials token and renews it): authorised GETs and page-by-page reads of Halo's lists.
  */
 import type { SyncContext } from '../types';
-import { vendorSession, type VendorProfile } from '../vendor-session';
+import { vendorSession, type SessionContext, type VendorProfile } from '../vendor-session';
 import { fieldNamedIn } from '../vendor-errors';
 import { messageOf, type VendorDialect } from '../writer-http';
 
@@ -11,9 +11,6 @@ import { messageOf, type VendorDialect } from '../writer-http';
 export const HALO_PAGE_SIZE = 100;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type HaloRecord = Record<string, any>;
-
-/** What a token needs: the read side's SyncContext and the write side's WriteContext both fit. */
-export type HaloAuthContext = Pick<SyncContext, 'baseUrl' | 'credentials' | 'http'>;
 
 /** Auth server per resource server, as GET <base>/api/authinfo told it (see authServer). */
 const authServers = new Map<string, string>();
@@ -23,7 +20,7 @@ const authServers = new Map<string, string>();
  * GET <base>/api/authinfo (n8n's HaloPSA credential docs), else `<base>/auth`. The authinfo body is
  * not documented; only an absolute http(s) `auth_url`/`authUrl`/`auth_server` string is trusted.
  */
-async function authServer(ctx: HaloAuthContext): Promise<string> {
+async function authServer(ctx: SessionContext): Promise<string> {
   const explicit = ctx.credentials.authUrl;
   if (explicit) return explicit.replace(/\/$/, '');
   const known = authServers.get(ctx.baseUrl);
@@ -116,7 +113,7 @@ export function haloQueryTime(d: Date): string {
  * The scopes HaloPSA grants the connection's application (the token answer's `scope`), for the connect
  * page's permission check: one token request with scope=all, nothing else.
  */
-export async function grantedScopes(ctx: HaloAuthContext): Promise<string[]> {
+export async function grantedScopes(ctx: SessionContext): Promise<string[]> {
   const body = (await vendorSession(haloProfile, ctx).grant()) as { scope?: string } | null;
   return String(body?.scope ?? '').split(/\s+/).filter(Boolean);
 }

@@ -116,7 +116,7 @@ function idProblems(ids: [string, string | null | undefined][]): FieldProblem[] 
 const NO_BOARDS: FieldProblem = { field: 'board', message: 'HaloPSA boards are not available through this limited connector; leave board out.' };
 const noteField = (n: NoteDraft) => (n.resolution ? 'evidence' : 'note.text');
 
-// ---- HTTP: Bearer calls under /api with the read side's token cache (./client.ts) ----
+// ---- HTTP: Bearer calls under /api with the connection's token (vendor-session.ts, through haloDialect) ----
 
 /** One Halo call (writer-http.ts); a 401 (token revoked early) gets one fresh token; a 400 is a refusal. */
 const call = writerCall(haloDialect);

@@ -13,16 +13,12 @@
  * refresh tokens is unconfirmed; a rotated one is kept either way). A refresh token NinjaOne refuses
  * (`invalid_grant`: the MSP revoked the authorisation) fails with a message saying what to do.
  */
-import type { SyncContext } from '../types';
 import { VendorHttpError } from '../vendor-http';
-import { vendorSession, type VendorProfile } from '../vendor-session';
+import { vendorSession, type SessionContext, type VendorProfile } from '../vendor-session';
 
 /** 1000: no maximum is documented for these endpoints; 1000 is the documented default of the
  *  /v2/queries/* reports and the page size NinjaOne's own scripts use for device lists. */
 export const NINJA_PAGE_SIZE = 1000;
-
-/** What every call needs: the read side's SyncContext and the write side's WriteContext both fit. */
-export type NinjaContext = Pick<SyncContext, 'baseUrl' | 'credentials' | 'http'>;
 
 /** NinjaOne refused the connection's refresh token: what the MSP must do, in words (recorded as the sync's error). */
 export class AuthorisationRevoked extends VendorHttpError {
@@ -47,7 +43,7 @@ export const ninjaProfile: VendorProfile = {
 
 /** GET <baseUrl><path> with the bearer token; a 401 (token revoked or expired early) gets one
  *  fresh token and one more try. */
-export async function ninjaGet<T>(ctx: NinjaContext, path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
+export async function ninjaGet<T>(ctx: SessionContext, path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
   return ninjaRequest<T>(ctx, { method: 'GET', path, query });
 }
 
@@ -56,26 +52,26 @@ export async function ninjaGet<T>(ctx: NinjaContext, path: string, query: Record
  * retries 429/503 itself, after reconciling. A 401 is answered before the vendor does anything, so
  * it gets one fresh token and one more try like a GET.
  */
-export async function ninjaPost<T>(ctx: NinjaContext, path: string, json: unknown): Promise<T> {
+export async function ninjaPost<T>(ctx: SessionContext, path: string, json: unknown): Promise<T> {
   return ninjaRequest<T>(ctx, { method: 'POST', path, json });
 }
 
-async function ninjaRequest<T>(ctx: NinjaContext, r: { method: 'GET' | 'POST'; path: string; query?: Record<string, string | number | undefined>; json?: unknown }): Promise<T> {
+async function ninjaRequest<T>(ctx: SessionContext, r: { method: 'GET' | 'POST'; path: string; query?: Record<string, string | number | undefined>; json?: unknown }): Promise<T> {
   return vendorSession(ninjaProfile, ctx).send<T>(r);
 }
 
 /** Pages of a list that pages with `after` (the last id of the previous page), in id order. */
-export function pagesAfter<T extends { id?: unknown }>(ctx: NinjaContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
+export function pagesAfter<T extends { id?: unknown }>(ctx: SessionContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
   return vendorSession(ninjaProfile, ctx).pages<T>({ path }, { style: 'after-id', items: null, after: 'after', size: 'pageSize', pageSize, id: 'id' });
 }
 
 /** Pages of a /v2/queries/* report (`{cursor: {name, offset, count, expires}, results}`), following its cursor until a short or empty page. */
-export function reportPages<T>(ctx: NinjaContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
+export function reportPages<T>(ctx: SessionContext, path: string, pageSize = NINJA_PAGE_SIZE): AsyncGenerator<T[]> {
   return vendorSession(ninjaProfile, ctx).pages<T>({ path }, { style: 'cursor', items: 'results', param: 'cursor', size: 'pageSize', pageSize, cursor: 'cursor.name', offset: 'cursor.offset' });
 }
 
 /** Every row of an unpaginated list endpoint (/v2/alerts). */
-export async function listAll<T>(ctx: NinjaContext, path: string): Promise<T[]> {
+export async function listAll<T>(ctx: SessionContext, path: string): Promise<T[]> {
   const body = await ninjaGet<T[]>(ctx, path);
   if (!Array.isArray(body)) throw new Error(`ninjaone ${path} did not answer with a list`);
   return body;
@@ -86,7 +82,7 @@ export async function listAll<T>(ctx: NinjaContext, path: string): Promise<T[]> 
  * scopes NinjaOne granted (the token answer's `scope`) and whether it carries a user's context (it came
  * from a user's authorisation). One token request, nothing else.
  */
-export async function tokenGrant(ctx: NinjaContext): Promise<{ scopes: string[]; userContext: boolean }> {
+export async function tokenGrant(ctx: SessionContext): Promise<{ scopes: string[]; userContext: boolean }> {
   const body = (await vendorSession(ninjaProfile, ctx).grant()) as { scope?: string } | null;
   return { scopes: String(body?.scope ?? '').split(/\s+/).filter(Boolean), userContext: Boolean(ctx.credentials.refreshToken) };
 }

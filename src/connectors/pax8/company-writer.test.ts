@@ -6,7 +6,7 @@ import { VendorHttpClient, VendorHttpError } from '../vendor-http';
 import { VendorValidationError } from '../vendor-errors';
 import type { WriteContext } from '../write-types';
 import { pax8CompanyWriter as writer } from './company-writer';
-import { clearPax8TokenCache } from './token';
+import { clearSessionTokens } from '../vendor-session';
 
 const INSTANCE = 'sandbox-alpha';
 const fixtures = readPax8Fixtures();
@@ -48,7 +48,7 @@ beforeEach(() => {
   sim.seed(INSTANCE, fixtures);
   sim.faults.clear();
   sim.faults.resetLog();
-  clearPax8TokenCache();
+  clearSessionTokens();
 });
 afterAll(() => server.close());
 

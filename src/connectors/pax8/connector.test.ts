@@ -4,7 +4,7 @@ import { readPax8Fixtures } from '../../simulators/pax8/test-fixtures';
 import type { FetchedRecord, SyncContext, SyncResource } from '../types';
 import { VendorHttpClient, VendorHttpError } from '../vendor-http';
 import { pax8Connector } from './connector';
-import { clearPax8TokenCache } from './token';
+import { clearSessionTokens } from '../vendor-session';
 
 const INSTANCE = 'sandbox-alpha';
 const fixtures = readPax8Fixtures();
@@ -40,7 +40,7 @@ beforeEach(() => {
   sim.seed(INSTANCE, fixtures);
   sim.faults.clear();
   sim.faults.resetLog();
-  clearPax8TokenCache();
+  clearSessionTokens();
 });
 afterAll(() => server.close());
 

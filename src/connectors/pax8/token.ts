@@ -3,7 +3,7 @@
  * `<base>/token` (a JSON body with Pax8's audience) for a bearer token that lives 24 hours; a 429 refuses
  * a request before any processing, so a write answered 429 is waited out and resent.
  */
-import { clearSessionTokens, type VendorProfile } from '../vendor-session';
+import type { VendorProfile } from '../vendor-session';
 
 export const PAX8_AUDIENCE = 'https://api.pax8.com';
 
@@ -14,8 +14,3 @@ export const pax8Profile: VendorProfile = {
   },
   throttling: { resendThrottledWrites: true },
 };
-
-/** Forgets every cached token (tests). */
-export function clearPax8TokenCache(): void {
-  clearSessionTokens();
-}
