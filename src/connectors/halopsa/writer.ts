@@ -18,7 +18,7 @@
  */
 import type { FieldMap } from '../vendor-errors';
 import { writerCall } from '../writer-http';
-import { defined, hasMarker, isNumericId, markerLine, quoted, vendorId, withMarker } from '../write-support';
+import { defined, hasMarker, isNumericId, markerLine, quoted, timeEntrySpan, vendorId, withMarker } from '../write-support';
 import type {
   CreatedTicket, FieldProblem, NoteDraft, TicketDraft, TicketPatch, TimeEntryDraft, VendorRequestPreview,
   WriteConnector, WriteContext,
@@ -86,8 +86,7 @@ function noteBody(ticketRef: string, n: NoteDraft): Body[] {
 
 /** POST /api/Actions: time in Halo is an action with `timetaken` (hours) on the ticket. */
 function timeEntryBody(t: TimeEntryDraft): Body[] {
-  const start = new Date(Math.floor(t.start.getTime() / 1000) * 1000);
-  const end = new Date(start.getTime() + Math.round(t.hours * 3_600_000));
+  const { start, end } = timeEntrySpan(t.start, t.hours);
   return [defined({
     ticket_id: vendorId(t.ticketRef),
     outcome: OUTCOME_UPDATE,
