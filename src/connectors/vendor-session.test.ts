@@ -68,6 +68,16 @@ function tokenVendor(opts: { refuseAll?: boolean; lifetimeS?: number } = {}): Ha
   };
 }
 
+/** The session's one token is kept until `renewMs` after the fixed clock's start and renewed there, once. */
+async function expectRenewedAt(s: { get(path: string): Promise<unknown> }, renewMs: number): Promise<void> {
+  now = NOW + renewMs - 1_000;
+  await s.get('/before-renewal');
+  expect(calls('/api/token')).toHaveLength(1);
+  now = NOW + renewMs;
+  await s.get('/at-renewal');
+  expect(calls('/api/token')).toHaveLength(2);
+}
+
 describe('tokens', () => {
   it('one renewal rule: a minute before expiry, or a tenth of the life when that is shorter', () => {
     expect(renewAt(3600, 0)).toBe(3_540_000);
@@ -81,12 +91,7 @@ describe('tokens', () => {
     await Promise.all([s.get('/a'), s.get('/b'), s.get('/c')]);
     expect(calls('/api/token')).toHaveLength(1);
     expect(Object.fromEntries(new URLSearchParams(calls('/api/token')[0].body))).toEqual({ grant_type: 'client_credentials', client_id: 'id', client_secret: 'secret', scope: 'all' });
-    now = NOW + 3_539_000;
-    await s.get('/d');
-    expect(calls('/api/token')).toHaveLength(1);
-    now = NOW + 3_540_000;
-    await s.get('/e');
-    expect(calls('/api/token')).toHaveLength(2);
+    await expectRenewedAt(s, 3_540_000);
   });
 
   it('a rotated secret does not reuse the token the old one earned', async () => {
@@ -265,12 +270,7 @@ describe('tokens', () => {
     const s = vendorSession(p, ctxOf({ clientId: 'i', clientSecret: 's' }));
     await s.get('/a');
     // Expires at 13:00 UTC, an hour after the fixed clock's 12:00 UTC: renewed a minute before.
-    now = NOW + 3_539_000;
-    await s.get('/b');
-    expect(calls('/api/token')).toHaveLength(1);
-    now = NOW + 3_540_000;
-    await s.get('/c');
-    expect(calls('/api/token')).toHaveLength(2);
+    await expectRenewedAt(s, 3_540_000);
   });
 });
 
