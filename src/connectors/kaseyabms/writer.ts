@@ -149,10 +149,9 @@ async function mainLocation(ctx: WriteContext, accountId: string): Promise<numbe
 
 /** Every note or time log of a ticket, every page (a ticket past one page still has the record just made found). */
 async function notesOf(ctx: WriteContext, ticketRef: string, what: 'notes' | 'timelogs'): Promise<BmsRecord[]> {
+  // The vendor session drops rows that are not records (vendor-session.ts), as on every list.
   const out: BmsRecord[] = [];
-  for await (const page of bmsPages(ctx, `/v2/servicedesk/tickets/${ticketRef}/${what}`)) {
-    out.push(...page.filter((r): r is BmsRecord => !!r && typeof r === 'object'));
-  }
+  for await (const page of bmsPages(ctx, `/v2/servicedesk/tickets/${ticketRef}/${what}`)) out.push(...page);
   return out;
 }
 
