@@ -25,6 +25,7 @@ import { createConnectWiseSimulator } from '../src/simulators/connectwise/simula
 import { createKaseyaBmsSimulator } from '../src/simulators/kaseyabms/simulator';
 import { startStandalone } from '../src/simulators/kit';
 import { loadVendorFixtures } from '../src/sandbox/fixtures';
+import { SANDBOX_TENANTS } from '../src/sandbox/sandbox.definition';
 import { buildChildService, startServiceProcess } from './support/child-service';
 import { startVendorProxy, type VendorProxy } from './support/vendor-proxy';
 import { dropSchema } from '../src/db/database';
@@ -40,57 +41,49 @@ let landingMarginMs = 5000;
 const ADMIN = `adm_crash_${uniqueSuffix()}${uniqueSuffix()}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A PSA the trials run on: its simulator (seeded from the sandbox fixtures), where it creates tickets, how it is connected. */
+/** The part of a vendor simulator the trials use: started on its own port, seeded, its records read back. */
+type CrashSimulator = Parameters<typeof startStandalone>[0] & {
+  seed(instance: string, fixtures: Record<string, unknown[]>): void;
+  list(instance: string, resource: never): Record<string, unknown>[];
+};
+
+/**
+ * A PSA the trials run on, as data: its simulator and sandbox tenant (the connection's path and credentials are
+ * that tenant's in fixtures/sandbox.json), the path of its ticket create (what the proxy holds), and where its
+ * records keep a ticket's summary and id and a company's name.
+ */
 interface CrashVendor {
   connector: 'connectwise' | 'kaseyabms';
-  /** Kill -9 trials: ConnectWise, the first, runs more; the fence under test is the same, the reconcile differs. */
+  /** Kill -9 trials: the fence under test is the same on both; ConnectWise, the first, runs more. */
   trials: number;
-  fixtureTenant: string;
-  /** The ticket create's path (what the proxy holds), and the API's root under the simulator's mount. */
+  sandboxTenant: string;
+  simulator: () => CrashSimulator;
   createPath: string;
-  apiRoot: string;
-  credentials: Record<string, string>;
-  start(): Parameters<typeof startStandalone>[0];
-  /** The vendor's tickets with this summary, by vendor id; and a company name no other company has. */
+  tickets: { summary: string; id: string };
+  companies: { resource: string; name: string };
+}
+
+const VENDORS: CrashVendor[] = [
+  {
+    connector: 'connectwise', trials: 10, sandboxTenant: 'sandbox-alpha', simulator: () => createConnectWiseSimulator({ controlToken: ADMIN }),
+    createPath: '/service/tickets', tickets: { summary: 'summary', id: 'id' }, companies: { resource: 'companies', name: 'name' },
+  },
+  {
+    connector: 'kaseyabms', trials: 5, sandboxTenant: 'sandbox-gamma', simulator: () => createKaseyaBmsSimulator({ controlToken: ADMIN }),
+    createPath: '/v2/servicedesk/tickets', tickets: { summary: 'Title', id: 'Id' }, companies: { resource: 'accounts', name: 'AccountName' },
+  },
+];
+
+/** Per vendor, once the service runs: its simulator behind its proxy, an MSP on it and the key of an ISV that may create tickets there. */
+interface CrashTarget {
+  proxy: VendorProxy;
+  tenantId: string;
+  isvKey: string;
+  companyName: string;
+  /** The vendor's tickets with this summary, by vendor id. */
   ticketsWith(summary: string): string[];
-  uniqueCompany(): string;
+  close(): Promise<void>;
 }
-
-/** Per vendor: its simulator, proxy, MSP and the ISV's key, set up once the service runs. */
-interface CrashTarget { vendor: CrashVendor; close(): Promise<void>; proxy: VendorProxy; tenantId: string; isvKey: string; companyName: string }
-
-const uniqueName = (rows: Record<string, unknown>[], field: string): string =>
-  rows.map((r) => r[field] as string).find((name, _, all) => all.filter((x) => x === name).length === 1)!;
-
-function vendors(): CrashVendor[] {
-  let cw: ReturnType<typeof createConnectWiseSimulator>;
-  let bms: ReturnType<typeof createKaseyaBmsSimulator>;
-  return [
-    {
-      connector: 'connectwise', trials: 10, fixtureTenant: 'sandbox-alpha', createPath: '/service/tickets', apiRoot: '/v4_6_release/apis/3.0',
-      credentials: { companyId: 'sandbox', publicKey: 'sandbox-public', privateKey: 'sandbox-private', clientId: '00000000-0000-0000-0000-000000000000' },
-      start() {
-        cw = createConnectWiseSimulator({ controlToken: ADMIN });
-        cw.seed('sandbox-alpha', loadVendorFixtures('sandbox-alpha', 'connectwise').resources);
-        return cw;
-      },
-      ticketsWith: (summary) => cw.list('sandbox-alpha', 'tickets').filter((t) => t.summary === summary).map((t) => String(t.id)),
-      uniqueCompany: () => uniqueName(cw.list('sandbox-alpha', 'companies'), 'name'),
-    },
-    {
-      connector: 'kaseyabms', trials: 5, fixtureTenant: 'sandbox-gamma', createPath: '/v2/servicedesk/tickets', apiRoot: '',
-      credentials: { username: 'sandbox', password: 'sandbox-secret', tenant: 'SANDBOX-GAMMA' },
-      start() {
-        bms = createKaseyaBmsSimulator({ controlToken: ADMIN });
-        bms.seed('sandbox-gamma', loadVendorFixtures('sandbox-gamma', 'kaseyabms').resources);
-        return bms;
-      },
-      ticketsWith: (summary) => bms.list('sandbox-gamma', 'tickets').filter((t) => t.Title === summary).map((t) => String(t.Id)),
-      uniqueCompany: () => uniqueName(bms.list('sandbox-gamma', 'accounts'), 'AccountName'),
-    },
-  ];
-}
-const VENDORS = vendors();
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'write-crash-'));
 const schema = `t_crash_${uniqueSuffix()}`;
@@ -136,11 +129,6 @@ async function killAndRestart(): Promise<number> {
 
 beforeAll(async () => {
   buildChildService();
-  for (const vendor of VENDORS) {
-    const server = await startStandalone(vendor.start());
-    const proxy = await startVendorProxy(new URL(server.url).origin, vendor.createPath);
-    targets.set(vendor.connector, { vendor, proxy, close: async () => { await proxy.close(); await server.close(); }, tenantId: '', isvKey: '', companyName: vendor.uniqueCompany() });
-  }
   service = await startServiceProcess(env);
   // One restart as the trials make them, timed: the margin the trials' services start with.
   landingMarginMs = Math.max(landingMarginMs, 3 * await killAndRestart());
@@ -149,24 +137,39 @@ beforeAll(async () => {
   // recorded for it is the vendor's promise the retry waits out. (With the 5 s it had, a create the proxy
   // held past it landed beside the retry's own: two tickets, the vendor's broken promise, not ours.)
   await killAndRestart();
-  // Per vendor, an MSP on it (through its proxy), and an ISV that may create tickets there.
-  for (const target of targets.values()) {
-    const { connector, fixtureTenant, apiRoot, credentials } = target.vendor;
-    const simulatorPath = `/sandbox-vendors/${connector}${apiRoot}`;
-    target.tenantId = (await graphql('mutation($n: String!, $s: String!) { create_tenant(name: $n, slug: $s) { id } }', { n: `Crash MSP on ${connector}`, s: `crash-${connector}` })).create_tenant.id;
-    const statusMapping = loadVendorFixtures(fixtureTenant, connector).statusMapping;
-    const connection = (await graphql('mutation($input: CreateConnectionInput!) { create_connection(input: $input) { id } }', {
-      input: {
-        tenant_id: target.tenantId, kind: 'psa', connector, base_url: `${target.proxy.url}${simulatorPath}`, credentials,
-        status_mapping: Object.entries(statusMapping).map(([vendor_status, canonical]) => ({ vendor_status, canonical })),
-      },
-    })).create_connection.id;
-    const isv = (await graphql('mutation($n: String!) { create_isv(name: $n) { id } }', { n: `Crash ISV on ${connector}` })).create_isv.id;
-    target.isvKey = (await graphql('mutation($id: ID!) { issue_api_key(isv_id: $id, label: "crash") { key } }', { id: isv })).issue_api_key.key;
-    await graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["psa.ticket.create"]) { id } }', { i: isv, c: connection });
-    expect((await call(`/tenants/${target.tenantId}/sync`, { method: 'POST', json: {}, key: target.isvKey })).body.ok).toBe(true);
-  }
+  for (const vendor of VENDORS) targets.set(vendor.connector, await startTarget(vendor));
 }, 240_000);
+
+/** A vendor's simulator (seeded from its sandbox fixtures) behind a proxy, an MSP connected to it through the proxy, and an ISV granted ticket creates there. */
+async function startTarget(vendor: CrashVendor): Promise<CrashTarget> {
+  const { connector, sandboxTenant } = vendor;
+  const connectionDef = SANDBOX_TENANTS.find((t) => t.slug === sandboxTenant)!.connections.find((c) => c.connector === connector)!;
+  const fixtures = loadVendorFixtures(sandboxTenant, connector);
+  const sim = vendor.simulator();
+  sim.seed(sandboxTenant, fixtures.resources);
+  const rows = (resource: string) => sim.list(sandboxTenant, resource as never);
+  const server = await startStandalone(sim);
+  const proxy = await startVendorProxy(new URL(server.url).origin, vendor.createPath);
+  const tenantId = (await graphql('mutation($n: String!, $s: String!) { create_tenant(name: $n, slug: $s) { id } }', { n: `Crash MSP on ${connector}`, s: `crash-${connector}` })).create_tenant.id;
+  const connection = (await graphql('mutation($input: CreateConnectionInput!) { create_connection(input: $input) { id } }', {
+    input: {
+      tenant_id: tenantId, kind: 'psa', connector, base_url: `${proxy.url}${connectionDef.path}`, credentials: connectionDef.credentials,
+      status_mapping: Object.entries(fixtures.statusMapping).map(([vendor_status, canonical]) => ({ vendor_status, canonical })),
+    },
+  })).create_connection.id;
+  const isv = (await graphql('mutation($n: String!) { create_isv(name: $n) { id } }', { n: `Crash ISV on ${connector}` })).create_isv.id;
+  const isvKey = (await graphql('mutation($id: ID!) { issue_api_key(isv_id: $id, label: "crash") { key } }', { id: isv })).issue_api_key.key;
+  await graphql('mutation($i: ID!, $c: ID!) { set_grant(isv_id: $i, connection_id: $c, keys: ["psa.ticket.create"]) { id } }', { i: isv, c: connection });
+  expect((await call(`/tenants/${tenantId}/sync`, { method: 'POST', json: {}, key: isvKey })).body.ok).toBe(true);
+  const names = rows(vendor.companies.resource).map((c) => c[vendor.companies.name]);
+  const { tickets } = vendor;
+  return {
+    proxy, tenantId, isvKey,
+    companyName: names.find((n) => names.filter((x) => x === n).length === 1) as string,
+    ticketsWith: (summary) => rows('tickets').filter((t) => t[tickets.summary] === summary).map((t) => String(t[tickets.id])),
+    close: async () => { await proxy.close(); await server.close(); },
+  };
+}
 
 afterAll(async () => {
   if (service?.child.exitCode === null) service.child.kill('SIGKILL');
@@ -196,7 +199,7 @@ describe.each(VENDORS.map((v) => [v.connector, v] as const))('on %s', (connector
   const target = () => targets.get(connector)!;
 
   it(`a commit whose process dies while the vendor holds its create lands once: ${trials} trials of kill -9 at +0.3 s, restart, same-key retry`, async () => {
-    const { proxy, tenantId, isvKey, companyName, vendor } = target();
+    const { proxy, tenantId, isvKey, companyName, ticketsWith } = target();
     const outcomes: { reconciled: boolean; tickets: number; waited: number; held: number }[] = [];
     // A trial whose restart outlasted the margin its process was started with proves nothing (the host broke the
     // vendor's promise, not the service): it is told apart, the margin widened for the processes after it, and
@@ -216,7 +219,7 @@ describe.each(VENDORS.map((v) => [v.connector, v] as const))('on %s', (connector
       const restartMs = await killAndRestart();
       proxy.mode = { kind: 'pass' };
       // Nothing of the dead process has landed yet: a look-up now finds nothing.
-      expect(vendor.ticketsWith(summary)).toHaveLength(0);
+      expect(ticketsWith(summary)).toHaveLength(0);
       const first = await call(`/tenants/${tenantId}/tickets`, { method: 'POST', json: body, key: isvKey });
       await sleep(200);
       forward();
@@ -232,7 +235,7 @@ describe.each(VENDORS.map((v) => [v.connector, v] as const))('on %s', (connector
         continue;
       }
       const { res, notYet } = first.status === 201 ? { res: first, notYet: [] } : await retryUntilCreated(target(), body);
-      const landed = vendor.ticketsWith(summary);
+      const landed = ticketsWith(summary);
       outcomes.push({ reconciled: res.body.results[0].reconciled, tickets: landed.length, waited: notYet.length, held });
       if (first.status !== 201) expect([first.status, first.body.code, Number(first.headers.get('retry-after')) > 0]).toEqual([503, 'vendor_unavailable', true]);
       expect(landed).toEqual([String(res.body.ticket_ref)]);
@@ -240,14 +243,14 @@ describe.each(VENDORS.map((v) => [v.connector, v] as const))('on %s', (connector
       // The replay answers the same, and still one ticket.
       const replay = await call(`/tenants/${tenantId}/tickets`, { method: 'POST', json: body, key: isvKey });
       expect(replay.body).toMatchObject({ ticket_ref: res.body.ticket_ref, idempotent_replay: true });
-      expect(vendor.ticketsWith(summary)).toHaveLength(1);
+      expect(ticketsWith(summary)).toHaveLength(1);
     }
     process.stdout.write(`write-crash (${runtime.name}, ${connector}): ${JSON.stringify(outcomes)}${slow.length ? `; restarts slower than the margin: ${JSON.stringify(slow)}` : ''}\n`);
     expect(outcomes.filter((o) => o.tickets === 1 && o.reconciled)).toHaveLength(trials);
   }, (trials + 3) * 45_000 + 60_000);
 
   it('a gateway 502 after the vendor created the ticket is an unknown outcome: reconciled by marker, answered 201, one ticket', async () => {
-    const { proxy, tenantId, isvKey, companyName, vendor } = target();
+    const { proxy, tenantId, isvKey, companyName, ticketsWith } = target();
     for (let trial = 0; trial < 3; trial++) {
       const summary = `Gateway trial ${trial} ${uniqueSuffix()}`;
       const body = { company_name: companyName, summary, dry_run: false, idempotency_key: `gateway-${trial}-${uniqueSuffix()}` };
@@ -257,7 +260,7 @@ describe.each(VENDORS.map((v) => [v.connector, v] as const))('on %s', (connector
       await proxy.settled();
       expect([res.status, res.body.code]).toEqual([201, undefined]);
       expect(res.body.results[0]).toMatchObject({ ok: true, reconciled: true, ticket_ref: res.body.ticket_ref });
-      expect(vendor.ticketsWith(summary)).toEqual([String(res.body.ticket_ref)]);
+      expect(ticketsWith(summary)).toEqual([String(res.body.ticket_ref)]);
     }
   }, 120_000);
 });
