@@ -13,6 +13,8 @@ export interface VendorProxy {
   mode: { kind: 'pass' } | { kind: 'hold'; until: Promise<void> } | { kind: 'gateway502' };
   /** Ticket creates received so far. */
   creates: number;
+  /** Resolves once `count` creates have been received, or rejects after `withinMs` (a bounded wait). */
+  createsReached(count: number, withinMs: number): Promise<void>;
   /** How long each held create was held before it was forwarded (ms). */
   held: number[];
   /** Resolves once every held create has reached the vendor and been answered there. */
@@ -23,6 +25,7 @@ export interface VendorProxy {
 export async function startVendorProxy(upstreamOrigin: string, createPath: string): Promise<VendorProxy> {
   const upstream = new URL(upstreamOrigin);
   const inFlight = new Set<Promise<void>>();
+  const waiting = new Set<{ count: number; done: () => void }>();
   const forward = (req: http.IncomingMessage, body: Buffer) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
     const out = http.request({
       host: upstream.hostname, port: upstream.port, method: req.method, path: req.url,
@@ -41,6 +44,14 @@ export async function startVendorProxy(upstreamOrigin: string, createPath: strin
     url: '',
     mode: { kind: 'pass' },
     creates: 0,
+    createsReached(count, withinMs) {
+      if (proxy.creates >= count) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const waiter = { count, done: () => { clearTimeout(timer); waiting.delete(waiter); resolve(); } };
+        const timer = setTimeout(() => { waiting.delete(waiter); reject(new Error(`${proxy.creates} creates after ${withinMs} ms, ${count} expected`)); }, withinMs);
+        waiting.add(waiter);
+      });
+    },
     held: [],
     async settled() { while (inFlight.size) await Promise.all([...inFlight]); },
     close: async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); },
@@ -52,7 +63,10 @@ export async function startVendorProxy(upstreamOrigin: string, createPath: strin
       const body = Buffer.concat(chunks);
       const isCreate = req.method === 'POST' && (req.url ?? '').split('?')[0].endsWith(createPath);
       const mode = isCreate ? proxy.mode : { kind: 'pass' as const };
-      if (isCreate) proxy.creates += 1;
+      if (isCreate) {
+        proxy.creates += 1;
+        for (const w of [...waiting]) if (proxy.creates >= w.count) w.done();
+      }
       // The whole exchange with the vendor runs even when our caller has gone (killed): the vendor does the work.
       const work = (async () => {
         if (mode.kind === 'hold') {
